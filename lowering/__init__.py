@@ -1,0 +1,1 @@
+"""IR -> framework lowerings (planned: openvino, tensorrt, decomposition, kernels)."""

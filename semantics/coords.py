@@ -1,0 +1,235 @@
+"""Coordinate maps and output-length rules: the one place these formulas live.
+
+``bind_resize`` turns a ResizeIR plus a concrete input shape (and run-time values) into ``BoundResize``:
+per resized axis the exact output length and the exact affine map ``src = a*dst + b`` (Fractions). Two
+resize ops compute the same numbers on a shape iff their bound forms produce equal tap tables, which is
+what ``equivalence.diff`` checks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+from .errors import BridgeError
+from .ir import ResizeIR, RuntimeValue, Sampler
+
+MAX_ELEMENTS = 2**31
+
+
+@dataclass(frozen=True)
+class BoundAxis:
+    axis: int
+    in_len: int
+    out_len: int
+    a: Fraction  # src = a*dst + b, exact
+    b: Fraction
+    filter_scale: Fraction  # the scale whose inverse stretches an antialias filter (used as min(s, 1))
+    nearest: str | None  # rounding rule resolved for this axis ("simple" resolved to floor/ceil)
+    valid: tuple[Fraction, Fraction] | None  # tf_crop_and_resize: src outside -> extrapolation value
+
+    def src(self, o: int) -> Fraction:
+        return self.a * o + self.b
+
+    def is_identity(self) -> bool:
+        return self.in_len == self.out_len and self.a == 1 and self.b == 0 and self.valid is None
+
+
+@dataclass(frozen=True)
+class BoundResize:
+    in_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    axes: tuple[BoundAxis, ...]  # non-identity axes only, in the op's order
+    sampler: Sampler
+    exclude_outside: bool
+    extrapolation_value: float
+    arith: str
+
+
+def exact(x: float) -> Fraction:
+    """The exact rational value of a binary float (float32 values are exact in float64)."""
+    return Fraction(float(x))
+
+
+def round_half_up(x: Fraction) -> int:
+    return math.floor(x + Fraction(1, 2))
+
+
+def output_length(in_len: int, scale: Fraction, rule: str) -> int:
+    if rule == "floor":
+        return math.floor(in_len * scale)
+    if rule == "round":
+        return round(in_len * scale)  # Fraction.__round__: half to even
+    raise BridgeError(f"unknown size rule {rule!r}", field="size_rule")
+
+
+def affine(coord: str, in_len: int, out_len: int, scale: Fraction, formula_len: Fraction,
+           roi: tuple[Fraction, Fraction] | None, length1: str) -> tuple[Fraction, Fraction]:
+    """(a, b) with src = a*dst + b for one axis.
+
+    ``scale`` is the scale that enters the formula (user scale or out/in, per ``scale_source``);
+    ``formula_len`` is the output length the formula divides by (fractional L*s or the integer length).
+    """
+    inv = 1 / scale
+    if coord == "asymmetric":
+        return inv, Fraction(0)
+    if coord == "half_pixel":
+        return inv, (inv - 1) / 2
+    if coord == "tf_half_pixel_for_nn":
+        return inv, inv / 2
+    if coord == "pytorch_half_pixel":
+        if formula_len == 1:
+            return Fraction(0), (Fraction(-1, 2) if length1 == "minus_half" else Fraction(0))
+        return inv, (inv - 1) / 2
+    if coord == "half_pixel_symmetric":
+        # Centre the implicit ROI on the output canvas: offset = L/2 * (1 - out_int / out_frac).
+        offset = Fraction(in_len, 2) * (1 - Fraction(out_len) / formula_len) if formula_len else Fraction(0)
+        return inv, offset + (inv - 1) / 2
+    if coord == "align_corners":
+        if formula_len == 1:
+            return Fraction(0), Fraction(0)
+        return Fraction(in_len - 1) / (formula_len - 1), Fraction(0)
+    if coord == "tf_crop_and_resize":
+        r0, r1 = roi
+        if formula_len == 1:
+            return Fraction(0), (r1 - r0) * (in_len - 1) / 2 + r0 * (in_len - 1)
+        return (r1 - r0) * (in_len - 1) / (formula_len - 1), r0 * (in_len - 1)
+    raise BridgeError(f"unknown coordinate mode {coord!r}", field="coordinate_transformation_mode")
+
+
+def _static(value, name: str, runtime: dict | None):
+    """The IR's value, or the run-time value supplied for it."""
+    if isinstance(value, RuntimeValue):
+        if runtime is None or runtime.get(name) is None:
+            raise BridgeError(f"{name} is fed at run time ({value.source}); a value is needed to bind it",
+                              field=name)
+        return runtime[name]
+    return value
+
+
+def bind_resize(ir: ResizeIR, in_shape: Sequence[int], runtime: dict | None = None) -> BoundResize:
+    """Resolve lengths and coordinate maps for a concrete input shape.
+
+    ``runtime`` supplies values for RuntimeValue fields: {"scales": [...], "sizes": [...], "roi": [...]}
+    as the framework would receive them (already per ``ir.axes``).
+    """
+    in_shape = tuple(int(d) for d in in_shape)
+    if len(in_shape) != ir.rank:
+        raise BridgeError(f"input has rank {len(in_shape)}, the op expects {ir.rank}", field="X")
+    scales = _static(ir.scales, "scales", runtime)
+    sizes = _static(ir.sizes, "sizes", runtime)
+    roi = _static(ir.roi, "roi", runtime) if ir.coord == "tf_crop_and_resize" else None
+    n = len(ir.axes)
+    if scales is not None:
+        scales = tuple(exact(s) if not isinstance(s, Fraction) else s for s in scales)
+        check_scales(scales, n)
+    if sizes is not None:
+        sizes = tuple(int(s) for s in sizes)
+        check_sizes(sizes, n)
+    if roi is not None:
+        roi = tuple(exact(r) if not isinstance(r, Fraction) else r for r in roi)
+        if len(roi) != 2 * n:
+            raise BridgeError(f"roi has {len(roi)} values, expected {2 * n} (starts and ends of "
+                              f"{n} axes)", field="roi")
+
+    lens = [in_shape[ax] for ax in ir.axes]
+    # Per axis: (out_len, scale used in the formula, length used in the formula)
+    if sizes is not None:
+        if ir.aspect_policy == "stretch":
+            out = list(sizes)
+            used = [Fraction(o, l) if l else Fraction(1) for o, l in zip(out, lens)]
+        else:
+            ratios = [Fraction(o, l) for o, l in zip(sizes, lens)]
+            s = min(ratios) if ir.aspect_policy == "not_larger" else max(ratios)
+            used = [s] * n
+            out = [round_half_up(s * l) for l in lens]
+        flen = [Fraction(o) if ir.aspect_policy == "stretch" or ir.formula_length == "integer" else u * l
+                for o, u, l in zip(out, used, lens)]
+    elif scales is not None:
+        out = [output_length(l, s, ir.size_rule) for l, s in zip(lens, scales)]
+        if ir.scale_source == "user":
+            used = list(scales)
+        else:
+            used = [Fraction(o, l) if o else s for o, l, s in zip(out, lens, scales)]
+        flen = [s * l if ir.formula_length == "fractional" else Fraction(o)
+                for s, l, o in zip(scales, lens, out)]
+    else:
+        raise BridgeError("neither scales nor sizes is given", field="scales")
+
+    out_shape = list(in_shape)
+    axes = []
+    for i, ax in enumerate(ir.axes):
+        out_shape[ax] = out[i]
+        if out[i] < 0:
+            raise BridgeError(f"output length {out[i]} on axis {ax} is negative", field="sizes")
+        axis_roi = (roi[i], roi[n + i]) if roi is not None else None
+        if out[i] == 0 or lens[i] == 0:
+            a, b = Fraction(1), Fraction(0)
+        else:
+            a, b = affine(ir.coord, lens[i], out[i], used[i], flen[i], axis_roi, ir.length1)
+        nearest = ir.sampler.nearest
+        if nearest == "simple":
+            nearest = "ceil" if used[i] < 1 else "floor"
+        valid = (Fraction(0), Fraction(lens[i] - 1)) if ir.coord == "tf_crop_and_resize" else None
+        bound = BoundAxis(ax, lens[i], out[i], a, b, used[i], nearest, valid)
+        if not bound.is_identity():
+            axes.append(bound)
+    total = math.prod(out_shape)
+    if total > MAX_ELEMENTS:
+        raise BridgeError(f"output shape {tuple(out_shape)} has {total} elements, more than 2^31",
+                          field="sizes" if sizes is not None else "scales")
+    return BoundResize(in_shape, tuple(out_shape), tuple(axes), ir.sampler, ir.exclude_outside,
+                       ir.extrapolation_value, ir.arith)
+
+
+def check_scales(scales: Sequence[Fraction], n: int) -> None:
+    if len(scales) != n:
+        raise BridgeError(f"scales has {len(scales)} values, expected {n}", field="scales")
+    for s in scales:
+        if not s > 0:
+            raise BridgeError(f"scale {float(s)} is not positive", field="scales")
+
+
+def check_sizes(sizes: Sequence[int], n: int) -> None:
+    if len(sizes) != n:
+        raise BridgeError(f"sizes has {len(sizes)} values, expected {n}", field="sizes")
+    for s in sizes:
+        if s < 0:
+            raise BridgeError(f"size {s} is negative", field="sizes")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# GridSample / DeformConv coordinate formulas (float, vectorised): one place, shared by the oracle and the
+# future decomposition and kernels.
+
+
+def unnormalize(g, length: int, align_corners: bool):
+    """Grid value in [-1, 1] -> pixel coordinate (float64 numpy arithmetic, as the ONNX reference)."""
+    if align_corners:
+        return (g + 1) / 2.0 * (length - 1)
+    return ((g + 1) * length - 1) / 2.0
+
+
+def grid_bounds(length: int, align_corners: bool) -> tuple[float, float]:
+    """The coordinate range inside which no padding applies; reflection mirrors at these."""
+    return (0.0, float(length - 1)) if align_corners else (-0.5, length - 0.5)
+
+
+def reflect(x, lo: float, hi: float):
+    """Mirror x into [lo, hi] by repeated reflection at the borders (vectorised)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float64)
+    rng = hi - lo
+    if rng <= 0:
+        return np.full_like(x, lo)
+    below = x < lo
+    dx = np.where(below, lo - x, x - hi)
+    flips = np.floor(dx / rng)
+    r = dx - flips * rng
+    even = (flips % 2) == 0
+    low_side = np.where(below, even, ~even)  # where the reflected value is measured from lo
+    y = np.where(low_side, lo + r, hi - r)
+    return np.where((x >= lo) & (x <= hi), x, y)

@@ -1,0 +1,191 @@
+"""The canonical semantic IR: one frozen, hashable value per op instance.
+
+A value carries every field that decides the numbers and nothing else. Framework vocabulary (mode strings,
+enums) is translated into these fields by ``translate/``; the oracle (``reference.py``) executes them; ``bind``
+turns a value plus concrete shapes into per-axis exact affine coordinate maps, which is what equality is
+decided on. Fields the framework feeds at run time hold a ``RuntimeValue`` until bound.
+
+Vocabulary (all plain strings, so values print and serialise without ceremony):
+
+* ``coord``: how an output index maps to a source coordinate, before the length/scale are known —
+  half_pixel, half_pixel_symmetric, pytorch_half_pixel, tf_half_pixel_for_nn, align_corners, asymmetric,
+  tf_crop_and_resize.
+* ``size_rule``: output length from a user scale: ``floor`` (floor(L*s), ONNX) or ``round`` (round half to
+  even, observed elsewhere).
+* ``scale_source``: which scale enters the coordinate formula: ``user`` (the given scale) or ``ratio``
+  (out_len / in_len).
+* ``formula_length``: which output length enters align_corners / half_pixel_symmetric / tf_crop_and_resize
+  and the length-1 test: ``fractional`` (L*s, what the ONNX reference and its test data use) or
+  ``integer`` (the actual output length, what onnxruntime uses).
+* ``length1``: pytorch_half_pixel's source coordinate when the output length is 1: ``minus_half`` (ONNX
+  reference and its data) or ``zero`` (ONNX spec text, onnxruntime).
+* nearest rounding: round_prefer_floor, round_prefer_ceil, floor, ceil, half_even, and ``simple``
+  (floor when upsampling, ceil when downsampling; onnxruntime's Resize-10 / Upsample).
+* ``arith``: how the framework computes coordinates (``exact``, ``fp64``, ``fp32``). It decides only ties;
+  ``diff`` reports the tie indices instead of a tolerance.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Union
+
+COORD_MODES = (
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "tf_half_pixel_for_nn",
+    "align_corners",
+    "asymmetric",
+    "tf_crop_and_resize",
+)
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "half_even", "simple")
+SAMPLER_KINDS = ("nearest", "linear", "cubic")
+SIZE_RULES = ("floor", "round")
+ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
+SCALE_SOURCES = ("user", "ratio")
+FORMULA_LENGTHS = ("fractional", "integer")
+LENGTH1_RULES = ("minus_half", "zero")
+ARITH = ("exact", "fp64", "fp32")
+GRID_PADDINGS = ("zeros", "border", "reflection")
+# Where GridSample applies padding: on the source coordinate and then on each tap (ONNX reference), or on
+# each tap only (PyTorch, onnxruntime for cubic). Nearest and linear give the same numbers either way.
+PADDING_ON = ("coordinate_and_taps", "taps")
+
+
+@dataclass(frozen=True)
+class RuntimeValue:
+    """A parameter fed at run time (a graph input or a computed tensor). Bound by ``bind``."""
+
+    source: str
+
+    def __str__(self) -> str:
+        return f"<runtime {self.source}>"
+
+
+Static = Union[tuple, None]
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """How values are read at a source coordinate."""
+
+    kind: str  # nearest | linear | cubic
+    nearest: str | None = None  # rounding rule, nearest only
+    cubic_a: Fraction | None = None  # Keys coefficient, cubic only
+    antialias: bool = False  # stretch the filter by max(1, 1/scale) when downscaling (linear/cubic)
+
+    def __str__(self) -> str:
+        if self.kind == "nearest":
+            return f"nearest({self.nearest})"
+        s = self.kind if self.kind == "linear" else f"cubic(a={self.cubic_a})"
+        return s + (", antialias" if self.antialias else "")
+
+
+@dataclass(frozen=True)
+class ResizeIR:
+    """ONNX Resize / Upsample, OpenVINO Interpolate, TensorRT IResizeLayer: one separable resample."""
+
+    rank: int
+    axes: tuple[int, ...]  # resized axes, non-negative, in the order the op lists them
+    scales: tuple[Fraction, ...] | RuntimeValue | None  # per axis in ``axes``; exact value of the float
+    sizes: tuple[int, ...] | RuntimeValue | None
+    roi: tuple[Fraction, ...] | RuntimeValue | None  # starts then ends, per axis in ``axes``
+    coord: str
+    sampler: Sampler
+    exclude_outside: bool = False  # zero taps outside the input and renormalise, instead of edge-clamping
+    extrapolation_value: float = 0.0  # tf_crop_and_resize only
+    aspect_policy: str = "stretch"
+    size_rule: str = "floor"
+    scale_source: str = "user"
+    formula_length: str = "fractional"
+    length1: str = "minus_half"
+    arith: str = "exact"
+    input_shape: tuple[int | None, ...] | None = None
+    dtype: str | None = None
+    # Where the value came from (op and opset); never part of equality.
+    origin: str = field(default="", compare=False)
+
+    kind = "resize"
+
+
+@dataclass(frozen=True)
+class GridSampleIR:
+    """ONNX GridSample (N-D), OpenVINO GridSample-9, TensorRT IGridSampleLayer."""
+
+    spatial_rank: int
+    sampler: Sampler
+    padding: str  # zeros | border | reflection
+    align_corners: bool
+    padding_on: str = "coordinate_and_taps"
+    arith: str = "fp32"  # unnormalised coordinates are rounded to float32 before sampling
+    input_shape: tuple[int | None, ...] | None = None
+    grid_shape: tuple[int | None, ...] | None = None
+    dtype: str | None = None
+    origin: str = field(default="", compare=False)
+
+    kind = "gridsample"
+
+
+@dataclass(frozen=True)
+class DeformConvIR:
+    """ONNX DeformConv, OpenVINO DeformableConvolution: a convolution whose taps are sampled bilinearly at
+    ``o*stride - pad_begin + k*dilation + offset`` with zero outside the input (on each tap)."""
+
+    spatial_rank: int
+    kernel_shape: tuple[int, ...] | None  # None: taken from W at run time
+    strides: tuple[int, ...]
+    pads: tuple[int, ...]  # begins then ends
+    dilations: tuple[int, ...]
+    group: int
+    offset_group: int
+    has_bias: bool
+    has_mask: bool
+    sampler: Sampler = Sampler("linear")
+    border: str = "zero_taps"
+    offset_layout: str = "group,kernel...,(d...)"  # ONNX: [N, offset_group*prod(K)*D, out...], D fastest
+    input_shape: tuple[int | None, ...] | None = None
+    weight_shape: tuple[int | None, ...] | None = None
+    dtype: str | None = None
+    origin: str = field(default="", compare=False)
+
+    kind = "deformconv"
+
+
+IR = Union[ResizeIR, GridSampleIR, DeformConvIR]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Serialisation
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Fraction):
+        return str(v)
+    if isinstance(v, RuntimeValue):
+        return {"runtime": v.source}
+    if dataclasses.is_dataclass(v):
+        return {f.name: _jsonable(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, (tuple, list)):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+def to_dict(ir: IR) -> dict:
+    """JSON-ready dict: Fractions as "p/q" strings, runtime values as {"runtime": name}."""
+    d = _jsonable(ir)
+    d["kind"] = ir.kind
+    return d
+
+
+def to_json(ir: IR) -> str:
+    return json.dumps(to_dict(ir), sort_keys=True)
+
+
+def axis_name(axis: int, rank: int) -> str:
+    """NCHW-style names for the common ranks, ``axis k`` otherwise."""
+    names = {3: "NCW", 4: "NCHW", 5: "NCDHW"}.get(rank)
+    return names[axis] if names else f"axis{axis}"

@@ -1,0 +1,233 @@
+"""The oracle: executes any IR value in numpy, float64 accumulation, cast to the input dtype as ONNX does
+(round half to even and saturate for integer dtypes).
+
+``run(ir, *inputs)`` takes exactly the arrays the ONNX node receives, in order, None for an omitted
+optional input: Resize (X, roi, scales, sizes), Upsample (X, scales), GridSample (X, grid),
+DeformConv (X, W, offset, B, mask). Static fields of the IR win over the arrays; run-time fields are bound
+from them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from . import coords
+from .coords import bind_resize
+from .errors import BridgeError
+from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
+from .taps import axis_taps, cubic_filter
+
+
+def run(ir, *inputs):
+    if isinstance(ir, ResizeIR):
+        return run_resize(ir, *inputs)
+    if isinstance(ir, GridSampleIR):
+        return run_gridsample(ir, *inputs)
+    if isinstance(ir, DeformConvIR):
+        return run_deformconv(ir, *inputs)
+    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+
+
+def cast_like(y: np.ndarray, dtype) -> np.ndarray:
+    """ONNX's saturate cast: integers round half to even, then clip to the dtype's range."""
+    dtype = np.dtype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return np.clip(np.round(y), info.min, info.max).astype(dtype)
+    return y.astype(dtype)
+
+
+def _runtime_values(ir: ResizeIR, inputs) -> dict:
+    """Map the node's inputs onto the IR's run-time fields, by the input layout of the op."""
+    names = ("X", "scales") if ir.origin.startswith(("Upsample", "Resize-10")) else ("X", "roi", "scales", "sizes")
+    got = dict(zip(names, inputs))
+    rt = {}
+    for key in ("scales", "sizes", "roi"):
+        if isinstance(getattr(ir, key), RuntimeValue):
+            v = got.get(key)
+            rt[key] = None if v is None or np.asarray(v).size == 0 else np.asarray(v).reshape(-1).tolist()
+    return rt
+
+
+def run_resize(ir: ResizeIR, x, *rest):
+    x = np.asarray(x)
+    bound = bind_resize(ir, x.shape, _runtime_values(ir, (x, *rest)))
+    y = x.astype(np.float64)
+    for axis in bound.axes:
+        table = axis_taps(axis, bound.sampler, bound.exclude_outside)
+        # Gather [.., out, K, ..] along the axis and contract K with the weights.
+        g = np.take(y, table.index, axis=axis.axis)
+        wshape = (1,) * axis.axis + table.weight.shape + (1,) * (y.ndim - axis.axis - 1)
+        y = (g * table.weight.reshape(wshape)).sum(axis=axis.axis + 1)
+        if table.extrapolate is not None and table.extrapolate.any():
+            mshape = (1,) * axis.axis + (axis.out_len,) + (1,) * (y.ndim - axis.axis - 1)
+            y = np.where(table.extrapolate.reshape(mshape), bound.extrapolation_value, y)
+    if y.shape != bound.out_shape:  # zero-length axes skip the loop above
+        y = np.zeros(bound.out_shape, dtype=np.float64)
+    return cast_like(y, x.dtype)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Point sampler shared by GridSample and DeformConv: N-D separable taps at arbitrary float coordinates.
+
+
+def _rint_half_even(x):
+    return np.rint(x)
+
+
+def _tap_weights_1d(x: np.ndarray, sampler: Sampler):
+    """Tap positions [P, K] and weights [P, K] for float coordinates x [P]."""
+    if sampler.kind == "nearest":
+        return np.trunc(x).astype(np.int64)[:, None], np.ones((x.size, 1))
+    fl = np.floor(x)
+    t = x - fl
+    fl = fl.astype(np.int64)
+    if sampler.kind == "linear":
+        return np.stack([fl, fl + 1], 1), np.stack([1 - t, t], 1)
+    a = float(sampler.cubic_a)
+    w = np.stack([np.vectorize(lambda d: float(cubic_filter(d, a)))(t - i) for i in (-1, 0, 1, 2)], 1) \
+        if t.size else np.zeros((0, 4))
+    return np.stack([fl - 1, fl, fl + 1, fl + 2], 1), w
+
+
+def sample_points(data: np.ndarray, pts: list[np.ndarray], sampler: Sampler, padding: str,
+                  bounds: list[tuple[float, float]]) -> np.ndarray:
+    """Sample ``data`` [C, *spatial] at P points (pts[d] is [P], pixel coordinates, after any
+    coordinate-level padding). Tap-level padding: zeros (out-of-range taps read 0), border (clamp),
+    reflection (mirror at ``bounds``, then clamp). Returns [C, P] float64."""
+    C = data.shape[0]
+    spatial = data.shape[1:]
+    P = pts[0].size
+    taps = [_tap_weights_1d(p, sampler) for p in pts]
+    out = np.zeros((C, P), dtype=np.float64)
+    flat = data.reshape(C, -1).astype(np.float64)
+    strides = [int(np.prod(spatial[d + 1:])) for d in range(len(spatial))]
+    for combo in itertools.product(*[range(t[0].shape[1]) for t in taps]):
+        w = np.ones(P)
+        lin = np.zeros(P, dtype=np.int64)
+        ok = np.ones(P, dtype=bool)
+        for d, k in enumerate(combo):
+            j = taps[d][0][:, k]
+            w = w * taps[d][1][:, k]
+            L = spatial[d]
+            if padding == "zeros":
+                ok &= (j >= 0) & (j < L)
+            elif padding == "reflection":
+                j = np.trunc(coords.reflect(j.astype(np.float64), *bounds[d])).astype(np.int64)
+            j = np.clip(j, 0, L - 1)
+            lin += j * strides[d]
+        vals = flat[:, lin]
+        out += np.where(ok, w, 0.0)[None, :] * vals
+    return out
+
+
+def _coordinate_padding(x: np.ndarray, L: int, ir: GridSampleIR) -> np.ndarray:
+    """Padding applied to the source coordinate before taps are taken."""
+    lo, hi = coords.grid_bounds(L, ir.align_corners)
+    if ir.padding_on == "coordinate_and_taps":
+        # ONNX reference: only coordinates outside [lo, hi] are moved.
+        outside = (x < lo) | (x > hi)
+        if ir.padding == "border":
+            return np.where(outside, np.clip(x, 0, L - 1), x)
+        if ir.padding == "reflection":
+            return np.where(outside, coords.reflect(x, lo, hi), x)
+        return x
+    # PyTorch / onnxruntime: linear and nearest clip (after reflecting); cubic pads each tap only.
+    if ir.sampler.kind == "cubic":
+        return x
+    if ir.padding == "border":
+        return np.clip(x, 0, L - 1)
+    if ir.padding == "reflection":
+        return np.clip(coords.reflect(x, lo, hi), 0, L - 1)
+    return x
+
+
+def run_gridsample(ir: GridSampleIR, x, grid):
+    x = np.asarray(x)
+    grid = np.asarray(grid)
+    D = x.ndim - 2
+    if D != ir.spatial_rank or grid.ndim != x.ndim or grid.shape[-1] != D or grid.shape[0] != x.shape[0]:
+        raise BridgeError(f"X {x.shape} and grid {grid.shape} do not fit a {ir.spatial_rank}-D GridSample",
+                          field="grid")
+    N, C = x.shape[:2]
+    spatial = x.shape[2:]
+    out_sp = grid.shape[1:-1]
+    P = int(np.prod(out_sp))
+    y = np.zeros((N, C, P), dtype=np.float64)
+    bounds = [coords.grid_bounds(L, ir.align_corners) for L in spatial]
+    for n in range(N):
+        g = grid[n].reshape(P, D).astype(np.float64)
+        pts = []
+        for d in range(D):
+            L = spatial[d]
+            # grid's last axis lists coordinates innermost-first: (x, y[, z]).
+            p = coords.unnormalize(g[:, D - 1 - d], L, ir.align_corners)
+            if ir.arith == "fp32":
+                p = p.astype(np.float32).astype(np.float64)
+            if ir.sampler.kind == "nearest":
+                p = _rint_half_even(p)
+            pts.append(_coordinate_padding(p, L, ir))
+        y[n] = sample_points(x[n], pts, ir.sampler, ir.padding, bounds)
+    return cast_like(y.reshape((N, C) + tuple(out_sp)), x.dtype)
+
+
+# ----------------------------------------------------------------------------------------------------------
+
+
+def deformconv_out_shape(ir: DeformConvIR, spatial, kernel) -> tuple[int, ...]:
+    D = ir.spatial_rank
+    out = []
+    for d in range(D):
+        eff = (kernel[d] - 1) * ir.dilations[d] + 1
+        out.append((spatial[d] + ir.pads[d] + ir.pads[D + d] - eff) // ir.strides[d] + 1)
+    return tuple(out)
+
+
+def run_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None):
+    x = np.asarray(x)
+    w = np.asarray(w)
+    offset = np.asarray(offset)
+    D = ir.spatial_rank
+    N, C = x.shape[:2]
+    spatial = x.shape[2:]
+    kernel = tuple(ir.kernel_shape) if ir.kernel_shape else tuple(w.shape[2:])
+    K = math.prod(kernel)
+    OC = w.shape[0]
+    G, OG = ir.group, ir.offset_group
+    if C % G or OC % G or w.shape[1] * G != C or C % OG:
+        raise BridgeError(f"X {x.shape}, W {w.shape} do not fit group={G}, offset_group={OG}", field="W")
+    out_sp = deformconv_out_shape(ir, spatial, kernel)
+    P = math.prod(out_sp)
+    if offset.shape != (N, OG * K * D) + out_sp:
+        raise BridgeError(f"offset has shape {offset.shape}, expected {(N, OG * K * D) + out_sp}",
+                          field="offset")
+    off = offset.reshape(N, OG, K, D, P).astype(np.float64)
+    msk = None if mask is None else np.asarray(mask).reshape(N, OG, K, P).astype(np.float64)
+    # Base tap positions: o*stride - pad_begin + k*dilation, per axis, [K, P].
+    ogrid = np.indices(out_sp).reshape(D, P)
+    kgrid = np.indices(kernel).reshape(D, K)
+    base = [(ogrid[d][None, :] * ir.strides[d] - ir.pads[d] + kgrid[d][:, None] * ir.dilations[d])
+            .astype(np.float64) for d in range(D)]
+    cpg = C // OG
+    cols = np.zeros((N, C, K, P), dtype=np.float64)
+    bounds = [(0.0, float(L - 1)) for L in spatial]
+    for n in range(N):
+        for og in range(OG):
+            pts = [(base[d] + off[n, og, :, d, :]).reshape(-1) for d in range(D)]
+            vals = sample_points(x[n, og * cpg:(og + 1) * cpg], pts, ir.sampler, "zeros", bounds)
+            vals = vals.reshape(cpg, K, P)
+            if msk is not None:
+                vals = vals * msk[n, og][None]
+            cols[n, og * cpg:(og + 1) * cpg] = vals
+    icg, ocg = C // G, OC // G
+    y = np.zeros((N, OC, P), dtype=np.float64)
+    wf = w.reshape(OC, icg * K).astype(np.float64)
+    for g in range(G):
+        colg = cols[:, g * icg:(g + 1) * icg].reshape(N, icg * K, P)
+        y[:, g * ocg:(g + 1) * ocg] = np.einsum("ok,nkp->nop", wf[g * ocg:(g + 1) * ocg], colg)
+    if b is not None:
+        y += np.asarray(b, dtype=np.float64).reshape(1, OC, 1)
+    return cast_like(y.reshape((N, OC) + out_sp), x.dtype)

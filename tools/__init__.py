@@ -1,0 +1,1 @@
+"""The resample-bridge CLI and scripts; composes semantics, translate and lowering."""

@@ -1,0 +1,1 @@
+"""Framework -> IR. One module per framework; each imports its framework lazily."""

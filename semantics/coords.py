@@ -33,8 +33,12 @@ class BoundAxis:
     def src(self, o: int) -> Fraction:
         return self.a * o + self.b
 
-    def is_identity(self) -> bool:
-        return self.in_len == self.out_len and self.a == 1 and self.b == 0 and self.valid is None
+    def is_identity(self, exclude_outside: bool = False) -> bool:
+        if self.valid is not None or self.in_len != self.out_len:
+            return False
+        if self.in_len == 1 and not exclude_outside:
+            return True  # every tap clamps onto the one element and the weights sum to 1
+        return self.a == 1 and self.b == 0
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,7 @@ def bind_resize(ir: ResizeIR, in_shape: Sequence[int], runtime: dict | None = No
             nearest = "ceil" if used[i] < 1 else "floor"
         valid = (Fraction(0), Fraction(lens[i] - 1)) if ir.coord == "tf_crop_and_resize" else None
         bound = BoundAxis(ax, lens[i], out[i], a, b, used[i], nearest, valid)
-        if not bound.is_identity():
+        if not bound.is_identity(ir.exclude_outside):
             axes.append(bound)
     total = math.prod(out_shape)
     if total > MAX_ELEMENTS:

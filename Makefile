@@ -1,0 +1,26 @@
+# Two commands take a fresh clone to (1) the main job on a built-in example and (2) the tests passing:
+#   make demo     make test
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/resample-bridge demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python tools/bench_inspect.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

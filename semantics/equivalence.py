@@ -1,0 +1,204 @@
+"""Do two IR values compute the same numbers? ``diff`` answers with named fields, never a tolerance.
+
+Resize values are bound to the given shape and compared through their exact tap tables, so two spellings
+of one computation (pytorch_half_pixel vs half_pixel when the output length is above 1, sizes vs the scale
+that yields them) compare equal, and any difference that changes a number is reported with the fields
+that cause it. Where only the coordinate arithmetic differs (exact / fp64 / fp32), the result lists the
+output indices that sit exactly on a rounding boundary: only those can differ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from .coords import BoundAxis, bind_resize
+from .errors import BridgeError
+from .ir import DeformConvIR, GridSampleIR, ResizeIR, axis_name
+from .taps import axis_taps, tie_indices
+
+_NOT_SEMANTIC = {"origin", "input_shape", "grid_shape", "weight_shape", "dtype"}
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    name: str
+    a: Any
+    b: Any
+
+    def __str__(self) -> str:
+        return f"{self.name}: {_fmt(self.a)} vs {_fmt(self.b)}"
+
+
+@dataclass
+class Diff:
+    fields: list[FieldDiff] = field(default_factory=list)  # differences that change numbers
+    ties: dict[str, list[int]] = field(default_factory=dict)  # axis -> output indices on a tie
+    immaterial: list[FieldDiff] = field(default_factory=list)  # spelled differently, same numbers
+
+    @property
+    def same(self) -> bool:
+        return not self.fields
+
+    def __str__(self) -> str:
+        if self.same and not self.ties:
+            return "same numbers" + (f" (differently spelled: {'; '.join(map(str, self.immaterial))})"
+                                     if self.immaterial else "")
+        lines = [str(f) for f in self.fields]
+        for ax, idx in self.ties.items():
+            lines.append(f"{ax}: floating-point ties at output indices {idx}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"same": self.same, "fields": [{"name": f.name, "a": _fmt(f.a), "b": _fmt(f.b)}
+                                              for f in self.fields],
+                "ties": self.ties, "immaterial": [str(f) for f in self.immaterial]}
+
+
+def _fmt(v) -> str:
+    return str(v)
+
+
+def field_differences(a, b, prefix: str = "") -> list[FieldDiff]:
+    """Named fields whose values differ (nested dataclasses flattened as ``sampler.nearest``)."""
+    out = []
+    for f in dataclasses.fields(a):
+        if f.name in _NOT_SEMANTIC:
+            continue
+        va, vb = getattr(a, f.name), getattr(b, f.name, None)
+        if dataclasses.is_dataclass(va) and dataclasses.is_dataclass(vb):
+            out += field_differences(va, vb, prefix + f.name + ".")
+        elif va != vb:
+            out.append(FieldDiff(prefix + f.name, va, vb))
+    return out
+
+
+def number_text(q: Fraction) -> str:
+    """Exact when short (``7/6``); a scale that came from a float32 such as 0.63 has a huge denominator,
+    so it prints as ``~1.637931`` (the JSON form always carries the exact value)."""
+    return str(q) if q.denominator <= 10**4 else f"~{float(q):.7g}"
+
+
+def affine_text(ax: BoundAxis) -> str:
+    """``src = 1/2*dst - 1/4`` style."""
+    a, b = ax.a, ax.b
+    if a == 0:
+        return f"src = {number_text(b)}"
+    s = "dst" if a == 1 else f"{number_text(a)}*dst"
+    if b > 0:
+        s += f" + {number_text(b)}"
+    elif b < 0:
+        s += f" - {number_text(-b)}"
+    return "src = " + s
+
+
+def _shape_of(ir, shape):
+    shape = shape if shape is not None else ir.input_shape
+    if shape is None or any(d is None for d in shape):
+        raise BridgeError("diff needs a concrete input shape", field="shapes")
+    return tuple(shape)
+
+
+def diff(a, b, shapes=None, runtime: dict | None = None) -> Diff:
+    """Differences between IR values ``a`` and ``b`` for the given input shape (default: their own)."""
+    if type(a) is not type(b):
+        return Diff([FieldDiff("kind", a.kind, b.kind)])
+    if isinstance(a, ResizeIR):
+        return _diff_resize(a, b, shapes, runtime)
+    named = field_differences(a, b)
+    d = Diff()
+    for f in named:
+        (d.fields if _material(a, b, f) else d.immaterial).append(f)
+    if isinstance(a, GridSampleIR) and a.sampler.kind == "nearest" and a.arith != b.arith:
+        d.ties["grid"] = []  # data-dependent: any grid value whose unnormalised coordinate is a .5 tie
+    return d
+
+
+def _material(a, b, f: FieldDiff) -> bool:
+    """Whether a GridSample/DeformConv field difference can change a number."""
+    if isinstance(a, GridSampleIR):
+        kind = a.sampler.kind
+        if f.name == "padding_on":
+            # Coordinate vs tap padding differ only for cubic under border/reflection.
+            return kind == "cubic" and a.padding != "zeros"
+        if f.name == "arith":
+            return False  # ties only
+        if f.name == "sampler.nearest":
+            return kind == "nearest"
+        if f.name == "sampler.cubic_a":
+            return kind == "cubic"
+    return True
+
+
+def _diff_resize(a: ResizeIR, b: ResizeIR, shapes, runtime) -> Diff:
+    shape = _shape_of(a, shapes)
+    ba, bb = bind_resize(a, shape, runtime), bind_resize(b, shape, runtime)
+    named = field_differences(a, b)
+    d = Diff()
+    if ba.out_shape != bb.out_shape:
+        d.fields.append(FieldDiff("output shape", ba.out_shape, bb.out_shape))
+        d.fields += [f for f in named if f.name not in ("arith",)]
+        return d
+    axes_a = {x.axis: x for x in ba.axes}
+    axes_b = {x.axis: x for x in bb.axes}
+    material_axes = []
+    for ax in sorted(set(axes_a) | set(axes_b)):
+        xa, xb = axes_a.get(ax), axes_b.get(ax)
+        name = axis_name(ax, a.rank)
+        if not _same_taps(xa or _identity(xb), ba, xb or _identity(xa), bb):
+            material_axes.append(name)
+            fa = affine_text(xa) if xa else "identity"
+            fb = affine_text(xb) if xb else "identity"
+            if fa != fb:
+                d.fields.append(FieldDiff(f"{name} coordinate map", fa, fb))
+    if material_axes:
+        # Name the op-level fields that explain it.
+        for f in named:
+            if f.name != "arith":
+                d.fields.append(f)
+        if not any(f.name.endswith("coordinate map") or f.name in {g.name for g in named} for f in d.fields):
+            d.fields.append(FieldDiff("taps on " + ", ".join(material_axes), "differ", "differ"))
+    else:
+        d.immaterial = [f for f in named if f.name != "arith"]
+    if a.arith != b.arith:
+        for x in ba.axes:
+            t = tie_indices(x, ba.sampler)
+            if t:
+                d.ties[axis_name(x.axis, a.rank)] = t
+    return d
+
+
+def _identity(like: BoundAxis) -> BoundAxis:
+    """The axis an op leaves alone, in the form of ``like``'s axis (to compare tap tables)."""
+    return BoundAxis(like.axis, like.in_len, like.in_len, Fraction(1), Fraction(0), Fraction(1), "floor", None)
+
+
+def _same_taps(xa: BoundAxis, ba, xb: BoundAxis, bb) -> bool:
+    """Exact equality of the two axes' tap tables (same inputs, same weights, same extrapolation)."""
+    if xa.out_len != xb.out_len or xa.in_len != xb.in_len:
+        return False
+    ta = axis_taps(xa, ba.sampler, ba.exclude_outside, exact=True)
+    tb = axis_taps(xb, bb.sampler, bb.exclude_outside, exact=True)
+    if ta.extrapolate is not None or tb.extrapolate is not None:
+        ea = ta.extrapolate if ta.extrapolate is not None else [False] * xa.out_len
+        eb = tb.extrapolate if tb.extrapolate is not None else [False] * xb.out_len
+        if list(ea) != list(eb):
+            return False
+        if any(ea) and ba.extrapolation_value != bb.extrapolation_value:
+            return False
+    for o in range(xa.out_len):
+        if ta.extrapolate is not None and ta.extrapolate[o]:
+            continue
+        if _taps_as_map(ta, o) != _taps_as_map(tb, o):
+            return False
+    return True
+
+
+def _taps_as_map(t, o) -> dict:
+    """index -> total weight, dropping zero weights: equal maps read the same values the same way."""
+    m: dict[int, Any] = {}
+    for j, w in zip(t.index[o].tolist(), t.weight[o]):
+        m[j] = m.get(j, 0) + w
+    return {j: w for j, w in m.items() if w != 0}

@@ -1,0 +1,72 @@
+"""Readable one-line-per-axis form of an IR value, and its tie report, for humans (``inspect``)."""
+
+from __future__ import annotations
+
+from .coords import bind_resize
+from .equivalence import affine_text
+from .errors import BridgeError
+from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name
+from .taps import tie_indices
+
+
+def _border(ir: ResizeIR) -> str:
+    s = "exclude_outside" if ir.exclude_outside else "clamp"
+    if ir.coord == "tf_crop_and_resize":
+        s += f", extrapolate {ir.extrapolation_value:g} outside [0, L-1]"
+    return s
+
+
+def _static_shape(ir) -> bool:
+    return ir.input_shape is not None and all(d is not None for d in ir.input_shape)
+
+
+def _runtime_fields(ir: ResizeIR) -> list[str]:
+    return [f"{k} {getattr(ir, k)}" for k in ("scales", "sizes", "roi") if isinstance(getattr(ir, k), RuntimeValue)]
+
+
+def describe(ir) -> list[str]:
+    """Lines such as ``H 224->448: src = 1/2*dst - 1/4, linear, clamp``."""
+    if isinstance(ir, ResizeIR):
+        return _describe_resize(ir)
+    if isinstance(ir, GridSampleIR):
+        norm = "x = (g+1)/2*(L-1)" if ir.align_corners else "x = ((g+1)*L - 1)/2"
+        return [f"{ir.spatial_rank}-D grid sample: {ir.sampler}, {norm}, padding {ir.padding} "
+                f"(on {ir.padding_on.replace('_', ' ')}), coordinates {ir.arith}"]
+    if isinstance(ir, DeformConvIR):
+        k = "x".join(map(str, ir.kernel_shape)) if ir.kernel_shape else "from W"
+        extras = [x for x, on in (("mask", ir.has_mask), ("bias", ir.has_bias)) if on]
+        return [f"{ir.spatial_rank}-D deformable conv: kernel {k}, strides {list(ir.strides)}, pads "
+                f"{list(ir.pads)}, dilations {list(ir.dilations)}, group {ir.group}, offset_group "
+                f"{ir.offset_group}{', ' + ', '.join(extras) if extras else ''}; taps {ir.sampler}, "
+                f"zero outside (per tap)"]
+    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+
+
+def _describe_resize(ir: ResizeIR) -> list[str]:
+    tail = f"{ir.sampler}, {_border(ir)}"
+    rt = _runtime_fields(ir)
+    if not _static_shape(ir) or rt:
+        why = ", ".join(rt) if rt else f"input shape {ir.input_shape}"
+        axes = ", ".join(axis_name(a, ir.rank) for a in ir.axes)
+        return [f"axes {axes}: {ir.coord}; bound at run time ({why}); {tail}"]
+    bound = bind_resize(ir, ir.input_shape)
+    if not bound.axes:
+        return [f"identity ({'x'.join(map(str, bound.in_shape))}), {tail}"]
+    lines = []
+    for ax in bound.axes:
+        extra = f", nearest {ax.nearest}" if ir.sampler.nearest == "simple" else ""
+        lines.append(f"{axis_name(ax.axis, ir.rank)} {ax.in_len}->{ax.out_len}: {affine_text(ax)}, {tail}{extra}")
+    return lines
+
+
+def ties(ir) -> dict[str, list[int]]:
+    """Output indices whose exact source coordinate sits on a rounding boundary, per axis name."""
+    if not isinstance(ir, ResizeIR) or not _static_shape(ir) or _runtime_fields(ir):
+        return {}
+    bound = bind_resize(ir, ir.input_shape)
+    out = {}
+    for ax in bound.axes:
+        t = tie_indices(ax, bound.sampler)
+        if t:
+            out[axis_name(ax.axis, ir.rank)] = t
+    return out

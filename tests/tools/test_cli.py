@@ -1,0 +1,38 @@
+"""inspect and demo, through the real CLI entry point."""
+
+import json
+
+import onnx
+
+from resample_bridge.tools.cli import main
+from tests.models import resize_model
+
+
+def test_inspect_reports_the_20_to_6_ties(tmp_path, capsys):
+    path = tmp_path / "m.onnx"
+    onnx.save(resize_model((1, 1, 20, 20), sizes=[1, 1, 6, 6], name="nn", mode="nearest",
+                           coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"), path)
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "H 20->6: src = 10/3*dst + 7/6, nearest(round_prefer_ceil), clamp" in out
+    assert "ties: H output indices [1, 4]" in out
+    assert main(["inspect", str(path), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["name"] == "nn" and row["op"] == "Resize-19"
+    assert row["ties"] == {"H": [1, 4], "W": [1, 4]}
+    assert row["ir"]["sampler"]["nearest"] == "round_prefer_ceil" and row["ir"]["sizes"] == [1, 1, 6, 6]
+
+
+def test_inspect_text_for_linear_half_pixel_upsample(tmp_path, capsys):
+    path = tmp_path / "m.onnx"
+    onnx.save(resize_model((1, 3, 224, 224), scales=[1, 1, 2, 2], mode="linear"), path)
+    assert main(["inspect", str(path)]) == 0
+    assert "H 224->448: src = 1/2*dst - 1/4, linear, clamp" in capsys.readouterr().out
+
+
+def test_demo_shows_every_op_kind(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    for needle in ("nearest_ties_20_to_6", "ties: H output indices [1, 4]", "GridSample-22", "DeformConv-22",
+                   "bound at run time", "extrapolate -1"):
+        assert needle in out

@@ -1,0 +1,123 @@
+"""``resample-bridge``: inspect | demo (check, convert and verify arrive with the lowering issues).
+
+Every refusal is one line naming the node and field, exit status 2; no tracebacks for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from ..semantics.errors import BridgeError
+
+
+def inspect_model(model_or_path) -> list[dict]:
+    """One row per resampling node: name, op, the IR (text and JSON), and tie indices."""
+    from ..semantics import text
+    from ..semantics.ir import to_dict
+    from ..translate.onnx import parse_model
+
+    rows = []
+    for name, ir in parse_model(model_or_path):
+        rows.append({"name": name, "op": ir.origin, "text": text.describe(ir), "ties": text.ties(ir),
+                     "ir": to_dict(ir)})
+    return rows
+
+
+def format_rows(rows: list[dict]) -> str:
+    if not rows:
+        return "no resampling nodes (Resize, Upsample, GridSample, DeformConv) in this model"
+    wn = max(max(len(r["name"]) for r in rows), 4)
+    wo = max(max(len(r["op"]) for r in rows), 2)
+    out = [f"{'node':<{wn}}  {'op':<{wo}}  semantics", f"{'-' * wn}  {'-' * wo}  {'-' * 9}"]
+    for r in rows:
+        lines = list(r["text"])
+        for ax, idx in r["ties"].items():
+            lines.append(f"ties: {ax} output indices {idx} sit exactly on a rounding boundary")
+        for i, line in enumerate(lines):
+            head = (r["name"], r["op"]) if i == 0 else ("", "")
+            out.append(f"{head[0]:<{wn}}  {head[1]:<{wo}}  {line}")
+    return "\n".join(out)
+
+
+def cmd_inspect(args) -> int:
+    rows = inspect_model(args.model)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print(format_rows(rows))
+    return 0
+
+
+def cmd_demo(args) -> int:
+    import onnx
+
+    from .examples import tricky_model
+
+    model = tricky_model()
+    if args.save:
+        write_atomic(args.save, model.SerializeToString())
+        print(f"wrote {args.save}")
+    print("resample-bridge inspect on the built-in example (tools/examples.py):\n")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "tricky.onnx")
+        onnx.save(model, path)
+        print(format_rows(inspect_model(path)))
+    return 0
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write to a temporary file beside ``path`` and rename, so a failure leaves nothing half-written."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise BridgeError(f"output directory {d} does not exist", field="output")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".rb-", suffix=".tmp")
+    except OSError as e:
+        raise BridgeError(f"cannot write in {d}: {e.strerror}", field="output") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="resample-bridge",
+                                description="Resampling ops with one meaning across ONNX, OpenVINO and TensorRT.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pi = sub.add_parser("inspect", help="show the canonical semantics of every resampling node")
+    pi.add_argument("model", help="an ONNX model file")
+    pi.add_argument("--json", action="store_true", help="machine-readable output")
+    pi.set_defaults(func=cmd_inspect)
+    pd = sub.add_parser("demo", help="inspect the built-in example model of tricky cases")
+    pd.add_argument("--save", metavar="PATH", help="also write the example model to PATH")
+    pd.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BridgeError as e:
+        print(f"resample-bridge: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug, not bad input: still one line, with a way to get the traceback
+        if os.environ.get("RESAMPLE_BRIDGE_DEBUG"):
+            raise
+        print(f"resample-bridge: internal error: {type(e).__name__}: {e} "
+              f"(set RESAMPLE_BRIDGE_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..semantics.coords import MAX_ELEMENTS, bind_resize, check_scales, check_sizes, exact
+from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact
 from ..semantics.errors import BridgeError
 from ..semantics.ir import (COORD_MODES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler)
 from ..semantics.reference import deformconv_out_shape
@@ -98,19 +98,40 @@ class _Graph:
             self.dtypes[name] = arr.dtype.name
         self.graph = model.graph
 
-    def const(self, name: str):
-        """The constant value of an input, RuntimeValue if computed at run time, None if omitted."""
+
+class NodeView:
+    """What a parser needs of one node, independent of where the node lives: an ONNX NodeProto in a
+    model (``from_proto``) or OpenVINO's ONNX-frontend NodeContext (``lowering/openvino.py``)."""
+
+    def __init__(self, op_type: str, name: str, attrs: dict[str, Any], inputs: list[str], consts: dict,
+                 shapes: dict, dtypes: dict):
+        self.op_type, self.name, self.attrs, self.inputs = op_type, name, attrs, inputs
+        self._consts, self._shapes, self._dtypes = consts, shapes, dtypes
+
+    @classmethod
+    def from_proto(cls, node, g: "_Graph", name: str) -> "NodeView":
+        import onnx
+
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        return cls(node.op_type, name, attrs, list(node.input), g.consts, g.shapes, g.dtypes)
+
+    def input(self, i: int) -> str:
+        return self.inputs[i] if len(self.inputs) > i else ""
+
+    def const(self, i: int):
+        """Input i's constant value, RuntimeValue if computed at run time, None if omitted."""
+        name = self.input(i)
         if not name:
             return None
-        if name in self.consts:
-            return self.consts[name]
+        if name in self._consts:
+            return self._consts[name]
         return RuntimeValue(name)
 
+    def shape(self, i: int):
+        return self._shapes.get(self.input(i))
 
-def _attrs(node) -> dict[str, Any]:
-    import onnx
-
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    def dtype(self, i: int):
+        return self._dtypes.get(self.input(i))
 
 
 def _str(v) -> str:
@@ -122,10 +143,6 @@ def _choice(attrs: dict, name: str, default: str, allowed, node_name: str) -> st
     if v not in allowed:
         raise BridgeError(f"unknown value {v!r}; expected one of {', '.join(allowed)}", node_name, name)
     return v
-
-
-def _input(node, i: int) -> str:
-    return node.input[i] if len(node.input) > i else ""
 
 
 def _as_list(v, name, node_name):
@@ -161,12 +178,11 @@ def _normalize_axes(axes, rank: int, node_name: str) -> tuple[int, ...]:
     return tuple(norm)
 
 
-def parse_resize(node, g: _Graph, name: str, version: int) -> ResizeIR:
-    attrs = _attrs(node)
-    x = _input(node, 0)
-    in_shape = g.shapes.get(x)
+def parse_resize(node: NodeView, version: int) -> ResizeIR:
+    attrs, name = node.attrs, node.name
+    in_shape = node.shape(0)
     if version == 10 or node.op_type == "Upsample":
-        return _parse_upsample_like(node, g, name, version, attrs, in_shape)
+        return _parse_upsample_like(node, version, in_shape)
 
     mode = _choice(attrs, "mode", "nearest", ("nearest", "linear", "cubic"), name)
     coord_allowed = tuple(c for c in COORD_MODES if version >= 19 or c != "half_pixel_symmetric")
@@ -190,16 +206,16 @@ def parse_resize(node, g: _Graph, name: str, version: int) -> ResizeIR:
     if rank is None:
         # Rank is needed to place axes; a length of scales/sizes also tells it.
         for i in (2, 3):
-            v = _as_list(g.const(_input(node, i)), "", name)
+            v = _as_list(node.const(i), "", name)
             if isinstance(v, list):
                 rank = len(v) if axes_attr is None else None
     if rank is None:
         raise BridgeError("the input rank is unknown (no shape information for X)", name, "X")
     axes = _normalize_axes(axes_attr, rank, name) if axes_attr is not None else tuple(range(rank))
 
-    roi = _as_list(g.const(_input(node, 1)), "roi", name)
-    scales = _as_list(g.const(_input(node, 2)), "scales", name)
-    sizes = _as_list(g.const(_input(node, 3)), "sizes", name)
+    roi = _as_list(node.const(1), "roi", name)
+    scales = _as_list(node.const(2), "scales", name)
+    sizes = _as_list(node.const(3), "sizes", name)
     if scales is not None and sizes is not None:
         raise BridgeError("both scales and sizes are given; exactly one is allowed", name, "scales")
     if scales is None and sizes is None:
@@ -229,7 +245,7 @@ def parse_resize(node, g: _Graph, name: str, version: int) -> ResizeIR:
     ir = ResizeIR(
         rank=rank, axes=axes, scales=scales, sizes=sizes, roi=roi, coord=coord, sampler=sampler,
         exclude_outside=bool(exclude), extrapolation_value=extrapolation, aspect_policy=policy,
-        input_shape=in_shape, dtype=g.dtypes.get(x), origin=f"Resize-{version}",
+        input_shape=in_shape, dtype=node.dtype(0), origin=f"Resize-{version}",
     )
     _check_static_output(ir, name)
     return ir
@@ -244,8 +260,9 @@ def _sampler(mode: str, nearest: str, cubic_a: Fraction, antialias: bool) -> Sam
     return Sampler("cubic", cubic_a=cubic_a, antialias=antialias)
 
 
-def _parse_upsample_like(node, g, name, version, attrs, in_shape) -> ResizeIR:
+def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
     """Upsample-7/9 and Resize-10: asymmetric coordinates, scales only, nearest or linear."""
+    attrs, name = node.attrs, node.name
     modes = ("nearest", "linear", "bilinear") if node.op_type == "Upsample" else ("nearest", "linear")
     mode = _choice(attrs, "mode", "nearest", modes, name)
     mode = "linear" if mode == "bilinear" else mode
@@ -255,7 +272,7 @@ def _parse_upsample_like(node, g, name, version, attrs, in_shape) -> ResizeIR:
             raise BridgeError("Upsample-7 needs the scales attribute", name, "scales")
         scales = list(scales)
     else:
-        scales = _as_list(g.const(_input(node, 1)), "scales", name)
+        scales = _as_list(node.const(1), "scales", name)
         if scales is None:
             raise BridgeError("scales is not given", name, "scales")
     rank = len(in_shape) if in_shape is not None else (len(scales) if isinstance(scales, list) else None)
@@ -269,7 +286,7 @@ def _parse_upsample_like(node, g, name, version, attrs, in_shape) -> ResizeIR:
     # implements and the old Resize-10 conformance data encodes.
     sampler = Sampler("nearest", nearest="simple") if mode == "nearest" else Sampler("linear")
     ir = ResizeIR(rank=rank, axes=tuple(range(rank)), scales=scales, sizes=None, roi=None, coord="asymmetric",
-                  sampler=sampler, input_shape=in_shape, dtype=g.dtypes.get(node.input[0]),
+                  sampler=sampler, input_shape=in_shape, dtype=node.dtype(0),
                   origin=f"{node.op_type}-{version}")
     _check_static_output(ir, name)
     return ir
@@ -287,8 +304,8 @@ def _check_static_output(ir: ResizeIR, name: str) -> None:
         raise e.at(name) from None
 
 
-def parse_gridsample(node, g: _Graph, name: str, version: int) -> GridSampleIR:
-    attrs = _attrs(node)
+def parse_gridsample(node: NodeView, version: int) -> GridSampleIR:
+    attrs, name = node.attrs, node.name
     if version < 20:
         mode = _choice(attrs, "mode", "bilinear", ("bilinear", "nearest", "bicubic"), name)
         mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
@@ -298,8 +315,7 @@ def parse_gridsample(node, g: _Graph, name: str, version: int) -> GridSampleIR:
     ac = int(attrs.get("align_corners", 0))
     if ac not in (0, 1):
         raise BridgeError(f"align_corners must be 0 or 1, got {ac}", name, "align_corners")
-    x, grid = _input(node, 0), _input(node, 1)
-    in_shape, grid_shape = g.shapes.get(x), g.shapes.get(grid)
+    in_shape, grid_shape = node.shape(0), node.shape(1)
     rank = len(in_shape) if in_shape else (len(grid_shape) if grid_shape else None)
     if rank is None:
         raise BridgeError("the input rank is unknown (no shape information for X or grid)", name, "X")
@@ -316,14 +332,13 @@ def parse_gridsample(node, g: _Graph, name: str, version: int) -> GridSampleIR:
         if total > MAX_ELEMENTS:
             raise BridgeError(f"output has {total} elements, more than 2^31", name, "grid")
     return GridSampleIR(spatial_rank=rank - 2, sampler=sampler, padding=padding, align_corners=bool(ac),
-                        input_shape=in_shape, grid_shape=grid_shape, dtype=g.dtypes.get(x),
+                        input_shape=in_shape, grid_shape=grid_shape, dtype=node.dtype(0),
                         origin=f"GridSample-{version}")
 
 
-def parse_deformconv(node, g: _Graph, name: str, version: int) -> DeformConvIR:
-    attrs = _attrs(node)
-    x, w = _input(node, 0), _input(node, 1)
-    in_shape, w_shape = g.shapes.get(x), g.shapes.get(w)
+def parse_deformconv(node: NodeView, version: int) -> DeformConvIR:
+    attrs, name = node.attrs, node.name
+    in_shape, w_shape = node.shape(0), node.shape(1)
     rank = len(in_shape) if in_shape else (len(w_shape) if w_shape else None)
     ks = attrs.get("kernel_shape")
     if rank is None and ks is not None:
@@ -373,8 +388,8 @@ def parse_deformconv(node, g: _Graph, name: str, version: int) -> DeformConvIR:
             raise BridgeError("output has more than 2^31 elements", name, "W")
     return DeformConvIR(
         spatial_rank=D, kernel_shape=kernel, strides=strides, pads=pads, dilations=dil, group=group,
-        offset_group=og, has_bias=bool(_input(node, 3)), has_mask=bool(_input(node, 4)),
-        input_shape=in_shape, weight_shape=w_shape, dtype=g.dtypes.get(x), origin=f"DeformConv-{version}",
+        offset_group=og, has_bias=bool(node.input(3)), has_mask=bool(node.input(4)),
+        input_shape=in_shape, weight_shape=w_shape, dtype=node.dtype(0), origin=f"DeformConv-{version}",
     )
 
 
@@ -394,24 +409,17 @@ def parse_model(model_or_path) -> list[tuple[str, Any]]:
     for i, node in enumerate(model.graph.node):
         if node.op_type not in _PARSERS or node.domain not in ("", "ai.onnx"):
             continue
-        name = node_name(node, i)
-        try:
-            version = since_version(node.op_type, g.opset)
-            ir = _PARSERS[node.op_type](node, g, name, version)
-        except BridgeError as e:
-            raise e.at(name) from None
-        out.append((name, ir))
+        view = NodeView.from_proto(node, g, node_name(node, i))
+        out.append((view.name, parse_view(view, g.opset)))
     return out
 
 
-def parse_node(node, model) -> Any:
-    """The IR of one node of ``model`` (a NodeProto that belongs to its main graph)."""
-    g = _Graph(load(model))
-    name = node.name or node.op_type
+def parse_view(view: NodeView, opset: int):
+    """The IR of one node, whatever it was read from; every refusal names the node."""
     try:
-        return _PARSERS[node.op_type](node, g, name, since_version(node.op_type, g.opset))
+        return _PARSERS[view.op_type](view, since_version(view.op_type, opset))
     except BridgeError as e:
-        raise e.at(name) from None
+        raise e.at(view.name) from None
 
 
-__all__ = ["parse_model", "parse_node", "load", "RESAMPLING_OPS", "check_scales", "check_sizes"]
+__all__ = ["parse_model", "parse_view", "NodeView", "load", "RESAMPLING_OPS"]

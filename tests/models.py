@@ -22,4 +22,5 @@ def resize_model(x_shape, *, scales=None, sizes=None, roi=None, opset=19, name="
     node = helper.make_node("Resize", ins, ["Y"], name=name, **attrs)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", dtype, list(x_shape))],
                               [helper.make_tensor_value_info("Y", dtype, None)], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    # IR 10: onnxruntime 1.31 refuses the IR 14 that onnx 1.23 writes by default.
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)

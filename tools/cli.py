@@ -1,4 +1,4 @@
-"""``resample-bridge``: inspect | demo (check, convert and verify arrive with the lowering issues).
+"""``resample-bridge``: inspect | convert | verify | demo (check arrives with the OpenVINO parser).
 
 Every refusal is one line naming the node and field, exit status 2; no tracebacks for bad input.
 """
@@ -69,6 +69,45 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _target(args) -> None:
+    if args.target != "openvino":
+        raise BridgeError(f"target {args.target!r} is not available yet (TensorRT lowering is issue 5)",
+                          field="target")
+
+
+def cmd_convert(args) -> int:
+    from .convert import convert_to_openvino
+
+    _target(args)
+    records = convert_to_openvino(args.model, args.output, fallback=args.fallback, strict=args.strict,
+                                  force=args.force)
+    for r in records:
+        print(r.summary())
+    print(f"wrote {args.output} and {args.output[:-4]}.bin ({len(records)} resampling nodes lowered and proven)")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    import numpy as np
+
+    from .convert import format_verify, verify_openvino
+
+    _target(args)
+    inputs = None
+    if args.inputs:
+        try:
+            with np.load(args.inputs) as z:
+                inputs = {k: z[k] for k in z.files}
+        except Exception as e:
+            raise BridgeError(f"cannot read {args.inputs} as .npz: {e}", field="inputs") from None
+    report = verify_openvino(args.model, inputs=inputs, fallback=args.fallback)
+    if args.json:
+        print(json.dumps(report, indent=1, default=str))
+    else:
+        print(format_verify(report))
+    return 0 if report["ok"] else 1
+
+
 def write_atomic(path: str, data: bytes) -> None:
     """Write to a temporary file beside ``path`` and rename, so a failure leaves nothing half-written."""
     d = os.path.dirname(os.path.abspath(path))
@@ -96,6 +135,23 @@ def build_parser() -> argparse.ArgumentParser:
     pi.add_argument("model", help="an ONNX model file")
     pi.add_argument("--json", action="store_true", help="machine-readable output")
     pi.set_defaults(func=cmd_inspect)
+    pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
+    pc.add_argument("model")
+    pc.add_argument("--target", required=True, choices=["openvino", "tensorrt"])
+    pc.add_argument("-o", "--output", required=True, help="OUT.xml (the .bin is written beside it)")
+    pc.add_argument("--fallback", choices=["decompose", "extension"], default="decompose",
+                    help="what to use where no native op is exact (the extension is not built yet)")
+    pc.add_argument("--strict", action="store_true",
+                    help="refuse exactness that holds only under a run-time condition; take the next rung")
+    pc.add_argument("--force", action="store_true", help="overwrite an existing output")
+    pc.set_defaults(func=cmd_convert)
+    pv = sub.add_parser("verify", help="run source (onnxruntime + oracle) and converted model, report errors")
+    pv.add_argument("model")
+    pv.add_argument("--target", required=True, choices=["openvino", "tensorrt"])
+    pv.add_argument("--inputs", metavar="NPZ", help="input arrays by graph input name (default: seeded random)")
+    pv.add_argument("--fallback", choices=["decompose", "extension"], default="decompose")
+    pv.add_argument("--json", action="store_true")
+    pv.set_defaults(func=cmd_verify)
     pd = sub.add_parser("demo", help="inspect the built-in example model of tricky cases")
     pd.add_argument("--save", metavar="PATH", help="also write the example model to PATH")
     pd.set_defaults(func=cmd_demo)

@@ -1,0 +1,443 @@
+"""IR -> OpenVINO, through the lowering ladder, each node with its rung and the reason for it.
+
+1. native op whose parsed IR equals the source IR (GridSample-9 for 4-D grids where the padding rule
+   agrees);
+2. native op after an exact rewrite (DeformableConvolution-8 with bilinear_interpolation_pad=true plus an
+   Add for the bias);
+3. decomposition into per-axis K-tap Gather / Multiply / ReduceSum with constant tables from
+   ``semantics.taps`` (static shapes; exact: the tables are the oracle's own);
+4. custom op from the shared kernels (the kernels issue) — until it lands, such nodes are refused with
+   the reason.
+
+``conversion_extensions()`` returns ONNX-frontend ConversionExtensions that replace OpenVINO's translators
+for Resize, Upsample, GridSample and DeformConv, so the rest of a model still goes through OpenVINO's own
+importer. openvino is imported lazily: this module imports without it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..semantics.coords import bind_resize
+from ..semantics.errors import BridgeError
+from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue
+from ..semantics.taps import axis_taps
+
+NATIVE, REWRITE, DECOMPOSE, EXTENSION = 1, 2, 3, 4
+RUNG_NAMES = {NATIVE: "native", REWRITE: "native after exact rewrite", DECOMPOSE: "decomposition",
+              EXTENSION: "extension"}
+
+
+def _ops():
+    import openvino.opset13 as ops
+
+    return ops
+
+
+TAG = "resample_bridge"
+
+
+def _tag(node, tag: str) -> None:
+    """Mark an op so the proof can find it: the frontend renames a converted node's last op to the ONNX
+    output name, so friendly names alone do not survive conversion; rt_info does (in memory)."""
+    node.get_rt_info()[TAG] = tag
+
+
+@dataclass
+class Lowered:
+    """What one node became."""
+
+    name: str
+    ir: object
+    rung: int
+    reason: str
+    condition: str | None = None  # when exactness depends on run-time values
+    tables: list = field(default_factory=list)  # decomposition: (axis, index, weight, extrapolate) constants
+    native_op_name: str | None = None  # rungs 1-2: tag of the op to re-read for the proof
+    located: dict = field(default_factory=dict)  # tag -> friendly name, found in memory, reused on disk
+    tables_shape: tuple | None = None  # decomposition: the static input shape the tables were built for
+
+    def summary(self) -> str:
+        s = f"{self.name}: rung {self.rung} ({RUNG_NAMES[self.rung]}): {self.reason}"
+        return s + (f" [exact if {self.condition}]" if self.condition else "")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Rung 3: decomposition of a static-shape Resize into per-axis tap tables.
+
+
+def _to_compute(x):
+    """f32 for the arithmetic; remember how to go back to the input's type."""
+    import openvino as ov
+
+    ops = _ops()
+    et = x.get_element_type()
+    if et == ov.Type.f32:
+        return x, None
+    return ops.convert(x, "f32").output(0), et
+
+
+def _from_compute(y, et):
+    """Back to the input type as ONNX casts: integers round half to even and saturate."""
+    if et is None:
+        return y
+    ops = _ops()
+    if et.is_integral():
+        info = np.iinfo(np.dtype(et.to_dtype()))
+        y = ops.round(y, "half_to_even").output(0)
+        y = ops.clamp(y, float(info.min), float(info.max)).output(0)
+    return ops.convert(y, et).output(0)
+
+
+def decompose_resize(ir: ResizeIR, x, in_shape, runtime: dict | None = None, name: str = "") -> tuple:
+    """Exact K-tap decomposition for a static input shape. Returns (output, tables)."""
+    ops = _ops()
+    bound = bind_resize(ir, in_shape, runtime)
+    y, et = _to_compute(x)
+    shape = list(bound.in_shape)
+    tables = []
+    for ax in bound.axes:
+        t = axis_taps(ax, bound.sampler, bound.exclude_outside)
+        O, K = t.index.shape
+        tables.append((ax.axis, t.index, t.weight, t.extrapolate))
+        g = ops.gather(y, ops.constant(t.index.reshape(-1).astype(np.int64)), ops.constant(np.int64(ax.axis)))
+        _tag(g, f"{name}/taps_{ax.axis}/gather")
+        y = g.output(0)
+        if not (K == 1 and np.all(t.weight == 1.0)):
+            split = shape[:ax.axis] + [O, K] + shape[ax.axis + 1:]
+            y = ops.reshape(y, ops.constant(np.array(split, dtype=np.int64)), False).output(0)
+            wshape = (O, K) + (1,) * (len(shape) - ax.axis - 1)
+            w = ops.constant(t.weight.reshape(wshape).astype(np.float32))
+            w.set_friendly_name(f"{name}/taps_{ax.axis}/weights")
+            y = ops.multiply(y, w).output(0)
+            y = ops.reduce_sum(y, ops.constant(np.int64(ax.axis + 1)), False).output(0)
+        shape[ax.axis] = O
+        if t.extrapolate is not None and t.extrapolate.any():
+            mshape = (O,) + (1,) * (len(shape) - ax.axis - 1)
+            mask = ops.constant(t.extrapolate.reshape(mshape))
+            y = ops.select(mask, ops.constant(np.float32(bound.extrapolation_value)), y).output(0)
+    return _from_compute(y, et), tables
+
+
+# ----------------------------------------------------------------------------------------------------------
+# GridSample and DeformConv natives.
+
+
+def native_gridsample(ir: GridSampleIR, x, grid):
+    """GridSample-9: 4-D only; pads each tap (padding_on="taps"), nearest half-to-even, cubic a=-3/4."""
+    import openvino.opset9 as ops9
+
+    mode = {"linear": "bilinear", "cubic": "bicubic", "nearest": "nearest"}[ir.sampler.kind]
+    return ops9.grid_sample(x, grid, {"align_corners": ir.align_corners, "mode": mode,
+                                      "padding_mode": ir.padding}).output(0)
+
+
+def gridsample_native_reason(ir: GridSampleIR) -> str | None:
+    """None if GridSample-9 computes ``ir``'s numbers, else why not."""
+    if ir.spatial_rank != 2:
+        return f"GridSample-9 is 4-D only; this is {ir.spatial_rank + 2}-D"
+    if ir.sampler.kind == "cubic" and ir.padding != "zeros" and ir.padding_on != "taps":
+        return ("cubic with padding on the coordinate (ONNX reference) differs from GridSample-9, which pads "
+                "each tap (padding_on: coordinate_and_taps vs taps)")
+    return None
+
+
+def rewrite_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None, name: str = ""):
+    """DeformableConvolution-8 with bilinear_interpolation_pad=true (zero taps outside, the ONNX rule) and
+    the bias as an Add."""
+    import openvino.opset8 as ops8
+
+    D = ir.spatial_rank
+    y = ops8.deformable_convolution(x, offset, w, mask=mask, strides=list(ir.strides), pads_begin=list(ir.pads[:D]),
+                                    pads_end=list(ir.pads[D:]), dilations=list(ir.dilations), group=ir.group,
+                                    deformable_group=ir.offset_group, bilinear_interpolation_pad=True).output(0)
+    _tag(y.get_node(), f"{name}/native")
+    if b is not None:
+        ops = _ops()
+        b = ops.reshape(b, ops.constant(np.array([1, -1] + [1] * D, dtype=np.int64)), False).output(0)
+        y = ops.add(y, b).output(0)
+    return y
+
+
+def deformconv_rewrite_reason(ir: DeformConvIR) -> str | None:
+    if ir.spatial_rank != 2:
+        return f"DeformableConvolution-8 is 2-D only; this is {ir.spatial_rank}-D"
+    if ir.border != "zero_taps":
+        return f"border {ir.border!r} has no DeformableConvolution-8 spelling"
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The ladder for one node.
+
+
+def _static_shape(shape) -> bool:
+    return shape is not None and all(d is not None for d in shape)
+
+
+def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: bool = False):
+    """Lower one node. ``inputs`` are OpenVINO outputs in ONNX order (None for omitted optional inputs).
+    Returns (list of outputs, Lowered)."""
+    if isinstance(ir, ResizeIR):
+        return _lower_resize(name, ir, inputs, fallback, strict)
+    if isinstance(ir, GridSampleIR):
+        why = gridsample_native_reason(ir)
+        if why is None and fallback != "extension":
+            out = native_gridsample(ir, inputs[0], inputs[1])
+            _tag(out.get_node(), f"{name}/native")
+            return [out], Lowered(name, ir, NATIVE, "GridSample-9 computes the same numbers",
+                                  native_op_name=f"{name}/native")
+        raise BridgeError(f"needs the resample-bridge OpenVINO extension (not built yet): {why or 'requested'}",
+                          name, "rung")
+    if isinstance(ir, DeformConvIR):
+        why = deformconv_rewrite_reason(ir)
+        if why is None and fallback != "extension":
+            x, w, off = inputs[:3]
+            b = inputs[3] if len(inputs) > 3 else None
+            m = inputs[4] if len(inputs) > 4 else None
+            out = rewrite_deformconv(ir, x, w, off, b, m, name)
+            return [out], Lowered(name, ir, REWRITE, "DeformableConvolution-8 with bilinear_interpolation_pad="
+                                  "true" + (" + Add for the bias" if b is not None else ""),
+                                  native_op_name=f"{name}/native")
+        raise BridgeError(f"needs the resample-bridge OpenVINO extension (not built yet): {why or 'requested'}",
+                          name, "rung")
+    raise BridgeError(f"cannot lower {type(ir).__name__}", name)
+
+
+def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
+    if fallback == "extension":
+        raise BridgeError("the resample-bridge OpenVINO extension is not built yet; use --fallback decompose",
+                          name, "fallback")
+    x = inputs[0]
+    shape = tuple(d.get_length() if d.is_static else None for d in x.get_partial_shape()) \
+        if x.get_partial_shape().rank.is_static else None
+    if not _static_shape(shape):
+        raise BridgeError(f"input shape {shape} is not static: decomposition needs static shapes and the "
+                          f"extension rung is not built yet", name, "X")
+    runtime = {}
+    for key in ("scales", "sizes", "roi"):
+        if isinstance(getattr(ir, key), RuntimeValue):
+            raise BridgeError(f"{key} is fed at run time ({getattr(ir, key).source}); decomposition needs it "
+                              f"constant and the extension rung is not built yet", name, key)
+    out, tables = decompose_resize(ir, x, shape, runtime, name)
+    reason = "per-axis tap tables from the oracle's tap module (Gather/Multiply/ReduceSum)"
+    return [out], Lowered(name, ir, DECOMPOSE, reason, tables=tables, tables_shape=shape)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# ONNX frontend hook.
+
+_ATTRS = {
+    "Resize": ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+               "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"),
+    "Upsample": ("mode", "scales"),
+    "GridSample": ("mode", "padding_mode", "align_corners"),
+    "DeformConv": ("dilations", "group", "kernel_shape", "offset_group", "pads", "strides"),
+}
+
+
+def _view_from_context(ctx, op_type: str, index: int):
+    """A translate.onnx.NodeView of the node OpenVINO's ONNX frontend is converting."""
+    from ..translate.onnx import NodeView
+
+    attrs = {a: ctx.get_attribute(a) for a in _ATTRS[op_type] if ctx.has_attribute(a)}
+    inputs, consts, shapes, dtypes = [], {}, {}, {}
+    for i in range(ctx.get_input_size()):
+        out = ctx.get_input(i)
+        node = out.get_node()
+        if node.get_type_name() == "NullNode":
+            inputs.append("")
+            continue
+        key = f"input{i}:" + (sorted(out.get_names())[0] if out.get_names() else node.get_friendly_name())
+        inputs.append(key)
+        if node.get_type_name() == "Constant":
+            consts[key] = node.get_data()
+        ps = out.get_partial_shape()
+        if ps.rank.is_static:
+            shapes[key] = tuple(d.get_length() if d.is_static else None for d in ps)
+        if out.get_element_type().is_static():
+            dtypes[key] = out.get_element_type().to_dtype().name
+    # A node name is not exposed by the frontend; name it by its first input's tensor.
+    first = inputs[0].split(":", 1)[1] if inputs and inputs[0] else "?"
+    return NodeView(op_type, f"{op_type}({first})#{index}", attrs, inputs, consts, shapes, dtypes)
+
+
+def _infer_opset(op_type: str, attrs: dict, n_inputs: int) -> int:
+    """Best guess of the node's version when the caller did not say: what its attributes allow."""
+    if op_type == "Resize":
+        if n_inputs == 2:
+            return 10
+        return 19
+    if op_type == "GridSample":
+        return 16 if attrs.get("mode") in ("bilinear", "bicubic") else 22
+    if op_type == "Upsample":
+        return 7 if "scales" in attrs else 9
+    return 22
+
+
+class ConversionLog(list):
+    """The Lowered record of every node converted through the extensions, in conversion order."""
+
+
+def conversion_extensions(opset: int | None = None, fallback: str = "decompose", strict: bool = False,
+                          log: ConversionLog | None = None, names: dict | None = None):
+    """ConversionExtensions for ``openvino.convert_model(path, extension=...)`` replacing OpenVINO's
+    translators for Resize, Upsample, GridSample and DeformConv with resample-bridge's lowering."""
+    from openvino.frontend.onnx import ConversionExtension
+
+    from ..translate.onnx import parse_view
+
+    counter = [0]
+
+    def make(op_type):
+        def convert(ctx):
+            counter[0] += 1
+            view = _view_from_context(ctx, op_type, counter[0])
+            first = view.inputs[0].split(":", 1)[-1] if view.inputs and view.inputs[0] else None
+            if names and names.get((op_type, first)):
+                view.name = names[(op_type, first)].pop(0)
+            ir = parse_view(view, opset or _infer_opset(op_type, view.attrs, len(view.inputs)))
+            inputs = [None if not n else ctx.get_input(i) for i, n in enumerate(view.inputs)]
+            outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict)
+            if log is not None:
+                log.append(rec)
+            return outs
+
+        return ConversionExtension(op_type, convert)
+
+    return [make(op) for op in ("Resize", "Upsample", "GridSample", "DeformConv")]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Whole-model conversion with proof.
+
+
+def _node_names(model) -> dict:
+    """(op_type, first input tensor) -> ONNX node names in graph order: how extension calls, which see no
+    node name, are matched back to the nodes users know."""
+    from ..translate.onnx import RESAMPLING_OPS, node_name
+
+    names: dict = {}
+    for i, node in enumerate(model.graph.node):
+        if node.op_type in RESAMPLING_OPS and node.domain in ("", "ai.onnx"):
+            names.setdefault((node.op_type, node.input[0]), []).append(node_name(node, i))
+    return names
+
+
+def prove(ov_model, records: list[Lowered]) -> list[str]:
+    """Re-read every lowered node from the produced model and compare it with its source IR.
+    Returns the list of failures (empty = proven)."""
+    by_name = {}
+    for op in ov_model.get_ops():
+        rt = op.get_rt_info()
+        if TAG in rt:
+            by_name[str(rt[TAG].astype(str))] = op
+    names = {op.get_friendly_name(): op for op in ov_model.get_ops()}
+    for rec in records:
+        for tag, fname in rec.located.items():  # a re-read model has lost rt_info: use the names seen before
+            if tag not in by_name and fname in names:
+                by_name[tag] = names[fname]
+        for tag, op in by_name.items():
+            if tag.startswith(rec.name + "/"):
+                rec.located[tag] = op.get_friendly_name()
+    failures = []
+    for rec in records:
+        if rec.rung == DECOMPOSE:
+            failures += _prove_tables(rec, by_name)
+        else:
+            failures += _prove_native(rec, by_name)
+    return failures
+
+
+def _constant_of(op, port: int):
+    src = op.input_value(port).get_node()
+    return src.get_data() if src.get_type_name() == "Constant" else None
+
+
+def _consumer(op, type_name: str):
+    """The single consumer of ``op``'s output of the given type, or None."""
+    users = [i.get_node() for i in op.output(0).get_target_inputs()]
+    users = [u for u in users if u.get_type_name() == type_name]
+    return users[0] if len(users) == 1 else None
+
+
+def _prove_tables(rec: Lowered, by_name) -> list[str]:
+    """The Gather indices and the Multiply weights that follow it must be the source IR's own tap tables
+    (recomputed here from the IR, not taken from the lowering). The frontend renames constants, so the
+    weights are found by walking from the named Gather: Gather -> Reshape -> Multiply(constant)."""
+    ir = rec.ir
+    bound = bind_resize(ir, rec.tables_shape)
+    out = []
+    for ax in bound.axes:
+        want = axis_taps(ax, bound.sampler, bound.exclude_outside)
+        gather = by_name.get(f"{rec.name}/taps_{ax.axis}/gather")
+        if gather is None:
+            out.append(f"{rec.name}: axis {ax.axis}: no gather in the produced model")
+            continue
+        idx = _constant_of(gather, 1)
+        if idx is None or idx.size != want.index.size or not np.array_equal(idx.reshape(want.index.shape),
+                                                                              want.index):
+            out.append(f"{rec.name}: axis {ax.axis}: gather indices differ from the source IR's taps")
+        if want.index.shape[1] == 1 and np.all(want.weight == 1.0):
+            continue
+        reshape = _consumer(gather, "Reshape")
+        mul = _consumer(reshape, "Multiply") if reshape is not None else None
+        w = _constant_of(mul, 1) if mul is not None else None
+        if w is None or w.size != want.weight.size or w.dtype != np.float32 or \
+                not np.array_equal(w.reshape(want.weight.shape), want.weight.astype(np.float32)):
+            out.append(f"{rec.name}: axis {ax.axis}: weights differ from the source IR's taps "
+                       f"(float32 {'present' if w is not None else 'missing'}"
+                       f"{', dtype ' + str(w.dtype) if w is not None else ''})")
+    return out
+
+
+def _prove_native(rec: Lowered, by_name) -> list[str]:
+    try:
+        from ..translate import openvino as tov
+    except ImportError:  # the OpenVINO parser is not there: nothing can be proven
+        return [f"{rec.name}: no OpenVINO parser to re-read the native op"]
+    ops = [op for name, op in by_name.items() if name == rec.native_op_name]
+    if not ops:
+        return [f"{rec.name}: native op not found in the produced model"]
+    from ..semantics.equivalence import diff
+
+    got = tov.parse_node(ops[0])
+    d = diff(rec.ir, got, shapes=rec.ir.input_shape)
+    return [] if d.same else [f"{rec.name}: {f}" for f in d.fields]
+
+
+def convert(model_path: str, *, fallback: str = "decompose", strict: bool = False):
+    """ONNX file -> (openvino.Model, [Lowered]): resampling nodes through resample-bridge, the rest through
+    OpenVINO's importer; every lowered node proven, or BridgeError with the reasons."""
+    import openvino as ov
+
+    from ..translate.onnx import load
+
+    model = load(model_path)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    log = ConversionLog()
+    exts = conversion_extensions(opset=opset, fallback=fallback, strict=strict, log=log,
+                                 names=_node_names(model))
+    try:
+        ov_model = ov.convert_model(str(model_path), extension=exts)
+    except BridgeError:
+        raise
+    except Exception as e:
+        raise BridgeError(_conversion_message(e)) from None
+    failures = prove(ov_model, log)
+    if failures:
+        raise BridgeError("conversion could not prove itself: " + "; ".join(failures))
+    return ov_model, list(log)
+
+
+def _conversion_message(e: Exception) -> str:
+    """OpenVINO wraps errors raised inside a conversion extension in a long report; keep the reason."""
+    text = str(e)
+    for line in text.splitlines():
+        if "BridgeError" in line or "node '" in line and "field" in line:
+            return line.split("BridgeError:", 1)[-1].strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    key = [ln for ln in lines if ln.startswith("--") or "Conversion failed" in ln]
+    return "OpenVINO could not convert the model: " + (" ".join(key) or (lines[-1] if lines else type(e).__name__))

@@ -404,6 +404,13 @@ def _prove_native(rec: Lowered, by_name) -> list[str]:
     from ..semantics.equivalence import diff
 
     got = tov.parse_node(ops[0])
+    if isinstance(rec.ir, DeformConvIR) and rec.ir.has_bias:
+        # Rung 2 spells the bias as an Add right after the convolution.
+        import dataclasses
+
+        if _consumer(ops[0], "Add") is None:
+            return [f"{rec.name}: the bias Add after DeformableConvolution-8 is missing"]
+        got = dataclasses.replace(got, has_bias=True)
     d = diff(rec.ir, got, shapes=rec.ir.input_shape)
     return [] if d.same else [f"{rec.name}: {f}" for f in d.fields]
 

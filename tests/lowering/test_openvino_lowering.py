@@ -1,0 +1,177 @@
+"""OpenVINO lowering: conformance through `convert`, real-shaped models verified, proof and refusals."""
+
+import os
+import re
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+ov = pytest.importorskip("openvino")
+
+from resample_bridge.lowering import openvino as low  # noqa: E402
+from resample_bridge.semantics.errors import BridgeError  # noqa: E402
+from resample_bridge.tools.cli import main  # noqa: E402
+from resample_bridge.tools.convert import convert_to_openvino, verify_openvino  # noqa: E402
+from tests.models import resize_model  # noqa: E402
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from onnx.backend.test.case.node import collect_testcases
+
+    CASES = [c for c in collect_testcases(None) if re.search("resize|upsample|gridsample|deform", c.name)]
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+# Volumetric GridSample has no native OpenVINO op; it needs the extension (issue 4).
+NEEDS_EXTENSION = {c.name for c in CASES if "volumetric" in c.name}
+
+
+def frozen(case):
+    """The deployed form: roi/scales/sizes as initializers; data inputs stay graph inputs."""
+    m = onnx.ModelProto()
+    m.CopyFrom(case.model)
+    node = m.graph.node[0]
+    ins, outs = case.data_sets[0]
+    keep, feeds = [], {}
+    for vi, arr in zip(list(m.graph.input), ins):
+        if node.op_type in ("Resize", "Upsample") and vi.name != node.input[0]:
+            m.graph.initializer.append(numpy_helper.from_array(arr, vi.name))
+        else:
+            keep.append(vi)
+            feeds[vi.name] = arr
+    del m.graph.input[:]
+    m.graph.input.extend(keep)
+    return m, feeds, outs[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_conformance_through_convert(case, tmp_path):
+    model, feeds, expected = frozen(case)
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    out = tmp_path / "m.xml"
+    if case.name in NEEDS_EXTENSION:
+        with pytest.raises(BridgeError, match="extension"):
+            convert_to_openvino(str(src), str(out))
+        assert not os.listdir(tmp_path) == [] and not out.exists() and not (tmp_path / "m.bin").exists()
+        return
+    convert_to_openvino(str(src), str(out))
+    compiled = ov.Core().compile_model(ov.Core().read_model(str(out)), "CPU", F32)
+    got = compiled(feeds)[0]
+    assert got.shape == expected.shape
+    atol = 5e-5 if case.name == "test_gridsample_bicubic" else 1e-5  # data typed with 4 decimals
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=atol)
+
+
+def test_at_least_58_of_62_convert():
+    assert len(CASES) - len(NEEDS_EXTENSION) >= 58
+
+
+def _chain_model(nodes, inputs, inits, out):
+    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
+
+
+def _const(name, arr, dtype=np.float32):
+    return numpy_helper.from_array(np.asarray(arr, dtype=dtype), name)
+
+
+def real_models():
+    rng = np.random.default_rng(0)
+    f = TensorProto.FLOAT
+    yield "yolo_neck_nearest_x2", _chain_model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Resize", ["c", "", "s"], ["up"], mode="nearest",
+                          coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+         helper.make_node("Concat", ["up", "skip"], ["y"], axis=1)],
+        [helper.make_tensor_value_info("x", f, [1, 16, 20, 20]), helper.make_tensor_value_info("skip", f, [1, 8, 40, 40])],
+        [_const("w", rng.standard_normal((16, 16, 3, 3)) * 0.1), _const("s", [1, 1, 2, 2])], "y")
+    yield "segmentation_head_linear_align_corners_x4", _chain_model(
+        [helper.make_node("Conv", ["x", "w"], ["logits"]),
+         helper.make_node("Resize", ["logits", "", "s"], ["y"], mode="linear",
+                          coordinate_transformation_mode="align_corners")],
+        [helper.make_tensor_value_info("x", f, [1, 32, 32, 32])],
+        [_const("w", rng.standard_normal((5, 32, 1, 1)) * 0.1), _const("s", [1, 1, 4, 4])], "y")
+    yield "torchvision_antialias_512_to_224", _chain_model(
+        [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear", antialias=1, exclude_outside=1,
+                          coordinate_transformation_mode="pytorch_half_pixel")],
+        [helper.make_tensor_value_info("x", f, [1, 3, 512, 512])], [_const("sz", [1, 3, 224, 224], np.int64)], "y")
+    yield "spatial_transformer_gridsample", _chain_model(
+        [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+         helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear", padding_mode="zeros")],
+        [helper.make_tensor_value_info("x", f, [2, 3, 24, 24]), helper.make_tensor_value_info("theta", f, [2, 2, 3])],
+        [_const("size", [2, 3, 16, 16], np.int64)], "y")
+    yield "dcn_block_mask_bias", _chain_model(
+        [helper.make_node("Conv", ["x", "wo"], ["off"], pads=[1, 1, 1, 1]),
+         helper.make_node("Conv", ["x", "wm"], ["mlogit"], pads=[1, 1, 1, 1]),
+         helper.make_node("Sigmoid", ["mlogit"], ["mask"]),
+         helper.make_node("DeformConv", ["x", "w", "off", "b", "mask"], ["y"], pads=[1, 1, 1, 1]),
+         ],
+        [helper.make_tensor_value_info("x", f, [1, 8, 14, 14])],
+        [_const("wo", rng.standard_normal((18, 8, 3, 3)) * 0.3), _const("wm", rng.standard_normal((9, 8, 3, 3)) * 0.3),
+         _const("w", rng.standard_normal((16, 8, 3, 3)) * 0.1), _const("b", rng.standard_normal(16))], "y")
+
+
+@pytest.mark.parametrize("name,model", list(real_models()), ids=[n for n, _ in real_models()])
+def test_real_shaped_models_verify_exact(name, model, tmp_path):
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, path)
+    report = verify_openvino(str(path))
+    assert report["ok"], report
+    assert report["nodes"] and all(n["max_abs"] < 1e-4 for n in report["nodes"])
+    judged = [o for o in report["outputs"] if o["ok"] is not None]
+    assert judged and all(o["max_abs"] < 1e-4 for o in judged)
+
+
+def test_proof_catches_a_table_that_is_not_the_source_ir(tmp_path):
+    import dataclasses
+
+    path = tmp_path / "m.onnx"
+    onnx.save(resize_model((1, 1, 20, 20), sizes=[1, 1, 6, 6], mode="nearest", nearest_mode="round_prefer_ceil"), path)
+    model, records = low.convert(str(path))
+    assert low.prove(model, records) == []
+    (rec,) = records
+    rec.ir = dataclasses.replace(rec.ir, sampler=dataclasses.replace(rec.ir.sampler, nearest="round_prefer_floor"))
+    assert any("indices differ" in f for f in low.prove(model, records))
+
+
+def test_cli_refusals_leave_nothing_behind(tmp_path, capsys):
+    src = tmp_path / "m.onnx"
+    onnx.save(resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear"), src)
+    out = tmp_path / "o.xml"
+    assert main(["convert", str(src), "--target", "openvino", "-o", str(out)]) == 0
+    before = sorted(os.listdir(tmp_path))
+    assert main(["convert", str(src), "--target", "openvino", "-o", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(["convert", str(src), "--target", "openvino", "-o", str(out), "--force"]) == 0
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):  # running as root: permissions are not enforced
+            pytest.skip("directory permissions are not enforced for this user")
+        assert main(["convert", str(src), "--target", "openvino", "-o", str(ro / "o.xml")]) == 2
+        assert "not writable" in capsys.readouterr().err
+    finally:
+        ro.chmod(0o700)
+    assert sorted(os.listdir(tmp_path)) == before + ["ro"] or sorted(os.listdir(tmp_path)) == sorted(before + ["ro"])
+
+
+def test_dynamic_shape_is_refused_with_the_reason(tmp_path, capsys):
+    m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear")
+    m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "h"
+    src = tmp_path / "dyn.onnx"
+    onnx.save(m, src)
+    assert main(["convert", str(src), "--target", "openvino", "-o", str(tmp_path / "o.xml")]) == 2
+    err = capsys.readouterr().err
+    assert "not static" in err and len(err.strip().splitlines()) == 1
+    assert sorted(os.listdir(tmp_path)) == ["dyn.onnx"]
+
+
+def test_unwritable_output_directory(tmp_path, capsys):
+    src = tmp_path / "m.onnx"
+    onnx.save(resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear"), src)
+    assert main(["convert", str(src), "--target", "openvino", "-o", "/proc/nope/o.xml"]) == 2
+    assert "does not exist" in capsys.readouterr().err

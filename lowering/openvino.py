@@ -17,6 +17,7 @@ importer. openvino is imported lazily: this module imports without it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -57,7 +58,8 @@ class Lowered:
     tables: list = field(default_factory=list)  # decomposition: (axis, index, weight, extrapolate) constants
     native_op_name: str | None = None  # rungs 1-2: tag of the op to re-read for the proof
     located: dict = field(default_factory=dict)  # tag -> friendly name, found in memory, reused on disk
-    tables_shape: tuple | None = None  # decomposition: the static input shape the tables were built for
+    tables_shape: tuple | None = None  # the static input shape the lowering was proven for
+    ties_measured: dict | None = None  # native with fp32 ties: settled by a probe run at conversion
 
     def summary(self) -> str:
         s = f"{self.name}: rung {self.rung} ({RUNG_NAMES[self.rung]}): {self.reason}"
@@ -206,6 +208,101 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
     raise BridgeError(f"cannot lower {type(ir).__name__}", name)
 
 
+# ----------------------------------------------------------------------------------------------------------
+# Rungs 1-2 for Resize: native Interpolate candidates, each parsed back into IR and compared.
+
+_OV_COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
+
+
+def _interpolate_candidates(ir: ResizeIR, bound):
+    """(rung, description, attrs) to try in order: the ONNX spelling first, then exact rewrites."""
+    axes = [a.axis for a in bound.axes] or list(ir.axes)
+    sizes = [bound.out_shape[a] for a in axes]
+    s = ir.sampler
+    if s.kind == "nearest":
+        mode = dict(mode="nearest", nearest_mode=s.nearest)
+    elif not s.antialias and not ir.exclude_outside:
+        mode = dict(mode="linear_onnx") if s.kind == "linear" else dict(mode="cubic", cube_coeff=float(s.cubic_a))
+    else:
+        mode = None
+    if mode is not None:
+        coord = ir.coord if ir.coord in _OV_COORDS else None
+        if coord and isinstance(ir.scales, tuple):
+            scales = [float(ir.scales[ir.axes.index(a)]) if a in ir.axes else 1.0 for a in axes]
+            yield NATIVE, "Interpolate-11 with the same attributes", dict(mode, coord=coord, calc="scales",
+                                                                         values=scales, axes=axes)
+        if coord:
+            yield (NATIVE if ir.sizes is not None and ir.aspect_policy == "stretch" else REWRITE,
+                   "Interpolate-11 in sizes mode", dict(mode, coord=coord, calc="sizes", values=sizes, axes=axes))
+        for other in _OV_COORDS:  # another spelling of the same coordinate map for these lengths
+            if other != coord:
+                yield REWRITE, f"Interpolate-11, {ir.coord} spelled as {other}", dict(
+                    mode, coord=other, calc="sizes", values=sizes, axes=axes)
+    if s.antialias and ir.exclude_outside and len(axes) == 2 and \
+            (s.kind == "linear" or s.cubic_a == Fraction(-1, 2)):
+        pillow = "bilinear_pillow" if s.kind == "linear" else "bicubic_pillow"
+        yield REWRITE, f"Interpolate-11 {pillow} (= antialias + exclude_outside, half_pixel)", dict(
+            mode=pillow, coord="half_pixel", calc="sizes", values=sizes, axes=sorted(axes))
+
+
+def _build_interpolate(x, attrs: dict):
+    import openvino.opset11 as ops11
+
+    dtype = np.float32 if attrs["calc"] == "scales" else np.int64
+    return ops11.interpolate(
+        x, ops11.constant(np.array(attrs["values"], dtype=dtype)), attrs["mode"], attrs["calc"],
+        coordinate_transformation_mode=attrs["coord"], nearest_mode=attrs.get("nearest_mode", "round_prefer_floor"),
+        cube_coeff=attrs.get("cube_coeff", -0.75), axes=ops11.constant(np.array(attrs["axes"], dtype=np.int64)),
+    )
+
+
+def _probe_matches(ir: ResizeIR, node, shape) -> bool:
+    """Run one candidate on distinct values and compare with the oracle: which element a resize reads does not
+    depend on the data, so equality here proves how fp32 coordinates resolve the ties on this shape."""
+    import openvino as ov
+
+    from ..semantics.reference import run
+
+    model = ov.Model([node.output(0)], [p.get_node() for p in node.input_values()
+                                        if p.get_node().get_type_name() == "Parameter"])
+    x = (np.random.default_rng(7).permutation(int(np.prod(shape))).reshape(shape) / 7.0).astype(np.float32)
+    got = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([x])[0]
+    want = run(ir, x, None, None, None)
+    return got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def native_resize(ir: ResizeIR, shape, et):
+    """The first native Interpolate whose parsed IR equals ``ir`` on ``shape``: (rung, description, attrs,
+    ties_measured) or None with the reasons each candidate failed."""
+    import openvino as ov
+    import openvino.opset11 as ops11
+
+    from ..semantics.equivalence import diff
+    from ..translate import openvino as tov
+
+    bound = bind_resize(ir, shape)
+    reasons = []
+    for rung, desc, attrs in _interpolate_candidates(ir, bound):
+        param = ops11.parameter(list(shape), et)
+        try:
+            node = _build_interpolate(param, attrs)
+            got = tov.parse_node(node)
+            d = diff(ir, got, shapes=shape)
+        except (BridgeError, RuntimeError) as e:
+            reasons.append(f"{desc}: {e}")
+            continue
+        if not d.same:
+            reasons.append(f"{desc}: " + "; ".join(map(str, d.fields)))
+            continue
+        if d.ties:
+            if not _probe_matches(ir, node, shape):
+                reasons.append(f"{desc}: fp32 coordinates resolve the ties at {d.ties} differently")
+                continue
+            return rung, desc, attrs, d.ties, reasons
+        return rung, desc, attrs, None, reasons
+    return None, None, None, None, reasons
+
+
 def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
     if fallback == "extension":
         raise BridgeError("the resample-bridge OpenVINO extension is not built yet; use --fallback decompose",
@@ -213,6 +310,17 @@ def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
     x = inputs[0]
     shape = tuple(d.get_length() if d.is_static else None for d in x.get_partial_shape()) \
         if x.get_partial_shape().rank.is_static else None
+    static_params = not any(isinstance(getattr(ir, k), RuntimeValue) for k in ("scales", "sizes", "roi"))
+    why_not_native = []
+    if _static_shape(shape) and static_params and str(x.get_element_type()) == "<Type: 'float32'>":
+        rung, desc, attrs, ties, why_not_native = native_resize(ir, shape, x.get_element_type())
+        if rung is not None:
+            node = _build_interpolate(x, attrs)
+            _tag(node, f"{name}/native")
+            reason = desc + " computes the same numbers" + (
+                f" (fp32 ties at {ties} measured to resolve as exact arithmetic)" if ties else "")
+            return [node.output(0)], Lowered(name, ir, rung, reason, native_op_name=f"{name}/native",
+                                             tables_shape=shape, ties_measured=ties)
     if not _static_shape(shape):
         raise BridgeError(f"input shape {shape} is not static: decomposition needs static shapes and the "
                           f"extension rung is not built yet", name, "X")
@@ -223,6 +331,8 @@ def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
                               f"constant and the extension rung is not built yet", name, key)
     out, tables = decompose_resize(ir, x, shape, runtime, name)
     reason = "per-axis tap tables from the oracle's tap module (Gather/Multiply/ReduceSum)"
+    if why_not_native:
+        reason += "; no native Interpolate is exact: " + " | ".join(why_not_native[:2])
     return [out], Lowered(name, ir, DECOMPOSE, reason, tables=tables, tables_shape=shape)
 
 
@@ -411,8 +521,12 @@ def _prove_native(rec: Lowered, by_name) -> list[str]:
         if _consumer(ops[0], "Add") is None:
             return [f"{rec.name}: the bias Add after DeformableConvolution-8 is missing"]
         got = dataclasses.replace(got, has_bias=True)
-    d = diff(rec.ir, got, shapes=rec.ir.input_shape)
-    return [] if d.same else [f"{rec.name}: {f}" for f in d.fields]
+    d = diff(rec.ir, got, shapes=rec.tables_shape or rec.ir.input_shape)
+    if not d.same:
+        return [f"{rec.name}: {f}" for f in d.fields]
+    if d.ties and d.ties != rec.ties_measured:
+        return [f"{rec.name}: fp32 ties at {d.ties} were not settled by a probe run"]
+    return []
 
 
 def convert(model_path: str, *, fallback: str = "decompose", strict: bool = False):
@@ -445,6 +559,18 @@ def _conversion_message(e: Exception) -> str:
     for line in text.splitlines():
         if "BridgeError" in line or "node '" in line and "field" in line:
             return line.split("BridgeError:", 1)[-1].strip()
+    return "OpenVINO could not convert the model: " + openvino_error_reason(text)
+
+
+_NOISE = ("Check 'false' failed at src/frontends/common_translators", "FrontEnd API failed", "Model wasn't fully",
+          "Failed operations detailed log", "[ONNX Frontend] Conversion failed", "Summary:",
+          "-- Conversion is failed", "While validating", "Check '")
+
+
+def openvino_error_reason(text: str) -> str:
+    """OpenVINO's own words for a refusal, without the wrapper lines of its conversion report."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    key = [ln for ln in lines if ln.startswith("--") or "Conversion failed" in ln]
-    return "OpenVINO could not convert the model: " + (" ".join(key) or (lines[-1] if lines else type(e).__name__))
+    useful = [ln for ln in lines if not ln.startswith(_NOISE) and not (ln.startswith("--") and "message" in ln)]
+    reason = useful[-1] if useful else (lines[-1] if lines else "unknown error")
+    return reason.lstrip("- ")[:300]
+

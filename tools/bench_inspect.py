@@ -16,7 +16,6 @@ import numpy as np
 
 
 def big_model(n_nodes: int = 2000, n_resampling: int = 500):
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)

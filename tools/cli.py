@@ -1,4 +1,4 @@
-"""``resample-bridge``: inspect | convert | verify | demo (check arrives with the OpenVINO parser).
+"""``resample-bridge``: inspect | check | convert | verify | demo.
 
 Every refusal is one line naming the node and field, exit status 2; no tracebacks for bad input.
 """
@@ -87,6 +87,15 @@ def cmd_convert(args) -> int:
     return 0
 
 
+def cmd_check(args) -> int:
+    from .check import check_openvino, format_check
+
+    _target(args)
+    rows = check_openvino(args.model)
+    print(json.dumps(rows, indent=1, default=str) if args.json else format_check(rows))
+    return 0
+
+
 def cmd_verify(args) -> int:
     import numpy as np
 
@@ -135,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     pi.add_argument("model", help="an ONNX model file")
     pi.add_argument("--json", action="store_true", help="machine-readable output")
     pi.set_defaults(func=cmd_inspect)
+    pk = sub.add_parser("check", help="what the target's own importer does with each resampling node")
+    pk.add_argument("model")
+    pk.add_argument("--target", required=True, choices=["openvino", "tensorrt"])
+    pk.add_argument("--json", action="store_true")
+    pk.set_defaults(func=cmd_check)
     pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
     pc.add_argument("model")
     pc.add_argument("--target", required=True, choices=["openvino", "tensorrt"])

@@ -1,0 +1,69 @@
+"""`check --target openvino` on the 62 conformance cases (frozen form) flags exactly what OpenVINO's own
+importer gets wrong or refuses, with the right reason. The expected verdicts are the ones measured
+independently in shared/notes/openvino-facts.md §1.5 (openvino 2026.4.1), not derived from this code."""
+
+import pytest
+
+pytest.importorskip("openvino")
+
+import onnx  # noqa: E402
+
+from resample_bridge.tools.check import check_openvino  # noqa: E402
+from tests.lowering.test_openvino_lowering import CASES, frozen  # noqa: E402
+
+SILENT = {  # case -> a field that must be named
+    "test_resize_downsample_scales_linear_antialias": "sampler.antialias",
+    "test_resize_downsample_sizes_linear_antialias": "sampler.antialias",
+    "test_resize_downsample_scales_cubic_antialias": "sampler.antialias",
+    "test_resize_downsample_sizes_cubic_antialias": "sampler.antialias",
+    "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside": "exclude_outside",
+    "test_resize_downsample_scales_cubic_A_n0p5_exclude_outside": "exclude_outside",
+    "test_resize_upsample_sizes_nearest_not_larger": "aspect_policy",
+    "test_resize_upsample_sizes_nearest_not_smaller": "aspect_policy",
+    "test_resize_downsample_sizes_nearest_not_larger": "aspect_policy",
+    "test_resize_downsample_sizes_nearest_not_smaller": "aspect_policy",
+    "test_resize_downsample_scales_linear_align_corners": "formula_length",
+    "test_resize_downsample_scales_cubic_align_corners": "formula_length",
+}
+REFUSED = {  # case -> words of OpenVINO's own message
+    **{c.name: "No conversion rule found" for c in CASES if "deform" in c.name},
+    **{c.name: "only supported for 4D" for c in CASES if "volumetric" in c.name},
+    **{c.name: "tf_crop_and_resize" for c in CASES if "tf_crop_and_resize" in c.name},
+    **{c.name: "half_pixel_symmetric" for c in CASES if "half_pixel_symmetric" in c.name},
+}
+
+
+def test_expected_counts_match_the_measurement():
+    assert (len(CASES) - len(SILENT) - len(REFUSED), len(SILENT), len(REFUSED)) == (36, 12, 14)
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    d = tmp_path_factory.mktemp("check")
+    out = {}
+    for case in CASES:
+        model, _, _ = frozen(case)
+        path = d / f"{case.name}.onnx"
+        onnx.save(model, path)
+        (row,) = check_openvino(str(path))
+        out[case.name] = row
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_check_verdict(rows, case):
+    row = rows[case.name]
+    v = row["openvino"]
+    if case.name in SILENT:
+        assert v["verdict"] == "silently different"
+        assert any(f.startswith(SILENT[case.name]) for f in v["fields"]), v["fields"]
+        assert v["max_error"] > 1e-3
+    elif case.name in REFUSED:
+        assert v["verdict"] == "refused" and REFUSED[case.name] in v["reason"]
+    else:
+        assert v["verdict"] == "exact", v
+    ours = row["resample_bridge"]
+    if "volumetric" in case.name:
+        assert ours["rung"] is None and "extension" in ours["reason"]
+    else:
+        assert ours["rung"] in (1, 2, 3)

@@ -274,7 +274,6 @@ def _probe_matches(ir: ResizeIR, node, shape) -> bool:
 def native_resize(ir: ResizeIR, shape, et):
     """The first native Interpolate whose parsed IR equals ``ir`` on ``shape``: (rung, description, attrs,
     ties_measured) or None with the reasons each candidate failed."""
-    import openvino as ov
     import openvino.opset11 as ops11
 
     from ..semantics.equivalence import diff
@@ -292,7 +291,8 @@ def native_resize(ir: ResizeIR, shape, et):
             reasons.append(f"{desc}: {e}")
             continue
         if not d.same:
-            reasons.append(f"{desc}: " + "; ".join(map(str, d.fields)))
+            reasons.append(f"{desc} differs in " + ", ".join(
+                f.name for f in d.fields if not f.name.endswith("coordinate map")) or "its coordinate map")
             continue
         if d.ties:
             if not _probe_matches(ir, node, shape):
@@ -332,7 +332,7 @@ def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
     out, tables = decompose_resize(ir, x, shape, runtime, name)
     reason = "per-axis tap tables from the oracle's tap module (Gather/Multiply/ReduceSum)"
     if why_not_native:
-        reason += "; no native Interpolate is exact: " + " | ".join(why_not_native[:2])
+        reason += "; no native Interpolate is exact (" + "; ".join(why_not_native[:2]) + ")"
     return [out], Lowered(name, ir, DECOMPOSE, reason, tables=tables, tables_shape=shape)
 
 

@@ -29,12 +29,17 @@ class BoundAxis:
     filter_scale: Fraction  # the scale whose inverse stretches an antialias filter (used as min(s, 1))
     nearest: str | None  # rounding rule resolved for this axis ("simple" resolved to floor/ceil)
     valid: tuple[Fraction, Fraction] | None  # tf_crop_and_resize: src outside -> extrapolation value
+    # Zeros added before this axis is resampled (OpenVINO pads): in_len counts them, and tap index j reads
+    # original element j - pad_begin (zero outside).
+    pad_begin: int = 0
+    pad_end: int = 0
+    stretch_clamp: bool = True  # antialias stretch min(filter_scale, 1); False: filter_scale as is
 
     def src(self, o: int) -> Fraction:
         return self.a * o + self.b
 
     def is_identity(self, exclude_outside: bool = False) -> bool:
-        if self.valid is not None or self.in_len != self.out_len:
+        if self.valid is not None or self.in_len != self.out_len or self.pad_begin or self.pad_end:
             return False
         if self.in_len == 1 and not exclude_outside:
             return True  # every tap clamps onto the one element and the weights sum to 1
@@ -50,6 +55,7 @@ class BoundResize:
     exclude_outside: bool
     extrapolation_value: float
     arith: str
+    pads: tuple[int, ...] = ()  # zeros added to the input first (begins then ends, every axis); () = none
 
 
 def exact(x: float) -> Fraction:
@@ -66,6 +72,22 @@ def output_length(in_len: int, scale: Fraction, rule: str) -> int:
         return math.floor(in_len * scale)
     if rule == "round":
         return round(in_len * scale)  # Fraction.__round__: half to even
+    if rule == "floor_eps":
+        # OpenVINO 2026.4 (ov::util::dim::scale): s != 1 -> float32(L) * float32(s + 1e-6f), truncated.
+        # Measured on CPU: L=100, s=0.29999998f/0.2999999f/0.299999f -> 30 (ONNX floor: 29), 0.29999f -> 29;
+        # 300 random (L, k/L and its float32 predecessor) agree, static and dynamic input shapes.
+        if scale == 1:
+            return in_len
+        import numpy as np
+
+        s32 = np.float32(float(scale))
+        return int(np.float32(np.float32(in_len) * np.float32(s32 + np.float32(1e-6))))
+    if rule == "floor_fp32":
+        # onnxruntime: static_cast<int64_t>(scale * input_dim) evaluated in float32 (measured: 0.7f * 10 -> 7,
+        # where the exact floor of 10 * 0.699999988 is 6).
+        import numpy as np
+
+        return int(np.float32(np.float32(float(scale)) * np.float32(in_len)))
     raise BridgeError(f"unknown size rule {rule!r}", field="size_rule")
 
 
@@ -138,7 +160,16 @@ def bind_resize(ir: ResizeIR, in_shape: Sequence[int], runtime: dict | None = No
             raise BridgeError(f"roi has {len(roi)} values, expected {2 * n} (starts and ends of "
                               f"{n} axes)", field="roi")
 
-    lens = [in_shape[ax] for ax in ir.axes]
+    pads = tuple(int(p) for p in ir.pads)
+    if pads and (len(pads) != 2 * ir.rank or any(p < 0 for p in pads)):
+        raise BridgeError(f"pads {list(pads)} must be {2 * ir.rank} non-negative values", field="pads")
+    if pads:
+        # OpenVINO Interpolate: zero-pad every axis first, then resize the padded tensor (measured on CPU:
+        # equal to np.pad(zeros) followed by the resize; non-resized axes keep their padded length).
+        in_shape_p = tuple(d + pads[i] + pads[ir.rank + i] for i, d in enumerate(in_shape))
+    else:
+        in_shape_p = in_shape
+    lens = [in_shape_p[ax] for ax in ir.axes]
     # Per axis: (out_len, scale used in the formula, length used in the formula)
     if sizes is not None:
         if ir.aspect_policy == "stretch":
@@ -162,30 +193,61 @@ def bind_resize(ir: ResizeIR, in_shape: Sequence[int], runtime: dict | None = No
     else:
         raise BridgeError("neither scales nor sizes is given", field="scales")
 
-    out_shape = list(in_shape)
+    out_shape = list(in_shape_p)
     axes = []
+    pad_of = (lambda ax: (pads[ax], pads[ir.rank + ax])) if pads else (lambda ax: (0, 0))
+    # OpenVINO's LINEAR: the CPU node (rank 5) stretches every axis by its own scale under antialias
+    # ("unclamped", measured: 4->9 and 5->7, both up, differ from ONNX by 1.26 and equal this to 1e-7); the
+    # core reference (rank 6+) only when some resized axis down-samples ("any_down", measured likewise).
+    unclamped = ir.filter_stretch == "unclamped" or (ir.filter_stretch == "any_down" and any(u < 1 for u in used))
     for i, ax in enumerate(ir.axes):
         out_shape[ax] = out[i]
         if out[i] < 0:
             raise BridgeError(f"output length {out[i]} on axis {ax} is negative", field="sizes")
         axis_roi = (roi[i], roi[n + i]) if roi is not None else None
-        if out[i] == 0 or lens[i] == 0:
+        copy = ir.equal_length_identity and out[i] == lens[i]
+        if out[i] == 0 or lens[i] == 0 or copy:
+            # equal_length_identity: OpenVINO and onnxruntime copy an axis whose lengths are equal (measured:
+            # L=10, scale 1.05 -> 10, a copy; the ONNX reference would shift by 0.45) — no crop range, no
+            # antialias stretch either (onnxruntime, tf_crop_and_resize + antialias, 3 -> 3: copied).
             a, b = Fraction(1), Fraction(0)
         else:
             a, b = affine(ir.coord, lens[i], out[i], used[i], flen[i], axis_roi, ir.length1)
         nearest = ir.sampler.nearest
         if nearest == "simple":
             nearest = "ceil" if used[i] < 1 else "floor"
-        valid = (Fraction(0), Fraction(lens[i] - 1)) if ir.coord == "tf_crop_and_resize" else None
-        bound = BoundAxis(ax, lens[i], out[i], a, b, used[i], nearest, valid)
+        valid = (Fraction(0), Fraction(lens[i] - 1)) if ir.coord == "tf_crop_and_resize" and not copy else None
+        pb, pe = pad_of(ax)
+        bound = BoundAxis(ax, lens[i], out[i], a, b, Fraction(1) if copy else used[i], nearest, valid, pb, pe,
+                          stretch_clamp=not unclamped)
         if not bound.is_identity(ir.exclude_outside):
             axes.append(bound)
+    for ax in range(ir.rank):
+        pb, pe = pad_of(ax)
+        if ax not in ir.axes and (pb or pe):
+            # A padded axis that is not resized: an identity map over the padded length, kept so that
+            # equivalence sees the padding.
+            L = in_shape_p[ax]
+            axes.append(BoundAxis(ax, L, L, Fraction(1), Fraction(0), Fraction(1), "floor", None, pb, pe))
     total = math.prod(out_shape)
     if total > MAX_ELEMENTS:
         raise BridgeError(f"output shape {tuple(out_shape)} has {total} elements, more than 2^31",
                           field="sizes" if sizes is not None else "scales")
     return BoundResize(in_shape, tuple(out_shape), tuple(axes), ir.sampler, ir.exclude_outside,
-                       ir.extrapolation_value, ir.arith)
+                       ir.extrapolation_value, ir.arith, pads)
+
+
+def normalize_axes(axes: Sequence[int], rank: int, node: str | None = None) -> tuple[int, ...]:
+    """Axes as non-negative indices; out-of-range or repeated axes are refused (every framework's rule)."""
+    norm = []
+    for a in axes:
+        a = int(a)
+        if not -rank <= a < rank:
+            raise BridgeError(f"axis {a} is out of range for rank {rank}", node, "axes")
+        norm.append(a % rank)
+    if len(set(norm)) != len(norm):
+        raise BridgeError(f"axes {list(axes)} repeat an axis", node, "axes")
+    return tuple(norm)
 
 
 def check_scales(scales: Sequence[Fraction], n: int) -> None:

@@ -16,8 +16,8 @@ from typing import Any
 
 from .coords import BoundAxis, bind_resize
 from .errors import BridgeError
-from .ir import DeformConvIR, GridSampleIR, ResizeIR, axis_name
-from .taps import axis_taps, tie_indices
+from .ir import GridSampleIR, ResizeIR, axis_name
+from .taps import axis_taps, coarser, tie_indices
 
 _NOT_SEMANTIC = {"origin", "input_shape", "grid_shape", "weight_shape", "dtype"}
 
@@ -132,52 +132,80 @@ def _material(a, b, f: FieldDiff) -> bool:
     return True
 
 
+def _material_axes(a: ResizeIR, ba, bb) -> list[tuple[str, str, str]]:
+    """(axis name, map a, map b) for every axis whose exact tap tables differ."""
+    axes_a = {x.axis: x for x in ba.axes}
+    axes_b = {x.axis: x for x in bb.axes}
+    out = []
+    for ax in sorted(set(axes_a) | set(axes_b)):
+        xa, xb = axes_a.get(ax), axes_b.get(ax)
+        if not _same_taps(xa or _identity(xb), ba, xb or _identity(xa), bb):
+            out.append((axis_name(ax, a.rank), affine_text(xa) if xa else "identity",
+                        affine_text(xb) if xb else "identity"))
+    return out
+
+
+def _with_field(ir: ResizeIR, other: ResizeIR, name: str) -> ResizeIR:
+    """``ir`` with the one (possibly nested, ``sampler.nearest``) field ``name`` taken from ``other``."""
+    head, _, tail = name.partition(".")
+    if tail:
+        inner = dataclasses.replace(getattr(ir, head), **{tail: getattr(getattr(other, head), tail)})
+        return dataclasses.replace(ir, **{head: inner})
+    return dataclasses.replace(ir, **{head: getattr(other, head)})
+
+
+def _changes_numbers(a: ResizeIR, ba, b: ResizeIR, name: str, shape, runtime) -> bool:
+    """Whether taking field ``name`` alone from ``b`` changes what ``a`` computes on ``shape``."""
+    try:
+        one = bind_resize(_with_field(a, b, name), shape, runtime)
+    except (BridgeError, TypeError, ValueError):
+        return True  # not even valid alone: it certainly matters
+    return one.out_shape != ba.out_shape or bool(_material_axes(a, ba, one))
+
+
 def _diff_resize(a: ResizeIR, b: ResizeIR, shapes, runtime) -> Diff:
     shape = _shape_of(a, shapes)
     ba, bb = bind_resize(a, shape, runtime), bind_resize(b, shape, runtime)
-    named = field_differences(a, b)
+    named = [f for f in field_differences(a, b) if f.name != "arith"]
     d = Diff()
+    axes = [] if ba.out_shape != bb.out_shape else _material_axes(a, ba, bb)
     if ba.out_shape != bb.out_shape:
         d.fields.append(FieldDiff("output shape", ba.out_shape, bb.out_shape))
-        d.fields += [f for f in named if f.name not in ("arith",)]
-        return d
-    axes_a = {x.axis: x for x in ba.axes}
-    axes_b = {x.axis: x for x in bb.axes}
-    material_axes = []
-    for ax in sorted(set(axes_a) | set(axes_b)):
-        xa, xb = axes_a.get(ax), axes_b.get(ax)
-        name = axis_name(ax, a.rank)
-        if not _same_taps(xa or _identity(xb), ba, xb or _identity(xa), bb):
-            material_axes.append(name)
-            fa = affine_text(xa) if xa else "identity"
-            fb = affine_text(xb) if xb else "identity"
-            if fa != fb:
-                d.fields.append(FieldDiff(f"{name} coordinate map", fa, fb))
-    if material_axes:
-        # Name the op-level fields that explain it.
-        for f in named:
-            if f.name != "arith":
-                d.fields.append(f)
-        if not any(f.name.endswith("coordinate map") or f.name in {g.name for g in named} for f in d.fields):
-            d.fields.append(FieldDiff("taps on " + ", ".join(material_axes), "differ", "differ"))
+    for name, fa, fb in axes:
+        if fa != fb:
+            d.fields.append(FieldDiff(f"{name} coordinate map", fa, fb))
+    if d.fields or axes:
+        # Name the fields that explain it: those that change the numbers on their own; if none does alone
+        # (they only matter together), all of them.
+        alone = [f for f in named if _changes_numbers(a, ba, b, f.name, shape, runtime)]
+        d.fields += alone or named
+        d.immaterial = [f for f in named if f not in alone] if alone else []
+        if not d.fields:
+            d.fields.append(FieldDiff("taps on " + ", ".join(n for n, _, _ in axes), "differ", "differ"))
     else:
-        d.immaterial = [f for f in named if f.name != "arith"]
+        d.immaterial = named
     if a.arith != b.arith:
-        for x in ba.axes:
-            t = tie_indices(x, ba.sampler)
-            if t:
-                d.ties[axis_name(x.axis, a.rank)] = t
+        # Ties of either side's coordinate maps, within the reach of the coarser arithmetic.
+        arith = coarser(a.arith, b.arith)
+        for bound in (ba, bb):
+            for x in bound.axes:
+                t = tie_indices(x, bound.sampler, arith, exclude_outside=bound.exclude_outside)
+                if t:
+                    name = axis_name(x.axis, a.rank)
+                    d.ties[name] = sorted(set(d.ties.get(name, [])) | set(t))
     return d
 
 
 def _identity(like: BoundAxis) -> BoundAxis:
     """The axis an op leaves alone, in the form of ``like``'s axis (to compare tap tables)."""
-    return BoundAxis(like.axis, like.in_len, like.in_len, Fraction(1), Fraction(0), Fraction(1), "floor", None)
+    L = like.in_len - like.pad_begin - like.pad_end
+    return BoundAxis(like.axis, L, L, Fraction(1), Fraction(0), Fraction(1), "floor", None)
 
 
 def _same_taps(xa: BoundAxis, ba, xb: BoundAxis, bb) -> bool:
     """Exact equality of the two axes' tap tables (same inputs, same weights, same extrapolation)."""
-    if xa.out_len != xb.out_len or xa.in_len != xb.in_len:
+    if xa.out_len != xb.out_len or \
+            xa.in_len - xa.pad_begin - xa.pad_end != xb.in_len - xb.pad_begin - xb.pad_end:
         return False
     ta = axis_taps(xa, ba.sampler, ba.exclude_outside, exact=True)
     tb = axis_taps(xb, bb.sampler, bb.exclude_outside, exact=True)
@@ -191,14 +219,20 @@ def _same_taps(xa: BoundAxis, ba, xb: BoundAxis, bb) -> bool:
     for o in range(xa.out_len):
         if ta.extrapolate is not None and ta.extrapolate[o]:
             continue
-        if _taps_as_map(ta, o) != _taps_as_map(tb, o):
+        if _taps_as_map(ta, o, xa) != _taps_as_map(tb, o, xb):
             return False
     return True
 
 
-def _taps_as_map(t, o) -> dict:
-    """index -> total weight, dropping zero weights: equal maps read the same values the same way."""
+def _taps_as_map(t, o, axis: BoundAxis | None = None) -> dict:
+    """index -> total weight, dropping zero weights: equal maps read the same values the same way.
+    Indices are of the unpadded input: taps that land in an axis's zero padding read 0 and are dropped."""
+    pb = axis.pad_begin if axis is not None else 0
+    L = axis.in_len - axis.pad_begin - axis.pad_end if axis is not None else None
     m: dict[int, Any] = {}
     for j, w in zip(t.index[o].tolist(), t.weight[o]):
+        j -= pb
+        if L is not None and not 0 <= j < L:
+            continue
         m[j] = m.get(j, 0) + w
     return {j: w for j, w in m.items() if w != 0}

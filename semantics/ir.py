@@ -10,8 +10,9 @@ Vocabulary (all plain strings, so values print and serialise without ceremony):
 * ``coord``: how an output index maps to a source coordinate, before the length/scale are known —
   half_pixel, half_pixel_symmetric, pytorch_half_pixel, tf_half_pixel_for_nn, align_corners, asymmetric,
   tf_crop_and_resize.
-* ``size_rule``: output length from a user scale: ``floor`` (floor(L*s), ONNX) or ``round`` (round half to
-  even, observed elsewhere).
+* ``size_rule``: output length from a user scale: ``floor`` (floor(L*s), ONNX), ``round`` (round half to
+  even, observed elsewhere), ``floor_eps`` (OpenVINO: float32 L*(s+1e-6), truncated) or ``floor_fp32``
+  (onnxruntime: float32 L*s, truncated).
 * ``scale_source``: which scale enters the coordinate formula: ``user`` (the given scale) or ``ratio``
   (out_len / in_len).
 * ``formula_length``: which output length enters align_corners / half_pixel_symmetric / tf_crop_and_resize
@@ -22,7 +23,8 @@ Vocabulary (all plain strings, so values print and serialise without ceremony):
 * nearest rounding: round_prefer_floor, round_prefer_ceil, floor, ceil, half_even, and ``simple``
   (floor when upsampling, ceil when downsampling; onnxruntime's Resize-10 / Upsample).
 * ``arith``: how the framework computes coordinates (``exact``, ``fp64``, ``fp32``). It decides only ties;
-  ``diff`` reports the tie indices instead of a tolerance.
+  ``diff`` reports the tie indices instead of a tolerance: the indices whose exact coordinate is on a
+  rounding boundary or within reach of one in the coarser of the two arithmetics.
 """
 
 from __future__ import annotations
@@ -44,12 +46,19 @@ COORD_MODES = (
 )
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "half_even", "simple")
 SAMPLER_KINDS = ("nearest", "linear", "cubic")
-SIZE_RULES = ("floor", "round")
+# floor_eps: OpenVINO's SCALES-mode length, float32(L) * float32(s + 1e-6f) truncated (L itself when s == 1).
+# floor_fp32: onnxruntime, floor of the float32 product float32(s) * L.
+SIZE_RULES = ("floor", "round", "floor_eps", "floor_fp32")
 ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
 SCALE_SOURCES = ("user", "ratio")
 FORMULA_LENGTHS = ("fractional", "integer")
 LENGTH1_RULES = ("minus_half", "zero")
 ARITH = ("exact", "fp64", "fp32")
+# The antialias filter stretch f per resized axis: ``clamped`` = min(scale, 1) (ONNX); ``unclamped`` = the axis
+# scale itself, so an up-sampled axis gets a triangle narrower than one input step (OpenVINO CPU, LINEAR at
+# rank 5); ``any_down`` = unclamped when any resized axis down-samples, else 1 (OpenVINO's core reference,
+# which the CPU runs for LINEAR at rank 6 and above).
+FILTER_STRETCHES = ("clamped", "any_down", "unclamped")
 GRID_PADDINGS = ("zeros", "border", "reflection")
 # Where GridSample applies padding: on the source coordinate and then on each tap (ONNX reference), or on
 # each tap only (PyTorch, onnxruntime for cubic). Nearest and linear give the same numbers either way.
@@ -108,6 +117,13 @@ class ResizeIR:
     dtype: str | None = None
     # Where the value came from (op and opset); never part of equality.
     origin: str = field(default="", compare=False)
+    # OpenVINO Interpolate: zeros added before resizing, begins then ends for every input axis (2*rank
+    # values; () = none). Lengths, scales and coordinates refer to the padded input.
+    pads: tuple[int, ...] = ()
+    # OpenVINO (and onnxruntime): an axis whose output length equals its (padded) input length is copied,
+    # whatever the scale says.
+    equal_length_identity: bool = False
+    filter_stretch: str = "clamped"  # see FILTER_STRETCHES
 
     kind = "resize"
 
@@ -145,7 +161,7 @@ class DeformConvIR:
     has_bias: bool
     has_mask: bool
     sampler: Sampler = Sampler("linear")
-    border: str = "zero_taps"
+    border: str = "zero_taps"  # see DEFORM_BORDERS
     offset_layout: str = "group,kernel...,(d...)"  # ONNX: [N, offset_group*prod(K)*D, out...], D fastest
     input_shape: tuple[int | None, ...] | None = None
     weight_shape: tuple[int | None, ...] | None = None

@@ -56,6 +56,11 @@ def run_resize(ir: ResizeIR, x, *rest):
     x = np.asarray(x)
     bound = bind_resize(ir, x.shape, _runtime_values(ir, (x, *rest)))
     y = x.astype(np.float64)
+    if bound.pads:
+        # OpenVINO Interpolate pads_begin/pads_end: zeros first, then resize the padded tensor (measured on
+        # CPU for every mode, ranks 3-5: equal to this within float32 rounding).
+        r = len(bound.pads) // 2
+        y = np.pad(y, [(bound.pads[i], bound.pads[r + i]) for i in range(r)])
     for axis in bound.axes:
         table = axis_taps(axis, bound.sampler, bound.exclude_outside)
         # Gather [.., out, K, ..] along the axis and contract K with the weights.
@@ -217,7 +222,19 @@ def run_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None):
     for n in range(N):
         for og in range(OG):
             pts = [(base[d] + off[n, og, :, d, :]).reshape(-1) for d in range(D)]
-            vals = sample_points(x[n, og * cpg:(og + 1) * cpg], pts, ir.sampler, "zeros", bounds)
+            if ir.border == "clamp_in_range":
+                # OpenVINO bilinear_interpolation_pad=false (and DeformableConvolution-1), measured on CPU:
+                # a sample outside [0, L) on any axis is 0; inside, the taps clamp to the last element
+                # (x2 = min(ceil(x), L-1)), so a sample in (L-1, L) reads element L-1 at full weight.
+                vals = sample_points(x[n, og * cpg:(og + 1) * cpg], pts, ir.sampler, "border", bounds)
+                inside = np.ones(pts[0].shape, dtype=bool)
+                for d in range(D):
+                    inside &= (pts[d] >= 0) & (pts[d] < spatial[d])
+                vals = vals * inside[None, :]
+            elif ir.border == "zero_taps":
+                vals = sample_points(x[n, og * cpg:(og + 1) * cpg], pts, ir.sampler, "zeros", bounds)
+            else:
+                raise BridgeError(f"unknown DeformConv border {ir.border!r}", field="border")
             vals = vals.reshape(cpg, K, P)
             if msk is not None:
                 vals = vals * msk[n, og][None]

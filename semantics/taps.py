@@ -61,29 +61,51 @@ def nearest_pick(src: Fraction, rule: str) -> int:
     raise ValueError(f"unknown nearest rounding {rule!r}")
 
 
-def is_tie(src: Fraction, rule: str) -> bool:
-    """True where an inexact evaluation of src could change the nearest pick: exactly on the boundary."""
+def is_tie(src: Fraction, rule: str, tol: Fraction = Fraction(0)) -> bool:
+    """True where an inexact evaluation of src could change the nearest pick: exactly on the boundary, or
+    (``tol`` > 0) within ``tol`` of it."""
     frac = src - math.floor(src)
     if rule in ("floor", "ceil"):
-        return frac == 0
-    return frac == HALF
+        return min(frac, 1 - frac) <= tol
+    return abs(frac - HALF) <= tol
+
+
+# How far (relative to |src| + 1) an evaluation of a source coordinate in this arithmetic can land from the
+# exact value: a few roundings of 2^-24 (float32) or 2^-53 (float64) on terms of that size, with margin.
+_REACH = {"exact": Fraction(0), "fp64": Fraction(1, 2**49), "fp32": Fraction(1, 2**20)}
+ARITH_ORDER = ("exact", "fp64", "fp32")
+
+
+def near_tolerance(src: Fraction, arith: str) -> Fraction:
+    """How close to a boundary an exact source coordinate must be for ``arith`` to land on either side.
+    Measured on OpenVINO CPU (fp32): scale 0.33333334f, tf_half_pixel_for_nn, 0.5/s = 1.49999996 exactly but
+    1.5 in float32, so round_prefer_ceil reads index 2 where the exact pick is 1; and on onnxruntime: scale
+    0.4f, asymmetric floor, output 2 has exact source 4.99999993 but float32 5.0."""
+    return (abs(src) + 1) * _REACH[arith]
+
+
+def coarser(a: str, b: str) -> str:
+    """The less precise of two arithmetics: it decides which ties two frameworks can resolve differently."""
+    return max(a, b, key=ARITH_ORDER.index)
 
 
 def window_radius(sampler: Sampler) -> int:
     return 1 if sampler.kind == "linear" else 2
 
 
-def stretch(sampler: Sampler, filter_scale: Fraction) -> Fraction:
-    """f = min(scale, 1) under antialias (linear/cubic), else 1."""
+def stretch(sampler: Sampler, filter_scale: Fraction, clamp: bool = True) -> Fraction:
+    """f = min(scale, 1) under antialias (linear/cubic), else 1. ``clamp=False`` (OpenVINO's LINEAR, see
+    ``filter_stretch``): f = scale, so an up-sampled axis (f > 1) gets a triangle narrower than one input
+    step."""
     if sampler.antialias and sampler.kind != "nearest":
-        return min(filter_scale, Fraction(1))
+        return min(filter_scale, Fraction(1)) if clamp else filter_scale
     return Fraction(1)
 
 
-def tap_count(sampler: Sampler, filter_scale: Fraction) -> int:
+def tap_count(sampler: Sampler, filter_scale: Fraction, clamp: bool = True) -> int:
     if sampler.kind == "nearest":
         return 1
-    f = stretch(sampler, filter_scale)
+    f = stretch(sampler, filter_scale, clamp)
     return 2 * math.ceil(window_radius(sampler) / f)
 
 
@@ -103,8 +125,8 @@ def axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: b
     """The tap table of one bound axis."""
     L = axis.in_len
     srcs = source_coords(axis)
-    f = stretch(sampler, axis.filter_scale)
-    K = tap_count(sampler, axis.filter_scale)
+    f = stretch(sampler, axis.filter_scale, axis.stretch_clamp)
+    K = tap_count(sampler, axis.filter_scale, axis.stretch_clamp)
     m = K // 2
     index = np.zeros((axis.out_len, K), dtype=np.int64)
     weights: list[list] = []
@@ -122,7 +144,9 @@ def axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: b
                 w = [cubic_filter((i - t) * f, sampler.cubic_a) for i in range(1 - m, m + 1)]
             if sampler.antialias:
                 total = sum(w)
-                w = [x / total for x in w]
+                # total is 0 only under an unclamped stretch f >= 2, where every tap can be 1/f or more away
+                # from the source: OpenVINO's LINEAR then writes 0 (wsum == 0 -> 0; measured on CPU).
+                w = [x / total for x in w] if total != 0 else w
         if exclude_outside:
             w = [x if 0 <= j < L else 0 * x for x, j in zip(w, taps)]
             total = sum(w)
@@ -140,14 +164,45 @@ def axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: b
         axis.out_len, K), extrap)
 
 
-def tie_indices(axis: BoundAxis, sampler: Sampler) -> list[int]:
+def _vanishing(axis: BoundAxis, sampler: Sampler, src: Fraction, exclude_outside: bool, tol: Fraction) -> bool:
+    """True where every filter weight at ``src`` is (within ``tol`` of) zero while the nearest tap sits (within
+    ``tol`` of) the edge of the filter's support: the normalised output switches between 0 and a value
+    there. Zero weights well inside a gap (every tap further than the support) are robustly 0, not a tie."""
+    f = stretch(sampler, axis.filter_scale, axis.stretch_clamp)
+    m = tap_count(sampler, axis.filter_scale, axis.stretch_clamp) // 2
+    x0 = math.ceil(src) - 1
+    t = src - x0
+    total, nearest = Fraction(0), None
+    for i in range(1 - m, m + 1):
+        if exclude_outside and not 0 <= x0 + i < axis.in_len:
+            continue
+        d = (i - t) * f
+        total += linear_filter(d) if sampler.kind == "linear" else cubic_filter(d, sampler.cubic_a)
+        nearest = abs(d) if nearest is None else min(nearest, abs(d))
+    tol_w = tol * f
+    return nearest is not None and abs(total) <= tol_w and nearest <= window_radius(sampler) + tol_w
+
+
+def tie_indices(axis: BoundAxis, sampler: Sampler, arith: str = "exact",
+                exclude_outside: bool = False) -> list[int]:
     """Output indices whose exact source coordinate sits on a discontinuity of the sampler: a nearest
-    rounding boundary, or the edge of tf_crop_and_resize's valid range. Only these can change when a
-    framework evaluates coordinates in floating point instead of exactly."""
+    rounding boundary, the edge of tf_crop_and_resize's valid range, or (an unclamped antialias stretch
+    only) a point where every filter weight vanishes, so the normalised output jumps between 0 and a
+    value. Only these can change when a framework evaluates coordinates in floating point instead of
+    exactly: exactly on such a point, or (``arith`` fp32/fp64) within that arithmetic's reach of it."""
     out = []
+    if axis.a == 1 and axis.b == 0 and axis.in_len == axis.out_len and axis.valid is None:
+        return out  # a copy (an axis that is only zero-padded): no coordinate is computed
+    unclamped = sampler.antialias and sampler.kind != "nearest" and not axis.stretch_clamp
     for o, src in enumerate(source_coords(axis)):
-        if sampler.kind == "nearest" and is_tie(src, axis.nearest):
+        tol = near_tolerance(src, arith)
+        if sampler.kind == "nearest" and is_tie(src, axis.nearest, tol):
             out.append(o)
-        elif axis.valid is not None and src in axis.valid and axis.in_len > 1:
+        elif axis.valid is not None and axis.in_len > 1 and any(abs(src - e) <= tol for e in axis.valid):
+            out.append(o)
+        elif unclamped and _vanishing(axis, sampler, src, exclude_outside, tol):
+            # OpenVINO LINEAR, stretch f >= 2 on an up-sampled axis: at |src - nearest tap| = 1/f every
+            # weight is 0 (output 0) but float32 leaves one weight ~1e-7, which normalises to 1. Measured:
+            # rank 5, H 2->10 half_pixel, src(1) = -1/5 exactly, -0.19999999 in float32 -> x[0], not 0.
             out.append(o)
     return out

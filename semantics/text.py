@@ -9,10 +9,19 @@ from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name
 from .taps import tie_indices
 
 
+_DEFORM_BORDER = {"zero_taps": "zero outside (per tap)",
+                  "clamp_in_range": "zero outside [0, L) (per sample), taps clamped inside"}
+
+
 def _border(ir: ResizeIR) -> str:
     s = "exclude_outside" if ir.exclude_outside else "clamp"
     if ir.coord == "tf_crop_and_resize":
         s += f", extrapolate {ir.extrapolation_value:g} outside [0, L-1]"
+    if ir.pads:
+        r = len(ir.pads) // 2
+        s += f", zero pads {list(ir.pads[:r])}/{list(ir.pads[r:])} first"
+    if ir.filter_stretch != "clamped" and ir.sampler.antialias:
+        s += f", antialias stretch {ir.filter_stretch}"
     return s
 
 
@@ -38,7 +47,7 @@ def describe(ir) -> list[str]:
         return [f"{ir.spatial_rank}-D deformable conv: kernel {k}, strides {list(ir.strides)}, pads "
                 f"{list(ir.pads)}, dilations {list(ir.dilations)}, group {ir.group}, offset_group "
                 f"{ir.offset_group}{', ' + ', '.join(extras) if extras else ''}; taps {ir.sampler}, "
-                f"zero outside (per tap)"]
+                f"{_DEFORM_BORDER.get(ir.border, ir.border)}"]
     raise BridgeError(f"not an IR value: {type(ir).__name__}")
 
 
@@ -66,7 +75,8 @@ def ties(ir) -> dict[str, list[int]]:
     bound = bind_resize(ir, ir.input_shape)
     out = {}
     for ax in bound.axes:
-        t = tie_indices(ax, bound.sampler)
+        # Exact ties only: what any arithmetic may resolve either way (diff adds near ones per arithmetic).
+        t = tie_indices(ax, bound.sampler, "exact", exclude_outside=ir.exclude_outside)
         if t:
             out[axis_name(ax.axis, ir.rank)] = t
     return out

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact
+from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError
 from ..semantics.ir import (COORD_MODES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler)
 from ..semantics.reference import deformconv_out_shape
@@ -167,17 +167,6 @@ def _scales(values, node_name) -> tuple[Fraction, ...]:
     return tuple(out)
 
 
-def _normalize_axes(axes, rank: int, node_name: str) -> tuple[int, ...]:
-    norm = []
-    for a in axes:
-        if not -rank <= a < rank:
-            raise BridgeError(f"axis {a} is out of range for rank {rank}", node_name, "axes")
-        norm.append(a % rank)
-    if len(set(norm)) != len(norm):
-        raise BridgeError(f"axes {list(axes)} repeat an axis", node_name, "axes")
-    return tuple(norm)
-
-
 def parse_resize(node: NodeView, version: int) -> ResizeIR:
     attrs, name = node.attrs, node.name
     in_shape = node.shape(0)
@@ -211,7 +200,7 @@ def parse_resize(node: NodeView, version: int) -> ResizeIR:
                 rank = len(v) if axes_attr is None else None
     if rank is None:
         raise BridgeError("the input rank is unknown (no shape information for X)", name, "X")
-    axes = _normalize_axes(axes_attr, rank, name) if axes_attr is not None else tuple(range(rank))
+    axes = normalize_axes(axes_attr, rank, name) if axes_attr is not None else tuple(range(rank))
 
     roi = _as_list(node.const(1), "roi", name)
     scales = _as_list(node.const(2), "scales", name)

@@ -303,6 +303,72 @@ def native_resize(ir: ResizeIR, shape, et):
     return None, None, None, None, reasons
 
 
+# Fields in which a native Interpolate fed the run-time values may differ from the source IR, and the
+# run-time condition under which that difference changes no number. Any other difference rules it out.
+_RUNTIME_CONDITIONS = {
+    "size_rule": "no L*s lies within 1e-6 below an integer (OpenVINO adds 1e-6 before flooring)",
+    "equal_length_identity": "no resized axis keeps its length with a scale other than 1 (OpenVINO copies it)",
+    "formula_length": "L*s is an integer on every resized axis (OpenVINO divides by the integer length)",
+    "length1": "no output length is 1 (pytorch_half_pixel reads 0 there in OpenVINO, -1/2 in ONNX)",
+    "arith": "no source coordinate falls on a rounding boundary (OpenVINO computes coordinates in float32)",
+}
+
+
+def _runtime_native(name, ir: ResizeIR, x, inputs):
+    """A native Interpolate fed the run-time scales/sizes, with the conditions under which it is exact, or
+    (None, reason)."""
+    import openvino.opset11 as ops11
+
+    from ..translate import openvino as tov
+
+    if ir.roi is not None or isinstance(ir.roi, RuntimeValue) or ir.aspect_policy != "stretch":
+        return None, "roi / keep-aspect policies fed at run time have no native spelling"
+    s = ir.sampler
+    if s.kind == "nearest":
+        mode = dict(mode="nearest", nearest_mode=s.nearest if s.nearest != "simple" else "simple")
+    elif not s.antialias and not ir.exclude_outside:
+        mode = dict(mode="linear_onnx") if s.kind == "linear" else dict(mode="cubic", cube_coeff=float(s.cubic_a))
+    else:
+        return None, "antialias / exclude_outside have no native spelling with run-time scales"
+    if ir.coord not in _OV_COORDS:
+        return None, f"coordinate mode {ir.coord} has no native spelling"
+    calc, values = ("scales", inputs[2]) if isinstance(ir.scales, RuntimeValue) else ("sizes", inputs[3])
+    axes = ops11.constant(np.array(ir.axes, dtype=np.int64))
+    node = ops11.interpolate(x, values, mode["mode"], calc, coordinate_transformation_mode=ir.coord,
+                             nearest_mode=mode.get("nearest_mode", "round_prefer_floor"),
+                             cube_coeff=mode.get("cube_coeff", -0.75), axes=axes)
+    try:
+        got = tov.parse_node(node)
+    except BridgeError as e:
+        return None, f"OpenVINO's Interpolate cannot take it: {e.message}"
+    ok, conditions = _runtime_conditions(ir, got)
+    return (node, conditions) if ok else (None, conditions)
+
+
+def _runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
+    """(True, conditions under which ``got`` computes ``ir``'s numbers) or (False, why it never does)."""
+    from ..semantics.equivalence import field_differences
+
+    calc = "scales" if isinstance(ir.scales, RuntimeValue) else "sizes"
+    conditions = []
+    for f in field_differences(ir, got):
+        if f.name in ("scales.source", "sizes.source", "roi.source"):
+            continue  # the same run-time tensor, named by each framework
+        if f.name == "formula_length" and ir.coord not in ("align_corners", "half_pixel_symmetric",
+                                                          "tf_crop_and_resize"):
+            continue  # only these modes use the output length in their formula
+        if f.name == "length1" and ir.coord != "pytorch_half_pixel":
+            continue
+        if f.name == "arith" and ir.sampler.kind != "nearest":
+            continue  # linear and cubic are continuous in the coordinate: no ties
+        if f.name == "size_rule" and calc == "sizes":
+            continue
+        if f.name not in _RUNTIME_CONDITIONS:
+            return False, f"Interpolate differs in {f.name} ({f.a} vs {f.b})"
+        conditions.append(_RUNTIME_CONDITIONS[f.name])
+    return True, conditions
+
+
 def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
     if fallback == "extension":
         raise BridgeError("the resample-bridge OpenVINO extension is not built yet; use --fallback decompose",
@@ -321,6 +387,19 @@ def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
                 f" (fp32 ties at {ties} measured to resolve as exact arithmetic)" if ties else "")
             return [node.output(0)], Lowered(name, ir, rung, reason, native_op_name=f"{name}/native",
                                              tables_shape=shape, ties_measured=ties)
+    if not static_params:
+        node, conditions = _runtime_native(name, ir, x, inputs)
+        key = next(k for k in ("scales", "sizes", "roi") if isinstance(getattr(ir, k), RuntimeValue))
+        if node is None:
+            raise BridgeError(f"{key} is fed at run time and {conditions}; the extension rung is not built yet",
+                              name, key)
+        if conditions and strict:
+            raise BridgeError(f"--strict: a native Interpolate is exact only if {'; and '.join(conditions)}; "
+                              f"the next rung (extension) is not built yet", name, key)
+        _tag(node, f"{name}/native")
+        return [node.output(0)], Lowered(name, ir, NATIVE, "Interpolate-11 fed the run-time " + key,
+                                         condition="; and ".join(conditions) or None,
+                                         native_op_name=f"{name}/native")
     if not _static_shape(shape):
         raise BridgeError(f"input shape {shape} is not static: decomposition needs static shapes and the "
                           f"extension rung is not built yet", name, "X")
@@ -521,6 +600,12 @@ def _prove_native(rec: Lowered, by_name) -> list[str]:
         if _consumer(ops[0], "Add") is None:
             return [f"{rec.name}: the bias Add after DeformableConvolution-8 is missing"]
         got = dataclasses.replace(got, has_bias=True)
+    if rec.condition is not None or any(isinstance(getattr(rec.ir, k, None), RuntimeValue)
+                                        for k in ("scales", "sizes", "roi")):
+        # Run-time parameters: nothing to bind; the op must be the one the condition was derived for.
+        ok, conditions = _runtime_conditions(rec.ir, got)
+        return [] if ok and "; and ".join(conditions) == (rec.condition or "") else \
+            [f"{rec.name}: the native op no longer matches its stated condition"]
     d = diff(rec.ir, got, shapes=rec.tables_shape or rec.ir.input_shape)
     if not d.same:
         return [f"{rec.name}: {f}" for f in d.fields]

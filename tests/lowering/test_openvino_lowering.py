@@ -175,3 +175,76 @@ def test_unwritable_output_directory(tmp_path, capsys):
     onnx.save(resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear"), src)
     assert main(["convert", str(src), "--target", "openvino", "-o", "/proc/nope/o.xml"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def _runtime_scales_model(mode="linear", coord="half_pixel"):
+    n = helper.make_node("Resize", ["x", "", "s"], ["y"], mode=mode, coordinate_transformation_mode=coord, name="rt")
+    g = helper.make_graph([n], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8]),
+                                     helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+def test_runtime_scales_native_with_its_condition(tmp_path, capsys):
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    model = _runtime_scales_model()
+    src = tmp_path / "rt.onnx"
+    onnx.save(model, src)
+    (rec,) = convert_to_openvino(str(src), str(tmp_path / "rt.xml"))
+    assert rec.rung == 1 and "keeps its length" in rec.condition
+    compiled = ov.Core().compile_model(ov.Core().read_model(str(tmp_path / "rt.xml")), "CPU", F32)
+    (_, ir), = parse_model(model)
+    x = np.random.default_rng(1).standard_normal((1, 2, 8, 8)).astype(np.float32)
+    holds = np.array([1, 1, 2, 0.75], dtype=np.float32)  # 16 and 6: lengths change, L*s integers
+    np.testing.assert_allclose(compiled([x, holds])[0], run(ir, x, None, holds, None), rtol=1e-5, atol=1e-6)
+    broken = np.array([1, 1, 1.05, 1.05], dtype=np.float32)  # 8*1.05 = 8.4 -> 8: OpenVINO copies the axis
+    assert np.abs(compiled([x, broken])[0] - run(ir, x, None, broken, None)).max() > 1e-2
+    # --strict refuses what holds only under a condition.
+    assert main(["convert", str(src), "--target", "openvino", "-o", str(tmp_path / "s.xml"), "--strict"]) == 2
+    assert "--strict" in capsys.readouterr().err and not (tmp_path / "s.xml").exists()
+
+
+def test_align_corners_runtime_condition_is_the_fractional_length(tmp_path):
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    model = _runtime_scales_model(coord="align_corners")
+    src = tmp_path / "ac.onnx"
+    onnx.save(model, src)
+    ov_model, (rec,) = low.convert(str(src))
+    assert "L*s is an integer" in rec.condition
+    compiled = ov.Core().compile_model(ov_model, "CPU", F32)
+    (_, ir), = parse_model(model)
+    x = np.random.default_rng(2).standard_normal((1, 2, 8, 8)).astype(np.float32)
+    holds = np.array([1, 1, 1.5, 0.5], dtype=np.float32)
+    np.testing.assert_allclose(compiled([x, holds])[0], run(ir, x, None, holds, None), rtol=1e-5, atol=1e-6)
+    broken = np.array([1, 1, 0.6, 1.5], dtype=np.float32)  # 8*0.6 = 4.8: ONNX divides by 3.8, OpenVINO by 3
+    assert np.abs(compiled([x, broken])[0] - run(ir, x, None, broken, None)).max() > 1e-2
+
+
+def test_conversion_extensions_with_openvinos_own_importer_for_the_rest(tmp_path):
+    """The public hook: openvino.convert_model(path, extension=conversion_extensions()) — Relu and Concat go
+    through OpenVINO's importer, the Resize through resample-bridge (here: a tf_crop_and_resize, which
+    OpenVINO's importer refuses)."""
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Resize", ["r", "roi", "", "sz"], ["c"], mode="linear", name="crop",
+                              coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0),
+             helper.make_node("Concat", ["c", "c"], ["y"], axis=1)]
+    m = _chain_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 9])],
+                     [_const("roi", [0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3]), _const("sz", [1, 2, 5, 7], np.int64)], "y")
+    src = tmp_path / "m.onnx"
+    onnx.save(m, src)
+    with pytest.raises(Exception):
+        ov.convert_model(str(src))  # OpenVINO alone refuses tf_crop_and_resize
+    converted = ov.convert_model(str(src), extension=low.conversion_extensions())
+    x = np.random.default_rng(3).standard_normal((1, 2, 9, 9)).astype(np.float32)
+    got = ov.Core().compile_model(converted, "CPU", F32)([x])[0]
+    (_, ir), = parse_model(m)
+    want = run(ir, np.maximum(x, 0), None, None, None)
+    np.testing.assert_allclose(got, np.concatenate([want, want], axis=1), rtol=1e-5, atol=1e-6)
+    assert (want == -3.0).any()  # the crop reaches outside: extrapolation is exercised

@@ -21,6 +21,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench_inspect.py
+	$(BIN)/python tools/bench_openvino.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -248,3 +248,19 @@ def test_conversion_extensions_with_openvinos_own_importer_for_the_rest(tmp_path
     want = run(ir, np.maximum(x, 0), None, None, None)
     np.testing.assert_allclose(got, np.concatenate([want, want], axis=1), rtol=1e-5, atol=1e-6)
     assert (want == -3.0).any()  # the crop reaches outside: extrapolation is exercised
+
+
+def test_verify_cli_with_npz_inputs_and_json(tmp_path, capsys):
+    import json
+
+    model = dict(real_models())["segmentation_head_linear_align_corners_x4"]
+    src = tmp_path / "seg.onnx"
+    onnx.save(model, src)
+    x = np.random.default_rng(5).standard_normal((1, 32, 32, 32)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    assert main(["verify", str(src), "--target", "openvino", "--inputs", str(tmp_path / "in.npz"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["nodes"][0]["max_abs"] < 1e-5
+    (tmp_path / "bad.npz").write_bytes(b"not an npz")
+    assert main(["verify", str(src), "--target", "openvino", "--inputs", str(tmp_path / "bad.npz")]) == 2
+    assert "inputs" in capsys.readouterr().err

@@ -341,11 +341,11 @@ def _runtime_native(name, ir: ResizeIR, x, inputs):
         got = tov.parse_node(node)
     except BridgeError as e:
         return None, f"OpenVINO's Interpolate cannot take it: {e.message}"
-    ok, conditions = _runtime_conditions(ir, got)
+    ok, conditions = runtime_conditions(ir, got)
     return (node, conditions) if ok else (None, conditions)
 
 
-def _runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
+def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
     """(True, conditions under which ``got`` computes ``ir``'s numbers) or (False, why it never does)."""
     from ..semantics.equivalence import field_differences
 
@@ -603,7 +603,7 @@ def _prove_native(rec: Lowered, by_name) -> list[str]:
     if rec.condition is not None or any(isinstance(getattr(rec.ir, k, None), RuntimeValue)
                                         for k in ("scales", "sizes", "roi")):
         # Run-time parameters: nothing to bind; the op must be the one the condition was derived for.
-        ok, conditions = _runtime_conditions(rec.ir, got)
+        ok, conditions = runtime_conditions(rec.ir, got)
         return [] if ok and "; and ".join(conditions) == (rec.condition or "") else \
             [f"{rec.name}: the native op no longer matches its stated condition"]
     d = diff(rec.ir, got, shapes=rec.tables_shape or rec.ir.input_shape)

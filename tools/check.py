@@ -146,6 +146,19 @@ def _native_verdict(name, ir, one, feeds) -> dict:
         return {"verdict": "exact" if same else "silently different", "fields": [],
                 "max_error": err, "reason": f"OpenVINO produced {len(parsed)} resampling ops"}
     _, ov_ir = parsed[0]
+    from ..semantics.ir import ResizeIR, RuntimeValue
+
+    if isinstance(ir, ResizeIR) and isinstance(ov_ir, ResizeIR) and \
+            any(isinstance(getattr(ir, k), RuntimeValue) for k in ("scales", "sizes", "roi")):
+        # Run-time parameters: say under which run-time condition OpenVINO's op computes the ONNX numbers.
+        from ..lowering.openvino import runtime_conditions
+
+        ok, conds = runtime_conditions(ir, ov_ir)
+        if not ok:
+            return {"verdict": "silently different", "fields": [conds], "max_error": err}
+        if conds:
+            return {"verdict": "exact only if", "conditions": conds, "max_error": err}
+        return {"verdict": "exact", "max_error": err}
     shape = ir.input_shape
     try:
         d = diff(ir, ov_ir, shapes=shape, runtime=None)
@@ -209,7 +222,8 @@ def _ours(one) -> dict:
         except BridgeError as e:
             return {"rung": None, "reason": e.message}
     (rec,) = records
-    return {"rung": rec.rung, "rung_name": low.RUNG_NAMES[rec.rung], "reason": rec.reason}
+    return {"rung": rec.rung, "rung_name": low.RUNG_NAMES[rec.rung], "reason": rec.reason,
+            "condition": rec.condition}
 
 
 def check_openvino(model_path) -> list[dict]:
@@ -237,6 +251,8 @@ def format_check(rows: list[dict]) -> str:
         out.append(line)
         for f in v.get("fields", []):
             out.append(f"    {f}")
+        for c in v.get("conditions", []):
+            out.append(f"    {c}")
         for ax, idx in v.get("ties", {}).items():
             out.append(f"    {ax}: output indices {idx} read another element (fp32 coordinates at a rounding boundary)")
         for ax, idx in v.get("ties_resolved", {}).items():
@@ -246,7 +262,8 @@ def format_check(rows: list[dict]) -> str:
         if ours["rung"] is None:
             out.append(f"  resample-bridge: refuses: {ours['reason']}")
         else:
-            out.append(f"  resample-bridge: rung {ours['rung']} ({ours['rung_name']}): {ours['reason']}")
+            cond = f" [exact if {ours['condition']}]" if ours.get("condition") else ""
+            out.append(f"  resample-bridge: rung {ours['rung']} ({ours['rung_name']}): {ours['reason']}{cond}")
     counts: dict = {}
     for r in rows:
         counts[r["openvino"]["verdict"]] = counts.get(r["openvino"]["verdict"], 0) + 1

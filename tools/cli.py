@@ -69,16 +69,23 @@ def cmd_demo(args) -> int:
     return 0
 
 
-def _target(args) -> None:
-    if args.target != "openvino":
-        raise BridgeError(f"target {args.target!r} is not available yet (TensorRT lowering is issue 5)",
+def _target(args, verb: str) -> None:
+    if args.target == "tensorrt" and verb == "verify":
+        raise BridgeError("verify --target tensorrt needs the TensorRT runtime, which is not installed here; "
+                          "convert --target tensorrt prints the trtexec / polygraphy command that finishes the job",
                           field="target")
 
 
 def cmd_convert(args) -> int:
     from .convert import convert_to_openvino
 
-    _target(args)
+    _target(args, "convert")
+    if args.target == "tensorrt":
+        from .tensorrt import convert_to_tensorrt, format_convert_tensorrt
+
+        report = convert_to_tensorrt(args.model, args.output, force=args.force, strict=args.strict)
+        print(format_convert_tensorrt(report))
+        return 0
     records = convert_to_openvino(args.model, args.output, fallback=args.fallback, strict=args.strict,
                                   force=args.force)
     for r in records:
@@ -90,7 +97,13 @@ def cmd_convert(args) -> int:
 def cmd_check(args) -> int:
     from .check import check_openvino, format_check
 
-    _target(args)
+    _target(args, "check")
+    if args.target == "tensorrt":
+        from .tensorrt import check_tensorrt, format_check_tensorrt
+
+        rows = check_tensorrt(args.model)
+        print(json.dumps(rows, indent=1, default=str) if args.json else format_check_tensorrt(rows))
+        return 0
     rows = check_openvino(args.model)
     print(json.dumps(rows, indent=1, default=str) if args.json else format_check(rows))
     return 0
@@ -101,7 +114,7 @@ def cmd_verify(args) -> int:
 
     from .convert import format_verify, verify_openvino
 
-    _target(args)
+    _target(args, "verify")
     inputs = None
     if args.inputs:
         try:
@@ -152,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
     pc.add_argument("model")
     pc.add_argument("--target", required=True, choices=["openvino", "tensorrt"])
-    pc.add_argument("-o", "--output", required=True, help="OUT.xml (the .bin is written beside it)")
+    pc.add_argument("-o", "--output", required=True,
+                    help="OUT.xml for openvino (the .bin is written beside it); OUT.onnx (TensorRT-ready) for tensorrt")
     pc.add_argument("--fallback", choices=["decompose", "extension"], default="decompose",
                     help="what to use where no native op is exact (the extension is not built yet)")
     pc.add_argument("--strict", action="store_true",

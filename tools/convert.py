@@ -23,16 +23,20 @@ from ..semantics.errors import BridgeError
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
-def _check_output_path(out: str, force: bool) -> str:
+def check_output_path(out: str, force: bool, suffix: str, companions: tuple[str, ...] = ()) -> str:
+    """The absolute output path, refused early (before any work) when it cannot or must not be written:
+    wrong suffix, missing or read-only directory, or an existing file (or companion such as .bin) without
+    --force."""
     out = os.path.abspath(out)
-    if not out.endswith(".xml"):
-        raise BridgeError(f"output {out} must end in .xml (the .bin is written beside it)", field="output")
+    if not out.endswith(suffix):
+        also = f" (the {', '.join(companions)} is written beside it)" if companions else ""
+        raise BridgeError(f"output {out} must end in {suffix}{also}", field="output")
     d = os.path.dirname(out)
     if not os.path.isdir(d):
         raise BridgeError(f"output directory {d} does not exist", field="output")
     if not os.access(d, os.W_OK):
         raise BridgeError(f"output directory {d} is not writable", field="output")
-    for p in (out, out[:-4] + ".bin"):
+    for p in (out,) + tuple(out[:-len(suffix)] + c for c in companions):
         if os.path.exists(p) and not force:
             raise BridgeError(f"{p} exists; pass --force to overwrite", field="output")
     return out
@@ -45,7 +49,7 @@ def convert_to_openvino(model_path: str, out: str, *, fallback: str = "decompose
 
     from ..lowering import openvino as low
 
-    out = _check_output_path(out, force)
+    out = check_output_path(out, force, ".xml", (".bin",))
     ov_model, records = low.convert(model_path, fallback=fallback, strict=strict)
     tmp = tempfile.mkdtemp(dir=os.path.dirname(out), prefix=".rb-convert-")
     try:

@@ -1,8 +1,6 @@
 """OpenVINO lowering: conformance through `convert`, real-shaped models verified, proof and refusals."""
 
 import os
-import re
-import warnings
 
 import numpy as np
 import onnx
@@ -15,35 +13,14 @@ from resample_bridge.lowering import openvino as low  # noqa: E402
 from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
 from resample_bridge.tools.convert import convert_to_openvino, verify_openvino  # noqa: E402
+from resample_bridge.tools.conformance import conformance_cases, frozen_case  # noqa: E402
 from tests.models import resize_model  # noqa: E402
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    from onnx.backend.test.case.node import collect_testcases
-
-    CASES = [c for c in collect_testcases(None) if re.search("resize|upsample|gridsample|deform", c.name)]
-
+CASES = conformance_cases()
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 # Volumetric GridSample has no native OpenVINO op; it needs the extension (issue 4).
 NEEDS_EXTENSION = {c.name for c in CASES if "volumetric" in c.name}
-
-
-def frozen(case):
-    """The deployed form: roi/scales/sizes as initializers; data inputs stay graph inputs."""
-    m = onnx.ModelProto()
-    m.CopyFrom(case.model)
-    node = m.graph.node[0]
-    ins, outs = case.data_sets[0]
-    keep, feeds = [], {}
-    for vi, arr in zip(list(m.graph.input), ins):
-        if node.op_type in ("Resize", "Upsample") and vi.name != node.input[0]:
-            m.graph.initializer.append(numpy_helper.from_array(arr, vi.name))
-        else:
-            keep.append(vi)
-            feeds[vi.name] = arr
-    del m.graph.input[:]
-    m.graph.input.extend(keep)
-    return m, feeds, outs[0]
+frozen = frozen_case
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -1,0 +1,475 @@
+// resample-bridge TensorRT plugins: ResampleBridgeResize, ResampleBridgeGridSample, ResampleBridgeDeformConv
+// (IPluginV3 + IPluginCreatorV3One, namespace "resample_bridge", version "1").
+//
+// onnx-tensorrt creates them from the plugin nodes lowering/tensorrt.py writes: the node's attributes arrive as
+// plugin fields (INT -> kINT32, FLOAT -> kFLOAT32, STRING -> kCHAR, INTS -> kINT32[n]) named as in
+// lowering/tensorrt.py PLUGIN_ATTRIBUTES, which are the shared kernels' attribute names (../kernels/rb/attrs.hpp).
+// The plugin turns them into the kernels' text form ("name=value" per line) once, serializes that text as one
+// field (rb_attributes), and computes with the shared kernels' C ABI (../kernels/rb_kernels.h).
+//
+// This first version computes on the host: enqueue copies the inputs to pinned host memory, runs the CPU kernels
+// (the same code the oracle is checked against) and copies the output back. It is exact by construction and
+// slow; the CUDA launchers of ../kernels replace the host round trip when they land (same attributes, same
+// plugin). Nothing here is run in this repository's CI: TensorRT is not installable from the package index.
+#include <NvInferRuntime.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rb_kernels.h"
+
+using namespace nvinfer1;
+
+namespace rbtrt {
+
+constexpr char const* kNamespace = "resample_bridge";
+constexpr char const* kVersion = "1";
+constexpr int32_t kSchemaVersion = 1;
+
+enum class Op { kResize, kGridSample, kDeformConv };
+
+char const* opName(Op op) {
+    switch (op) {
+    case Op::kResize: return "ResampleBridgeResize";
+    case Op::kGridSample: return "ResampleBridgeGridSample";
+    default: return "ResampleBridgeDeformConv";
+    }
+}
+
+// The fields each op's creator lists (getFieldNames): exactly PLUGIN_ATTRIBUTES of lowering/tensorrt.py.
+struct FieldSpec {
+    char const* name;
+    PluginFieldType type;
+};
+
+std::vector<FieldSpec> const& fieldSpecs(Op op) {
+    static std::vector<FieldSpec> const resize = {
+        {"rb_schema", PluginFieldType::kINT32}, {"rank", PluginFieldType::kINT32}, {"axes", PluginFieldType::kINT32},
+        {"scales", PluginFieldType::kCHAR}, {"sizes", PluginFieldType::kCHAR}, {"roi", PluginFieldType::kCHAR},
+        {"coord", PluginFieldType::kCHAR}, {"sampler", PluginFieldType::kCHAR}, {"nearest", PluginFieldType::kCHAR},
+        {"cubic_a", PluginFieldType::kCHAR}, {"antialias", PluginFieldType::kINT32},
+        {"exclude_outside", PluginFieldType::kINT32}, {"extrapolation_value", PluginFieldType::kFLOAT32},
+        {"aspect_policy", PluginFieldType::kCHAR}, {"size_rule", PluginFieldType::kCHAR},
+        {"scale_source", PluginFieldType::kCHAR}, {"formula_length", PluginFieldType::kCHAR},
+        {"length1", PluginFieldType::kCHAR}, {"arith", PluginFieldType::kCHAR}, {"pads", PluginFieldType::kINT32},
+        {"equal_length_identity", PluginFieldType::kINT32}, {"filter_stretch", PluginFieldType::kCHAR}};
+    static std::vector<FieldSpec> const grid = {
+        {"rb_schema", PluginFieldType::kINT32}, {"sampler", PluginFieldType::kCHAR}, {"nearest", PluginFieldType::kCHAR},
+        {"cubic_a", PluginFieldType::kCHAR}, {"padding", PluginFieldType::kCHAR},
+        {"align_corners", PluginFieldType::kINT32}, {"padding_on", PluginFieldType::kCHAR},
+        {"arith", PluginFieldType::kCHAR}};
+    static std::vector<FieldSpec> const deform = {
+        {"rb_schema", PluginFieldType::kINT32}, {"kernel_shape", PluginFieldType::kINT32},
+        {"strides", PluginFieldType::kINT32}, {"pads", PluginFieldType::kINT32}, {"dilations", PluginFieldType::kINT32},
+        {"group", PluginFieldType::kINT32}, {"offset_group", PluginFieldType::kINT32}, {"sampler", PluginFieldType::kCHAR},
+        {"cubic_a", PluginFieldType::kCHAR}, {"border", PluginFieldType::kCHAR},
+        {"offset_layout", PluginFieldType::kCHAR}, {"has_bias", PluginFieldType::kINT32},
+        {"has_mask", PluginFieldType::kINT32}};
+    return op == Op::kResize ? resize : op == Op::kGridSample ? grid : deform;
+}
+
+void logError(std::string const& msg) {
+    std::fprintf(stderr, "[resample-bridge TensorRT plugin] %s\n", msg.c_str());
+}
+
+// One plugin field as the kernels' text form: strings without the trailing NUL, numbers space-separated.
+std::string fieldText(PluginField const& f) {
+    std::ostringstream s;
+    s.precision(9);  // float32 round-trips through 9 significant digits
+    switch (f.type) {
+    case PluginFieldType::kCHAR: {
+        auto const* c = static_cast<char const*>(f.data);
+        int32_t n = f.length;
+        while (n > 0 && c[n - 1] == '\0') --n;
+        return std::string(c, c + n);
+    }
+    case PluginFieldType::kINT32:
+        for (int32_t i = 0; i < f.length; ++i) s << (i ? " " : "") << static_cast<int32_t const*>(f.data)[i];
+        return s.str();
+    case PluginFieldType::kINT64:
+        for (int32_t i = 0; i < f.length; ++i) s << (i ? " " : "") << static_cast<int64_t const*>(f.data)[i];
+        return s.str();
+    case PluginFieldType::kFLOAT32:
+        for (int32_t i = 0; i < f.length; ++i) s << (i ? " " : "") << static_cast<float const*>(f.data)[i];
+        return s.str();
+    case PluginFieldType::kFLOAT64:
+        s.precision(17);
+        for (int32_t i = 0; i < f.length; ++i) s << (i ? " " : "") << static_cast<double const*>(f.data)[i];
+        return s.str();
+    default: return "";
+    }
+}
+
+// The value of "name=" in the text form, "" when absent.
+std::string textValue(std::string const& text, std::string const& name) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.compare(0, name.size() + 1, name + "=") == 0) return line.substr(name.size() + 1);
+    }
+    return "";
+}
+
+std::vector<int64_t> textInts(std::string const& text, std::string const& name) {
+    std::vector<int64_t> out;
+    std::istringstream in(textValue(text, name));
+    int64_t v;
+    while (in >> v) out.push_back(v);
+    return out;
+}
+
+// An exact rational "p/q" (or an integer) as a double.
+double rational(std::string const& s) {
+    auto slash = s.find('/');
+    if (slash == std::string::npos) return s.empty() ? 0.0 : std::stod(s);
+    return std::stod(s.substr(0, slash)) / std::stod(s.substr(slash + 1));
+}
+
+// A vocabulary name as the C ABI's index (rb_vocabulary field: 0 kind, 2 padding, 3 padding_on, 4 arith,
+// 5 deform border), -1 when unknown.
+int32_t vocabIndex(int32_t field, std::string const& name) {
+    for (int32_t i = 0;; ++i) {
+        char const* v = rb_vocabulary(field, i);
+        if (!v) return -1;
+        if (name == v) return i;
+    }
+}
+
+int32_t dtypeCode(DataType t) {
+    return t == DataType::kFLOAT ? 0 : t == DataType::kHALF ? 1 : -1;
+}
+
+size_t elementSize(DataType t) {
+    return t == DataType::kHALF ? 2 : 4;
+}
+
+int64_t volume(Dims const& d) {
+    int64_t v = 1;
+    for (int32_t i = 0; i < d.nbDims; ++i) v *= d.d[i];
+    return v;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+
+class Plugin : public IPluginV3, public IPluginV3OneCore, public IPluginV3OneBuild, public IPluginV3OneRuntime {
+public:
+    Plugin(Op op, std::string text) : mOp(op), mText(std::move(text)) {
+        mAxes = textInts(mText, "axes");
+        mSizesInput = textValue(mText, "sizes") == "input";
+    }
+
+    // IPluginV3
+    IPluginCapability* getCapabilityInterface(PluginCapabilityType type) noexcept override {
+        switch (type) {
+        case PluginCapabilityType::kCORE: return static_cast<IPluginV3OneCore*>(this);
+        case PluginCapabilityType::kBUILD: return static_cast<IPluginV3OneBuild*>(this);
+        case PluginCapabilityType::kRUNTIME: return static_cast<IPluginV3OneRuntime*>(this);
+        }
+        return nullptr;
+    }
+    IPluginV3* clone() noexcept override {
+        try {
+            return new Plugin(mOp, mText);
+        } catch (...) {
+            return nullptr;
+        }
+    }
+
+    // IPluginV3OneCore
+    AsciiChar const* getPluginName() const noexcept override { return opName(mOp); }
+    AsciiChar const* getPluginVersion() const noexcept override { return kVersion; }
+    AsciiChar const* getPluginNamespace() const noexcept override { return kNamespace; }
+
+    // IPluginV3OneBuild
+    int32_t getNbOutputs() const noexcept override { return 1; }
+
+    int32_t configurePlugin(DynamicPluginTensorDesc const*, int32_t, DynamicPluginTensorDesc const*,
+                            int32_t) noexcept override {
+        return 0;
+    }
+
+    int32_t getOutputDataTypes(DataType* out, int32_t, DataType const* in, int32_t) const noexcept override {
+        out[0] = in[0];
+        return 0;
+    }
+
+    bool supportsFormatCombination(int32_t pos, DynamicPluginTensorDesc const* inOut, int32_t /*nbInputs*/,
+                                   int32_t) noexcept override {
+        PluginTensorDesc const& d = inOut[pos].desc;
+        if (d.format != TensorFormat::kLINEAR) return false;
+        if (d.type != DataType::kFLOAT && d.type != DataType::kHALF) return false;
+        if (mOp == Op::kGridSample && pos == 1) return true;  // the grid keeps its own float type
+        return pos == 0 || d.type == inOut[0].desc.type;      // data, weights and output share X's type
+    }
+
+    int32_t getOutputShapes(DimsExprs const* inputs, int32_t /*nbInputs*/, DimsExprs const* shapeInputs,
+                            int32_t nbShapeInputs, DimsExprs* outputs, int32_t, IExprBuilder& b) noexcept override {
+        try {
+            if (mOp == Op::kGridSample) {  // [N, C, grid's spatial dims]
+                DimsExprs const& x = inputs[0];
+                DimsExprs const& g = inputs[1];
+                outputs[0].nbDims = x.nbDims;
+                outputs[0].d[0] = x.d[0];
+                outputs[0].d[1] = x.d[1];
+                for (int32_t i = 2; i < x.nbDims; ++i) outputs[0].d[i] = g.d[i - 1];
+                return 0;
+            }
+            if (mOp == Op::kDeformConv) {  // [N, OC, offset's spatial dims]
+                outputs[0] = inputs[2];
+                outputs[0].d[0] = inputs[0].d[0];
+                outputs[0].d[1] = inputs[1].d[0];
+                return 0;
+            }
+            return resizeShape(inputs[0], nbShapeInputs ? &shapeInputs[0] : nullptr, outputs[0], b);
+        } catch (std::exception const& e) {
+            logError(std::string(opName(mOp)) + ": " + e.what());
+            return -1;
+        }
+    }
+
+    // IPluginV3OneRuntime
+    int32_t onShapeChange(PluginTensorDesc const*, int32_t, PluginTensorDesc const*, int32_t) noexcept override {
+        return 0;
+    }
+
+    int32_t enqueue(PluginTensorDesc const* inDesc, PluginTensorDesc const* outDesc, void const* const* inputs,
+                    void* const* outputs, void*, cudaStream_t stream) noexcept override {
+        try {
+            return run(inDesc, outDesc, inputs, outputs, stream);
+        } catch (std::exception const& e) {
+            logError(std::string(opName(mOp)) + ": " + e.what());
+            return -1;
+        }
+    }
+
+    IPluginV3* attachToContext(IPluginResourceContext*) noexcept override { return clone(); }
+
+    PluginFieldCollection const* getFieldsToSerialize() noexcept override {
+        mSerialField = PluginField("rb_attributes", mText.c_str(), PluginFieldType::kCHAR,
+                                   static_cast<int32_t>(mText.size() + 1));
+        mSerialized.nbFields = 1;
+        mSerialized.fields = &mSerialField;
+        return &mSerialized;
+    }
+
+private:
+    // Output dims of a resize: from the bound lengths when the input dims are known at build time; with
+    // symbolic dims, the given sizes, or floor(L * p / q) for the floor rule, or the run-time sizes shape input.
+    int32_t resizeShape(DimsExprs const& x, DimsExprs const* sizesInput, DimsExprs& out, IExprBuilder& b) {
+        int32_t const rank = x.nbDims;
+        out = x;
+        bool allConstant = true;
+        for (int32_t i = 0; i < rank; ++i) allConstant = allConstant && x.d[i]->isConstant();
+        std::vector<int64_t> sizes;
+        if (mSizesInput) {
+            if (!sizesInput) throw std::runtime_error("sizes is 'input' but no shape input reached the plugin");
+            bool constant = true;
+            for (int32_t i = 0; i < sizesInput->nbDims; ++i) constant = constant && sizesInput->d[i]->isConstant();
+            if (!constant || textValue(mText, "aspect_policy") != "stretch") {
+                if (textValue(mText, "aspect_policy") != "stretch")
+                    throw std::runtime_error("run-time sizes with a keep-aspect policy need constant sizes");
+                for (size_t j = 0; j < mAxes.size(); ++j) out.d[mAxes[j]] = sizesInput->d[j];
+                return 0;
+            }
+            for (int32_t i = 0; i < sizesInput->nbDims; ++i) sizes.push_back(sizesInput->d[i]->getConstantValue());
+        }
+        if (allConstant) {
+            std::vector<int64_t> in(rank), o(rank);
+            for (int32_t i = 0; i < rank; ++i) in[i] = x.d[i]->getConstantValue();
+            std::vector<rb_axis> axes(rank);
+            int32_t nAxes = 0;
+            char err[512] = {0};
+            if (rb_resize_bind(mText.c_str(), rank, in.data(), nullptr, 0, nullptr, 0,
+                               sizes.empty() ? nullptr : sizes.data(), static_cast<int64_t>(sizes.size()), o.data(),
+                               &nAxes, axes.data(), err, sizeof(err)) != 0)
+                throw std::runtime_error(err);
+            for (int32_t i = 0; i < rank; ++i) out.d[i] = b.constant(o[i]);
+            return 0;
+        }
+        if (!textValue(mText, "pads").empty()) throw std::runtime_error("pads need constant input dims");
+        std::string const sizesText = textValue(mText, "sizes");
+        if (!sizesText.empty() && textValue(mText, "aspect_policy") == "stretch") {
+            std::vector<int64_t> s = textInts(mText, "sizes");
+            for (size_t j = 0; j < mAxes.size(); ++j) out.d[mAxes[j]] = b.constant(s[j]);
+            return 0;
+        }
+        if (textValue(mText, "size_rule") != "floor")
+            throw std::runtime_error("output lengths under size rule '" + textValue(mText, "size_rule") +
+                                     "' need constant input dims");
+        std::istringstream in(textValue(mText, "scales"));
+        std::string q;
+        for (size_t j = 0; j < mAxes.size() && in >> q; ++j) {
+            auto slash = q.find('/');
+            int64_t num = std::stoll(q.substr(0, slash));
+            int64_t den = slash == std::string::npos ? 1 : std::stoll(q.substr(slash + 1));
+            auto const* L = x.d[mAxes[j]];
+            out.d[mAxes[j]] = b.operation(DimensionOperation::kFLOOR_DIV,
+                                          *b.operation(DimensionOperation::kPROD, *L, *b.constant(num)),
+                                          *b.constant(den));
+        }
+        return 0;
+    }
+
+    struct Host {  // pinned staging buffers
+        void* p = nullptr;
+        explicit Host(size_t n) {
+            if (n && cudaMallocHost(&p, n) != cudaSuccess) throw std::runtime_error("cudaMallocHost failed");
+        }
+        ~Host() {
+            if (p) cudaFreeHost(p);
+        }
+    };
+
+    static void check(cudaError_t e, char const* what) {
+        if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+    }
+
+    int32_t run(PluginTensorDesc const* inDesc, PluginTensorDesc const* outDesc, void const* const* inputs,
+                void* const* outputs, cudaStream_t stream) {
+        int32_t const nIn = mOp == Op::kResize ? 1 : mOp == Op::kGridSample ? 2 : 3 + hasBias() + hasMask();
+        std::vector<std::unique_ptr<Host>> hin;
+        for (int32_t i = 0; i < nIn; ++i) {
+            size_t bytes = static_cast<size_t>(volume(inDesc[i].dims)) * elementSize(inDesc[i].type);
+            hin.emplace_back(new Host(bytes));
+            check(cudaMemcpyAsync(hin.back()->p, inputs[i], bytes, cudaMemcpyDeviceToHost, stream), "copy in");
+        }
+        size_t const outBytes = static_cast<size_t>(volume(outDesc[0].dims)) * elementSize(outDesc[0].type);
+        Host hout(outBytes);
+        check(cudaStreamSynchronize(stream), "synchronize");
+        int32_t const dt = dtypeCode(inDesc[0].type);
+        char err[512] = {0};
+        int rc = 0;
+        std::vector<int64_t> xs(inDesc[0].dims.d, inDesc[0].dims.d + inDesc[0].dims.nbDims);
+        if (mOp == Op::kResize) {
+            std::vector<int64_t> sizes;
+            if (mSizesInput)
+                for (int64_t a : mAxes) sizes.push_back(outDesc[0].dims.d[a]);
+            rc = rb_resize_ir(dt, hin[0]->p, hout.p, volume(outDesc[0].dims), mText.c_str(),
+                              static_cast<int32_t>(xs.size()), xs.data(), nullptr, 0, nullptr, 0,
+                              sizes.empty() ? nullptr : sizes.data(), static_cast<int64_t>(sizes.size()), 0, err,
+                              sizeof(err));
+        } else if (mOp == Op::kGridSample) {
+            int32_t const D = inDesc[0].dims.nbDims - 2;
+            std::vector<int64_t> outSp(outDesc[0].dims.d + 2, outDesc[0].dims.d + 2 + D);
+            std::string const kind = textValue(mText, "sampler");
+            rc = rb_gridsample(dt, dtypeCode(inDesc[1].type), hin[0]->p, hin[1]->p, hout.p, D, xs.data(),
+                               outSp.data(), vocabIndex(0, kind), rational(textValue(mText, "cubic_a")),
+                               vocabIndex(2, textValue(mText, "padding")), vocabIndex(3, textValue(mText, "padding_on")),
+                               textValue(mText, "align_corners") == "1", vocabIndex(4, textValue(mText, "arith")), 0,
+                               err, sizeof(err));
+        } else {
+            int32_t const D = inDesc[0].dims.nbDims - 2;
+            std::vector<int64_t> ws(inDesc[1].dims.d, inDesc[1].dims.d + inDesc[1].dims.nbDims);
+            std::vector<int64_t> strides = textInts(mText, "strides"), pads = textInts(mText, "pads"),
+                                 dil = textInts(mText, "dilations");
+            void const* bias = hasBias() ? hin[3]->p : nullptr;
+            void const* mask = hasMask() ? hin[3 + hasBias()]->p : nullptr;
+            rc = rb_deformconv(dt, hin[0]->p, hin[1]->p, hin[2]->p, bias, mask, hout.p, D, xs.data(), ws.data(),
+                               strides.data(), pads.data(), dil.data(), std::stoll(textValue(mText, "group")),
+                               std::stoll(textValue(mText, "offset_group")), vocabIndex(0, textValue(mText, "sampler")),
+                               rational(textValue(mText, "cubic_a")), vocabIndex(5, textValue(mText, "border")), 0, err,
+                               sizeof(err));
+        }
+        if (rc != 0) throw std::runtime_error(err);
+        check(cudaMemcpyAsync(outputs[0], hout.p, outBytes, cudaMemcpyHostToDevice, stream), "copy out");
+        check(cudaStreamSynchronize(stream), "synchronize");  // hout lives until the copy is done
+        return 0;
+    }
+
+    bool hasBias() const { return textValue(mText, "has_bias") == "1"; }
+    bool hasMask() const { return textValue(mText, "has_mask") == "1"; }
+
+    Op mOp;
+    std::string mText;
+    std::vector<int64_t> mAxes;
+    bool mSizesInput = false;
+    PluginField mSerialField;
+    PluginFieldCollection mSerialized{};
+};
+
+// ------------------------------------------------------------------------------------------------------------
+
+class Creator : public IPluginCreatorV3One {
+public:
+    explicit Creator(Op op) : mOp(op) {
+        for (auto const& f : fieldSpecs(op)) mFields.emplace_back(f.name, nullptr, f.type, 0);
+        mFields.emplace_back("rb_attributes", nullptr, PluginFieldType::kCHAR, 0);  // the serialized form
+        mCollection.nbFields = static_cast<int32_t>(mFields.size());
+        mCollection.fields = mFields.data();
+    }
+
+    IPluginV3* createPlugin(AsciiChar const* name, PluginFieldCollection const* fc, TensorRTPhase) noexcept override {
+        try {
+            std::string text;
+            int32_t schema = -1;
+            for (int32_t i = 0; i < fc->nbFields; ++i) {
+                PluginField const& f = fc->fields[i];
+                if (!f.name || !f.data) continue;
+                if (std::strcmp(f.name, "rb_attributes") == 0) return new Plugin(mOp, fieldText(f));
+                if (std::strcmp(f.name, "rb_schema") == 0) {
+                    schema = *static_cast<int32_t const*>(f.data);
+                    continue;
+                }
+                text += std::string(f.name) + "=" + fieldText(f) + "\n";
+            }
+            if (schema != kSchemaVersion) {
+                logError(std::string(opName(mOp)) + " node " + (name ? name : "?") + ": attribute schema " +
+                         std::to_string(schema) + ", this plugin reads " + std::to_string(kSchemaVersion));
+                return nullptr;
+            }
+            return new Plugin(mOp, text);
+        } catch (std::exception const& e) {
+            logError(e.what());
+            return nullptr;
+        }
+    }
+
+    PluginFieldCollection const* getFieldNames() noexcept override { return &mCollection; }
+    AsciiChar const* getPluginName() const noexcept override { return opName(mOp); }
+    AsciiChar const* getPluginVersion() const noexcept override { return kVersion; }
+    AsciiChar const* getPluginNamespace() const noexcept override { return kNamespace; }
+
+private:
+    Op mOp;
+    std::vector<PluginField> mFields;
+    PluginFieldCollection mCollection{};
+};
+
+Creator& creator(Op op) {
+    static Creator resize(Op::kResize), grid(Op::kGridSample), deform(Op::kDeformConv);
+    return op == Op::kResize ? resize : op == Op::kGridSample ? grid : deform;
+}
+
+// Static registration at load time (trtexec --staticPlugins, ctypes.CDLL): the creators' own namespace.
+struct Registrar {
+    Registrar() {
+        for (Op op : {Op::kResize, Op::kGridSample, Op::kDeformConv})
+            getPluginRegistry()->registerCreator(creator(op), kNamespace);
+    }
+};
+
+}  // namespace rbtrt
+
+#ifndef RB_TRT_NO_STATIC_REGISTRATION
+static rbtrt::Registrar gRegistrar;
+#endif
+
+// Dynamic loading (IPluginRegistry::loadLibrary, trtexec --dynamicPlugins / --setPluginsToSerialize). Build with
+// -DRB_TRT_NO_STATIC_REGISTRATION for that use: loadLibrary fails when the creators are already registered.
+extern "C" {
+__attribute__((visibility("default"))) void setLoggerFinder(ILoggerFinder*) {}
+
+__attribute__((visibility("default"))) IPluginCreatorInterface* const* getCreators(int32_t& nbCreators) {
+    static IPluginCreatorInterface* const creators[] = {&rbtrt::creator(rbtrt::Op::kResize),
+                                                        &rbtrt::creator(rbtrt::Op::kGridSample),
+                                                        &rbtrt::creator(rbtrt::Op::kDeformConv)};
+    nbCreators = 3;
+    return creators;
+}
+}

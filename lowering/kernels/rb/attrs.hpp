@@ -1,0 +1,203 @@
+// The op attribute schema, in C++: one struct per op kind whose fields are the IR fields (semantics/ir.py),
+// named as the IR names them. visit() lists them once; the OpenVINO op (AttributeVisitor), the ONNX frontend
+// mapping (NodeContext attributes of the custom-domain node) and the text form used by the C ABI all go
+// through it. The Python side of the schema is lowering/native.py onnx_attributes(); the tests bind the same
+// IR values through both and compare.
+//
+// Exact rationals travel as text ("3/2", "-3/4"); lists of them space-separated. scales / sizes / roi hold
+// "" (absent), "input" (fed at run time through the node's input 1 roi, 2 scales, 3 sizes) or the values.
+// Booleans are bool in OpenVINO and 0/1 ints in ONNX.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+
+namespace rb {
+
+constexpr int kSchemaVersion = 1;  // the domain version of the custom ONNX ops ("resample_bridge", 1)
+
+struct ResizeAttrs {
+    int64_t rank = 0;
+    std::vector<int64_t> axes;
+    std::string scales, sizes, roi;
+    std::string coord = "half_pixel";
+    std::string sampler = "nearest";
+    std::string nearest = "round_prefer_floor";
+    std::string cubic_a = "-3/4";
+    bool antialias = false;
+    bool exclude_outside = false;
+    float extrapolation_value = 0.0f;
+    std::string aspect_policy = "stretch";
+    std::string size_rule = "floor";
+    std::string scale_source = "user";
+    std::string formula_length = "fractional";
+    std::string length1 = "minus_half";
+    std::string arith = "exact";  // carried for proofs; the kernels decide ties exactly, as the oracle does
+    std::vector<int64_t> pads;
+    bool equal_length_identity = false;
+    std::string filter_stretch = "clamped";
+
+    template <class V>
+    void visit(V&& v) {
+        v("rank", rank);
+        v("axes", axes);
+        v("scales", scales);
+        v("sizes", sizes);
+        v("roi", roi);
+        v("coord", coord);
+        v("sampler", sampler);
+        v("nearest", nearest);
+        v("cubic_a", cubic_a);
+        v("antialias", antialias);
+        v("exclude_outside", exclude_outside);
+        v("extrapolation_value", extrapolation_value);
+        v("aspect_policy", aspect_policy);
+        v("size_rule", size_rule);
+        v("scale_source", scale_source);
+        v("formula_length", formula_length);
+        v("length1", length1);
+        v("arith", arith);
+        v("pads", pads);
+        v("equal_length_identity", equal_length_identity);
+        v("filter_stretch", filter_stretch);
+    }
+};
+
+struct GridSampleAttrs {
+    int64_t spatial_rank = 0;  // 0: taken from X
+    std::string sampler = "linear";
+    std::string nearest = "half_even";
+    std::string cubic_a = "-3/4";
+    std::string padding = "zeros";
+    bool align_corners = false;
+    std::string padding_on = "coordinate_and_taps";
+    std::string arith = "fp32";
+
+    template <class V>
+    void visit(V&& v) {
+        v("spatial_rank", spatial_rank);
+        v("sampler", sampler);
+        v("nearest", nearest);
+        v("cubic_a", cubic_a);
+        v("padding", padding);
+        v("align_corners", align_corners);
+        v("padding_on", padding_on);
+        v("arith", arith);
+    }
+};
+
+struct DeformConvAttrs {
+    std::vector<int64_t> kernel_shape;  // empty: from W
+    std::vector<int64_t> strides, pads, dilations;
+    int64_t group = 1;
+    int64_t offset_group = 1;
+    std::string sampler = "linear";
+    std::string cubic_a = "-3/4";
+    std::string border = "zero_taps";
+    std::string offset_layout = "group,kernel...,(d...)";
+    bool has_bias = false;  // which optional inputs follow offset (ONNX: B, mask)
+    bool has_mask = false;
+
+    template <class V>
+    void visit(V&& v) {
+        v("kernel_shape", kernel_shape);
+        v("strides", strides);
+        v("pads", pads);
+        v("dilations", dilations);
+        v("group", group);
+        v("offset_group", offset_group);
+        v("sampler", sampler);
+        v("cubic_a", cubic_a);
+        v("border", border);
+        v("offset_layout", offset_layout);
+        v("has_bias", has_bias);
+        v("has_mask", has_mask);
+    }
+};
+
+// ------------------------------------------------------------------------------------------------------------
+// Vocabulary strings -> enums (the IR's tuples, in order; see common.hpp).
+
+inline const char* const* vocabulary(int field) {
+    static const char* kind[] = {"nearest", "linear", "cubic", nullptr};
+    static const char* nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "half_even",
+                                    "simple", nullptr};
+    static const char* padding[] = {"zeros", "border", "reflection", nullptr};
+    static const char* padding_on[] = {"coordinate_and_taps", "taps", nullptr};
+    static const char* arith[] = {"exact", "fp64", "fp32", nullptr};
+    static const char* border[] = {"zero_taps", "clamp_in_range", nullptr};
+    static const char* const* fields[] = {kind, nearest, padding, padding_on, arith, border};
+    return field >= 0 && field < 6 ? fields[field] : nullptr;
+}
+
+template <class E>
+E enum_of(int field, const std::string& name, const char* what) {
+    const char* const* names = vocabulary(field);
+    std::string allowed;
+    for (int i = 0; names[i]; ++i) {
+        if (name == names[i]) return static_cast<E>(i);
+        allowed += std::string(i ? ", " : "") + names[i];
+    }
+    throw std::invalid_argument(std::string(what) + " '" + name + "' is not one of " + allowed);
+}
+
+inline Kind kind_of(const std::string& s) { return enum_of<Kind>(0, s, "sampler"); }
+inline Nearest nearest_of(const std::string& s) { return enum_of<Nearest>(1, s, "nearest"); }
+inline Padding padding_of(const std::string& s) { return enum_of<Padding>(2, s, "padding"); }
+inline PaddingOn padding_on_of(const std::string& s) { return enum_of<PaddingOn>(3, s, "padding_on"); }
+inline Arith arith_of(const std::string& s) { return enum_of<Arith>(4, s, "arith"); }
+inline DeformBorder border_of(const std::string& s) { return enum_of<DeformBorder>(5, s, "border"); }
+
+// ------------------------------------------------------------------------------------------------------------
+// The text form "name=value\n..." (lists space-separated; bools 0/1): how the C ABI receives attributes.
+
+struct TextReader {
+    std::map<std::string, std::string> values;
+    void operator()(const char* name, std::string& f) const {
+        auto it = values.find(name);
+        if (it != values.end()) f = it->second;
+    }
+    void operator()(const char* name, bool& f) const {
+        auto it = values.find(name);
+        if (it != values.end()) f = it->second == "1" || it->second == "true";
+    }
+    void operator()(const char* name, int64_t& f) const {
+        auto it = values.find(name);
+        if (it != values.end()) f = std::stoll(it->second);
+    }
+    void operator()(const char* name, float& f) const {
+        auto it = values.find(name);
+        if (it != values.end()) f = std::stof(it->second);
+    }
+    void operator()(const char* name, std::vector<int64_t>& f) const {
+        auto it = values.find(name);
+        if (it == values.end()) return;
+        f.clear();
+        std::istringstream in(it->second);
+        int64_t v;
+        while (in >> v) f.push_back(v);
+    }
+};
+
+template <class Attrs>
+Attrs attrs_from_text(const std::string& text) {
+    TextReader r;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto eq = line.find('=');
+        if (eq == std::string::npos) continue;
+        r.values[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    Attrs a;
+    a.visit(r);
+    return a;
+}
+
+}  // namespace rb

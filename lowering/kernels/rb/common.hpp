@@ -1,0 +1,84 @@
+// Shared by every kernel: host/device qualifiers, the IR vocabulary as C++ enums, element conversions and the
+// two filter kernels. Header-only C++17; compiles under g++ (host) and nvcc (host + device).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define RB_HD __host__ __device__
+// The filter templates are host+device but are also instantiated with the host-only exact rational
+// (rational.hpp) when tables are built on the host: tell nvcc those instantiations are not device code.
+#define RB_EXEC_CHECK_DISABLE _Pragma("nv_exec_check_disable")
+#include <cuda_fp16.h>
+#else
+#define RB_HD
+#define RB_EXEC_CHECK_DISABLE
+#endif
+
+namespace rb {
+
+// The IR vocabulary (semantics/ir.py), in the order of the IR's own tuples: the C ABI passes a field as its
+// index in that tuple, so there is no second naming scheme to drift. tests/lowering/test_kernels.py reads the
+// names back through rb_vocabulary() and compares them with the tuples.
+enum class Kind : int32_t { nearest = 0, linear = 1, cubic = 2 };  // SAMPLER_KINDS
+enum class Nearest : int32_t {                                      // NEAREST_MODES
+    round_prefer_floor = 0, round_prefer_ceil = 1, floor = 2, ceil = 3, half_even = 4, simple = 5 };
+enum class Padding : int32_t { zeros = 0, border = 1, reflection = 2 };          // GRID_PADDINGS
+enum class PaddingOn : int32_t { coordinate_and_taps = 0, taps = 1 };            // PADDING_ON
+enum class Arith : int32_t { exact = 0, fp64 = 1, fp32 = 2 };                   // ARITH
+enum class DeformBorder : int32_t { zero_taps = 0, clamp_in_range = 1 };         // DeformConvIR.border
+
+// Largest spatial rank of GridSample / DeformConv: a cubic tap set is 4^D points, kept on the stack.
+constexpr int kMaxSpatial = 3;
+
+// Element <-> accumulator conversions. _Float16 (g++ >= 12 on x86-64) and __half (CUDA) both convert through
+// static_cast; __half has no direct double constructor on every toolkit, so it goes through float.
+template <class Acc, class T>
+RB_HD inline Acc load(T v) { return static_cast<Acc>(v); }
+template <class T, class Acc>
+RB_HD inline T store(Acc v) { return static_cast<T>(v); }
+#if defined(__CUDACC__)
+template <>
+RB_HD inline double load<double, __half>(__half v) { return static_cast<double>(__half2float(v)); }
+template <>
+RB_HD inline float load<float, __half>(__half v) { return __half2float(v); }
+template <>
+RB_HD inline __half store<__half, double>(double v) { return __float2half_rn(static_cast<float>(v)); }
+template <>
+RB_HD inline __half store<__half, float>(float v) { return __float2half_rn(v); }
+#endif
+
+RB_EXEC_CHECK_DISABLE
+template <class N>
+RB_HD inline N abs_of(N x) { return x < N(0) ? N(0) - x : x; }
+
+// Filter kernels, written once for any number type N (double on every path that runs per element; the exact
+// rational of rational.hpp when tap tables are built). Port of semantics/taps.py linear_filter / cubic_filter
+// (the Keys kernel with coefficient a); test_kernels.py proves the tables agree.
+RB_EXEC_CHECK_DISABLE
+template <class N>
+RB_HD inline N linear_filter(N x) {
+    x = abs_of(x);
+    return x < N(1) ? N(1) - x : N(0);
+}
+
+RB_EXEC_CHECK_DISABLE
+template <class N>
+RB_HD inline N cubic_filter(N x, N a) {
+    x = abs_of(x);
+    if (x <= N(1)) return ((a + N(2)) * x - (a + N(3))) * x * x + N(1);
+    if (x < N(2)) return ((a * x - N(5) * a) * x + N(8) * a) * x - N(4) * a;
+    return N(0);
+}
+
+// float64 -> int64 as numpy's astype after trunc/floor, without the undefined behaviour of an out-of-range
+// cast: values beyond +-2^62 (and NaN) land far outside any tensor, so they are padded like any outside tap.
+RB_HD inline int64_t to_index(double v) {
+    const double lim = 4611686018427387904.0;  // 2^62
+    if (!(v > -lim)) return -(int64_t(1) << 62);
+    if (v >= lim) return int64_t(1) << 62;
+    return static_cast<int64_t>(v);
+}
+
+}  // namespace rb

@@ -1,0 +1,88 @@
+// GridSample with 1, 2 or 3 spatial axes (port of semantics/reference.py run_gridsample): per output point,
+// unnormalise each grid component (float64, then rounded to float32 when arith is fp32, as the frameworks do),
+// round half to even for nearest, apply the coordinate-level padding, then sample with tap-level padding.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common.hpp"
+#include "points.hpp"
+
+namespace rb {
+
+struct GridSampleSpec {
+    int D = 2;
+    int64_t N = 0, C = 0;
+    int64_t spatial[kMaxSpatial] = {1, 1, 1};  // input spatial lengths, outermost first
+    int64_t P = 0;                              // output points per image (product of the grid's middle axes)
+    Kind kind = Kind::linear;
+    double cubic_a = -0.75;
+    Padding padding = Padding::zeros;
+    PaddingOn padding_on = PaddingOn::coordinate_and_taps;
+    bool align_corners = false;
+    Arith arith = Arith::fp32;
+};
+
+// reference._coordinate_padding.
+RB_HD inline double coordinate_padding(double x, int64_t L, const GridSampleSpec& s) {
+    double lo, hi;
+    grid_bounds(L, s.align_corners, lo, hi);
+    const double last = static_cast<double>(L - 1);
+    if (s.padding_on == PaddingOn::coordinate_and_taps) {
+        // ONNX reference: only coordinates outside [lo, hi] move.
+        if (!(x < lo || x > hi)) return x;
+        if (s.padding == Padding::border) return clip(x, 0.0, last);
+        if (s.padding == Padding::reflection) return reflect(x, lo, hi);
+        return x;
+    }
+    // PyTorch / onnxruntime / OpenVINO: linear and nearest clip (after reflecting); cubic pads each tap only.
+    if (s.kind == Kind::cubic) return x;
+    if (s.padding == Padding::border) return clip(x, 0.0, last);
+    if (s.padding == Padding::reflection) return clip(reflect(x, lo, hi), 0.0, last);
+    return x;
+}
+
+// Taps of one output point; ``g`` points at its D grid values, listed innermost axis first (x, y[, z]).
+template <class T>
+RB_HD inline void gridsample_point_taps(const GridSampleSpec& s, const T* g, PointTaps& taps) {
+    double pts[kMaxSpatial], lo[kMaxSpatial], hi[kMaxSpatial];
+    for (int d = 0; d < s.D; ++d) {
+        const int64_t L = s.spatial[d];
+        double p = unnormalize(load<double>(g[s.D - 1 - d]), L, s.align_corners);
+        if (s.arith == Arith::fp32) p = static_cast<double>(static_cast<float>(p));
+        if (s.kind == Kind::nearest) p = rint(p);  // half to even under the default rounding mode
+        pts[d] = coordinate_padding(p, L, s);
+        grid_bounds(L, s.align_corners, lo[d], hi[d]);
+    }
+    point_taps(pts, s.D, s.spatial, s.kind, s.cubic_a, s.padding, lo, hi, taps);
+}
+
+// Host: a checked spec from the tensor shapes. x_shape: D + 2 values; out_shape: the grid's D middle values.
+inline GridSampleSpec make_gridsample_spec(int D, const int64_t* x_shape, const int64_t* out_shape, Kind kind,
+                                           double cubic_a, Padding padding, PaddingOn padding_on,
+                                           bool align_corners, Arith arith) {
+    if (D < 1 || D > kMaxSpatial)
+        throw std::invalid_argument("GridSample supports 1 to " + std::to_string(kMaxSpatial) +
+                                    " spatial axes, got " + std::to_string(D));
+    GridSampleSpec s;
+    s.D = D;
+    s.N = x_shape[0];
+    s.C = x_shape[1];
+    s.P = 1;
+    for (int d = 0; d < D; ++d) {
+        s.spatial[d] = x_shape[2 + d];
+        if (s.spatial[d] <= 0) throw std::invalid_argument("GridSample input has an empty spatial axis");
+        s.P *= out_shape[d];
+    }
+    s.kind = kind;
+    s.cubic_a = cubic_a;
+    s.padding = padding;
+    s.padding_on = padding_on;
+    s.align_corners = align_corners;
+    s.arith = arith;
+    return s;
+}
+
+}  // namespace rb

@@ -1,0 +1,346 @@
+"""The shared C++ kernels (lowering/kernels, through lowering/native.py) against the numpy oracle.
+
+Seeded random IR values, more than 300 per op kind, float32 and float16. Resize runs twice: applying the
+oracle's own tap tables (semantics.taps) and tables built by the C++ port of the tap rules; the tables
+themselves are compared too, which is what proves the port. Skipped, with the reason, where no C++ toolchain
+can build the library.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from resample_bridge.lowering import native
+from resample_bridge.semantics import reference
+from resample_bridge.semantics.coords import bind_resize
+from resample_bridge.semantics.errors import BridgeError
+from resample_bridge.semantics.ir import (ARITH, ASPECT_POLICIES, COORD_MODES, FILTER_STRETCHES, FORMULA_LENGTHS,
+                                          GRID_PADDINGS, LENGTH1_RULES, NEAREST_MODES, PADDING_ON, SAMPLER_KINDS,
+                                          SIZE_RULES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler)
+from resample_bridge.semantics.reference import deformconv_out_shape
+from resample_bridge.semantics.taps import axis_taps
+
+N_CASES = 320
+TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float16: dict(rtol=2e-3, atol=2e-3)}
+DTYPES = [np.float32, np.float16]
+
+
+def test_missing_toolchain_is_a_clear_bridge_error(tmp_path, monkeypatch):
+    """Runs everywhere: without CMake on PATH a fresh cache gets a BridgeError naming what is missing."""
+    monkeypatch.setenv("RESAMPLE_BRIDGE_CACHE", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(BridgeError, match="CMake is not installed"):
+        native.build_library(native.KERNELS_DIR, "rb_kernels", key="probe")
+
+
+def _unavailable() -> str | None:
+    """Why the kernels cannot be built here (no CMake / compiler), or None. A build that fails is not a reason
+    to skip: the tests then fail with the compiler's message."""
+    if os.environ.get("RESAMPLE_BRIDGE_KERNELS_LIB") or native.missing_tools() is None:
+        return None
+    return native.available()
+
+
+_WHY = _unavailable()
+needs_library = pytest.mark.skipif(_WHY is not None, reason=f"kernel library unavailable: {_WHY}")
+
+
+def _round_trips(ir):
+    """The attribute schema spells every IR field: attributes -> IR gives the value back."""
+    import dataclasses
+
+    back = native.parse_attributes(native.OPENVINO_OP_TYPES[ir.kind], native.openvino_attributes(ir))
+    assert back == dataclasses.replace(ir, input_shape=None, dtype=None, **(
+        {"grid_shape": None} if ir.kind == "gridsample" else {"weight_shape": None} if ir.kind == "deformconv"
+        else {})), f"{ir}\n{back}"
+
+
+def _close(got, want, dtype, what):
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype, want.dtype)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), err_msg=what, **TOL[dtype])
+
+
+@needs_library
+def test_vocabulary_is_the_irs():
+    """The C ABI passes IR fields as indices into the IR's own tuples: the compiled names must be those."""
+    assert native.vocabulary(0) == SAMPLER_KINDS
+    assert native.vocabulary(1) == NEAREST_MODES
+    assert native.vocabulary(2) == GRID_PADDINGS
+    assert native.vocabulary(3) == PADDING_ON
+    assert native.vocabulary(4) == ARITH
+    assert native.vocabulary(5) == native.DEFORM_BORDERS
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Resize
+
+SCALES = [0.25, 0.3, 1 / 3, 0.4, 0.5, 0.6, 2 / 3, 0.7, 0.75, 0.8, 1.0, 1.05, 1.2, 1.25, 1.5, 1.7, 2.0, 2.5, 3.0]
+
+
+def _f32(v) -> F:
+    return F(float(np.float32(v)))
+
+
+def resize_case(seed: int):
+    """(ir, inputs after X, x shape) for one seed; only values the oracle binds."""
+    rng = np.random.default_rng(seed)
+    while True:
+        rank = int(rng.integers(1, 6))
+        shape = tuple(int(rng.integers(1, 8 if rank <= 3 else 4)) for _ in range(rank))
+        axes = tuple(int(a) for a in rng.permutation(rank)[: int(rng.integers(1, rank + 1))])
+        kind = str(rng.choice(SAMPLER_KINDS))
+        if kind == "nearest":
+            sampler = Sampler("nearest", nearest=str(rng.choice(NEAREST_MODES)))
+        elif kind == "linear":
+            sampler = Sampler("linear", antialias=bool(rng.random() < 0.4))
+        else:
+            sampler = Sampler("cubic", cubic_a=[F(-3, 4), F(-1, 2), F(-3, 5)][int(rng.integers(3))],
+                              antialias=bool(rng.random() < 0.4))
+        coord = str(rng.choice(COORD_MODES))
+        use_sizes = rng.random() < 0.35
+        scales = sizes = roi = None
+        if use_sizes:
+            sizes = tuple(int(rng.integers(1, 10)) for _ in axes)
+            aspect = str(rng.choice(ASPECT_POLICIES)) if rng.random() < 0.3 else "stretch"
+        else:
+            scales = tuple(_f32(SCALES[int(rng.integers(len(SCALES)))]) for _ in axes)
+            aspect = "stretch"
+        if coord == "tf_crop_and_resize":
+            starts = [_f32(rng.uniform(-0.3, 0.6)) for _ in axes]
+            roi = tuple(starts + [_f32(s + F(rng.uniform(0.1, 1.0))) for s in starts])
+        pads = tuple(int(p) for p in rng.integers(0, 3, 2 * rank)) if rng.random() < 0.15 else ()
+        ir = ResizeIR(
+            rank=rank, axes=axes, scales=scales, sizes=sizes, roi=roi, coord=coord, sampler=sampler,
+            exclude_outside=bool(rng.random() < 0.3), extrapolation_value=float(np.float32(rng.uniform(-2, 2))),
+            aspect_policy=aspect, size_rule=str(rng.choice(SIZE_RULES)), scale_source=str(rng.choice(("user", "ratio"))),
+            formula_length=str(rng.choice(FORMULA_LENGTHS)), length1=str(rng.choice(LENGTH1_RULES)), pads=pads,
+            equal_length_identity=bool(rng.random() < 0.3), filter_stretch=str(rng.choice(FILTER_STRETCHES)),
+        )
+        # Some values arrive at run time: the kernels must bind exactly what the oracle binds.
+        inputs = [None, None, None]
+        if rng.random() < 0.25:
+            for i, key in enumerate(("roi", "scales", "sizes")):
+                val = getattr(ir, key)
+                if val is not None:
+                    dt = np.int64 if key == "sizes" else np.float32
+                    inputs[i] = np.array([float(v) for v in val], dtype=dt)
+                    ir = ResizeIR(**{**ir.__dict__, key: RuntimeValue(key)})
+        try:
+            bound = bind_resize(ir, shape, reference.runtime_values(ir, (None, *inputs)))
+        except BridgeError:
+            continue
+        if 0 in bound.out_shape or math.prod(bound.out_shape) > 20000:
+            continue
+        return ir, inputs, shape
+
+
+@needs_library
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f16"])
+@pytest.mark.parametrize("seed", range(N_CASES))
+def test_resize_matches_oracle(seed, dtype):
+    ir, inputs, shape = resize_case(seed)
+    x = (np.random.default_rng(1000 + seed).standard_normal(shape) * 3).astype(dtype)
+    want = reference.run(ir, x, *inputs)
+    what = f"seed {seed}: {ir}"
+    _close(native.resize(ir, x, *inputs, tables="python"), want, dtype, what + " (oracle's tables)")
+    _close(native.resize(ir, x, *inputs, tables="native"), want, dtype, what + " (C++ tables)")
+    _close(native.resize(ir, x, *inputs, tables="ir"), want, dtype, what + " (C++ binding and tables)")
+    if dtype is np.float32:
+        _round_trips(ir)
+        runtime = reference.runtime_values(ir, (x, *inputs))
+        bound = bind_resize(ir, shape, runtime)
+        # The binding port: same output shape, same axes with the same exact maps.
+        out_shape, axes = native.bind_native(ir, shape, runtime)
+        assert out_shape == bound.out_shape, what
+        assert [a["axis"] for a in axes] == [ax.axis for ax in bound.axes], what
+        for got, ax in zip(axes, bound.axes):
+            assert (got["in_len"], got["out_len"], got["a"], got["b"], got["filter_scale"], got["stretch_clamp"],
+                    got["has_valid"]) == (ax.in_len, ax.out_len, ax.a, ax.b, ax.filter_scale, ax.stretch_clamp,
+                                          ax.valid is not None), f"{what}: axis {ax.axis}"
+            if ir.sampler.kind == "nearest":
+                assert got["nearest"] == ax.nearest, f"{what}: axis {ax.axis}"
+        # The tap port: same windows, same clamped indices, same extrapolated rows, same weights.
+        for ax in bound.axes:
+            py = axis_taps(ax, bound.sampler, bound.exclude_outside)
+            cc = native.tap_table(ax, bound.sampler, bound.exclude_outside)
+            assert np.array_equal(cc.index, py.index), f"{what}: axis {ax.axis} indices"
+            np.testing.assert_allclose(cc.weight, py.weight, rtol=0, atol=1e-12, err_msg=f"{what}: axis {ax.axis}")
+            assert (cc.extrapolate is None) == (py.extrapolate is None)
+            if py.extrapolate is not None:
+                assert np.array_equal(cc.extrapolate, py.extrapolate), f"{what}: axis {ax.axis} extrapolation"
+
+
+@needs_library
+def test_tap_ties_are_decided_exactly():
+    """Source coordinates exactly on a rounding boundary (x.5) or a window edge (integers): the C++ decides them
+    with exact rationals, as the oracle's Fractions do; a float evaluation of a*o+b would not always."""
+    from resample_bridge.semantics.coords import BoundAxis
+
+    a, b = _f32(1 / 3), F(0)  # 0.3333333432674408 exactly: 3*a is just above 1
+    for rule in NEAREST_MODES[:5]:
+        ax = BoundAxis(0, 40, 60, a * 3 / 2, F(-1, 2) + F(1, 4), F(1), rule, None)
+        s = Sampler("nearest", nearest=rule)
+        assert np.array_equal(native.tap_table(ax, s, False).index, axis_taps(ax, s, False).index), rule
+    ax = BoundAxis(0, 9, 30, a, b, F(3), None, None)
+    for s in (Sampler("linear"), Sampler("cubic", cubic_a=F(-3, 4)), Sampler("linear", antialias=True)):
+        py, cc = axis_taps(ax, s, True), native.tap_table(ax, s, True)
+        assert np.array_equal(cc.index, py.index) and np.allclose(cc.weight, py.weight, rtol=0, atol=1e-15)
+
+
+@needs_library
+def test_resize_threads_do_not_change_the_result():
+    ir, inputs, shape = resize_case(3)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert np.array_equal(native.resize(ir, x, *inputs, threads=1), native.resize(ir, x, *inputs, threads=0))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# GridSample
+
+
+def gridsample_case(seed: int, dtype):
+    rng = np.random.default_rng(seed)
+    D = int(rng.integers(1, 4))
+    kind = str(rng.choice(SAMPLER_KINDS))
+    sampler = (Sampler("nearest", nearest="half_even") if kind == "nearest" else
+               Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler("linear"))
+    ir = GridSampleIR(spatial_rank=D, sampler=sampler, padding=str(rng.choice(GRID_PADDINGS)),
+                      align_corners=bool(rng.random() < 0.5), padding_on=str(rng.choice(PADDING_ON)),
+                      arith=str(rng.choice(("fp32", "fp32", "fp64"))))
+    N, C = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+    spatial = tuple(int(rng.integers(1, 6 if D < 3 else 4)) for _ in range(D))
+    out = tuple(int(rng.integers(1, 5 if D < 3 else 3)) for _ in range(D))
+    x = (rng.standard_normal((N, C) + spatial) * 2).astype(dtype)
+    grid = rng.uniform(-1.7, 1.7, (N,) + out + (D,))
+    # Exact values on the borders, the centre and half-pixel positions: where rounding and padding decide.
+    special = np.array([-1.0, 1.0, 0.0, -0.5, 0.5, 1.5, -1.5, 2.0 / 3.0, 0.2])
+    pick = rng.random(grid.shape) < 0.3
+    grid[pick] = rng.choice(special, size=int(pick.sum()))
+    gdtype = np.float32 if rng.random() < 0.3 else dtype
+    return ir, x, grid.astype(gdtype)
+
+
+@needs_library
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f16"])
+@pytest.mark.parametrize("seed", range(N_CASES))
+def test_gridsample_matches_oracle(seed, dtype):
+    ir, x, grid = gridsample_case(seed, dtype)
+    want = reference.run(ir, x, grid)
+    _close(native.gridsample(ir, x, grid), want, dtype, f"seed {seed}: {ir} x{x.shape} grid{grid.shape}")
+    _round_trips(ir)
+
+
+@needs_library
+def test_gridsample_padding_on_is_honoured():
+    """cubic + border: the ONNX reference (coordinate_and_taps) and PyTorch (taps) differ; the kernel follows
+    the field, so the comparison above is able to fail on it."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
+    grid = rng.uniform(-1.6, 1.6, (1, 4, 4, 2)).astype(np.float32)
+    a, b = (GridSampleIR(2, Sampler("cubic", cubic_a=F(-3, 4)), "border", False, padding_on=p) for p in PADDING_ON)
+    ya, yb = native.gridsample(a, x, grid), native.gridsample(b, x, grid)
+    assert np.abs(ya - yb).max() > 1e-2
+    np.testing.assert_allclose(ya, reference.run(a, x, grid), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(yb, reference.run(b, x, grid), rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# DeformConv
+
+
+def deformconv_case(seed: int, dtype):
+    rng = np.random.default_rng(seed)
+    while True:
+        D = int(rng.integers(1, 4))
+        G, OG = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+        C = math.lcm(G, OG) * int(rng.integers(1, 3))
+        OC = G * int(rng.integers(1, 3))
+        kernel = tuple(int(rng.integers(1, 4 if D < 3 else 3)) for _ in range(D))
+        spatial = tuple(int(rng.integers(2, 7 if D < 3 else 4)) for _ in range(D))
+        strides = tuple(int(rng.integers(1, 3)) for _ in range(D))
+        dil = tuple(int(rng.integers(1, 3)) for _ in range(D))
+        pads = tuple(int(p) for p in rng.integers(0, 3, 2 * D))
+        kind = "linear" if rng.random() < 0.8 else str(rng.choice(("nearest", "cubic")))
+        sampler = Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler(kind)
+        has_b, has_m = bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+        ir = DeformConvIR(D, kernel if rng.random() < 0.5 else None, strides, pads, dil, G, OG, has_b, has_m,
+                          sampler=sampler, border="zero_taps" if rng.random() < 0.75 else "clamp_in_range")
+        out = deformconv_out_shape(ir, spatial, kernel)
+        if any(o <= 0 for o in out):
+            continue
+        N, K = int(rng.integers(1, 3)), math.prod(kernel)
+        x = rng.standard_normal((N, C) + spatial).astype(dtype)
+        w = (rng.standard_normal((OC, C // G) + kernel) / math.sqrt(C * K)).astype(dtype)
+        off = rng.standard_normal((N, OG * K * D) + out) * 1.5
+        ints = rng.random(off.shape) < 0.2  # whole-pixel offsets: taps exactly on the grid
+        off[ints] = np.round(off[ints])
+        off[rng.random(off.shape) < 0.05] = 7.5  # far outside
+        b = rng.standard_normal(OC).astype(dtype) if has_b else None
+        m = rng.uniform(0, 1, (N, OG * K) + out).astype(dtype) if has_m else None
+        return ir, (x, w, off.astype(dtype), b, m)
+
+
+@needs_library
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f16"])
+@pytest.mark.parametrize("seed", range(N_CASES))
+def test_deformconv_matches_oracle(seed, dtype):
+    ir, inputs = deformconv_case(seed, dtype)
+    want = reference.run(ir, *inputs)
+    _close(native.deformconv(ir, *inputs), want, dtype, f"seed {seed}: {ir}")
+    _round_trips(ir)
+
+
+@needs_library
+def test_kernel_refusals_are_bridge_errors():
+    ir = DeformConvIR(4, None, (1,) * 4, (0,) * 8, (1,) * 4, 1, 1, False, False)
+    x = np.zeros((1, 1, 2, 2, 2, 2), np.float32)
+    w = np.zeros((1, 1, 1, 1, 1, 1), np.float32)
+    off = np.zeros((1, 4, 2, 2, 2, 2), np.float32)
+    with pytest.raises(BridgeError, match="1 to 3 spatial axes"):
+        native.deformconv(ir, x, w, off)
+    with pytest.raises(BridgeError, match="dtype int32"):
+        native.gridsample(GridSampleIR(1, Sampler("linear"), "zeros", False), np.zeros((1, 1, 3), np.int32),
+                          np.zeros((1, 2, 1), np.float32))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# CUDA launchers: built wherever nvcc is (about 40 s the first time, then cached; RESAMPLE_BRIDGE_SKIP_CUDA_BUILD=1
+# skips it), run only where a device is.
+
+CUDA_TOL = {np.float32: dict(rtol=1e-4, atol=1e-4), np.float16: dict(rtol=2e-3, atol=2e-3)}
+
+
+def _cuda_or_skip(need_device: bool):
+    if os.environ.get("RESAMPLE_BRIDGE_SKIP_CUDA_BUILD"):
+        pytest.skip("RESAMPLE_BRIDGE_SKIP_CUDA_BUILD is set")
+    if native._nvcc() is None:
+        pytest.skip("nvcc not found: the CUDA launchers are not built here")
+    native.cuda_library()  # raises (fails the test) if the launchers do not compile
+    if need_device and native.cuda_device_count() == 0:
+        pytest.skip("no CUDA device")
+
+
+def test_cuda_launchers_compile():
+    _cuda_or_skip(need_device=False)
+    assert native.cuda_library().rb_cuda_device_count() >= 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f16"])
+@pytest.mark.parametrize("seed", range(0, N_CASES, 4))
+def test_cuda_matches_oracle(seed, dtype):
+    _cuda_or_skip(need_device=True)
+    ir, inputs, shape = resize_case(seed)
+    x = (np.random.default_rng(1000 + seed).standard_normal(shape) * 3).astype(dtype)
+    np.testing.assert_allclose(native.cuda_run(ir, x, *inputs).astype(np.float64),
+                               reference.run(ir, x, *inputs).astype(np.float64), err_msg=f"{ir}", **CUDA_TOL[dtype])
+    ir, x, grid = gridsample_case(seed, dtype)
+    np.testing.assert_allclose(native.cuda_run(ir, x, grid).astype(np.float64),
+                               reference.run(ir, x, grid).astype(np.float64), err_msg=f"{ir}", **CUDA_TOL[dtype])
+    ir, args = deformconv_case(seed, dtype)
+    np.testing.assert_allclose(native.cuda_run(ir, *args).astype(np.float64),
+                               reference.run(ir, *args).astype(np.float64), err_msg=f"{ir}", **CUDA_TOL[dtype])

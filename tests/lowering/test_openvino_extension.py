@@ -1,0 +1,202 @@
+"""The OpenVINO extension (lowering/openvino_ext) against the oracle and the ONNX conformance data.
+
+One-node models of the custom-domain ONNX ops (resample_bridge::Resize / GridSample / DeformConv) go through
+``openvino.convert_model(path, extension=lib)`` and run on CPU in f32; a saved IR is re-read in a fresh process
+with ``Core.add_extension``; a standard-domain GridSample-22 (5-D, no native OpenVINO op) converts through a
+Python ConversionExtension that builds the extension op, as lowering rung 4 would.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from resample_bridge.lowering import native
+from resample_bridge.semantics import reference
+from resample_bridge.semantics.errors import BridgeError
+from resample_bridge.semantics.ir import ResizeIR, RuntimeValue
+from tests.lowering.test_kernels import deformconv_case, gridsample_case, resize_case
+
+ov = pytest.importorskip("openvino")
+try:
+    LIB = native.openvino_extension()
+except BridgeError as e:
+    if native.missing_tools() is None:
+        raise  # the tools are there and the build failed: that is a failure, not a reason to skip
+    pytest.skip(f"OpenVINO extension unavailable: {e}", allow_module_level=True)
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+# One Core for the sweep: Core.read_model of an ONNX file goes through the same ONNX-frontend mapping as
+# convert_model(extension=LIB), at a fraction of the cost; every fourth case still goes through convert_model.
+CORE = ov.Core()
+CORE.add_extension(LIB)
+TOL = dict(rtol=1e-4, atol=1e-5)
+ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
+
+
+def _model(nodes, feeds: dict, dynamic: bool, outputs=("Y",)) -> onnx.ModelProto:
+    """Graph inputs for every fed array; with ``dynamic`` their shapes are unknown to OpenVINO until run time."""
+    inputs = [helper.make_tensor_value_info(k, ELEM[v.dtype], [None] * v.ndim if dynamic else list(v.shape))
+              for k, v in feeds.items()]
+    graph = helper.make_graph(list(nodes), "g", inputs,
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs])
+    return helper.make_model(graph, ir_version=10, opset_imports=[
+        helper.make_opsetid("", 22), helper.make_opsetid(native.DOMAIN, native.DOMAIN_VERSION)])
+
+
+def _run(model: onnx.ModelProto, feeds: dict, tmp_path, name="m", convert=True):
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, path)
+    m = ov.convert_model(str(path), extension=LIB) if convert else CORE.read_model(str(path))
+    compiled = CORE.compile_model(m, "CPU", F32)
+    res = compiled({k: v for k, v in feeds.items()})
+    return m, [res[o] for o in compiled.outputs]
+
+
+def resize_model(ir: ResizeIR, x, inputs):
+    """X plus the roi / scales / sizes the IR takes at run time, as graph inputs."""
+    feeds, names = {"X": x}, ["X"]
+    for key, val in zip(("roi", "scales", "sizes"), inputs):
+        if isinstance(getattr(ir, key), RuntimeValue) and val is not None:
+            feeds[key] = val.astype(np.int64 if key == "sizes" else np.float32)
+            names.append(key)
+        else:
+            names.append("")
+    return native.onnx_node(ir, names, ["Y"]), feeds
+
+
+@pytest.mark.parametrize("seed", range(0, 320, 6))
+def test_resize_through_convert_model(seed, tmp_path):
+    ir, inputs, shape = resize_case(seed)
+    x = (np.random.default_rng(1000 + seed).standard_normal(shape) * 3).astype(np.float32)
+    node, feeds = resize_model(ir, x, inputs)
+    _, (y,) = _run(_model([node], feeds, dynamic=seed % 12 == 0), feeds, tmp_path, convert=seed % 24 == 0)
+    want = reference.run(ir, x, *inputs)
+    assert y.shape == want.shape
+    np.testing.assert_allclose(y, want, err_msg=f"seed {seed}: {ir}", **TOL)
+
+
+@pytest.mark.parametrize("seed", range(0, 320, 6))
+def test_gridsample_through_convert_model(seed, tmp_path):
+    ir, x, grid = gridsample_case(seed, np.float32)
+    grid = grid.astype(np.float32)
+    feeds = {"X": x, "G": grid}
+    _, (y,) = _run(_model([native.onnx_node(ir, ["X", "G"], ["Y"])], feeds, dynamic=seed % 12 == 0), feeds,
+                   tmp_path, convert=seed % 24 == 0)
+    np.testing.assert_allclose(y, reference.run(ir, x, grid), err_msg=f"seed {seed}: {ir}", **TOL)
+
+
+@pytest.mark.parametrize("seed", range(0, 320, 8))
+def test_deformconv_through_convert_model(seed, tmp_path):
+    ir, (x, w, off, b, m) = deformconv_case(seed, np.float32)
+    feeds = {k: v for k, v in zip("XWOBM", (x, w, off, b, m)) if v is not None}
+    names = [k if k in feeds else "" for k in "XWOBM"]
+    while names[-1] == "":
+        names.pop()
+    _, (y,) = _run(_model([native.onnx_node(ir, names, ["Y"])], feeds, dynamic=seed % 16 == 0), feeds, tmp_path,
+                   convert=seed % 32 == 0)
+    np.testing.assert_allclose(y, reference.run(ir, x, w, off, b, m), err_msg=f"seed {seed}: {ir}", **TOL)
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from onnx.backend.test.case.node import collect_testcases
+
+    VOLUMETRIC = [c for c in collect_testcases(None) if re.search("gridsample_volumetric", c.name)]
+
+
+@pytest.mark.parametrize("case", VOLUMETRIC, ids=[c.name for c in VOLUMETRIC])
+def test_volumetric_conformance(case, tmp_path):
+    """The ONNX conformance data for 5-D GridSample (no native OpenVINO op): as a custom-domain node, and as the
+    standard node converted through a Python ConversionExtension that emits the extension op (rung 4)."""
+    from openvino.frontend.onnx import ConversionExtension
+
+    from resample_bridge.translate.onnx import parse_model
+
+    assert len(VOLUMETRIC) == 4
+    ((_, ir),) = parse_model(case.model)
+    (x, grid), (expected,) = case.data_sets[0]
+    feeds = {"X": x, "G": grid}
+    _, (y,) = _run(_model([native.onnx_node(ir, ["X", "G"], ["Y"])], feeds, dynamic=False), feeds, tmp_path)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
+
+    path = tmp_path / "standard.onnx"
+    onnx.save(case.model, path)
+    ext = ConversionExtension("GridSample", lambda ctx: [
+        native.openvino_node(ir, [ctx.get_input(0), ctx.get_input(1)]).output(0)])
+    m = ov.convert_model(str(path), extension=[ext])
+    assert any(op.get_type_name() == "ResampleBridgeGridSample" for op in m.get_ops())
+    compiled = CORE.compile_model(m, "CPU", F32)
+    np.testing.assert_allclose(compiled([x, grid])[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_saved_ir_reads_back_in_a_fresh_process(tmp_path):
+    """All three ops in one model: convert, save the IR, re-read it in a new process with add_extension (and
+    dynamic shapes), same bits."""
+    r_ir, r_inputs, r_shape = resize_case(7)
+    g_ir, gx, grid = gridsample_case(11, np.float32)
+    d_ir, (dx, w, off, b, m) = deformconv_case(5, np.float32)
+    rx = np.random.default_rng(0).standard_normal(r_shape).astype(np.float32)
+    r_node, feeds = resize_model(r_ir, rx, r_inputs)
+    r_node.output[0] = "Y0"
+    feeds.update(GX=gx, G=grid.astype(np.float32), DX=dx, W=w, OFF=off)
+    d_names = ["DX", "W", "OFF"]
+    for k, v in (("DB", b), ("DM", m)):
+        if v is not None:
+            feeds[k] = v
+        d_names.append(k if v is not None else "")
+    while d_names[-1] == "":
+        d_names.pop()
+    nodes = [r_node, native.onnx_node(g_ir, ["GX", "G"], ["Y1"]), native.onnx_node(d_ir, d_names, ["Y2"])]
+    model, outs = _run(_model(nodes, feeds, dynamic=True, outputs=("Y0", "Y1", "Y2")), feeds, tmp_path)
+    for got, want in zip(outs, (reference.run(r_ir, rx, *r_inputs), reference.run(g_ir, gx, grid),
+                                reference.run(d_ir, dx, w, off, b, m))):
+        np.testing.assert_allclose(got, want, **TOL)
+    xml = tmp_path / "saved.xml"
+    ov.save_model(model, str(xml))
+    np.savez(tmp_path / "feeds.npz", **feeds)
+    script = textwrap.dedent(f"""
+        import numpy as np, openvino as ov
+        core = ov.Core()
+        core.add_extension({LIB!r})
+        model = core.read_model({str(xml)!r})
+        compiled = core.compile_model(model, "CPU", {F32!r})
+        feeds = dict(np.load({str(tmp_path / 'feeds.npz')!r}))
+        res = compiled(feeds)
+        np.savez({str(tmp_path / 'out.npz')!r}, *[res[o] for o in compiled.outputs])
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    again = np.load(tmp_path / "out.npz")
+    for i, got in enumerate(outs):
+        assert np.array_equal(again[f"arr_{i}"], got)
+
+
+def test_nodefactory_node_and_refusals(tmp_path):
+    """openvino_node builds the op from Python (what a ConversionExtension does); bad attributes are refused
+    by the op with the field named."""
+    ir, x, grid = gridsample_case(3, np.float32)
+    grid = grid.astype(np.float32)
+    px, pg = ov.opset13.parameter(x.shape, ov.Type.f32), ov.opset13.parameter(grid.shape, ov.Type.f32)
+    node = native.openvino_node(ir, [px.output(0), pg.output(0)])
+    # What a proof of the lowered node reads back: the op's attributes spell the IR.
+    assert native.parse_attributes(node.get_type_name(), node.get_attributes()) == ir
+    model = ov.Model([node.output(0)], [px, pg])
+    y = CORE.compile_model(model, "CPU", F32)([x, grid])[0]
+    np.testing.assert_allclose(y, reference.run(ir, x, grid), **TOL)
+
+    bad = native.onnx_node(ir, ["X", "G"], ["Y"])
+    for a in bad.attribute:
+        if a.name == "padding":
+            a.s = b"mirror"
+    path = tmp_path / "bad.onnx"
+    onnx.save(_model([bad], {"X": x, "G": grid}, dynamic=False), path)
+    with pytest.raises(Exception, match="padding 'mirror' is not one of zeros, border, reflection"):
+        ov.convert_model(str(path), extension=LIB)

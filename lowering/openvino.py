@@ -6,8 +6,10 @@
    Add for the bias);
 3. decomposition into per-axis K-tap Gather / Multiply / ReduceSum with constant tables from
    ``semantics.taps`` (static shapes; exact: the tables are the oracle's own);
-4. custom op from the shared kernels (the kernels issue) — until it lands, such nodes are refused with
-   the reason.
+4. custom op from the shared C++ kernels (``lowering/native.py``: the resample-bridge OpenVINO extension,
+   built on first use): 5-D / 1-D GridSample, N-D DeformConv, padding rules no native op has, dynamic
+   shapes, run-time scales/sizes/roi that no native op matches exactly, and anything under
+   ``--fallback extension``.
 
 ``conversion_extensions()`` returns ONNX-frontend ConversionExtensions that replace OpenVINO's translators
 for Resize, Upsample, GridSample and DeformConv, so the rest of a model still goes through OpenVINO's own
@@ -191,8 +193,7 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
             _tag(out.get_node(), f"{name}/native")
             return [out], Lowered(name, ir, NATIVE, "GridSample-9 computes the same numbers",
                                   native_op_name=f"{name}/native")
-        raise BridgeError(f"needs the resample-bridge OpenVINO extension (not built yet): {why or 'requested'}",
-                          name, "rung")
+        return _extension(name, ir, inputs, why or "requested with --fallback extension")
     if isinstance(ir, DeformConvIR):
         why = deformconv_rewrite_reason(ir)
         if why is None and fallback != "extension":
@@ -203,9 +204,23 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
             return [out], Lowered(name, ir, REWRITE, "DeformableConvolution-8 with bilinear_interpolation_pad="
                                   "true" + (" + Add for the bias" if b is not None else ""),
                                   native_op_name=f"{name}/native")
-        raise BridgeError(f"needs the resample-bridge OpenVINO extension (not built yet): {why or 'requested'}",
-                          name, "rung")
+        return _extension(name, ir, inputs, why or "requested with --fallback extension")
     raise BridgeError(f"cannot lower {type(ir).__name__}", name)
+
+
+def _extension(name: str, ir, inputs: list, why: str):
+    """Rung 4: the extension op whose attributes are the IR fields (its kernels are tested against the
+    oracle in tests/lowering/test_kernels.py)."""
+    from . import native
+
+    try:
+        node = native.openvino_node(ir, inputs)
+    except BridgeError as e:
+        raise BridgeError(f"needs the resample-bridge OpenVINO extension ({why}), which is unavailable: "
+                          f"{e.message}", name, e.field or "rung") from None
+    _tag(node, f"{name}/extension")
+    return [node.output(0)], Lowered(name, ir, EXTENSION, f"resample-bridge extension op: {why}",
+                                     native_op_name=f"{name}/extension")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -332,6 +347,9 @@ def _runtime_native(name, ir: ResizeIR, x, inputs):
         return None, "antialias / exclude_outside have no native spelling with run-time scales"
     if ir.coord not in _OV_COORDS:
         return None, f"coordinate mode {ir.coord} has no native spelling"
+    from .native import resize_inputs
+
+    inputs = resize_inputs(ir, inputs)  # (X, roi, scales, sizes) also for Upsample / Resize-10
     calc, values = ("scales", inputs[2]) if isinstance(ir.scales, RuntimeValue) else ("sizes", inputs[3])
     axes = ops11.constant(np.array(ir.axes, dtype=np.int64))
     node = ops11.interpolate(x, values, mode["mode"], calc, coordinate_transformation_mode=ir.coord,
@@ -371,8 +389,7 @@ def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
 
 def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
     if fallback == "extension":
-        raise BridgeError("the resample-bridge OpenVINO extension is not built yet; use --fallback decompose",
-                          name, "fallback")
+        return _extension(name, ir, inputs, "requested with --fallback extension")
     x = inputs[0]
     shape = tuple(d.get_length() if d.is_static else None for d in x.get_partial_shape()) \
         if x.get_partial_shape().rank.is_static else None
@@ -391,24 +408,18 @@ def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
         node, conditions = _runtime_native(name, ir, x, inputs)
         key = next(k for k in ("scales", "sizes", "roi") if isinstance(getattr(ir, k), RuntimeValue))
         if node is None:
-            raise BridgeError(f"{key} is fed at run time and {conditions}; the extension rung is not built yet",
-                              name, key)
+            return _extension(name, ir, inputs, f"{key} is fed at run time and {conditions}")
         if conditions and strict:
-            raise BridgeError(f"--strict: a native Interpolate is exact only if {'; and '.join(conditions)}; "
-                              f"the next rung (extension) is not built yet", name, key)
+            return _extension(name, ir, inputs, f"--strict: a native Interpolate is exact only if "
+                                                f"{'; and '.join(conditions)}")
         _tag(node, f"{name}/native")
         return [node.output(0)], Lowered(name, ir, NATIVE, "Interpolate-11 fed the run-time " + key,
                                          condition="; and ".join(conditions) or None,
                                          native_op_name=f"{name}/native")
     if not _static_shape(shape):
-        raise BridgeError(f"input shape {shape} is not static: decomposition needs static shapes and the "
-                          f"extension rung is not built yet", name, "X")
-    runtime = {}
-    for key in ("scales", "sizes", "roi"):
-        if isinstance(getattr(ir, key), RuntimeValue):
-            raise BridgeError(f"{key} is fed at run time ({getattr(ir, key).source}); decomposition needs it "
-                              f"constant and the extension rung is not built yet", name, key)
-    out, tables = decompose_resize(ir, x, shape, runtime, name)
+        return _extension(name, ir, inputs, f"input shape {shape} is not static (decomposition needs static "
+                                            f"shapes)")
+    out, tables = decompose_resize(ir, x, shape, {}, name)
     reason = "per-axis tap tables from the oracle's tap module (Gather/Multiply/ReduceSum)"
     if why_not_native:
         reason += "; no native Interpolate is exact (" + "; ".join(why_not_native[:2]) + ")"
@@ -535,9 +546,32 @@ def prove(ov_model, records: list[Lowered]) -> list[str]:
     for rec in records:
         if rec.rung == DECOMPOSE:
             failures += _prove_tables(rec, by_name)
+        elif rec.rung == EXTENSION:
+            failures += _prove_extension(rec, by_name)
         else:
             failures += _prove_native(rec, by_name)
     return failures
+
+
+def _prove_extension(rec: Lowered, by_name) -> list[str]:
+    """The extension op's attributes, read back into IR, must be the source IR's fields."""
+    from . import native
+    from ..semantics.equivalence import field_differences
+
+    op = by_name.get(rec.native_op_name)
+    if op is None:
+        return [f"{rec.name}: extension op not found in the produced model"]
+    got = native.parse_attributes(op.get_type_name(), op.get_attributes())
+    bad = []
+    for f in field_differences(rec.ir, got):
+        if f.name in ("scales.source", "sizes.source", "roi.source"):
+            continue  # a run-time tensor: the op takes it as an input, its name is not semantics
+        if f.name == "roi" and getattr(rec.ir, "coord", None) != "tf_crop_and_resize":
+            continue  # only tf_crop_and_resize reads roi
+        if f.name in ("has_bias", "has_mask") and getattr(rec.ir, f.name) == getattr(got, f.name, None):
+            continue
+        bad.append(f"{rec.name}: extension attribute {f}")
+    return bad
 
 
 def _constant_of(op, port: int):
@@ -655,6 +689,10 @@ _NOISE = ("Check 'false' failed at src/frontends/common_translators", "FrontEnd 
 def openvino_error_reason(text: str) -> str:
     """OpenVINO's own words for a refusal, without the wrapper lines of its conversion report."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        # A Python exception raised inside a conversion extension: keep its type and message.
+        if ln.startswith("While validating ONNX node") and "Error: " in ln:
+            return "internal error in a conversion extension: " + ln.split(">': ", 1)[-1][:300]
     useful = [ln for ln in lines if not ln.startswith(_NOISE) and not (ln.startswith("--") and "message" in ln)]
     reason = useful[-1] if useful else (lines[-1] if lines else "unknown error")
     return reason.lstrip("- ")[:300]

@@ -4,6 +4,9 @@
 per resized axis the exact output length and the exact affine map ``src = a*dst + b`` (Fractions). Two
 resize ops compute the same numbers on a shape iff their bound forms produce equal tap tables, which is
 what ``equivalence.diff`` checks.
+
+Ported to C++ in lowering/kernels/rb/bind.hpp (bind_resize, output_length, affine) and rb/points.hpp
+(unnormalize, grid_bounds, reflect); tests/lowering/test_kernels.py proves they agree exactly.
 """
 
 from __future__ import annotations

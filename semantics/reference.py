@@ -40,7 +40,7 @@ def cast_like(y: np.ndarray, dtype) -> np.ndarray:
     return y.astype(dtype)
 
 
-def _runtime_values(ir: ResizeIR, inputs) -> dict:
+def runtime_values(ir: ResizeIR, inputs) -> dict:
     """Map the node's inputs onto the IR's run-time fields, by the input layout of the op."""
     names = ("X", "scales") if ir.origin.startswith(("Upsample", "Resize-10")) else ("X", "roi", "scales", "sizes")
     got = dict(zip(names, inputs))
@@ -54,7 +54,7 @@ def _runtime_values(ir: ResizeIR, inputs) -> dict:
 
 def run_resize(ir: ResizeIR, x, *rest):
     x = np.asarray(x)
-    bound = bind_resize(ir, x.shape, _runtime_values(ir, (x, *rest)))
+    bound = bind_resize(ir, x.shape, runtime_values(ir, (x, *rest)))
     y = x.astype(np.float64)
     if bound.pads:
         # OpenVINO Interpolate pads_begin/pads_end: zeros first, then resize the padded tensor (measured on

@@ -11,6 +11,9 @@ R the filter radius (1 linear, 2 cubic) and f = min(scale, 1) under antialias, e
 is filter((i - t) * f), normalised to sum 1 under antialias. Nearest is a one-tap window chosen by the
 rounding rule. Out-of-range taps are clamped to the edge, or (exclude_outside) given weight 0 and the rest
 renormalised.
+
+Ported to C++ in lowering/kernels/rb/taps.hpp (for kernels that build tables at run time);
+tests/lowering/test_kernels.py proves the two agree (equal indices, weights within 1e-12).
 """
 
 from __future__ import annotations

@@ -88,9 +88,16 @@ def cmd_convert(args) -> int:
         return 0
     records = convert_to_openvino(args.model, args.output, fallback=args.fallback, strict=args.strict,
                                   force=args.force)
+    from ..lowering.openvino import EXTENSION
+    from .convert import extension_path
+
     for r in records:
         print(r.summary())
     print(f"wrote {args.output} and {args.output[:-4]}.bin ({len(records)} resampling nodes lowered and proven)")
+    if any(r.rung == EXTENSION for r in records):
+        lib = extension_path(args.output)
+        print(f"uses the resample-bridge extension {lib}; load it first: "
+              f"core = openvino.Core(); core.add_extension({lib!r}); core.read_model({args.output!r})")
     return 0
 
 

@@ -21,6 +21,12 @@ import numpy as np
 from ..semantics.errors import BridgeError
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+EXTENSION_NAME = "libresample_bridge_openvino.so"
+
+
+def extension_path(out_xml: str) -> str:
+    """Where convert puts the extension library a converted model needs: beside the .xml."""
+    return os.path.join(os.path.dirname(os.path.abspath(out_xml)), EXTENSION_NAME)
 
 
 def check_output_path(out: str, force: bool, suffix: str, companions: tuple[str, ...] = ()) -> str:
@@ -51,14 +57,24 @@ def convert_to_openvino(model_path: str, out: str, *, fallback: str = "decompose
 
     out = check_output_path(out, force, ".xml", (".bin",))
     ov_model, records = low.convert(model_path, fallback=fallback, strict=strict)
+    uses_extension = any(r.rung == low.EXTENSION for r in records)
     tmp = tempfile.mkdtemp(dir=os.path.dirname(out), prefix=".rb-convert-")
     try:
         xml = os.path.join(tmp, "model.xml")
         # compress_to_fp16 defaults to True and would round the tap weights: the proof below would refuse.
         ov.save_model(ov_model, xml, compress_to_fp16=False)
-        failures = low.prove(ov.Core().read_model(xml), records)
+        core = ov.Core()
+        if uses_extension:
+            from ..lowering import native
+
+            lib = native.openvino_extension()
+            shutil.copy2(lib, os.path.join(tmp, EXTENSION_NAME))
+            core.add_extension(os.path.join(tmp, EXTENSION_NAME))
+        failures = low.prove(core.read_model(xml), records)
         if failures:
             raise BridgeError("the written model could not prove itself: " + "; ".join(failures))
+        if uses_extension:
+            os.replace(os.path.join(tmp, EXTENSION_NAME), extension_path(out))
         os.replace(os.path.join(tmp, "model.bin"), out[:-4] + ".bin")
         os.replace(xml, out)
     except OSError as e:
@@ -93,23 +109,23 @@ def _with_node_tensors_as_outputs(model):
 
 
 def make_inputs(model, seed: int = 0) -> dict:
-    """Seeded inputs for every graph input: N(0,1) floats (grids in [-1.1, 1.1]), small integers."""
-    import onnx
+    """Seeded inputs for every graph input, chosen by what reads them (``check``'s probes: N(0,1) data, grids
+    reaching outside [-1, 1], offsets of a few pixels, masks in [0, 1], sensible run-time scales/sizes/roi)."""
+    from .check import probe
 
     rng = np.random.default_rng(seed)
     inits = {i.name for i in model.graph.initializer}
+    infos = {vi.name: vi for vi in model.graph.input}
+    readers = {}
+    for node in model.graph.node:
+        for pos, name in enumerate(node.input):
+            readers.setdefault(name, (node.op_type, pos, infos.get(node.input[0])))
     feeds = {}
     for vi in model.graph.input:
         if vi.name in inits:
             continue
-        t = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else 1 for d in t.shape.dim]
-        dt = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
-        if np.issubdtype(dt, np.floating):
-            v = rng.uniform(-1.1, 1.1, shape) if "grid" in vi.name.lower() else rng.standard_normal(shape)
-        else:
-            v = rng.integers(0, 100, shape)
-        feeds[vi.name] = v.astype(dt)
+        op_type, pos, x_info = readers.get(vi.name, ("", 0, None))
+        feeds[vi.name] = probe(op_type, pos, vi, rng, x_info)
     return feeds
 
 

@@ -22,6 +22,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python tools/bench_inspect.py
 	$(BIN)/python tools/bench_openvino.py
+	$(BIN)/python tools/bench_kernels.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

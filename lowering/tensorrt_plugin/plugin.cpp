@@ -7,10 +7,9 @@
 // The plugin turns them into the kernels' text form ("name=value" per line) once, serializes that text as one
 // field (rb_attributes), and computes with the shared kernels' C ABI (../kernels/rb_kernels.h).
 //
-// This first version computes on the host: enqueue copies the inputs to pinned host memory, runs the CPU kernels
-// (the same code the oracle is checked against) and copies the output back. It is exact by construction and
-// slow; the CUDA launchers of ../kernels replace the host round trip when they land (same attributes, same
-// plugin). Nothing here is run in this repository's CI: TensorRT is not installable from the package index.
+// enqueue runs the shared CUDA launchers (../cuda/rb_cuda.h) on TensorRT's stream; the host C ABI
+// (../kernels/rb_kernels.h) serves build-time shape binding and the attribute vocabulary. Nothing here is run
+// in this repository's CI: TensorRT is not installable from the package index.
 #include <NvInferRuntime.h>
 #include <cuda_runtime_api.h>
 
@@ -22,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "rb_cuda.h"
 #include "rb_kernels.h"
 
 using namespace nvinfer1;
@@ -143,10 +143,6 @@ int32_t vocabIndex(int32_t field, std::string const& name) {
 
 int32_t dtypeCode(DataType t) {
     return t == DataType::kFLOAT ? 0 : t == DataType::kHALF ? 1 : -1;
-}
-
-size_t elementSize(DataType t) {
-    return t == DataType::kHALF ? 2 : 4;
 }
 
 int64_t volume(Dims const& d) {
@@ -316,33 +312,12 @@ private:
         return 0;
     }
 
-    struct Host {  // pinned staging buffers
-        void* p = nullptr;
-        explicit Host(size_t n) {
-            if (n && cudaMallocHost(&p, n) != cudaSuccess) throw std::runtime_error("cudaMallocHost failed");
-        }
-        ~Host() {
-            if (p) cudaFreeHost(p);
-        }
-    };
-
-    static void check(cudaError_t e, char const* what) {
-        if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-    }
-
+    // Computes on the device with the shared CUDA launchers (../cuda/rb_cuda.h: the same kernel headers the
+    // CPU launchers and the OpenVINO extension use, tested against the oracle), queued on TensorRT's stream.
     int32_t run(PluginTensorDesc const* inDesc, PluginTensorDesc const* outDesc, void const* const* inputs,
                 void* const* outputs, cudaStream_t stream) {
-        int32_t const nIn = mOp == Op::kResize ? 1 : mOp == Op::kGridSample ? 2 : 3 + hasBias() + hasMask();
-        std::vector<std::unique_ptr<Host>> hin;
-        for (int32_t i = 0; i < nIn; ++i) {
-            size_t bytes = static_cast<size_t>(volume(inDesc[i].dims)) * elementSize(inDesc[i].type);
-            hin.emplace_back(new Host(bytes));
-            check(cudaMemcpyAsync(hin.back()->p, inputs[i], bytes, cudaMemcpyDeviceToHost, stream), "copy in");
-        }
-        size_t const outBytes = static_cast<size_t>(volume(outDesc[0].dims)) * elementSize(outDesc[0].type);
-        Host hout(outBytes);
-        check(cudaStreamSynchronize(stream), "synchronize");
         int32_t const dt = dtypeCode(inDesc[0].type);
+        void* const s = static_cast<void*>(stream);
         char err[512] = {0};
         int rc = 0;
         std::vector<int64_t> xs(inDesc[0].dims.d, inDesc[0].dims.d + inDesc[0].dims.nbDims);
@@ -350,35 +325,33 @@ private:
             std::vector<int64_t> sizes;
             if (mSizesInput)
                 for (int64_t a : mAxes) sizes.push_back(outDesc[0].dims.d[a]);
-            rc = rb_resize_ir(dt, hin[0]->p, hout.p, volume(outDesc[0].dims), mText.c_str(),
-                              static_cast<int32_t>(xs.size()), xs.data(), nullptr, 0, nullptr, 0,
-                              sizes.empty() ? nullptr : sizes.data(), static_cast<int64_t>(sizes.size()), 0, err,
-                              sizeof(err));
+            rc = rb_cuda_resize_ir(dt, inputs[0], outputs[0], volume(outDesc[0].dims), mText.c_str(),
+                                   static_cast<int32_t>(xs.size()), xs.data(), nullptr, 0, nullptr, 0,
+                                   sizes.empty() ? nullptr : sizes.data(), static_cast<int64_t>(sizes.size()), s, err,
+                                   sizeof(err));
         } else if (mOp == Op::kGridSample) {
             int32_t const D = inDesc[0].dims.nbDims - 2;
             std::vector<int64_t> outSp(outDesc[0].dims.d + 2, outDesc[0].dims.d + 2 + D);
-            std::string const kind = textValue(mText, "sampler");
-            rc = rb_gridsample(dt, dtypeCode(inDesc[1].type), hin[0]->p, hin[1]->p, hout.p, D, xs.data(),
-                               outSp.data(), vocabIndex(0, kind), rational(textValue(mText, "cubic_a")),
-                               vocabIndex(2, textValue(mText, "padding")), vocabIndex(3, textValue(mText, "padding_on")),
-                               textValue(mText, "align_corners") == "1", vocabIndex(4, textValue(mText, "arith")), 0,
-                               err, sizeof(err));
+            rc = rb_cuda_gridsample(dt, dtypeCode(inDesc[1].type), inputs[0], inputs[1], outputs[0], D, xs.data(),
+                                    outSp.data(), vocabIndex(0, textValue(mText, "sampler")),
+                                    rational(textValue(mText, "cubic_a")), vocabIndex(2, textValue(mText, "padding")),
+                                    vocabIndex(3, textValue(mText, "padding_on")),
+                                    textValue(mText, "align_corners") == "1", vocabIndex(4, textValue(mText, "arith")),
+                                    s, err, sizeof(err));
         } else {
             int32_t const D = inDesc[0].dims.nbDims - 2;
             std::vector<int64_t> ws(inDesc[1].dims.d, inDesc[1].dims.d + inDesc[1].dims.nbDims);
             std::vector<int64_t> strides = textInts(mText, "strides"), pads = textInts(mText, "pads"),
                                  dil = textInts(mText, "dilations");
-            void const* bias = hasBias() ? hin[3]->p : nullptr;
-            void const* mask = hasMask() ? hin[3 + hasBias()]->p : nullptr;
-            rc = rb_deformconv(dt, hin[0]->p, hin[1]->p, hin[2]->p, bias, mask, hout.p, D, xs.data(), ws.data(),
-                               strides.data(), pads.data(), dil.data(), std::stoll(textValue(mText, "group")),
-                               std::stoll(textValue(mText, "offset_group")), vocabIndex(0, textValue(mText, "sampler")),
-                               rational(textValue(mText, "cubic_a")), vocabIndex(5, textValue(mText, "border")), 0, err,
-                               sizeof(err));
+            void const* bias = hasBias() ? inputs[3] : nullptr;
+            void const* mask = hasMask() ? inputs[3 + hasBias()] : nullptr;
+            rc = rb_cuda_deformconv(dt, inputs[0], inputs[1], inputs[2], bias, mask, outputs[0], D, xs.data(),
+                                    ws.data(), strides.data(), pads.data(), dil.data(),
+                                    std::stoll(textValue(mText, "group")), std::stoll(textValue(mText, "offset_group")),
+                                    vocabIndex(0, textValue(mText, "sampler")), rational(textValue(mText, "cubic_a")),
+                                    vocabIndex(5, textValue(mText, "border")), s, err, sizeof(err));
         }
         if (rc != 0) throw std::runtime_error(err);
-        check(cudaMemcpyAsync(outputs[0], hout.p, outBytes, cudaMemcpyHostToDevice, stream), "copy out");
-        check(cudaStreamSynchronize(stream), "synchronize");  // hout lives until the copy is done
         return 0;
     }
 

@@ -42,7 +42,7 @@ import numpy as np
 from ..semantics.coords import bind_resize, exact
 from ..semantics.equivalence import _same_taps, diff
 from ..semantics.errors import BridgeError
-from ..semantics.ir import (DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler, axis_name)
+from ..semantics.ir import (DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name)
 from ..translate import tensorrt as ttrt
 
 NATIVE, REWRITE, PLUGIN = 1, 2, 4
@@ -671,18 +671,6 @@ def _i32(v, name: str) -> int:
     return v
 
 
-def _rationals(values) -> str:
-    return " ".join(str(Fraction(v)) for v in values)
-
-
-def _optional(value, text) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, RuntimeValue):
-        return "input"
-    return text(value)
-
-
 def plugin_attributes(ir) -> dict:
     """The plugin node's attributes for ``ir`` (``PLUGIN_ATTRIBUTES``; an empty INTS is left out), or
     BridgeError when a value cannot travel exactly."""
@@ -690,38 +678,29 @@ def plugin_attributes(ir) -> dict:
 
 
 def _plugin_attributes(ir) -> dict:
-    common = {"plugin_namespace": PLUGIN_NAMESPACE, "plugin_version": PLUGIN_VERSION,
-              "rb_schema": PLUGIN_SCHEMA_VERSION, "rb_origin": ir.origin or ""}
-    s = ir.sampler
-    cubic_a = str(s.cubic_a) if s.cubic_a is not None else "-3/4"
-    if isinstance(ir, ResizeIR):
-        if isinstance(ir.scales, RuntimeValue) or isinstance(ir.roi, RuntimeValue):
-            raise BridgeError("scales/roi fed at run time: the plugin takes them as attributes only (its output "
-                              "shape must come from constants or an int sizes shape input); make them initializers",
-                              field="scales")
-        return {**common, "rank": _i32(ir.rank, "rank"), "axes": [int(a) for a in ir.axes],
-                "scales": _optional(ir.scales, _rationals),
-                "sizes": _optional(ir.sizes, lambda v: " ".join(str(int(i)) for i in v)),
-                "roi": _optional(ir.roi, _rationals), "coord": ir.coord, "sampler": s.kind,
-                "nearest": s.nearest or "round_prefer_floor", "cubic_a": cubic_a, "antialias": int(s.antialias),
-                "exclude_outside": int(ir.exclude_outside),
-                "extrapolation_value": _f32(ir.extrapolation_value, "extrapolation_value"),
-                "aspect_policy": ir.aspect_policy, "size_rule": ir.size_rule, "scale_source": ir.scale_source,
-                "formula_length": ir.formula_length, "length1": ir.length1, "arith": ir.arith,
-                "pads": [int(p) for p in ir.pads], "equal_length_identity": int(ir.equal_length_identity),
-                "filter_stretch": ir.filter_stretch}
+    """The extension's attribute encoding of the IR (``native.onnx_attributes``: one schema for the OpenVINO op,
+    the C ABI and this plugin), narrowed the way onnx-tensorrt narrows attributes (INT -> int32, FLOAT ->
+    float32), refusing a value that would change."""
+    from .native import onnx_attributes
+
+    if isinstance(ir, ResizeIR) and (isinstance(ir.scales, RuntimeValue) or isinstance(ir.roi, RuntimeValue)):
+        raise BridgeError("scales/roi fed at run time: the plugin takes them as attributes only (its output "
+                          "shape must come from constants or an int sizes shape input); make them initializers",
+                          field="scales")
+    attrs = onnx_attributes(ir)
     if isinstance(ir, GridSampleIR):
-        return {**common, "sampler": s.kind, "nearest": s.nearest or "half_even", "cubic_a": cubic_a,
-                "padding": ir.padding, "align_corners": int(ir.align_corners), "padding_on": ir.padding_on,
-                "arith": ir.arith}
+        del attrs["spatial_rank"]  # the plugin reads it from the input's rank
     if isinstance(ir, DeformConvIR):
-        return {**common, "kernel_shape": [_i32(k, "kernel_shape") for k in ir.kernel_shape or ()],
-                "strides": [int(v) for v in ir.strides], "pads": [int(v) for v in ir.pads],
-                "dilations": [int(v) for v in ir.dilations], "group": _i32(ir.group, "group"),
-                "offset_group": _i32(ir.offset_group, "offset_group"), "sampler": s.kind, "cubic_a": cubic_a,
-                "border": ir.border, "offset_layout": ir.offset_layout, "has_bias": int(ir.has_bias),
-                "has_mask": int(ir.has_mask)}
-    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+        attrs.update(has_bias=int(ir.has_bias), has_mask=int(ir.has_mask))
+    for k, v in attrs.items():
+        if isinstance(v, bool) or isinstance(v, int):
+            attrs[k] = _i32(v, k)
+        elif isinstance(v, float):
+            attrs[k] = _f32(v, k)
+        elif isinstance(v, list):
+            attrs[k] = [_i32(i, k) for i in v]
+    return {"plugin_namespace": PLUGIN_NAMESPACE, "plugin_version": PLUGIN_VERSION,
+            "rb_schema": PLUGIN_SCHEMA_VERSION, "rb_origin": ir.origin or "", **attrs}
 
 
 def _attr(attrs: dict, key: str, default=None):
@@ -733,62 +712,31 @@ def _attr(attrs: dict, key: str, default=None):
     return v
 
 
-def _parse_rationals(text: str) -> tuple:
-    return tuple(Fraction(t) for t in text.split())
-
-
 def ir_from_plugin(op_type: str, attrs: dict, input_shape=None, dtype=None, sizes_source: str | None = None):
     """The IR a plugin node carries (``attrs`` as ``onnx.helper.get_attribute_value`` gives them; the input's
     shape and dtype come from the graph)."""
     if _attr(attrs, "rb_schema") != PLUGIN_SCHEMA_VERSION:
         raise BridgeError(f"plugin node schema {_attr(attrs, 'rb_schema')!r}; this version reads "
                           f"{PLUGIN_SCHEMA_VERSION}", field="rb_schema")
-    g = lambda k, d=None: _attr(attrs, k, d)  # noqa: E731
-    origin = g("rb_origin", "")
+    if op_type not in PLUGIN_OPS.values():
+        raise BridgeError(f"{op_type} is not a resample-bridge plugin op", field="op_type")
+    from .native import parse_attributes
+
+    text = {k: _attr(attrs, k) for k in attrs}
     input_shape = tuple(input_shape) if input_shape is not None else None
-
-    def sampler(nearest_default):
-        kind = g("sampler")
-        return Sampler(kind, nearest=g("nearest", nearest_default) if kind == "nearest" else None,
-                       cubic_a=Fraction(g("cubic_a", "-3/4")) if kind == "cubic" else None,
-                       antialias=bool(g("antialias", 0)))
-
+    if op_type == PLUGIN_OPS["gridsample"]:
+        if input_shape is None:
+            raise BridgeError("the input's rank is needed to know the spatial rank", field="X")
+        text["spatial_rank"] = len(input_shape) - 2
     try:
-        if op_type == PLUGIN_OPS["resize"]:
-            sizes = g("sizes", "")
-            sizes = (RuntimeValue(sizes_source or "sizes") if sizes == "input" else
-                     tuple(int(t) for t in sizes.split()) if sizes else None)
-            return ResizeIR(rank=int(g("rank")), axes=tuple(int(a) for a in g("axes", [])),
-                            scales=_parse_rationals(g("scales")) if g("scales") else None, sizes=sizes,
-                            roi=_parse_rationals(g("roi")) if g("roi") else None, coord=g("coord"),
-                            sampler=sampler("round_prefer_floor"), exclude_outside=bool(g("exclude_outside", 0)),
-                            extrapolation_value=float(np.float32(g("extrapolation_value", 0.0))),
-                            aspect_policy=g("aspect_policy", "stretch"), size_rule=g("size_rule", "floor"),
-                            scale_source=g("scale_source", "user"), formula_length=g("formula_length", "fractional"),
-                            length1=g("length1", "minus_half"), arith=g("arith", "exact"), input_shape=input_shape,
-                            dtype=dtype, origin=origin, pads=tuple(int(p) for p in g("pads", [])),
-                            equal_length_identity=bool(g("equal_length_identity", 0)),
-                            filter_stretch=g("filter_stretch", "clamped"))
-        if op_type == PLUGIN_OPS["gridsample"]:
-            if input_shape is None:
-                raise BridgeError("the input's rank is needed to know the spatial rank", field="X")
-            return GridSampleIR(spatial_rank=len(input_shape) - 2, sampler=sampler("half_even"),
-                                padding=g("padding", "zeros"), align_corners=bool(g("align_corners", 0)),
-                                padding_on=g("padding_on", "coordinate_and_taps"), arith=g("arith", "fp32"),
-                                input_shape=input_shape, dtype=dtype, origin=origin)
-        if op_type == PLUGIN_OPS["deformconv"]:
-            ks = g("kernel_shape", [])
-            strides = tuple(int(v) for v in g("strides"))
-            return DeformConvIR(spatial_rank=len(strides), kernel_shape=tuple(int(k) for k in ks) if ks else None,
-                                strides=strides, pads=tuple(int(v) for v in g("pads")),
-                                dilations=tuple(int(v) for v in g("dilations")), group=int(g("group", 1)),
-                                offset_group=int(g("offset_group", 1)), has_bias=bool(g("has_bias", 0)),
-                                has_mask=bool(g("has_mask", 0)), sampler=sampler(None),
-                                border=g("border", "zero_taps"), offset_layout=g("offset_layout"),
-                                input_shape=input_shape, dtype=dtype, origin=origin)
-    except (TypeError, ValueError, ZeroDivisionError) as e:
-        raise BridgeError(f"plugin node attributes do not parse: {e}", field="attributes") from None
-    raise BridgeError(f"{op_type} is not a resample-bridge plugin op", field="op_type")
+        ir = parse_attributes(op_type, text)  # the plugin op types are the extension's op type names
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise BridgeError(f"plugin node attributes do not parse: {e!r}", field="attributes") from None
+    extra = {}
+    if isinstance(ir, ResizeIR) and isinstance(ir.sizes, RuntimeValue) and sizes_source:
+        extra["sizes"] = RuntimeValue(sizes_source)
+    return dataclasses.replace(ir, input_shape=input_shape, dtype=dtype, origin=_attr(attrs, "rb_origin", ""),
+                               **extra)
 
 
 def is_plugin_node(node) -> bool:

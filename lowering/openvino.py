@@ -57,7 +57,6 @@ class Lowered:
     rung: int
     reason: str
     condition: str | None = None  # when exactness depends on run-time values
-    tables: list = field(default_factory=list)  # decomposition: (axis, index, weight, extrapolate) constants
     native_op_name: str | None = None  # rungs 1-2: tag of the op to re-read for the proof
     located: dict = field(default_factory=dict)  # tag -> friendly name, found in memory, reused on disk
     tables_shape: tuple | None = None  # the static input shape the lowering was proven for
@@ -95,17 +94,15 @@ def _from_compute(y, et):
     return ops.convert(y, et).output(0)
 
 
-def decompose_resize(ir: ResizeIR, x, in_shape, runtime: dict | None = None, name: str = "") -> tuple:
-    """Exact K-tap decomposition for a static input shape. Returns (output, tables)."""
+def decompose_resize(ir: ResizeIR, x, in_shape, name: str = ""):
+    """Exact K-tap decomposition for a static input shape (the proof re-reads the tables from the model)."""
     ops = _ops()
-    bound = bind_resize(ir, in_shape, runtime)
+    bound = bind_resize(ir, in_shape)
     y, et = _to_compute(x)
     shape = list(bound.in_shape)
-    tables = []
     for ax in bound.axes:
         t = axis_taps(ax, bound.sampler, bound.exclude_outside)
         O, K = t.index.shape
-        tables.append((ax.axis, t.index, t.weight, t.extrapolate))
         g = ops.gather(y, ops.constant(t.index.reshape(-1).astype(np.int64)), ops.constant(np.int64(ax.axis)))
         _tag(g, f"{name}/taps_{ax.axis}/gather")
         y = g.output(0)
@@ -122,7 +119,7 @@ def decompose_resize(ir: ResizeIR, x, in_shape, runtime: dict | None = None, nam
             mshape = (O,) + (1,) * (len(shape) - ax.axis - 1)
             mask = ops.constant(t.extrapolate.reshape(mshape))
             y = ops.select(mask, ops.constant(np.float32(bound.extrapolation_value)), y).output(0)
-    return _from_compute(y, et), tables
+    return _from_compute(y, et)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -229,17 +226,23 @@ def _extension(name: str, ir, inputs: list, why: str):
 _OV_COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
 
 
+def _interpolate_mode(ir: ResizeIR) -> dict | None:
+    """The Interpolate mode spelling the sampler, or None (antialias / exclude_outside: only the pillow modes
+    come near, and only under their own conditions)."""
+    s = ir.sampler
+    if s.kind == "nearest":
+        return dict(mode="nearest", nearest_mode=s.nearest)
+    if s.antialias or ir.exclude_outside:
+        return None
+    return dict(mode="linear_onnx") if s.kind == "linear" else dict(mode="cubic", cube_coeff=float(s.cubic_a))
+
+
 def _interpolate_candidates(ir: ResizeIR, bound):
     """(rung, description, attrs) to try in order: the ONNX spelling first, then exact rewrites."""
     axes = [a.axis for a in bound.axes] or list(ir.axes)
     sizes = [bound.out_shape[a] for a in axes]
     s = ir.sampler
-    if s.kind == "nearest":
-        mode = dict(mode="nearest", nearest_mode=s.nearest)
-    elif not s.antialias and not ir.exclude_outside:
-        mode = dict(mode="linear_onnx") if s.kind == "linear" else dict(mode="cubic", cube_coeff=float(s.cubic_a))
-    else:
-        mode = None
+    mode = _interpolate_mode(ir)
     if mode is not None:
         coord = ir.coord if ir.coord in _OV_COORDS else None
         if coord and isinstance(ir.scales, tuple):
@@ -267,8 +270,11 @@ def _build_interpolate(x, attrs: dict):
 
     dtype = np.float32 if attrs["calc"] == "scales" else np.int64
     axes = attrs.get("axes")
+    values = attrs["values"]  # constants, or the run-time tensor itself
+    if isinstance(values, (list, tuple)):
+        values = ops11.constant(np.array(values, dtype=dtype))
     return ops11.interpolate(
-        x, ops11.constant(np.array(attrs["values"], dtype=dtype)), attrs["mode"], attrs["calc"],
+        x, values, attrs["mode"], attrs["calc"],
         coordinate_transformation_mode=attrs["coord"], nearest_mode=attrs.get("nearest_mode", "round_prefer_floor"),
         cube_coeff=attrs.get("cube_coeff", -0.75),
         axes=None if axes is None else ops11.constant(np.array(axes, dtype=np.int64)),
@@ -345,18 +351,12 @@ _RUNTIME_CONDITIONS = {
 def _runtime_native(name, ir: ResizeIR, x, inputs):
     """A native Interpolate fed the run-time scales/sizes, with the conditions under which it is exact, or
     (None, reason)."""
-    import openvino.opset11 as ops11
-
     from ..translate import openvino as tov
 
-    if ir.roi is not None or isinstance(ir.roi, RuntimeValue) or ir.aspect_policy != "stretch":
+    if ir.roi is not None or ir.aspect_policy != "stretch":
         return None, "roi / keep-aspect policies fed at run time have no native spelling"
-    s = ir.sampler
-    if s.kind == "nearest":
-        mode = dict(mode="nearest", nearest_mode=s.nearest if s.nearest != "simple" else "simple")
-    elif not s.antialias and not ir.exclude_outside:
-        mode = dict(mode="linear_onnx") if s.kind == "linear" else dict(mode="cubic", cube_coeff=float(s.cubic_a))
-    else:
+    mode = _interpolate_mode(ir)
+    if mode is None:
         return None, "antialias / exclude_outside have no native spelling with run-time scales"
     if ir.coord not in _OV_COORDS:
         return None, f"coordinate mode {ir.coord} has no native spelling"
@@ -364,10 +364,7 @@ def _runtime_native(name, ir: ResizeIR, x, inputs):
 
     inputs = resize_inputs(ir, inputs)  # (X, roi, scales, sizes) also for Upsample / Resize-10
     calc, values = ("scales", inputs[2]) if isinstance(ir.scales, RuntimeValue) else ("sizes", inputs[3])
-    axes = ops11.constant(np.array(ir.axes, dtype=np.int64))
-    node = ops11.interpolate(x, values, mode["mode"], calc, coordinate_transformation_mode=ir.coord,
-                             nearest_mode=mode.get("nearest_mode", "round_prefer_floor"),
-                             cube_coeff=mode.get("cube_coeff", -0.75), axes=axes)
+    node = _build_interpolate(x, dict(mode, coord=ir.coord, calc=calc, values=values, axes=list(ir.axes)))
     try:
         got = tov.parse_node(node)
     except BridgeError as e:
@@ -432,11 +429,11 @@ def _lower_resize(name, ir: ResizeIR, inputs, fallback, strict):
     if not _static_shape(shape):
         return _extension(name, ir, inputs, f"input shape {shape} is not static (decomposition needs static "
                                             f"shapes)")
-    out, tables = decompose_resize(ir, x, shape, {}, name)
+    out = decompose_resize(ir, x, shape, name)
     reason = "per-axis tap tables from the oracle's tap module (Gather/Multiply/ReduceSum)"
     if why_not_native:
         reason += "; no native Interpolate is exact (" + "; ".join(why_not_native[:2]) + ")"
-    return [out], Lowered(name, ir, DECOMPOSE, reason, tables=tables, tables_shape=shape)
+    return [out], Lowered(name, ir, DECOMPOSE, reason, tables_shape=shape)
 
 
 # ----------------------------------------------------------------------------------------------------------

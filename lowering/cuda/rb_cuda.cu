@@ -33,12 +33,7 @@ using rb::capi::set_err;
 
 template <class F>
 void dispatch(int32_t dtype, F&& f) {
-    switch (dtype) {
-        case 0: f(static_cast<float*>(nullptr)); break;
-        case 1: f(static_cast<__half*>(nullptr)); break;
-        case 2: f(static_cast<double*>(nullptr)); break;
-        default: throw std::invalid_argument("unsupported dtype code " + std::to_string(dtype));
-    }
+    rb::capi::dispatch_dtype<__half>(dtype, static_cast<F&&>(f));
 }
 
 // Device memory freed with the stream's order (cudaFreeAsync) when the owner goes out of scope.

@@ -83,12 +83,7 @@ rb::AxisSpec axis_of(const rb_axis& a, const rb::ResizeSampler& s) {
 
 template <class F>
 void dispatch(int32_t dtype, F&& f) {
-    switch (dtype) {
-        case 0: f(static_cast<float*>(nullptr)); break;
-        case 1: f(static_cast<_Float16*>(nullptr)); break;
-        case 2: f(static_cast<double*>(nullptr)); break;
-        default: throw std::invalid_argument("unsupported dtype code " + std::to_string(dtype));
-    }
+    rb::capi::dispatch_dtype<_Float16>(dtype, static_cast<F&&>(f));
 }
 
 void resize_with(int32_t dtype, const void* x, void* y, int32_t rank, const int64_t* in_shape, const int64_t* pads,

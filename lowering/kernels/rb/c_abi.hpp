@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 namespace rb {
@@ -29,6 +30,18 @@ inline int guarded(char* err, int64_t errlen, F&& f) {
         set_err(err, errlen, "unknown error");
     }
     return 1;
+}
+
+// The C ABI's dtype codes: 0 float32, 1 float16 (``Half``: _Float16 on the host, __half on the device),
+// 2 float64. ``f`` is called with a null pointer of the element type, a tag to deduce it from.
+template <class Half, class F>
+inline void dispatch_dtype(int32_t dtype, F&& f) {
+    switch (dtype) {
+        case 0: f(static_cast<float*>(nullptr)); break;
+        case 1: f(static_cast<Half*>(nullptr)); break;
+        case 2: f(static_cast<double*>(nullptr)); break;
+        default: throw std::invalid_argument("unsupported dtype code " + std::to_string(dtype));
+    }
 }
 
 }  // namespace capi

@@ -281,6 +281,25 @@ def unnormalize(g, length: int, align_corners: bool):
     return ((g + 1) * length - 1) / 2.0
 
 
+def unnormalize_as(g, length: int, align_corners: bool, arith: str):
+    """``unnormalize`` in a framework's arithmetic (float64 result). It decides only which element nearest
+    reads at a .5 tie: ``exact``/``fp64`` evaluate the formula in float64 on the float32 grid value (the ONNX
+    reference); ``fp32`` evaluates each operation in float32 (onnxruntime's GsDenormalize); ``fp32_fused``
+    rounds the float64 value to float32 once (OpenVINO CPU GridSample-9, measured: grid float32(-1/3) on
+    length 6 reads row 2 where the others read row 1; 20,000 random values agree with this rule)."""
+    import numpy as np
+
+    if arith == "fp32":
+        f = np.float32
+        g = np.asarray(g, dtype=np.float32)
+        p = (g + f(1)) / f(2) * f(length - 1) if align_corners else ((g + f(1)) * f(length) - f(1)) / f(2)
+        return p.astype(np.float64)
+    p = unnormalize(np.asarray(g, dtype=np.float64), length, align_corners)
+    if arith == "fp32_fused":
+        p = p.astype(np.float32).astype(np.float64)
+    return p
+
+
 def grid_bounds(length: int, align_corners: bool) -> tuple[float, float]:
     """The coordinate range inside which no padding applies; reflection mirrors at these."""
     return (0.0, float(length - 1)) if align_corners else (-0.5, length - 0.5)

@@ -169,9 +169,7 @@ def run_gridsample(ir: GridSampleIR, x, grid):
         for d in range(D):
             L = spatial[d]
             # grid's last axis lists coordinates innermost-first: (x, y[, z]).
-            p = coords.unnormalize(g[:, D - 1 - d], L, ir.align_corners)
-            if ir.arith == "fp32":
-                p = p.astype(np.float32).astype(np.float64)
+            p = coords.unnormalize_as(g[:, D - 1 - d], L, ir.align_corners, ir.arith)
             if ir.sampler.kind == "nearest":
                 p = _rint_half_even(p)
             pts.append(_coordinate_padding(p, L, ir))

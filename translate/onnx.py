@@ -1,31 +1,30 @@
-"""ONNX -> IR: Resize (10, 11, 13, 18, 19), Upsample (7, 9), GridSample (16, 20, 22), DeformConv (19, 22).
+"""ONNX models -> IR: loading (untrusted files included), the graph walk (subgraphs of If / Loop / Scan and
+local functions included), and the per-node view the op parsers read (``translate/onnx_ops.py``).
 
-The IR follows the ONNX specification and, where the spec text and its reference/test data disagree, the
-data (fractional output length in align_corners, -0.5 for pytorch_half_pixel at length 1); see
-``semantics/ir.py`` for the named fields that carry each such choice.
+The IR follows the ONNX specification; where the spec text and onnx.reference disagree, ``convention``
+chooses ("spec", the default as the runtimes compute it, or "reference"); see ``translate/onnx_ops.py``.
 """
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError
-from ..semantics.ir import (COORD_MODES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler)
-from ..semantics.reference import deformconv_out_shape
+from ..semantics.ir import RuntimeValue
+from .onnx_fold import fold_parameters
+from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, ONNX_NEAREST_MODES, PARSERS
+from .onnx_validate import validate_node
 
-RESAMPLING_OPS = ("Resize", "Upsample", "GridSample", "DeformConv")
+RESAMPLING_OPS = tuple(PARSERS)
+NEAREST_MODES = ONNX_NEAREST_MODES  # the ONNX nearest_mode strings (the IR's rules: semantics.ir)
 _VERSIONS = {
     "Resize": (10, 11, 13, 18, 19),
     "Upsample": (7, 9, 10),
     "GridSample": (16, 20, 22),
     "DeformConv": (19, 22),
 }
-NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
 def since_version(op: str, opset: int) -> int:
@@ -38,29 +37,59 @@ def since_version(op: str, opset: int) -> int:
 
 
 def load(model_or_path):
-    """A ModelProto from a path, bytes or a ModelProto; a clear error for anything that is not ONNX."""
+    """A ModelProto from a path, bytes or a ModelProto; a clear one-line error for anything that is not ONNX
+    (directories, FIFOs, devices, truncated or hostile files, external data outside the model's folder)."""
     import onnx
 
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path
-    try:
-        if isinstance(model_or_path, (bytes, bytearray)):
+    if isinstance(model_or_path, (bytes, bytearray)):
+        try:
             model = onnx.load_from_string(bytes(model_or_path))
-        else:
-            model = onnx.load(str(model_or_path))
-    except FileNotFoundError:
-        raise BridgeError(f"no such file: {model_or_path}") from None
-    except IsADirectoryError:
-        raise BridgeError(f"{model_or_path} is a directory, not an ONNX model") from None
-    except Exception as e:  # protobuf raises DecodeError and friends
-        raise BridgeError(f"{model_or_path} is not an ONNX model ({type(e).__name__})") from None
+        except Exception as e:  # protobuf raises DecodeError and friends
+            raise BridgeError(f"not an ONNX model ({type(e).__name__})", field="model") from None
+    else:
+        from .onnx_files import read_model
+
+        model = read_model(str(model_or_path))
     if not model.graph.node and not model.graph.input:
-        raise BridgeError(f"{model_or_path} is not an ONNX model (no graph)")
+        raise BridgeError("not an ONNX model (no graph)", field="model")
     return model
 
 
-class _Graph:
-    """Constants and shapes of one graph, for looking up a node's inputs."""
+def default_opset(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+
+
+def _constant_value(node):
+    """The value of a Constant node, or None for spellings that carry no tensor (sparse, strings)."""
+    import onnx
+    from onnx import numpy_helper
+
+    for a in node.attribute:
+        if a.name == "value":
+            return numpy_helper.to_array(a.t)
+        if a.name in ("value_float", "value_int"):
+            return np.array(onnx.helper.get_attribute_value(a))
+        if a.name == "value_floats":
+            return np.array(list(a.floats), dtype=np.float32)
+        if a.name == "value_ints":
+            return np.array(list(a.ints), dtype=np.int64)
+    return None
+
+
+def _subgraphs(node):
+    """(attribute name, GraphProto) of an If / Loop / Scan (or any) node."""
+    for a in node.attribute:
+        if a.HasField("g"):
+            yield a.name, a.g
+        for k, g in enumerate(a.graphs):
+            yield f"{a.name}{k}", g
+
+
+class Graph:
+    """Constants, shapes and element types of every tensor of a model, subgraphs included (ONNX forbids a
+    subgraph to shadow an outer name, so one table serves every scope)."""
 
     def __init__(self, model):
         import onnx
@@ -70,50 +99,77 @@ class _Graph:
             inferred = shape_inference.infer_shapes(model, strict_mode=False)
         except Exception:
             inferred = model  # shape inference is a convenience; parsing works without it
-        g = inferred.graph
-        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+        self.opset = default_opset(model)
         self.consts: dict[str, np.ndarray] = {}
-        for init in g.initializer:
-            self.consts[init.name] = numpy_helper.to_array(init)
-        for node in g.node:
-            if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-                for a in node.attribute:
-                    if a.name == "value":
-                        self.consts[node.output[0]] = numpy_helper.to_array(a.t)
-                    elif a.name in ("value_float", "value_int"):
-                        self.consts[node.output[0]] = np.array(onnx.helper.get_attribute_value(a))
-                    elif a.name in ("value_floats", "value_ints"):
-                        self.consts[node.output[0]] = np.array(list(onnx.helper.get_attribute_value(a)))
         self.shapes: dict[str, tuple | None] = {}
         self.dtypes: dict[str, str] = {}
-        for vi in list(g.input) + list(g.value_info) + list(g.output):
-            t = vi.type.tensor_type
-            if t.HasField("shape"):
-                self.shapes[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else None
-                                             for d in t.shape.dim)
-            if t.elem_type:
-                self.dtypes[vi.name] = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name
+        self.dim_params: dict[str, tuple] = {}  # symbolic dim names, where shape inference has them
+        for g in _all_graphs(inferred.graph):
+            for init in g.initializer:
+                self.consts[init.name] = numpy_helper.to_array(init)
+            for node in g.node:
+                if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+                    value = _constant_value(node)
+                    if value is not None:
+                        self.consts[node.output[0]] = value
+            for vi in list(g.input) + list(g.value_info) + list(g.output):
+                t = vi.type.tensor_type
+                if t.HasField("shape"):
+                    self.shapes[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else None
+                                                 for d in t.shape.dim)
+                    self.dim_params[vi.name] = tuple(d.dim_param or None for d in t.shape.dim)
+                if t.elem_type:
+                    try:
+                        self.dtypes[vi.name] = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name
+                    except Exception:
+                        pass  # types numpy has no name for (float8...) are not resampling inputs
+        graphs = list(_all_graphs(inferred.graph))
+        producers = {o: n for g in graphs for n in g.node for o in n.output if o}
+        resampling = [n for g in graphs for n in g.node if n.op_type in PARSERS and n.domain in ("", "ai.onnx")]
+        folded, self.partials = fold_parameters(resampling, producers, self.consts, self.shapes, self.opset,
+                                                self.dim_params)
+        self.consts.update(folded)
         for name, arr in self.consts.items():
             self.shapes[name] = tuple(arr.shape)
             self.dtypes[name] = arr.dtype.name
         self.graph = model.graph
 
 
+def _all_graphs(graph):
+    yield graph
+    for node in graph.node:
+        for _, g in _subgraphs(node):
+            yield from _all_graphs(g)
+
+
 class NodeView:
     """What a parser needs of one node, independent of where the node lives: an ONNX NodeProto in a
-    model (``from_proto``) or OpenVINO's ONNX-frontend NodeContext (``lowering/openvino.py``)."""
+    model (``from_proto``) or OpenVINO's ONNX-frontend NodeContext (``lowering/openvino``)."""
 
     def __init__(self, op_type: str, name: str, attrs: dict[str, Any], inputs: list[str], consts: dict,
-                 shapes: dict, dtypes: dict):
+                 shapes: dict, dtypes: dict, partials: dict | None = None):
         self.op_type, self.name, self.attrs, self.inputs = op_type, name, attrs, inputs
-        self._consts, self._shapes, self._dtypes = consts, shapes, dtypes
+        self.consts, self.shapes, self.dtypes = consts, shapes, dtypes
+        self.partials = partials or {}  # run-time values known in part (translate/onnx_fold.py)
 
     @classmethod
-    def from_proto(cls, node, g: "_Graph", name: str) -> "NodeView":
+    def from_proto(cls, node, g: Graph, name: str) -> "NodeView":
         import onnx
 
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        return cls(node.op_type, name, attrs, list(node.input), g.consts, g.shapes, g.dtypes)
+        return cls(node.op_type, name, attrs, list(node.input), g.consts, g.shapes, g.dtypes, g.partials)
+
+    def replace(self, **kw) -> "NodeView":
+        """A copy with some of op_type, name, attrs, inputs, consts, shapes, dtypes replaced."""
+        fields = dict(op_type=self.op_type, name=self.name, attrs=dict(self.attrs), inputs=list(self.inputs),
+                      consts=self.consts, shapes=self.shapes, dtypes=self.dtypes, partials=self.partials)
+        fields.update(kw)
+        return NodeView(**fields)
+
+    # The old private names, until every caller uses the public ones (lead: remove after the refactor).
+    _consts = property(lambda self: self.consts, lambda self, v: setattr(self, "consts", v))
+    _shapes = property(lambda self: self.shapes, lambda self, v: setattr(self, "shapes", v))
+    _dtypes = property(lambda self: self.dtypes, lambda self, v: setattr(self, "dtypes", v))
 
     def input(self, i: int) -> str:
         return self.inputs[i] if len(self.inputs) > i else ""
@@ -123,292 +179,79 @@ class NodeView:
         name = self.input(i)
         if not name:
             return None
-        if name in self._consts:
-            return self._consts[name]
+        if name in self.consts:
+            return self.consts[name]
         return RuntimeValue(name)
 
     def shape(self, i: int):
-        return self._shapes.get(self.input(i))
+        return self.shapes.get(self.input(i))
+
+    def partial(self, i: int):
+        """Input i's value known in part: per entry an int, ("dim", tensor, axis) or None (unknown)."""
+        return self.partials.get(self.input(i))
 
     def dtype(self, i: int):
-        return self._dtypes.get(self.input(i))
-
-
-def _str(v) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
-
-
-def _choice(attrs: dict, name: str, default: str, allowed, node_name: str) -> str:
-    v = _str(attrs.get(name, default))
-    if v not in allowed:
-        raise BridgeError(f"unknown value {v!r}; expected one of {', '.join(allowed)}", node_name, name)
-    return v
-
-
-def _as_list(v, name, node_name):
-    """A constant as a flat list; empty tensors count as absent (opset 11-12 pass an empty scales)."""
-    if v is None or isinstance(v, RuntimeValue):
-        return v
-    arr = np.asarray(v).reshape(-1)
-    if arr.size == 0:
-        return None
-    return arr.tolist()
-
-
-def _scales(values, node_name) -> tuple[Fraction, ...]:
-    out = []
-    for s in values:
-        if not np.isfinite(s):
-            raise BridgeError(f"scale {s} is not finite", node_name, "scales")
-        if s <= 0:
-            raise BridgeError(f"scale {s} is not positive", node_name, "scales")
-        # Exact value of the float32 the framework receives.
-        out.append(exact(np.float32(s)))
-    return tuple(out)
-
-
-def parse_resize(node: NodeView, version: int) -> ResizeIR:
-    attrs, name = node.attrs, node.name
-    in_shape = node.shape(0)
-    if version == 10 or node.op_type == "Upsample":
-        return _parse_upsample_like(node, version, in_shape)
-
-    mode = _choice(attrs, "mode", "nearest", ("nearest", "linear", "cubic"), name)
-    coord_allowed = tuple(c for c in COORD_MODES if version >= 19 or c != "half_pixel_symmetric")
-    coord = _choice(attrs, "coordinate_transformation_mode", "half_pixel", coord_allowed, name)
-    nearest = _choice(attrs, "nearest_mode", "round_prefer_floor", NEAREST_MODES, name)
-    policy = "stretch"
-    antialias = False
-    axes_attr = None
-    if version >= 18:
-        policy = _choice(attrs, "keep_aspect_ratio_policy", "stretch", ("stretch", "not_larger", "not_smaller"),
-                         name)
-        antialias = bool(attrs.get("antialias", 0))
-        axes_attr = attrs.get("axes")
-    exclude = int(attrs.get("exclude_outside", 0))
-    if exclude not in (0, 1):
-        raise BridgeError(f"exclude_outside must be 0 or 1, got {exclude}", name, "exclude_outside")
-    cubic_a = exact(np.float32(attrs.get("cubic_coeff_a", -0.75)))
-    extrapolation = float(np.float32(attrs.get("extrapolation_value", 0.0)))
-
-    rank = len(in_shape) if in_shape is not None else None
-    if rank is None:
-        # Rank is needed to place axes; a length of scales/sizes also tells it.
-        for i in (2, 3):
-            v = _as_list(node.const(i), "", name)
-            if isinstance(v, list):
-                rank = len(v) if axes_attr is None else None
-    if rank is None:
-        raise BridgeError("the input rank is unknown (no shape information for X)", name, "X")
-    axes = normalize_axes(axes_attr, rank, name) if axes_attr is not None else tuple(range(rank))
-
-    roi = _as_list(node.const(1), "roi", name)
-    scales = _as_list(node.const(2), "scales", name)
-    sizes = _as_list(node.const(3), "sizes", name)
-    if scales is not None and sizes is not None:
-        raise BridgeError("both scales and sizes are given; exactly one is allowed", name, "scales")
-    if scales is None and sizes is None:
-        raise BridgeError("neither scales nor sizes is given", name, "scales")
-    if isinstance(scales, list):
-        if len(scales) != len(axes):
-            raise BridgeError(f"scales has {len(scales)} values, expected {len(axes)}", name, "scales")
-        scales = _scales(scales, name)
-    if isinstance(sizes, list):
-        if len(sizes) != len(axes):
-            raise BridgeError(f"sizes has {len(sizes)} values, expected {len(axes)}", name, "sizes")
-        if any(s < 0 for s in sizes):
-            raise BridgeError(f"sizes {sizes} has a negative length", name, "sizes")
-        sizes = tuple(int(s) for s in sizes)
-    if coord == "tf_crop_and_resize":
-        if roi is None:
-            raise BridgeError("tf_crop_and_resize needs roi", name, "roi")
-        if isinstance(roi, list):
-            if len(roi) != 2 * len(axes):
-                raise BridgeError(f"roi has {len(roi)} values, expected {2 * len(axes)}", name, "roi")
-            if not all(np.isfinite(roi)):
-                raise BridgeError(f"roi {roi} is not finite", name, "roi")
-            roi = tuple(exact(np.float32(r)) for r in roi)
-    else:
-        roi = None  # only tf_crop_and_resize reads it
-    sampler = _sampler(mode, nearest, cubic_a, antialias)
-    ir = ResizeIR(
-        rank=rank, axes=axes, scales=scales, sizes=sizes, roi=roi, coord=coord, sampler=sampler,
-        exclude_outside=bool(exclude), extrapolation_value=extrapolation, aspect_policy=policy,
-        input_shape=in_shape, dtype=node.dtype(0), origin=f"Resize-{version}",
-    )
-    _check_static_output(ir, name)
-    return ir
-
-
-def _sampler(mode: str, nearest: str, cubic_a: Fraction, antialias: bool) -> Sampler:
-    if mode == "nearest":
-        # The spec defines antialias for linear and cubic only.
-        return Sampler("nearest", nearest=nearest)
-    if mode == "linear":
-        return Sampler("linear", antialias=antialias)
-    return Sampler("cubic", cubic_a=cubic_a, antialias=antialias)
-
-
-def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
-    """Upsample-7/9 and Resize-10: asymmetric coordinates, scales only, nearest or linear."""
-    attrs, name = node.attrs, node.name
-    modes = ("nearest", "linear", "bilinear") if node.op_type == "Upsample" else ("nearest", "linear")
-    mode = _choice(attrs, "mode", "nearest", modes, name)
-    mode = "linear" if mode == "bilinear" else mode
-    if node.op_type == "Upsample" and version < 9:
-        scales = attrs.get("scales")
-        if scales is None:
-            raise BridgeError("Upsample-7 needs the scales attribute", name, "scales")
-        scales = list(scales)
-    else:
-        scales = _as_list(node.const(1), "scales", name)
-        if scales is None:
-            raise BridgeError("scales is not given", name, "scales")
-    rank = len(in_shape) if in_shape is not None else (len(scales) if isinstance(scales, list) else None)
-    if rank is None:
-        raise BridgeError("the input rank is unknown (no shape information for X)", name, "X")
-    if isinstance(scales, list):
-        if len(scales) != rank:
-            raise BridgeError(f"scales has {len(scales)} values, expected {rank}", name, "scales")
-        scales = _scales(scales, name)
-    # Nearest picks floor when upsampling and ceil when downsampling ("simple"): what onnxruntime
-    # implements and the old Resize-10 conformance data encodes.
-    sampler = Sampler("nearest", nearest="simple") if mode == "nearest" else Sampler("linear")
-    ir = ResizeIR(rank=rank, axes=tuple(range(rank)), scales=scales, sizes=None, roi=None, coord="asymmetric",
-                  sampler=sampler, input_shape=in_shape, dtype=node.dtype(0),
-                  origin=f"{node.op_type}-{version}")
-    _check_static_output(ir, name)
-    return ir
-
-
-def _check_static_output(ir: ResizeIR, name: str) -> None:
-    """Bind where the shape and parameters are static, to reject impossible values now."""
-    if ir.input_shape is None or any(d is None for d in ir.input_shape):
-        return
-    if any(isinstance(v, RuntimeValue) for v in (ir.scales, ir.sizes, ir.roi)):
-        return
-    try:
-        bind_resize(ir, ir.input_shape)
-    except BridgeError as e:
-        raise e.at(name) from None
-
-
-def parse_gridsample(node: NodeView, version: int) -> GridSampleIR:
-    attrs, name = node.attrs, node.name
-    if version < 20:
-        mode = _choice(attrs, "mode", "bilinear", ("bilinear", "nearest", "bicubic"), name)
-        mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
-    else:
-        mode = _choice(attrs, "mode", "linear", ("linear", "nearest", "cubic"), name)
-    padding = _choice(attrs, "padding_mode", "zeros", ("zeros", "border", "reflection"), name)
-    ac = int(attrs.get("align_corners", 0))
-    if ac not in (0, 1):
-        raise BridgeError(f"align_corners must be 0 or 1, got {ac}", name, "align_corners")
-    in_shape, grid_shape = node.shape(0), node.shape(1)
-    rank = len(in_shape) if in_shape else (len(grid_shape) if grid_shape else None)
-    if rank is None:
-        raise BridgeError("the input rank is unknown (no shape information for X or grid)", name, "X")
-    if rank < 3:
-        raise BridgeError(f"X has rank {rank}; GridSample needs N, C and at least one spatial axis", name, "X")
-    if version < 20 and rank != 4:
-        raise BridgeError(f"GridSample-{version} is defined for 4-D input only, got rank {rank}", name, "X")
-    if grid_shape is not None and grid_shape[-1] is not None and grid_shape[-1] != rank - 2:
-        raise BridgeError(f"grid's last axis is {grid_shape[-1]}, expected {rank - 2}", name, "grid")
-    sampler = (Sampler("nearest", nearest="half_even") if mode == "nearest" else
-               Sampler("cubic", cubic_a=Fraction(-3, 4)) if mode == "cubic" else Sampler("linear"))
-    if in_shape and grid_shape and all(d is not None for d in in_shape[:2] + grid_shape[:-1]):
-        total = in_shape[0] * in_shape[1] * math.prod(grid_shape[1:-1])
-        if total > MAX_ELEMENTS:
-            raise BridgeError(f"output has {total} elements, more than 2^31", name, "grid")
-    return GridSampleIR(spatial_rank=rank - 2, sampler=sampler, padding=padding, align_corners=bool(ac),
-                        input_shape=in_shape, grid_shape=grid_shape, dtype=node.dtype(0),
-                        origin=f"GridSample-{version}")
-
-
-def parse_deformconv(node: NodeView, version: int) -> DeformConvIR:
-    attrs, name = node.attrs, node.name
-    in_shape, w_shape = node.shape(0), node.shape(1)
-    rank = len(in_shape) if in_shape else (len(w_shape) if w_shape else None)
-    ks = attrs.get("kernel_shape")
-    if rank is None and ks is not None:
-        rank = len(ks) + 2
-    if rank is None:
-        raise BridgeError("the input rank is unknown (no shape information for X or W)", name, "X")
-    D = rank - 2
-    if D < 1:
-        raise BridgeError(f"X has rank {rank}; DeformConv needs at least one spatial axis", name, "X")
-
-    def ints(key, default, n):
-        v = list(attrs.get(key, default))
-        if len(v) != n:
-            raise BridgeError(f"{key} has {len(v)} values, expected {n}", name, key)
-        return tuple(int(i) for i in v)
-
-    strides = ints("strides", [1] * D, D)
-    dil = ints("dilations", [1] * D, D)
-    pads = ints("pads", [0] * 2 * D, 2 * D)
-    if any(s <= 0 for s in strides):
-        raise BridgeError(f"strides {strides} must be positive", name, "strides")
-    if any(s <= 0 for s in dil):
-        raise BridgeError(f"dilations {dil} must be positive", name, "dilations")
-    if any(p < 0 for p in pads):
-        raise BridgeError(f"pads {pads} must not be negative", name, "pads")
-    kernel = ints("kernel_shape", [], D) if ks is not None else (
-        tuple(w_shape[2:]) if w_shape and all(d is not None for d in w_shape[2:]) else None)
-    group = int(attrs.get("group", 1))
-    og = int(attrs.get("offset_group", 1))
-    if group < 1:
-        raise BridgeError(f"group must be at least 1, got {group}", name, "group")
-    if og < 1:
-        raise BridgeError(f"offset_group must be at least 1, got {og}", name, "offset_group")
-    if in_shape and in_shape[1] is not None:
-        if in_shape[1] % og:
-            raise BridgeError(f"{in_shape[1]} input channels are not divisible by offset_group {og}", name,
-                              "offset_group")
-        if w_shape and w_shape[1] is not None and w_shape[1] * group != in_shape[1]:
-            raise BridgeError(f"W has {w_shape[1]} channels per group, X has {in_shape[1]} channels and "
-                              f"group={group}", name, "group")
-    if in_shape and kernel and all(d is not None for d in in_shape):
-        ir_probe = DeformConvIR(D, kernel, strides, pads, dil, group, og, False, False)
-        out_sp = deformconv_out_shape(ir_probe, in_shape[2:], kernel)
-        if any(o <= 0 for o in out_sp):
-            raise BridgeError(f"output spatial shape {out_sp} is empty", name, "pads")
-        if w_shape and w_shape[0] is not None and in_shape[0] * w_shape[0] * math.prod(out_sp) > MAX_ELEMENTS:
-            raise BridgeError("output has more than 2^31 elements", name, "W")
-    return DeformConvIR(
-        spatial_rank=D, kernel_shape=kernel, strides=strides, pads=pads, dilations=dil, group=group,
-        offset_group=og, has_bias=bool(node.input(3)), has_mask=bool(node.input(4)),
-        input_shape=in_shape, weight_shape=w_shape, dtype=node.dtype(0), origin=f"DeformConv-{version}",
-    )
-
-
-_PARSERS = {"Resize": parse_resize, "Upsample": parse_resize, "GridSample": parse_gridsample,
-            "DeformConv": parse_deformconv}
+        return self.dtypes.get(self.input(i))
 
 
 def node_name(node, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"
 
 
-def parse_model(model_or_path) -> list[tuple[str, Any]]:
-    """``[(node_name, ir), ...]`` in graph order for every resampling node of the main graph."""
-    model = load(model_or_path)
-    g = _Graph(model)
+def inline_functions(model):
+    """Local functions inlined (as OpenVINO's importer does), so their nodes have shapes and names."""
+    if not len(model.functions):
+        return model
+    from onnx import inliner
+
+    return inliner.inline_local_functions(model)
+
+
+def walk(graph, prefix: str = ""):
+    """(name, NodeProto) for every node of ``graph`` in order, descending into If / Loop / Scan bodies;
+    a node in a body is named ``<outer node>/<attribute>/<node>``."""
+    for i, node in enumerate(graph.node):
+        name = prefix + node_name(node, i)
+        yield name, node
+        for attr, g in _subgraphs(node):
+            yield from walk(g, f"{name}/{attr}/")
+
+
+def resampling_nodes(model):
+    """(name, NodeProto) of every resampling node in the default domain, bodies included."""
+    for name, node in walk(model.graph):
+        if node.op_type in PARSERS and node.domain in ("", "ai.onnx"):
+            yield name, node
+
+
+def parse_model(model_or_path, convention: str = DEFAULT_CONVENTION) -> list[tuple[str, Any]]:
+    """``[(node_name, ir), ...]`` in graph order for every resampling node: the main graph, If / Loop / Scan
+    bodies and (inlined) local functions."""
+    model = inline_functions(load(model_or_path))
+    g = Graph(model)
     out = []
-    for i, node in enumerate(model.graph.node):
-        if node.op_type not in _PARSERS or node.domain not in ("", "ai.onnx"):
-            continue
-        view = NodeView.from_proto(node, g, node_name(node, i))
-        out.append((view.name, parse_view(view, g.opset)))
+    for name, node in resampling_nodes(model):
+        view = NodeView.from_proto(node, g, name)
+        validate_node(node, g.opset, name, g.dtypes)
+        out.append((name, parse_view(view, g.opset, convention)))
     return out
 
 
-def parse_view(view: NodeView, opset: int):
+def parse_view(view: NodeView, opset: int, convention: str = DEFAULT_CONVENTION):
     """The IR of one node, whatever it was read from; every refusal names the node."""
+    if convention not in CONVENTIONS:
+        raise BridgeError(f"unknown ONNX convention {convention!r}; expected one of {', '.join(CONVENTIONS)}",
+                          field="onnx-convention")
     try:
-        return _PARSERS[view.op_type](view, since_version(view.op_type, opset))
+        version = since_version(view.op_type, opset)
+        if view.op_type in ("Resize", "Upsample"):
+            return PARSERS[view.op_type](view, version, convention)
+        return PARSERS[view.op_type](view, version)
     except BridgeError as e:
         raise e.at(view.name) from None
 
 
-__all__ = ["parse_model", "parse_view", "NodeView", "load", "RESAMPLING_OPS"]
+_Graph = Graph  # the old private name, until every caller uses Graph
+
+__all__ = ["parse_model", "parse_view", "NodeView", "Graph", "load", "walk", "resampling_nodes",
+           "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION"]

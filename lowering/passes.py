@@ -1,0 +1,227 @@
+"""The one lowering pass every target implements: rungs -> one record per node -> proof -> (model, records).
+
+Shape borrowed from onnx-ir's pass infrastructure (a pass returns ``PassResult(model, ...)``; ``ensures``
+checks the result) and from onnxscript's rewrite rules (a rule's check either matches or fails with a
+reason). Here:
+
+* a **target** is an ordered tuple of :class:`Rung` s (built-in op, exact rewrite, decomposition, custom op);
+* per node, :func:`climb` asks each rung in turn; a rung returns a :class:`Candidate` or a :class:`Refusal`
+  with its reason. The first candidate with no conditions and no assumptions wins. A candidate that is exact
+  only under a run-time condition, or that rests on undocumented behaviour, is kept aside and taken only when
+  the policy allows it and no later rung is unconditionally exact;
+* every node gets one :class:`NodeRecord`, whatever the target;
+* the proof (``Target.prove``, the pass's ``ensures``) re-reads what the target produced and diffs it against
+  the source IR; a target may also run it on probe inputs. The pass fails rather than return a model that
+  did not prove itself.
+
+Targets: ``lowering.openvino`` (OpenVINO IR), ``lowering.tensorrt`` (TensorRT-ready ONNX), ``lowering.onnx``
+(portable ONNX). This module knows none of them and imports no framework.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ..semantics.errors import BridgeError
+
+# The rung numbers are the same on every target, so records and summaries compare across targets.
+BUILTIN, REWRITE, DECOMPOSE, CUSTOM = 1, 2, 3, 4
+RUNG_KINDS = {BUILTIN: "built-in op", REWRITE: "built-in op after an exact rewrite",
+              DECOMPOSE: "decomposition", CUSTOM: "custom op"}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A rung that does not apply, and why (``field``: the IR field or input that decided it)."""
+
+    reason: str
+    field: str | None = None
+
+
+@dataclass
+class Candidate:
+    """What a rung produced for one node, before the proof.
+
+    ``produced`` is the target's own handle (OpenVINO outputs, ONNX nodes, a spelling); ``proof`` is what the
+    target's proof needs to find and re-read it (tags, table shapes, spellings)."""
+
+    produced: Any
+    reason: str
+    conditions: tuple[str, ...] = ()  # exact only if these hold for the run-time values
+    assumptions: tuple[str, ...] = ()  # exact only if undocumented target behaviour is as assumed
+    proof: dict = field(default_factory=dict)
+
+    @property
+    def unconditional(self) -> bool:
+        return not self.conditions and not self.assumptions
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One step of a target's ladder. ``lower(node)`` returns a Candidate or a Refusal; it may raise
+    BridgeError, which counts as a refusal naming the error's field."""
+
+    number: int
+    name: str
+    lower: Callable[[Any], "Candidate | Refusal"]
+
+
+@dataclass
+class NodeRecord:
+    """What became of one node, on any target."""
+
+    node: str
+    op: str
+    ir: Any
+    target: str
+    rung: int | None = None  # None: refused
+    rung_name: str = "refused"
+    reason: str = ""
+    conditions: list = field(default_factory=list)
+    assumptions: list = field(default_factory=list)
+    produced: list = field(default_factory=list)  # names of what the node became in the written model
+    tried: list = field(default_factory=list)  # [(rung number, rung name, why it was not taken)]
+    proof: dict = field(default_factory=dict)  # the target's handle for re-reading what was produced
+    extra: dict = field(default_factory=dict)  # target-specific facts (e.g. the importer's own verdict)
+
+    @property
+    def refused(self) -> bool:
+        return self.rung is None
+
+    @property
+    def condition(self) -> str | None:
+        """The run-time conditions as one clause, None when exact for every value."""
+        return "; and ".join(self.conditions) or None
+
+    def summary(self) -> str:
+        if self.rung is None:
+            return f"{self.node}: refused: {self.reason}"
+        s = f"{self.node}: rung {self.rung} ({self.rung_name}): {self.reason}"
+        if self.conditions:
+            s += f" [exact if {self.condition}]"
+        if self.assumptions:
+            s += " [assumes: " + "; ".join(self.assumptions) + "]"
+        return s
+
+    def to_dict(self) -> dict:
+        from ..semantics import text
+
+        return {"node": self.node, "op": self.op, "target": self.target, "rung": self.rung,
+                "rung_name": self.rung_name, "reason": self.reason, "conditions": list(self.conditions),
+                "assumptions": list(self.assumptions), "produced": list(self.produced),
+                "tried": [{"rung": r, "name": n, "reason": why} for r, n, why in self.tried],
+                "ir": text.describe(self.ir) if self.ir is not None else None}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the user allows. ``allow_conditional``: take a candidate exact only under run-time conditions or
+    undocumented behaviour when nothing later is exact unconditionally. ``floor``: the lowest rung number to
+    try (e.g. CUSTOM for ``--fallback extension``)."""
+
+    allow_conditional: bool = True
+    floor: int = BUILTIN
+
+
+def climb(rungs: Sequence[Rung], node, record: NodeRecord, policy: Policy = Policy(),
+          last_resort: int | None = None) -> Candidate | None:
+    """Ask each rung in order; fill ``record``; return the chosen candidate or None (refused, reasons kept).
+    ``last_resort``: rungs numbered from it on (e.g. CUSTOM, a library to ship) are asked only when no lower
+    rung gave a candidate, so a conditional candidate the policy allows beats them."""
+    held: tuple[Rung, Candidate] | None = None
+    for rung in rungs:
+        if rung.number < policy.floor:
+            continue
+        if held is not None and last_resort is not None and rung.number >= last_resort:
+            break
+        try:
+            got = rung.lower(node)
+        except BridgeError as e:
+            got = Refusal(e.message, e.field)
+        if isinstance(got, Refusal):
+            record.tried.append((rung.number, rung.name, got.reason))
+            continue
+        if got.unconditional:
+            return _take(record, rung, got)
+        if policy.allow_conditional and held is None:
+            held = (rung, got)
+        why = ("exact only if " + "; and ".join(got.conditions) if got.conditions else
+               "rests on: " + "; ".join(got.assumptions))
+        record.tried.append((rung.number, rung.name, why))
+    if held is not None:
+        return _take(record, *held)
+    record.rung, record.rung_name = None, "refused"
+    record.reason = "; ".join(f"{name}: {why}" for _, name, why in record.tried) or "no rung applies"
+    return None
+
+
+def _take(record: NodeRecord, rung: Rung, c: Candidate) -> Candidate:
+    record.rung, record.rung_name, record.reason = rung.number, rung.name, c.reason
+    record.conditions, record.assumptions, record.proof = list(c.conditions), list(c.assumptions), dict(c.proof)
+    return c
+
+
+@dataclass
+class PassResult:
+    """The produced model and one record per resampling node (in graph order)."""
+
+    model: Any
+    records: list[NodeRecord]
+
+    @property
+    def refused(self) -> list[NodeRecord]:
+        return [r for r in self.records if r.refused]
+
+
+class Target:
+    """A lowering target: ``rungs`` for one node, ``lower_model`` for a whole model, ``prove`` as the
+    pass's postcondition. Subclasses set ``name`` and implement the three."""
+
+    name = "?"
+
+    def rungs(self, policy: Policy) -> Sequence[Rung]:
+        raise NotImplementedError
+
+    def lower_model(self, model, policy: Policy) -> PassResult:
+        raise NotImplementedError
+
+    def prove(self, result: PassResult) -> list[str]:
+        """Failures (empty = proven): each lowered node re-read from ``result.model`` and diffed against its
+        source IR."""
+        raise NotImplementedError
+
+    def __call__(self, model, policy: Policy = Policy()) -> PassResult:
+        result = self.lower_model(model, policy)
+        refused = result.refused
+        if refused:
+            raise BridgeError(refused[0].reason, refused[0].node, "rung")
+        failures = self.prove(result)
+        if failures:
+            raise BridgeError("conversion could not prove itself: " + "; ".join(failures))
+        return result
+
+
+# ----------------------------------------------------------------------------------------------------------
+# One formatter for every target.
+
+
+def format_records(records: Iterable[NodeRecord]) -> str:
+    records = list(records)
+    if not records:
+        return "no resampling nodes in this model"
+    lines = [r.summary() for r in records]
+    lines.append("summary: " + summary_counts(records))
+    return "\n".join(lines)
+
+
+def summary_counts(records: Iterable[NodeRecord]) -> str:
+    counts: dict = {}
+    for r in records:
+        key = "refused" if r.rung is None else f"rung {r.rung} ({r.rung_name})"
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+
+
+def records_json(records: Iterable[NodeRecord]) -> list[dict]:
+    return [r.to_dict() for r in records]

@@ -1,0 +1,354 @@
+"""ONNX op -> IR: the parsers of Resize (10, 11, 13, 18, 19), Upsample (7, 9), GridSample (16, 20, 22) and
+DeformConv (19, 22), from a ``NodeView`` (translate/onnx.py), whatever the node was read from.
+
+The IR follows the ONNX specification; where the spec text (as onnxruntime, OpenVINO and PyTorch compute it)
+and onnx.reference with its conformance data disagree, ``convention`` picks one ("spec" or "reference"),
+and every such choice is a named IR field (see ``semantics/ir.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact, normalize_axes
+from ..semantics.errors import BridgeError
+from ..semantics.ir import COORD_MODES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
+from ..semantics.reference import deformconv_out_shape
+
+ONNX_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+# Where the ONNX spec text (as onnxruntime, OpenVINO and PyTorch compute it) and onnx.reference with its
+# conformance data disagree, "spec" follows the text and the runtimes, "reference" the reference evaluator:
+# the output length in align_corners-type formulas (integer vs fractional L*s), pytorch_half_pixel at output
+# length 1 (0 vs -1/2), and axes that are not resized (copied vs sent through the coordinate map).
+CONVENTIONS = ("spec", "reference")
+DEFAULT_CONVENTION = "reference"
+
+
+def _str(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _choice(attrs: dict, name: str, default: str, allowed, node_name: str) -> str:
+    v = _str(attrs.get(name, default))
+    if v not in allowed:
+        raise BridgeError(f"unknown value {v!r}; expected one of {', '.join(allowed)}", node_name, name)
+    return v
+
+
+def _as_list(v, name, node_name):
+    """A constant as a flat list; empty tensors count as absent (opset 11-12 pass an empty scales)."""
+    if v is None or isinstance(v, RuntimeValue):
+        return v
+    arr = np.asarray(v).reshape(-1)
+    if arr.size == 0:
+        return None
+    return arr.tolist()
+
+
+def _scales(values, node_name) -> tuple[Fraction, ...]:
+    out = []
+    for s in values:
+        if not np.isfinite(s):
+            raise BridgeError(f"scale {s} is not finite", node_name, "scales")
+        if s <= 0:
+            raise BridgeError(f"scale {s} is not positive", node_name, "scales")
+        # Exact value of the float32 the framework receives.
+        out.append(exact(np.float32(s)))
+    return tuple(out)
+
+
+def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENTION) -> ResizeIR:
+    attrs, name = node.attrs, node.name
+    in_shape = node.shape(0)
+    if version == 10 or node.op_type == "Upsample":
+        return _parse_upsample_like(node, version, in_shape)
+
+    mode = _choice(attrs, "mode", "nearest", ("nearest", "linear", "cubic"), name)
+    coord_allowed = tuple(c for c in COORD_MODES if version >= 19 or c != "half_pixel_symmetric")
+    coord = _choice(attrs, "coordinate_transformation_mode", "half_pixel", coord_allowed, name)
+    nearest = _choice(attrs, "nearest_mode", "round_prefer_floor", ONNX_NEAREST_MODES, name)
+    policy = "stretch"
+    antialias = False
+    axes_attr = None
+    if version >= 18:
+        policy = _choice(attrs, "keep_aspect_ratio_policy", "stretch", ("stretch", "not_larger", "not_smaller"),
+                         name)
+        antialias = bool(attrs.get("antialias", 0))
+        axes_attr = attrs.get("axes")
+    exclude = int(attrs.get("exclude_outside", 0))
+    if exclude not in (0, 1):
+        raise BridgeError(f"exclude_outside must be 0 or 1, got {exclude}", name, "exclude_outside")
+    cubic_a = attrs.get("cubic_coeff_a", -0.75)
+    if not isinstance(cubic_a, (int, float)) or not math.isfinite(cubic_a):
+        raise BridgeError(f"must be a finite float, got {_str(cubic_a)[:40]!r}", name, "cubic_coeff_a")
+    cubic_a = exact(np.float32(cubic_a))
+    extrapolation = float(np.float32(attrs.get("extrapolation_value", 0.0)))
+
+    rank = len(in_shape) if in_shape is not None else None
+    if rank is None:
+        # Rank is needed to place axes; a length of scales/sizes also tells it.
+        for i in (2, 3):
+            v = _as_list(node.const(i), "", name)
+            if isinstance(v, list):
+                rank = len(v) if axes_attr is None else None
+    if rank is None:
+        raise BridgeError("the input rank is unknown (no shape information for X)", name, "X")
+    axes = normalize_axes(axes_attr, rank, name) if axes_attr is not None else tuple(range(rank))
+
+    roi = _as_list(node.const(1), "roi", name)
+    scales = _as_list(node.const(2), "scales", name)
+    sizes = _as_list(node.const(3), "sizes", name)
+    if scales is not None and sizes is not None:
+        raise BridgeError("both scales and sizes are given; exactly one is allowed", name, "scales")
+    if scales is None and sizes is None:
+        raise BridgeError("neither scales nor sizes is given", name, "scales")
+    if isinstance(scales, list):
+        if len(scales) != len(axes):
+            raise BridgeError(f"scales has {len(scales)} values, expected {len(axes)}", name, "scales")
+        scales = _scales(scales, name)
+    if isinstance(sizes, RuntimeValue) and convention == "spec" and policy == "stretch":
+        axes, sizes = _known_sizes(node, axes, sizes)
+    if isinstance(sizes, list):
+        if len(sizes) != len(axes):
+            raise BridgeError(f"sizes has {len(sizes)} values, expected {len(axes)}", name, "sizes")
+        if any(s < 0 for s in sizes):
+            raise BridgeError(f"sizes {sizes} has a negative length", name, "sizes")
+        sizes = tuple(int(s) for s in sizes)
+    if coord == "tf_crop_and_resize":
+        if roi is None:
+            raise BridgeError("tf_crop_and_resize needs roi", name, "roi")
+        if isinstance(roi, list):
+            if len(roi) != 2 * len(axes):
+                raise BridgeError(f"roi has {len(roi)} values, expected {2 * len(axes)}", name, "roi")
+            if not all(np.isfinite(roi)):
+                raise BridgeError(f"roi {roi} is not finite", name, "roi")
+            roi = tuple(exact(np.float32(r)) for r in roi)
+    else:
+        roi = None  # only tf_crop_and_resize reads it
+    sampler = _sampler(mode, nearest, cubic_a, antialias)
+    ir = ResizeIR(
+        rank=rank, axes=axes, scales=scales, sizes=sizes, roi=roi, coord=coord, sampler=sampler,
+        exclude_outside=bool(exclude), extrapolation_value=extrapolation, aspect_policy=policy,
+        input_shape=in_shape, dtype=node.dtype(0), origin=f"Resize-{version}",
+    )
+    if convention == "spec":
+        ir = _spec_convention(ir)
+    _check_static_output(ir, name)
+    return ir
+
+
+def _known_sizes(node, axes, sizes):
+    """Run-time sizes read in part from the graph (``F.interpolate(size=...)`` with a dynamic batch writes
+    Concat(Shape(x)[:2], [h, w])): axes whose size is X's own length at run time are not resized (the spec
+    convention copies them); if every other size is a constant, those axes are resized to it."""
+    known = node.partial(3)
+    if known is None or len(known) != len(axes):
+        return axes, sizes
+    same = [k == ("dim", node.input(0), a) for k, a in zip(known, axes)]
+    rest = [(a, k) for a, k, s in zip(axes, known, same) if not s]
+    if not all(isinstance(k, int) for _, k in rest):
+        return axes, sizes
+    return tuple(a for a, _ in rest), [k for _, k in rest]
+
+
+def _spec_convention(ir: ResizeIR) -> ResizeIR:
+    """The spec text as the runtimes compute it: the integer output length in align_corners and
+    tf_crop_and_resize, source 0 at
+    output length 1, and axes that are not resized (scale exactly 1, no crop) left out of the resize, i.e.
+    copied. A scale is known to be 1 from a static scale, or from a static size equal to a static input
+    length under the stretch policy; with run-time values the axis stays in (the map is the identity for
+    every mode but tf_half_pixel_for_nn and tf_crop_and_resize)."""
+    # half_pixel_symmetric's own formula is the ratio of the integer to the fractional length (spec text,
+    # onnxruntime and the conformance data agree), so only the other modes take the integer length.
+    ir = dataclasses.replace(ir, length1="zero",
+                             formula_length="fractional" if ir.coord == "half_pixel_symmetric" else "integer")
+    n = len(ir.axes)
+    if isinstance(ir.scales, tuple):
+        unit = [s == 1 for s in ir.scales]
+    elif isinstance(ir.sizes, tuple) and ir.aspect_policy == "stretch" and ir.input_shape is not None:
+        unit = [ir.input_shape[a] is not None and ir.input_shape[a] == s for a, s in zip(ir.axes, ir.sizes)]
+    else:
+        return ir
+    if isinstance(ir.roi, tuple):  # a crop on a unit-scale axis still moves it
+        unit = [u and ir.roi[i] == 0 and ir.roi[n + i] == 1 for i, u in enumerate(unit)]
+    elif isinstance(ir.roi, RuntimeValue):
+        return ir
+    keep = [i for i, u in enumerate(unit) if not u]
+    if len(keep) == n:
+        return ir
+
+    def pick(t):
+        return tuple(t[i] for i in keep) if isinstance(t, tuple) else t
+
+    roi = pick(ir.roi[:n]) + pick(ir.roi[n:]) if isinstance(ir.roi, tuple) else ir.roi
+    return dataclasses.replace(ir, axes=pick(ir.axes), scales=pick(ir.scales), sizes=pick(ir.sizes), roi=roi)
+
+
+def _sampler(mode: str, nearest: str, cubic_a: Fraction, antialias: bool) -> Sampler:
+    if mode == "nearest":
+        # The spec defines antialias for linear and cubic only.
+        return Sampler("nearest", nearest=nearest)
+    if mode == "linear":
+        return Sampler("linear", antialias=antialias)
+    return Sampler("cubic", cubic_a=cubic_a, antialias=antialias)
+
+
+def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
+    """Upsample-7/9 and Resize-10: asymmetric coordinates, scales only, nearest or linear."""
+    attrs, name = node.attrs, node.name
+    modes = ("nearest", "linear", "bilinear") if node.op_type == "Upsample" else ("nearest", "linear")
+    mode = _choice(attrs, "mode", "nearest", modes, name)
+    mode = "linear" if mode == "bilinear" else mode
+    if node.op_type == "Upsample" and version < 9:
+        scales = attrs.get("scales")
+        if scales is None:
+            raise BridgeError("Upsample-7 needs the scales attribute", name, "scales")
+        scales = list(scales)
+    else:
+        scales = _as_list(node.const(1), "scales", name)
+        if scales is None:
+            raise BridgeError("scales is not given", name, "scales")
+    rank = len(in_shape) if in_shape is not None else (len(scales) if isinstance(scales, list) else None)
+    if rank is None:
+        raise BridgeError("the input rank is unknown (no shape information for X)", name, "X")
+    if isinstance(scales, list):
+        if len(scales) != rank:
+            raise BridgeError(f"scales has {len(scales)} values, expected {rank}", name, "scales")
+        scales = _scales(scales, name)
+    # Nearest picks floor when upsampling and ceil when downsampling ("simple"): what onnxruntime
+    # implements and the old Resize-10 conformance data encodes.
+    sampler = Sampler("nearest", nearest="simple") if mode == "nearest" else Sampler("linear")
+    ir = ResizeIR(rank=rank, axes=tuple(range(rank)), scales=scales, sizes=None, roi=None, coord="asymmetric",
+                  sampler=sampler, input_shape=in_shape, dtype=node.dtype(0),
+                  origin=f"{node.op_type}-{version}")
+    _check_static_output(ir, name)
+    return ir
+
+
+def _check_static_output(ir: ResizeIR, name: str) -> None:
+    """Bind where the shape and parameters are static, to reject impossible values now."""
+    if ir.input_shape is None or any(d is None for d in ir.input_shape):
+        return
+    if any(isinstance(v, RuntimeValue) for v in (ir.scales, ir.sizes, ir.roi)):
+        return
+    try:
+        bind_resize(ir, ir.input_shape)
+    except BridgeError as e:
+        raise e.at(name) from None
+
+
+def parse_gridsample(node: NodeView, version: int) -> GridSampleIR:
+    attrs, name = node.attrs, node.name
+    if version < 20:
+        mode = _choice(attrs, "mode", "bilinear", ("bilinear", "nearest", "bicubic"), name)
+        mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    else:
+        mode = _choice(attrs, "mode", "linear", ("linear", "nearest", "cubic"), name)
+    padding = _choice(attrs, "padding_mode", "zeros", ("zeros", "border", "reflection"), name)
+    ac = int(attrs.get("align_corners", 0))
+    if ac not in (0, 1):
+        raise BridgeError(f"align_corners must be 0 or 1, got {ac}", name, "align_corners")
+    in_shape, grid_shape = node.shape(0), node.shape(1)
+    rank = len(in_shape) if in_shape else (len(grid_shape) if grid_shape else None)
+    if rank is None:
+        raise BridgeError("the input rank is unknown (no shape information for X or grid)", name, "X")
+    if rank < 3:
+        raise BridgeError(f"X has rank {rank}; GridSample needs N, C and at least one spatial axis", name, "X")
+    if version < 20 and rank != 4:
+        raise BridgeError(f"GridSample-{version} is defined for 4-D input only, got rank {rank}", name, "X")
+    if grid_shape is not None and grid_shape[-1] is not None and grid_shape[-1] != rank - 2:
+        raise BridgeError(f"grid's last axis is {grid_shape[-1]}, expected {rank - 2}", name, "grid")
+    sampler = (Sampler("nearest", nearest="half_even") if mode == "nearest" else
+               Sampler("cubic", cubic_a=Fraction(-3, 4)) if mode == "cubic" else Sampler("linear"))
+    if in_shape and grid_shape and all(d is not None for d in in_shape[:2] + grid_shape[:-1]):
+        total = in_shape[0] * in_shape[1] * math.prod(grid_shape[1:-1])
+        if total > MAX_ELEMENTS:
+            raise BridgeError(f"output has {total} elements, more than 2^31", name, "grid")
+    # arith (the default fp32): float32 steps as onnxruntime's GsDenormalize; onnx.reference's float64 agrees
+    # but within float32 reach of a .5 tie (which element nearest reads).
+    return GridSampleIR(spatial_rank=rank - 2, sampler=sampler, padding=padding, align_corners=bool(ac),
+                        input_shape=in_shape, grid_shape=grid_shape, dtype=node.dtype(0),
+                        origin=f"GridSample-{version}")
+
+
+def parse_deformconv(node: NodeView, version: int) -> DeformConvIR:
+    attrs, name = node.attrs, node.name
+    in_shape, w_shape = node.shape(0), node.shape(1)
+    rank = len(in_shape) if in_shape else (len(w_shape) if w_shape else None)
+    ks = attrs.get("kernel_shape")
+    if rank is None and ks is not None:
+        rank = len(ks) + 2
+    if rank is None:
+        raise BridgeError("the input rank is unknown (no shape information for X or W)", name, "X")
+    D = rank - 2
+    if D < 1:
+        raise BridgeError(f"X has rank {rank}; DeformConv needs at least one spatial axis", name, "X")
+
+    def ints(key, default, n):
+        v = list(attrs.get(key, default))
+        if len(v) != n:
+            raise BridgeError(f"{key} has {len(v)} values, expected {n}", name, key)
+        return tuple(int(i) for i in v)
+
+    strides = ints("strides", [1] * D, D)
+    dil = ints("dilations", [1] * D, D)
+    pads = ints("pads", [0] * 2 * D, 2 * D)
+    if any(s <= 0 for s in strides):
+        raise BridgeError(f"strides {strides} must be positive", name, "strides")
+    if any(s <= 0 for s in dil):
+        raise BridgeError(f"dilations {dil} must be positive", name, "dilations")
+    if any(p < 0 for p in pads):
+        raise BridgeError(f"pads {pads} must not be negative", name, "pads")
+    kernel = ints("kernel_shape", [], D) if ks is not None else (
+        tuple(w_shape[2:]) if w_shape and all(d is not None for d in w_shape[2:]) else None)
+    group = int(attrs.get("group", 1))
+    og = int(attrs.get("offset_group", 1))
+    if group < 1:
+        raise BridgeError(f"group must be at least 1, got {group}", name, "group")
+    if og < 1:
+        raise BridgeError(f"offset_group must be at least 1, got {og}", name, "offset_group")
+    if in_shape and in_shape[1] is not None:
+        if in_shape[1] % og:
+            raise BridgeError(f"{in_shape[1]} input channels are not divisible by offset_group {og}", name,
+                              "offset_group")
+        if w_shape and w_shape[1] is not None and w_shape[1] * group != in_shape[1]:
+            raise BridgeError(f"W has {w_shape[1]} channels per group, X has {in_shape[1]} channels and "
+                              f"group={group}", name, "group")
+    if in_shape and kernel and all(d is not None for d in in_shape):
+        ir_probe = DeformConvIR(D, kernel, strides, pads, dil, group, og, False, False)
+        out_sp = deformconv_out_shape(ir_probe, in_shape[2:], kernel)
+        if any(o <= 0 for o in out_sp):
+            raise BridgeError(f"output spatial shape {out_sp} is empty", name, "pads")
+        if w_shape and w_shape[0] is not None and in_shape[0] * w_shape[0] * math.prod(out_sp) > MAX_ELEMENTS:
+            raise BridgeError("output has more than 2^31 elements", name, "W")
+    _check_deformconv_inputs(node, D, kernel, og)
+    return DeformConvIR(
+        spatial_rank=D, kernel_shape=kernel, strides=strides, pads=pads, dilations=dil, group=group,
+        offset_group=og, has_bias=bool(node.input(3)), has_mask=bool(node.input(4)),
+        input_shape=in_shape, weight_shape=w_shape, dtype=node.dtype(0), origin=f"DeformConv-{version}",
+    )
+
+
+def _check_deformconv_inputs(node: NodeView, D: int, kernel, og: int) -> None:
+    """Lengths onnxruntime checks before running: B per output channel, offset and mask per kernel tap."""
+    name, w_shape = node.name, node.shape(1)
+    b_shape = node.shape(3) if node.input(3) else None
+    if b_shape is not None and w_shape and w_shape[0] is not None and tuple(b_shape) != (w_shape[0],):
+        raise BridgeError(f"B has shape {list(b_shape)}, expected [{w_shape[0]}] (one per output channel)",
+                          name, "B")
+    if kernel is None:
+        return
+    taps = og * math.prod(kernel)
+    for i, field, want in ((2, "offset", taps * D), (4, "mask", taps)):
+        shape = node.shape(i) if node.input(i) else None
+        if shape is not None and len(shape) > 1 and shape[1] is not None and shape[1] != want:
+            raise BridgeError(f"{field} has {shape[1]} channels, expected {want} (offset_group x kernel taps"
+                              + (" x spatial rank)" if field == "offset" else ")"), name, field)
+
+
+PARSERS = {"Resize": parse_resize, "Upsample": parse_resize, "GridSample": parse_gridsample,
+           "DeformConv": parse_deformconv}

@@ -5,7 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench fuzz clean
+
+FUZZ_SEED ?= 1
+FUZZ_CASES ?= 300
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,5 +27,8 @@ bench: $(STAMP)
 	$(BIN)/python tools/bench_openvino.py
 	$(BIN)/python tools/bench_kernels.py
 
+fuzz: $(STAMP)
+	$(BIN)/python -m resample_bridge.tools.fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) --jobs 2 --keep-failures fuzz-failures
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache fuzz-failures

@@ -8,7 +8,7 @@ reason). Here:
 * per node, :func:`climb` asks each rung in turn; a rung returns a :class:`Candidate` or a :class:`Refusal`
   with its reason. The first candidate with no conditions and no assumptions wins. A candidate that is exact
   only under a run-time condition, or that rests on undocumented behaviour, is kept aside and taken only when
-  the policy allows it and no later rung is unconditionally exact;
+  the policy allows it and no later rung is unconditionally exact (``last_resort``: no later rung below it);
 * every node gets one :class:`NodeRecord`, whatever the target;
 * the proof (``Target.prove``, the pass's ``ensures``) re-reads what the target produced and diffs it against
   the source IR; a target may also run it on probe inputs. The pass fails rather than return a model that

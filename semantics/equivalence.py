@@ -224,6 +224,9 @@ def _same_taps(xa: BoundAxis, ba, xb: BoundAxis, bb) -> bool:
     return True
 
 
+same_taps = _same_taps  # public: lowerings prove per-axis passes with it
+
+
 def _taps_as_map(t, o, axis: BoundAxis | None = None) -> dict:
     """index -> total weight, dropping zero weights: equal maps read the same values the same way.
     Indices are of the unpadded input: taps that land in an axis's zero padding read 0 and are dropped."""

@@ -5,7 +5,8 @@ enums) is translated into these fields by ``translate/``; the oracle (``referenc
 turns a value plus concrete shapes into per-axis exact affine coordinate maps, which is what equality is
 decided on. Fields the framework feeds at run time hold a ``RuntimeValue`` until bound.
 
-Vocabulary (all plain strings, so values print and serialise without ceremony):
+Vocabulary (all plain strings, so values print and serialise without ceremony; the tuples of allowed values
+are in vocab.py):
 
 * ``coord``: how an output index maps to a source coordinate, before the length/scale are known —
   half_pixel, half_pixel_symmetric, pytorch_half_pixel, tf_half_pixel_for_nn, align_corners, asymmetric,
@@ -35,34 +36,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Union
 
-COORD_MODES = (
-    "half_pixel",
-    "half_pixel_symmetric",
-    "pytorch_half_pixel",
-    "tf_half_pixel_for_nn",
-    "align_corners",
-    "asymmetric",
-    "tf_crop_and_resize",
-)
-NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "half_even", "simple")
-SAMPLER_KINDS = ("nearest", "linear", "cubic")
-# floor_eps: OpenVINO's SCALES-mode length, float32(L) * float32(s + 1e-6f) truncated (L itself when s == 1).
-# floor_fp32: onnxruntime, floor of the float32 product float32(s) * L.
-SIZE_RULES = ("floor", "round", "floor_eps", "floor_fp32")
-ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
-SCALE_SOURCES = ("user", "ratio")
-FORMULA_LENGTHS = ("fractional", "integer")
-LENGTH1_RULES = ("minus_half", "zero")
-ARITH = ("exact", "fp64", "fp32")
-# The antialias filter stretch f per resized axis: ``clamped`` = min(scale, 1) (ONNX); ``unclamped`` = the axis
-# scale itself, so an up-sampled axis gets a triangle narrower than one input step (OpenVINO CPU, LINEAR at
-# rank 5); ``any_down`` = unclamped when any resized axis down-samples, else 1 (OpenVINO's core reference,
-# which the CPU runs for LINEAR at rank 6 and above).
-FILTER_STRETCHES = ("clamped", "any_down", "unclamped")
-GRID_PADDINGS = ("zeros", "border", "reflection")
-# Where GridSample applies padding: on the source coordinate and then on each tap (ONNX reference), or on
-# each tap only (PyTorch, onnxruntime for cubic). Nearest and linear give the same numbers either way.
-PADDING_ON = ("coordinate_and_taps", "taps")
+# The allowed strings live in vocab.py; the names below stay importable from here. NEAREST_MODES is the IR's
+# rounding rules (vocab.NEAREST_RULES), not ONNX's nearest_mode attribute (vocab.ONNX_NEAREST_MODES).
+from .vocab import (ARITH, ASPECT_POLICIES, COORD_MODES, DEFORM_BORDERS, FILTER_STRETCHES,  # noqa: F401
+                    FORMULA_LENGTHS, GRID_PADDINGS, LENGTH1_RULES, OFFSET_LAYOUTS, PADDING_ON, SAMPLER_KINDS,
+                    SCALE_SOURCES, SIZE_RULES)
+from .vocab import NEAREST_RULES as NEAREST_MODES  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -172,6 +151,19 @@ class DeformConvIR:
 
 
 IR = Union[ResizeIR, GridSampleIR, DeformConvIR]
+
+RUNTIME_FIELDS = ("scales", "sizes", "roi")  # the ResizeIR fields that may hold a RuntimeValue
+
+
+def has_runtime_params(ir, fields: tuple[str, ...] = RUNTIME_FIELDS) -> bool:
+    """Whether any of ``fields`` (default: scales, sizes, roi) is fed at run time; False for IR kinds without
+    them."""
+    return any(isinstance(getattr(ir, k, None), RuntimeValue) for k in fields)
+
+
+def is_static(shape) -> bool:
+    """A known shape whose every dimension is known (None is an unknown shape or dimension)."""
+    return shape is not None and all(d is not None for d in shape)
 
 
 # ----------------------------------------------------------------------------------------------------------

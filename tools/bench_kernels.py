@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     import openvino as ov
 
     from resample_bridge.lowering import openvino as low
-    from resample_bridge.tools.convert import F32
+    from resample_bridge.lowering.openvino import F32
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=20)

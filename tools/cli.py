@@ -77,6 +77,7 @@ def _target(args, verb: str) -> None:
 
 
 def cmd_convert(args) -> int:
+    from ..lowering.openvino import EXTENSION, extension_path
     from .convert import convert_to_openvino
 
     _target(args, "convert")
@@ -88,9 +89,6 @@ def cmd_convert(args) -> int:
         return 0
     records = convert_to_openvino(args.model, args.output, fallback=args.fallback, strict=args.strict,
                                   force=args.force)
-    from ..lowering.openvino import EXTENSION
-    from .convert import extension_path
-
     for r in records:
         print(r.summary())
     print(f"wrote {args.output} and {args.output[:-4]}.bin ({len(records)} resampling nodes lowered and proven)")
@@ -102,7 +100,7 @@ def cmd_convert(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .check import check_openvino, format_check
+    from ..lowering.openvino import check_openvino, format_check
 
     _target(args, "check")
     if args.target == "tensorrt":
@@ -119,7 +117,7 @@ def cmd_check(args) -> int:
 def cmd_verify(args) -> int:
     import numpy as np
 
-    from .convert import format_verify, verify_openvino
+    from ..lowering.openvino import format_verify, verify_openvino
 
     _target(args, "verify")
     inputs = None
@@ -175,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("-o", "--output", required=True,
                     help="OUT.xml for openvino (the .bin is written beside it); OUT.onnx (TensorRT-ready) for tensorrt")
     pc.add_argument("--fallback", choices=["decompose", "extension"], default="decompose",
-                    help="what to use where no native op is exact (the extension is not built yet)")
+                    help="decompose: where no native op is exact, the tap-table decomposition (static shapes), "
+                         "else the resample-bridge extension op; extension: the extension op for every node")
     pc.add_argument("--strict", action="store_true",
                     help="refuse exactness that holds only under a run-time condition; take the next rung")
     pc.add_argument("--force", action="store_true", help="overwrite an existing output")

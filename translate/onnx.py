@@ -166,11 +166,6 @@ class NodeView:
         fields.update(kw)
         return NodeView(**fields)
 
-    # The old private names, until every caller uses the public ones (lead: remove after the refactor).
-    _consts = property(lambda self: self.consts, lambda self, v: setattr(self, "consts", v))
-    _shapes = property(lambda self: self.shapes, lambda self, v: setattr(self, "shapes", v))
-    _dtypes = property(lambda self: self.dtypes, lambda self, v: setattr(self, "dtypes", v))
-
     def input(self, i: int) -> str:
         return self.inputs[i] if len(self.inputs) > i else ""
 
@@ -250,8 +245,6 @@ def parse_view(view: NodeView, opset: int, convention: str = DEFAULT_CONVENTION)
     except BridgeError as e:
         raise e.at(view.name) from None
 
-
-_Graph = Graph  # the old private name, until every caller uses Graph
 
 __all__ = ["parse_model", "parse_view", "NodeView", "Graph", "load", "walk", "resampling_nodes",
            "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION"]

@@ -29,7 +29,6 @@ void check(cudaError_t e, const char* what) {
 }
 
 using rb::capi::guarded;
-using rb::capi::set_err;
 
 template <class F>
 void dispatch(int32_t dtype, F&& f) {
@@ -237,12 +236,6 @@ __global__ void deform_contract_kernel(rb::DeformConvSpec s, const T* w, const T
     }
 }
 
-template <class E>
-E checked_enum(int32_t v, int32_t count, const char* what) {
-    if (v < 0 || v >= count) throw std::invalid_argument(std::string("invalid ") + what + " code " + std::to_string(v));
-    return static_cast<E>(v);
-}
-
 }  // namespace
 
 extern "C" {
@@ -256,72 +249,51 @@ int rb_cuda_device_count(void) {
     return n;
 }
 
-int rb_cuda_resize_ir(int32_t dtype, const void* x, void* y, int64_t y_size, const char* attrs, int32_t rank,
-                      const int64_t* in_shape, const double* roi, int64_t n_roi, const double* scales, int64_t n_scales,
-                      const int64_t* sizes, int64_t n_sizes, void* stream, char* err, int64_t errlen) {
+int rb_cuda_resize_ir(const char* attrs, const rb_tensor* x, const rb_resize_runtime* runtime, rb_tensor* y,
+                      void* stream, char* err, int64_t errlen) {
     return guarded(err, errlen, [&] {
-        rb::ResizeRuntime rt;
-        rt.has_roi = roi != nullptr;
-        rt.has_scales = scales != nullptr;
-        rt.has_sizes = sizes != nullptr;
-        if (roi) rt.roi.assign(roi, roi + n_roi);
-        if (scales) rt.scales.assign(scales, scales + n_scales);
-        if (sizes) rt.sizes.assign(sizes, sizes + n_sizes);
-        const rb::ResizePlan plan = rb::plan_resize(rb::bind_resize(
-            rb::attrs_from_text<rb::ResizeAttrs>(attrs ? attrs : ""), std::vector<int64_t>(in_shape, in_shape + rank),
-            rt));
-        if (rb::element_count(plan.bound.out_shape) != y_size)
-            throw std::invalid_argument("y holds " + std::to_string(y_size) + " elements, the output has " +
-                                        std::to_string(rb::element_count(plan.bound.out_shape)));
-        dispatch(dtype, [&](auto* tag) {
+        const rb::ResizePlan plan = rb::capi::resize_plan_c(attrs, *x, runtime, *y);
+        dispatch(x->dtype, [&](auto* tag) {
             using T = std::remove_pointer_t<decltype(tag)>;
-            resize_cuda(plan, static_cast<const T*>(x), static_cast<T*>(y), static_cast<cudaStream_t>(stream));
+            resize_cuda(plan, static_cast<const T*>(x->data), static_cast<T*>(y->data),
+                        static_cast<cudaStream_t>(stream));
         });
     });
 }
 
-int rb_cuda_gridsample(int32_t dtype, int32_t grid_dtype, const void* x, const void* grid, void* y, int32_t D,
-                       const int64_t* x_shape, const int64_t* out_shape, int32_t kind, double cubic_a, int32_t padding,
-                       int32_t padding_on, int32_t align_corners, int32_t arith, void* stream, char* err,
-                       int64_t errlen) {
+int rb_cuda_gridsample(const rb_tensor* inputs, int32_t n_inputs, const rb_gridsample_params* params, rb_tensor* y,
+                       void* stream, char* err, int64_t errlen) {
     return guarded(err, errlen, [&] {
-        const rb::GridSampleSpec s = rb::make_gridsample_spec(
-            D, x_shape, out_shape, checked_enum<rb::Kind>(kind, 3, "sampler kind"), cubic_a,
-            checked_enum<rb::Padding>(padding, 3, "padding"), checked_enum<rb::PaddingOn>(padding_on, 2, "padding_on"),
-            align_corners != 0, checked_enum<rb::Arith>(arith, 3, "arith"));
+        const rb::GridSampleSpec s = rb::capi::gridsample_spec_c(inputs, n_inputs, *params, *y);
         const int64_t total = s.N * s.P;
         if (total == 0 || s.C == 0) return;
-        dispatch(dtype, [&](auto* tag) {
+        dispatch(inputs[0].dtype, [&](auto* tag) {
             using T = std::remove_pointer_t<decltype(tag)>;
-            dispatch(grid_dtype, [&](auto* gtag) {
+            dispatch(inputs[1].dtype, [&](auto* gtag) {
                 using G = std::remove_pointer_t<decltype(gtag)>;
                 gridsample_kernel<<<blocks_for(total, 128), 128, 0, static_cast<cudaStream_t>(stream)>>>(
-                    s, static_cast<const T*>(x), static_cast<const G*>(grid), static_cast<T*>(y));
+                    s, static_cast<const T*>(inputs[0].data), static_cast<const G*>(inputs[1].data),
+                    static_cast<T*>(y->data));
             });
         });
         check(cudaGetLastError(), "gridsample kernel");
     });
 }
 
-int rb_cuda_deformconv(int32_t dtype, const void* x, const void* w, const void* offset, const void* b, const void* mask,
-                       void* y, int32_t D, const int64_t* x_shape, const int64_t* w_shape, const int64_t* strides,
-                       const int64_t* pads, const int64_t* dilations, int64_t group, int64_t offset_group, int32_t kind,
-                       double cubic_a, int32_t border, void* stream, char* err, int64_t errlen) {
+int rb_cuda_deformconv(const rb_tensor* inputs, int32_t n_inputs, const rb_deformconv_params* params, rb_tensor* y,
+                       void* stream, char* err, int64_t errlen) {
     return guarded(err, errlen, [&] {
-        const rb::DeformConvSpec s = rb::make_deformconv_spec(
-            D, x_shape, w_shape, strides, pads, dilations, group, offset_group,
-            checked_enum<rb::Kind>(kind, 3, "sampler kind"), cubic_a,
-            checked_enum<rb::DeformBorder>(border, 2, "border"));
+        const rb::DeformConvSpec s = rb::capi::deformconv_spec_c(inputs, n_inputs, *params, *y);
         cudaStream_t st = static_cast<cudaStream_t>(stream);
         DeviceBuffer cols(static_cast<size_t>(s.N * s.C * s.K * s.P) * sizeof(Acc), st);
-        dispatch(dtype, [&](auto* tag) {
+        dispatch(inputs[0].dtype, [&](auto* tag) {
             using T = std::remove_pointer_t<decltype(tag)>;
+            auto in = [&](int32_t i) { return static_cast<const T*>(rb::capi::optional_input(inputs, n_inputs, i)); };
             const int64_t n1 = s.N * s.offset_group * s.K * s.P, n2 = s.N * s.OC * s.P;
-            deform_columns_kernel<<<blocks_for(n1, 128), 128, 0, st>>>(
-                s, static_cast<const T*>(x), static_cast<const T*>(offset), static_cast<const T*>(mask), cols.as<Acc>());
+            deform_columns_kernel<<<blocks_for(n1, 128), 128, 0, st>>>(s, in(0), in(2), in(4), cols.as<Acc>());
             check(cudaGetLastError(), "deformconv columns kernel");
-            deform_contract_kernel<<<blocks_for(n2, 256), 256, 0, st>>>(
-                s, static_cast<const T*>(w), static_cast<const T*>(b), cols.as<Acc>(), static_cast<T*>(y));
+            deform_contract_kernel<<<blocks_for(n2, 256), 256, 0, st>>>(s, in(1), in(3), cols.as<Acc>(),
+                                                                        static_cast<T*>(y->data));
             check(cudaGetLastError(), "deformconv contraction kernel");
         });
     });

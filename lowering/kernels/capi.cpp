@@ -1,5 +1,5 @@
-// The C ABI of the CPU library (rb_kernels.h): argument checks, C structs -> the header templates' specs,
-// dtype dispatch, exceptions -> error strings.
+// The C ABI of the CPU library (rb_kernels.h): the tap-table entry points' structs, dtype dispatch to the CPU
+// launchers; the binding shared with the CUDA launchers is rb/c_abi.hpp.
 #include "rb_kernels.h"
 
 #include <cstring>
@@ -16,14 +16,8 @@ namespace {
 
 using rb::Kind;
 
+using rb::capi::checked_enum;
 using rb::capi::guarded;
-using rb::capi::set_err;
-
-template <class E>
-E checked_enum(int32_t v, int32_t count, const char* what) {
-    if (v < 0 || v >= count) throw std::invalid_argument(std::string("invalid ") + what + " code " + std::to_string(v));
-    return static_cast<E>(v);
-}
 
 rb_number c_number(const rb::Number& n) {
     const rb::i128 lim = rb::i128(1) << 62;
@@ -33,20 +27,6 @@ rb_number c_number(const rb::Number& n) {
         r.den = static_cast<int64_t>(n.den);
     }
     return r;
-}
-
-rb::BoundResize bind_from_c(const char* attrs, int32_t rank, const int64_t* in_shape, const double* roi,
-                            int64_t n_roi, const double* scales, int64_t n_scales, const int64_t* sizes,
-                            int64_t n_sizes) {
-    const auto a = rb::attrs_from_text<rb::ResizeAttrs>(attrs ? attrs : "");
-    rb::ResizeRuntime rt;
-    rt.has_roi = roi != nullptr;
-    rt.has_scales = scales != nullptr;
-    rt.has_sizes = sizes != nullptr;
-    if (roi) rt.roi.assign(roi, roi + n_roi);
-    if (scales) rt.scales.assign(scales, scales + n_scales);
-    if (sizes) rt.sizes.assign(sizes, sizes + n_sizes);
-    return rb::bind_resize(a, std::vector<int64_t>(in_shape, in_shape + rank), rt);
 }
 
 rb::Number number(const rb_number& n) {
@@ -86,16 +66,23 @@ void dispatch(int32_t dtype, F&& f) {
     rb::capi::dispatch_dtype<_Float16>(dtype, static_cast<F&&>(f));
 }
 
-void resize_with(int32_t dtype, const void* x, void* y, int32_t rank, const int64_t* in_shape, const int64_t* pads,
-                 const std::vector<rb::TableView>& tables, double extrap, int32_t threads) {
-    if (rank < 1) throw std::invalid_argument("rank must be at least 1");
-    std::vector<int64_t> shape(in_shape, in_shape + rank);
+void resize_with(const rb_tensor& x, const rb_tensor& y, const int64_t* pads, const std::vector<rb::TableView>& tables,
+                 double extrap, int32_t threads) {
+    const std::vector<int64_t> shape = rb::capi::shape_of(x);
+    if (shape.empty()) throw std::invalid_argument("rank must be at least 1");
+    if (y.dtype != x.dtype) throw std::invalid_argument("y must have X's dtype");
     std::vector<int64_t> pv;
-    if (pads) pv.assign(pads, pads + 2 * rank);
-    dispatch(dtype, [&](auto* tag) {
+    if (pads) pv.assign(pads, pads + 2 * shape.size());
+    dispatch(x.dtype, [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
-        rb::cpu::resize(static_cast<const T*>(x), static_cast<T*>(y), shape, pv, tables, extrap, threads);
+        rb::cpu::resize(static_cast<const T*>(x.data), static_cast<T*>(y.data), shape, pv, tables, extrap, threads);
     });
+}
+
+template <class Attrs>
+const std::vector<rb::AttrField>& fields_of() {
+    static const std::vector<rb::AttrField> fields = rb::attribute_fields<Attrs>();
+    return fields;
 }
 
 }  // namespace
@@ -110,6 +97,22 @@ const char* rb_vocabulary(int32_t field, int32_t index) {
     for (int32_t i = 0; names[i]; ++i)
         if (i == index) return names[i];
     return nullptr;
+}
+
+const char* rb_op_type(int32_t op) {
+    const char* name = nullptr;
+    rb::with_attrs(op, [&](auto a) { name = decltype(a)::op_type; });
+    return name;
+}
+
+const char* rb_attribute(int32_t op, int32_t index, int32_t* type) {
+    const rb::AttrField* f = nullptr;
+    rb::with_attrs(op, [&](auto a) {
+        const auto& fields = fields_of<decltype(a)>();
+        if (index >= 0 && index < static_cast<int32_t>(fields.size())) f = &fields[index];
+    });
+    if (f && type) *type = static_cast<int32_t>(f->type);
+    return f ? f->name : nullptr;
 }
 
 int64_t rb_tap_count(const rb_axis* axis, const rb_resize_sampler* sampler) {
@@ -133,22 +136,21 @@ int rb_build_taps(const rb_axis* axis, const rb_resize_sampler* sampler, int64_t
     });
 }
 
-int rb_resize_tables(int32_t dtype, const void* x, void* y, int32_t rank, const int64_t* in_shape,
-                     const int64_t* pads, int32_t n_tables, const rb_table* tables, double extrapolation_value,
-                     int32_t threads, char* err, int64_t errlen) {
+int rb_resize_tables(const rb_tensor* x, rb_tensor* y, const int64_t* pads, int32_t n_tables, const rb_table* tables,
+                     double extrapolation_value, int32_t threads, char* err, int64_t errlen) {
     return guarded(err, errlen, [&] {
         std::vector<rb::TableView> views;
         for (int32_t i = 0; i < n_tables; ++i) {
             const rb_table& t = tables[i];
             views.push_back({t.axis, t.in_len, t.out_len, t.K, t.index, t.weight, t.extrap});
         }
-        resize_with(dtype, x, y, rank, in_shape, pads, views, extrapolation_value, threads);
+        resize_with(*x, *y, pads, views, extrapolation_value, threads);
     });
 }
 
-int rb_resize_axes(int32_t dtype, const void* x, void* y, int32_t rank, const int64_t* in_shape,
-                   const int64_t* pads, int32_t n_axes, const rb_axis* axes, const rb_resize_sampler* sampler,
-                   double extrapolation_value, int32_t threads, char* err, int64_t errlen) {
+int rb_resize_axes(const rb_tensor* x, rb_tensor* y, const int64_t* pads, int32_t n_axes, const rb_axis* axes,
+                   const rb_resize_sampler* sampler, double extrapolation_value, int32_t threads, char* err,
+                   int64_t errlen) {
     return guarded(err, errlen, [&] {
         rb::ResizeSampler s = sampler_of(*sampler);
         std::vector<rb::TapTable> built;
@@ -160,15 +162,14 @@ int rb_resize_axes(int32_t dtype, const void* x, void* y, int32_t rank, const in
             views.push_back({axes[i].axis, axes[i].in_len, t.out_len, t.K, t.index.data(), t.weight.data(),
                              t.extrap.empty() ? nullptr : t.extrap.data()});
         }
-        resize_with(dtype, x, y, rank, in_shape, pads, views, extrapolation_value, threads);
+        resize_with(*x, *y, pads, views, extrapolation_value, threads);
     });
 }
 
-int rb_resize_bind(const char* attrs, int32_t rank, const int64_t* in_shape, const double* roi, int64_t n_roi,
-                   const double* scales, int64_t n_scales, const int64_t* sizes, int64_t n_sizes, int64_t* out_shape,
-                   int32_t* n_axes, rb_axis* axes, char* err, int64_t errlen) {
+int rb_resize_bind(const char* attrs, int32_t rank, const int64_t* in_shape, const rb_resize_runtime* runtime,
+                   int64_t* out_shape, int32_t* n_axes, rb_axis* axes, char* err, int64_t errlen) {
     return guarded(err, errlen, [&] {
-        const rb::BoundResize b = bind_from_c(attrs, rank, in_shape, roi, n_roi, scales, n_scales, sizes, n_sizes);
+        const rb::BoundResize b = rb::capi::bind_resize_c(attrs, rank, in_shape, runtime);
         for (int32_t i = 0; i < rank; ++i) out_shape[i] = b.out_shape[i];
         *n_axes = static_cast<int32_t>(b.axes.size());
         for (size_t i = 0; i < b.axes.size(); ++i) {
@@ -179,53 +180,40 @@ int rb_resize_bind(const char* attrs, int32_t rank, const int64_t* in_shape, con
     });
 }
 
-int rb_resize_ir(int32_t dtype, const void* x, void* y, int64_t y_size, const char* attrs, int32_t rank,
-                 const int64_t* in_shape, const double* roi, int64_t n_roi, const double* scales, int64_t n_scales,
-                 const int64_t* sizes, int64_t n_sizes, int32_t threads, char* err, int64_t errlen) {
+int rb_resize_ir(const char* attrs, const rb_tensor* x, const rb_resize_runtime* runtime, rb_tensor* y, int32_t threads,
+                 char* err, int64_t errlen) {
     return guarded(err, errlen, [&] {
-        const rb::ResizePlan plan =
-            rb::plan_resize(bind_from_c(attrs, rank, in_shape, roi, n_roi, scales, n_scales, sizes, n_sizes));
-        if (rb::element_count(plan.bound.out_shape) != y_size)
-            throw std::invalid_argument("y holds " + std::to_string(y_size) + " elements, the output has " +
-                                        std::to_string(rb::element_count(plan.bound.out_shape)));
-        dispatch(dtype, [&](auto* tag) {
+        const rb::ResizePlan plan = rb::capi::resize_plan_c(attrs, *x, runtime, *y);
+        dispatch(x->dtype, [&](auto* tag) {
             using T = std::remove_pointer_t<decltype(tag)>;
-            rb::cpu::resize(static_cast<const T*>(x), static_cast<T*>(y), plan, threads);
+            rb::cpu::resize(static_cast<const T*>(x->data), static_cast<T*>(y->data), plan, threads);
         });
     });
 }
 
-int rb_gridsample(int32_t dtype, int32_t grid_dtype, const void* x, const void* grid, void* y, int32_t D, const int64_t* x_shape,
-                  const int64_t* out_shape, int32_t kind, double cubic_a, int32_t padding, int32_t padding_on,
-                  int32_t align_corners, int32_t arith, int32_t threads, char* err, int64_t errlen) {
+int rb_gridsample(const rb_tensor* inputs, int32_t n_inputs, const rb_gridsample_params* params, rb_tensor* y,
+                  int32_t threads, char* err, int64_t errlen) {
     return guarded(err, errlen, [&] {
-        rb::GridSampleSpec s = rb::make_gridsample_spec(
-            D, x_shape, out_shape, checked_enum<Kind>(kind, 3, "sampler kind"), cubic_a,
-            checked_enum<rb::Padding>(padding, 3, "padding"), checked_enum<rb::PaddingOn>(padding_on, 2, "padding_on"),
-            align_corners != 0, checked_enum<rb::Arith>(arith, 3, "arith"));
-        dispatch(dtype, [&](auto* tag) {
+        const rb::GridSampleSpec s = rb::capi::gridsample_spec_c(inputs, n_inputs, *params, *y);
+        dispatch(inputs[0].dtype, [&](auto* tag) {
             using T = std::remove_pointer_t<decltype(tag)>;
-            dispatch(grid_dtype, [&](auto* gtag) {
+            dispatch(inputs[1].dtype, [&](auto* gtag) {
                 using G = std::remove_pointer_t<decltype(gtag)>;
-                rb::cpu::gridsample(s, static_cast<const T*>(x), static_cast<const G*>(grid), static_cast<T*>(y),
-                                    threads);
+                rb::cpu::gridsample(s, static_cast<const T*>(inputs[0].data), static_cast<const G*>(inputs[1].data),
+                                    static_cast<T*>(y->data), threads);
             });
         });
     });
 }
 
-int rb_deformconv(int32_t dtype, const void* x, const void* w, const void* offset, const void* b, const void* mask,
-                  void* y, int32_t D, const int64_t* x_shape, const int64_t* w_shape, const int64_t* strides,
-                  const int64_t* pads, const int64_t* dilations, int64_t group, int64_t offset_group, int32_t kind,
-                  double cubic_a, int32_t border, int32_t threads, char* err, int64_t errlen) {
+int rb_deformconv(const rb_tensor* inputs, int32_t n_inputs, const rb_deformconv_params* params, rb_tensor* y,
+                  int32_t threads, char* err, int64_t errlen) {
     return guarded(err, errlen, [&] {
-        rb::DeformConvSpec s = rb::make_deformconv_spec(
-            D, x_shape, w_shape, strides, pads, dilations, group, offset_group,
-            checked_enum<Kind>(kind, 3, "sampler kind"), cubic_a, checked_enum<rb::DeformBorder>(border, 2, "border"));
-        dispatch(dtype, [&](auto* tag) {
+        const rb::DeformConvSpec s = rb::capi::deformconv_spec_c(inputs, n_inputs, *params, *y);
+        dispatch(inputs[0].dtype, [&](auto* tag) {
             using T = std::remove_pointer_t<decltype(tag)>;
-            rb::cpu::deformconv(s, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(offset),
-                                static_cast<const T*>(b), static_cast<const T*>(mask), static_cast<T*>(y), threads);
+            auto in = [&](int32_t i) { return static_cast<const T*>(rb::capi::optional_input(inputs, n_inputs, i)); };
+            rb::cpu::deformconv(s, in(0), in(1), in(2), in(3), in(4), static_cast<T*>(y->data), threads);
         });
     });
 }

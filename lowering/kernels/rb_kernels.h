@@ -1,9 +1,10 @@
-/* resample-bridge kernels: the C ABI of the CPU library (librb_kernels.so), loaded by lowering/native.py.
+/* resample-bridge kernels: the C ABI of the CPU library (librb_kernels.so), loaded by lowering/compiled with
+ * ctypes; the CUDA launchers (../cuda/rb_cuda.h) take the same structs.
  *
- * Enumerations are indices into the IR's vocabulary tuples (semantics/ir.py: SAMPLER_KINDS, NEAREST_MODES,
- * GRID_PADDINGS, PADDING_ON, ARITH; DeformConv border: zero_taps = 0, clamp_in_range = 1); rb_vocabulary()
- * lists the names this build was compiled with. dtype: 0 float32, 1 float16, 2 float64. Tensors are dense,
- * row-major. Every function returns 0, or non-zero with a message in err (errlen bytes, NUL-terminated).
+ * Enumerations are indices into the IR's vocabulary tuples (semantics/vocab.py: SAMPLER_KINDS, NEAREST_RULES,
+ * GRID_PADDINGS, PADDING_ON, ARITH, DEFORM_BORDERS); rb_vocabulary() lists the names this build was compiled
+ * with. dtype: 0 float32, 1 float16, 2 float64. Tensors are dense, row-major. Every function returning int
+ * returns 0, or non-zero with a message in err (errlen bytes, NUL-terminated).
  */
 #ifndef RB_KERNELS_H
 #define RB_KERNELS_H
@@ -23,7 +24,11 @@
 extern "C" {
 #endif
 
-#define RB_ABI_VERSION 1
+#define RB_ABI_VERSION 2
+/* The custom ops' domain (ONNX domain, OpenVINO op version, TensorRT plugin namespace) and attribute schema
+ * version: semantics/schema.py DOMAIN, SCHEMA_VERSION. */
+#define RB_DOMAIN "resample_bridge"
+#define RB_SCHEMA_VERSION 1
 
 typedef struct { int64_t num, den; double value; } rb_number; /* exact num/den when den > 0, else value */
 
@@ -49,48 +54,80 @@ typedef struct {
     const uint8_t* extrap;   /* [out_len] or NULL */
 } rb_table;
 
+/* A tensor: data (device memory for the CUDA launchers; NULL = an omitted optional input), dtype, shape. An
+ * output has the input's dtype and the op's output shape. */
+typedef struct {
+    void* data;
+    int32_t dtype;
+    int32_t rank;
+    const int64_t* shape;
+} rb_tensor;
+
+/* A resize's run-time roi / scales / sizes: the node's inputs for attributes set to "input" (NULL: not fed). */
+typedef struct {
+    const double* roi;
+    int64_t n_roi;
+    const double* scales;
+    int64_t n_scales;
+    const int64_t* sizes;
+    int64_t n_sizes;
+} rb_resize_runtime;
+
+typedef struct {
+    int32_t kind, padding, padding_on, align_corners, arith;
+    double cubic_a;
+} rb_gridsample_params;
+
+typedef struct {
+    const int64_t* strides;   /* D values */
+    const int64_t* pads;      /* 2*D values, begins then ends */
+    const int64_t* dilations; /* D values */
+    int64_t group, offset_group;
+    int32_t kind, border;
+    double cubic_a;
+} rb_deformconv_params;
+
 RB_API int rb_abi_version(void);
-RB_API const char* rb_vocabulary(int32_t field, int32_t index); /* field: 0 kind, 1 nearest, 2 padding, 3 padding_on,
-                                                             4 arith, 5 deform border; NULL past the end */
+RB_API const char* rb_vocabulary(int32_t field, int32_t index); /* field: 0 kind, 1 nearest, 2 padding,
+                                                3 padding_on, 4 arith, 5 deform border; NULL past the end */
+
+/* The op attribute schema (rb/attrs.hpp visit()): op 0 resize, 1 gridsample, 2 deformconv. rb_op_type: the
+ * OpenVINO op / TensorRT plugin name; rb_attribute: the index-th attribute's name and type (0 INT, 1 FLOAT,
+ * 2 STRING, 3 INTS); NULL past the end. */
+RB_API const char* rb_op_type(int32_t op);
+RB_API const char* rb_attribute(int32_t op, int32_t index, int32_t* type);
 
 /* Tap tables built in C++ (the port of semantics/taps.py). */
 RB_API int64_t rb_tap_count(const rb_axis* axis, const rb_resize_sampler* sampler);
-RB_API int rb_build_taps(const rb_axis* axis, const rb_resize_sampler* sampler, int64_t K, int64_t* index, double* weight,
-                  uint8_t* extrap, char* err, int64_t errlen);
+RB_API int rb_build_taps(const rb_axis* axis, const rb_resize_sampler* sampler, int64_t K, int64_t* index,
+                         double* weight, uint8_t* extrap, char* err, int64_t errlen);
 
 /* Resize with the given tables (applied in order), or with tables built from bound axes. pads: 2*rank values
  * (begins then ends) or NULL. */
-RB_API int rb_resize_tables(int32_t dtype, const void* x, void* y, int32_t rank, const int64_t* in_shape,
-                     const int64_t* pads, int32_t n_tables, const rb_table* tables, double extrapolation_value,
-                     int32_t threads, char* err, int64_t errlen);
-RB_API int rb_resize_axes(int32_t dtype, const void* x, void* y, int32_t rank, const int64_t* in_shape,
-                   const int64_t* pads, int32_t n_axes, const rb_axis* axes, const rb_resize_sampler* sampler,
-                   double extrapolation_value, int32_t threads, char* err, int64_t errlen);
+RB_API int rb_resize_tables(const rb_tensor* x, rb_tensor* y, const int64_t* pads, int32_t n_tables,
+                            const rb_table* tables, double extrapolation_value, int32_t threads, char* err,
+                            int64_t errlen);
+RB_API int rb_resize_axes(const rb_tensor* x, rb_tensor* y, const int64_t* pads, int32_t n_axes, const rb_axis* axes,
+                          const rb_resize_sampler* sampler, double extrapolation_value, int32_t threads, char* err,
+                          int64_t errlen);
 
 /* Resize from the op's attributes (the text form "name=value" per line of rb/attrs.hpp ResizeAttrs), bound
- * in C++ (the port of semantics/coords.py bind_resize) for this input shape and the run-time roi / scales /
- * sizes (NULL when not fed). rb_resize_bind reports the output shape (rank values) and the bound axes
- * (at most rank); rb_resize_ir runs it (y holds y_size elements). */
-RB_API int rb_resize_bind(const char* attrs, int32_t rank, const int64_t* in_shape, const double* roi, int64_t n_roi,
-                          const double* scales, int64_t n_scales, const int64_t* sizes, int64_t n_sizes,
+ * in C++ (the port of semantics/coords.py bind_resize) for this input shape and the run-time values.
+ * rb_resize_bind reports the output shape (rank values) and the bound axes (at most rank); rb_resize_ir runs it. */
+RB_API int rb_resize_bind(const char* attrs, int32_t rank, const int64_t* in_shape, const rb_resize_runtime* runtime,
                           int64_t* out_shape, int32_t* n_axes, rb_axis* axes, char* err, int64_t errlen);
-RB_API int rb_resize_ir(int32_t dtype, const void* x, void* y, int64_t y_size, const char* attrs, int32_t rank,
-                        const int64_t* in_shape, const double* roi, int64_t n_roi, const double* scales,
-                        int64_t n_scales, const int64_t* sizes, int64_t n_sizes, int32_t threads, char* err,
-                        int64_t errlen);
+RB_API int rb_resize_ir(const char* attrs, const rb_tensor* x, const rb_resize_runtime* runtime, rb_tensor* y,
+                        int32_t threads, char* err, int64_t errlen);
 
-/* GridSample: x [N, C, spatial...] (x_shape: D + 2 values), grid [N, out..., D] (out_shape: D values),
- * y [N, C, out...]; y has x's dtype, the grid its own (ONNX types them apart). */
-RB_API int rb_gridsample(int32_t dtype, int32_t grid_dtype, const void* x, const void* grid, void* y, int32_t D, const int64_t* x_shape,
-                  const int64_t* out_shape, int32_t kind, double cubic_a, int32_t padding, int32_t padding_on,
-                  int32_t align_corners, int32_t arith, int32_t threads, char* err, int64_t errlen);
+/* GridSample: inputs X [N, C, spatial...] and grid [N, out..., D] (its own float dtype: ONNX types them
+ * apart); y [N, C, out...]. */
+RB_API int rb_gridsample(const rb_tensor* inputs, int32_t n_inputs, const rb_gridsample_params* params, rb_tensor* y,
+                         int32_t threads, char* err, int64_t errlen);
 
-/* DeformConv (ONNX input order): x [N, C, spatial...], w [OC, C/group, kernel...], offset [N, OG*K*D, out...],
- * b [OC] or NULL, mask [N, OG*K, out...] or NULL; y [N, OC, out...]. pads: begins then ends. */
-RB_API int rb_deformconv(int32_t dtype, const void* x, const void* w, const void* offset, const void* b, const void* mask,
-                  void* y, int32_t D, const int64_t* x_shape, const int64_t* w_shape, const int64_t* strides,
-                  const int64_t* pads, const int64_t* dilations, int64_t group, int64_t offset_group, int32_t kind,
-                  double cubic_a, int32_t border, int32_t threads, char* err, int64_t errlen);
+/* DeformConv, inputs in ONNX order: X [N, C, spatial...], W [OC, C/group, kernel...], offset [N, OG*K*D, out...],
+ * then B [OC] and mask [N, OG*K, out...] (data NULL or n_inputs short: omitted); y [N, OC, out...]. */
+RB_API int rb_deformconv(const rb_tensor* inputs, int32_t n_inputs, const rb_deformconv_params* params,
+                         rb_tensor* y, int32_t threads, char* err, int64_t errlen);
 
 #ifdef __cplusplus
 }

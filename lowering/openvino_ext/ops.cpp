@@ -1,20 +1,15 @@
 #include "ops.hpp"
 
 #include <string>
+#include <vector>
 
 #include "openvino/op/constant.hpp"
-#include <vector>
 
 #include "rb/bind.hpp"
 #include "rb/cpu.hpp"
 
 namespace resample_bridge {
 namespace {
-
-template <class Attrs>
-void visit_all(Attrs& a, ov::AttributeVisitor& v) {
-    a.visit([&](const char* name, auto& field) { v.on_attribute(name, field); });
-}
 
 bool float_type(const ov::element::Type& t) {
     return t.is_dynamic() || t == ov::element::f32 || t == ov::element::f16 || t == ov::element::f64;
@@ -69,27 +64,23 @@ size_t runtime_inputs(const rb::ResizeAttrs& a) {
 // ------------------------------------------------------------------------------------------------------------
 // Resize
 
-Resize::Resize(const ov::OutputVector& args, const rb::ResizeAttrs& attrs) : Op(args), m_attrs(attrs) {
-    constructor_validate_and_infer_types();
-}
-
-void Resize::validate_and_infer_types() {
-    const auto et = get_input_element_type(0);
-    NODE_VALIDATION_CHECK(this, float_type(et), "X must be f32, f16 or f64, got ", et);
-    NODE_VALIDATION_CHECK(this, get_input_size() == 1 + runtime_inputs(m_attrs), "expected ",
-                          1 + runtime_inputs(m_attrs), " inputs (X, then roi / scales / sizes fed at run time), got ",
-                          get_input_size());
-    const auto& ps = get_input_partial_shape(0);
+void infer_output(ov::Node& op, const rb::ResizeAttrs& a) {
+    const auto et = op.get_input_element_type(0);
+    NODE_VALIDATION_CHECK(&op, float_type(et), "X must be f32, f16 or f64, got ", et);
+    NODE_VALIDATION_CHECK(&op, op.get_input_size() == 1 + runtime_inputs(a), "expected ",
+                          1 + runtime_inputs(a), " inputs (X, then roi / scales / sizes fed at run time), got ",
+                          op.get_input_size());
+    const auto& ps = op.get_input_partial_shape(0);
     ov::PartialShape out = ov::PartialShape::dynamic();
     if (ps.rank().is_static()) {
         const int64_t rank = ps.rank().get_length();
-        NODE_VALIDATION_CHECK(this, rank == m_attrs.rank, "X has rank ", rank, ", the op expects ", m_attrs.rank);
+        NODE_VALIDATION_CHECK(&op, rank == a.rank, "X has rank ", rank, ", the op expects ", a.rank);
         // Run-time roi / scales / sizes that are constants in the graph (initializers) still fix the shape.
         rb::ResizeRuntime rt;
         bool all_constant = true;
         size_t k = 1;
         auto constant = [&](std::vector<double>* f, std::vector<int64_t>* i) {
-            auto c = ov::as_type_ptr<ov::op::v0::Constant>(input_value(k++).get_node_shared_ptr());
+            auto c = ov::as_type_ptr<ov::op::v0::Constant>(op.input_value(k++).get_node_shared_ptr());
             if (!c) {
                 all_constant = false;
                 return;
@@ -97,107 +88,91 @@ void Resize::validate_and_infer_types() {
             if (f) *f = c->cast_vector<double>();
             if (i) *i = c->cast_vector<int64_t>();
         };
-        rt.has_roi = m_attrs.roi == "input";
-        rt.has_scales = m_attrs.scales == "input";
-        rt.has_sizes = m_attrs.sizes == "input";
+        rt.has_roi = a.roi == "input";
+        rt.has_scales = a.scales == "input";
+        rt.has_sizes = a.sizes == "input";
         if (rt.has_roi) constant(&rt.roi, nullptr);  // inputs follow X in this order
         if (rt.has_scales) constant(&rt.scales, nullptr);
         if (rt.has_sizes) constant(nullptr, &rt.sizes);
         if (ps.is_static() && all_constant) {
             try {
-                out = shape_of(rb::bind_resize(m_attrs, dims(ps.to_shape()), rt).out_shape);
+                out = shape_of(rb::bind_resize(a, dims(ps.to_shape()), rt).out_shape);
             } catch (const std::exception& e) {
-                NODE_VALIDATION_CHECK(this, false, e.what());
+                NODE_VALIDATION_CHECK(&op, false, e.what());
             }
         } else {
             out = ps;
             for (int64_t i = 0; i < rank; ++i)
-                if (!m_attrs.pads.empty() && static_cast<int64_t>(m_attrs.pads.size()) == 2 * rank)
-                    out[i] = out[i] + (m_attrs.pads[i] + m_attrs.pads[rank + i]);
-            for (int64_t ax : m_attrs.axes)
+                if (!a.pads.empty() && static_cast<int64_t>(a.pads.size()) == 2 * rank)
+                    out[i] = out[i] + (a.pads[i] + a.pads[rank + i]);
+            for (int64_t ax : a.axes)
                 if (ax >= 0 && ax < rank) out[ax] = ov::Dimension::dynamic();
         }
     }
-    set_output_type(0, et, out);
+    op.set_output_type(0, et, out);
 }
 
-std::shared_ptr<ov::Node> Resize::clone_with_new_inputs(const ov::OutputVector& new_args) const {
-    return std::make_shared<Resize>(new_args, m_attrs);
-}
-
-bool Resize::visit_attributes(ov::AttributeVisitor& visitor) {
-    visit_all(m_attrs, visitor);
-    return true;
-}
-
-bool Resize::has_evaluate() const { return true; }
-
-bool Resize::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
+void run(const ov::Node& op, const rb::ResizeAttrs& a, ov::TensorVector& outputs, const ov::TensorVector& inputs) {
     const ov::Tensor& x = inputs[0];
     rb::ResizeRuntime rt;
     size_t k = 1;
-    if (m_attrs.roi == "input") {
+    if (a.roi == "input") {
         rt.has_roi = true;
         rt.roi = doubles(inputs[k++]);
     }
-    if (m_attrs.scales == "input") {
+    if (a.scales == "input") {
         rt.has_scales = true;
         rt.scales = doubles(inputs[k++]);
     }
-    if (m_attrs.sizes == "input") {
+    if (a.sizes == "input") {
         rt.has_sizes = true;
         rt.sizes = int64s(inputs[k++]);
     }
     rb::ResizePlan plan;
     try {
-        plan = rb::plan_resize(rb::bind_resize(m_attrs, dims(x.get_shape()), rt));
+        plan = rb::plan_resize(rb::bind_resize(a, dims(x.get_shape()), rt));
     } catch (const std::exception& e) {
-        OPENVINO_THROW("ResampleBridgeResize '", get_friendly_name(), "': ", e.what());
+        OPENVINO_THROW(op.get_type_name(), " '", op.get_friendly_name(), "': ", e.what());
     }
     outputs[0].set_shape(shape_of(plan.bound.out_shape));
     dispatch(x.get_element_type(), [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
         rb::cpu::resize(static_cast<const T*>(x.data()), static_cast<T*>(outputs[0].data()), plan, 0);
     });
-    return true;
 }
 
 // ------------------------------------------------------------------------------------------------------------
 // GridSample
 
-GridSample::GridSample(const ov::OutputVector& args, const rb::GridSampleAttrs& attrs) : Op(args), m_attrs(attrs) {
-    constructor_validate_and_infer_types();
-}
-
-void GridSample::validate_and_infer_types() {
-    NODE_VALIDATION_CHECK(this, get_input_size() == 2, "expected inputs X and grid");
-    const auto et = get_input_element_type(0);
-    NODE_VALIDATION_CHECK(this, float_type(et) && float_type(get_input_element_type(1)),
+void infer_output(ov::Node& op, const rb::GridSampleAttrs& a) {
+    NODE_VALIDATION_CHECK(&op, op.get_input_size() == 2, "expected inputs X and grid");
+    const auto et = op.get_input_element_type(0);
+    NODE_VALIDATION_CHECK(&op, float_type(et) && float_type(op.get_input_element_type(1)),
                           "X and grid must be f32, f16 or f64");
     try {
-        rb::kind_of(m_attrs.sampler);
-        rb::padding_of(m_attrs.padding);
-        rb::padding_on_of(m_attrs.padding_on);
-        rb::arith_of(m_attrs.arith);
-        cubic_a_of(m_attrs.cubic_a);
+        rb::kind_of(a.sampler);
+        rb::padding_of(a.padding);
+        rb::padding_on_of(a.padding_on);
+        rb::arith_of(a.arith);
+        cubic_a_of(a.cubic_a);
     } catch (const std::exception& e) {
-        NODE_VALIDATION_CHECK(this, false, e.what());
+        NODE_VALIDATION_CHECK(&op, false, e.what());
     }
-    NODE_VALIDATION_CHECK(this, m_attrs.sampler != "nearest" || m_attrs.nearest == "half_even",
-                          "GridSample nearest rounds half to even; rule '", m_attrs.nearest, "' is not implemented");
-    const auto& xs = get_input_partial_shape(0);
-    const auto& gs = get_input_partial_shape(1);
+    NODE_VALIDATION_CHECK(&op, a.sampler != "nearest" || a.nearest == "half_even",
+                          "GridSample nearest rounds half to even; rule '", a.nearest, "' is not implemented");
+    const auto& xs = op.get_input_partial_shape(0);
+    const auto& gs = op.get_input_partial_shape(1);
     ov::PartialShape out = ov::PartialShape::dynamic();
     if (xs.rank().is_static() || gs.rank().is_static()) {
         const int64_t rank = xs.rank().is_static() ? xs.rank().get_length() : gs.rank().get_length();
         const int64_t D = rank - 2;
-        NODE_VALIDATION_CHECK(this, D >= 1 && D <= rb::kMaxSpatial, "GridSample supports 1 to ", rb::kMaxSpatial,
+        NODE_VALIDATION_CHECK(&op, D >= 1 && D <= rb::kMaxSpatial, "GridSample supports 1 to ", rb::kMaxSpatial,
                               " spatial axes, got rank ", rank);
-        NODE_VALIDATION_CHECK(this, m_attrs.spatial_rank == 0 || m_attrs.spatial_rank == D, "the op has ",
-                              m_attrs.spatial_rank, " spatial axes, the input ", D);
-        NODE_VALIDATION_CHECK(this, gs.rank().is_dynamic() || gs.rank().get_length() == rank,
+        NODE_VALIDATION_CHECK(&op, a.spatial_rank == 0 || a.spatial_rank == D, "the op has ",
+                              a.spatial_rank, " spatial axes, the input ", D);
+        NODE_VALIDATION_CHECK(&op, gs.rank().is_dynamic() || gs.rank().get_length() == rank,
                               "grid must have the rank of X");
-        NODE_VALIDATION_CHECK(this, gs.rank().is_dynamic() || gs[rank - 1].compatible(D),
+        NODE_VALIDATION_CHECK(&op, gs.rank().is_dynamic() || gs[rank - 1].compatible(D),
                               "grid's last axis must be ", D);
         std::vector<ov::Dimension> d(static_cast<size_t>(rank), ov::Dimension::dynamic());
         if (xs.rank().is_static()) {
@@ -206,46 +181,35 @@ void GridSample::validate_and_infer_types() {
         }
         if (gs.rank().is_static()) {
             ov::Dimension n = d[0];
-            NODE_VALIDATION_CHECK(this, ov::Dimension::merge(d[0], n, gs[0]), "X and grid disagree on N");
+            NODE_VALIDATION_CHECK(&op, ov::Dimension::merge(d[0], n, gs[0]), "X and grid disagree on N");
             for (int64_t i = 0; i < D; ++i) d[2 + i] = gs[1 + i];
         }
         out = ov::PartialShape(d);
     }
-    set_output_type(0, et, out);
+    op.set_output_type(0, et, out);
 }
 
-std::shared_ptr<ov::Node> GridSample::clone_with_new_inputs(const ov::OutputVector& new_args) const {
-    return std::make_shared<GridSample>(new_args, m_attrs);
-}
-
-bool GridSample::visit_attributes(ov::AttributeVisitor& visitor) {
-    visit_all(m_attrs, visitor);
-    return true;
-}
-
-bool GridSample::has_evaluate() const { return true; }
-
-bool GridSample::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
+void run(const ov::Node& op, const rb::GridSampleAttrs& a, ov::TensorVector& outputs, const ov::TensorVector& inputs) {
     const ov::Tensor& x = inputs[0];
     const ov::Tensor& grid = inputs[1];
     const auto xs = dims(x.get_shape()), gs = dims(grid.get_shape());
     const int D = static_cast<int>(xs.size()) - 2;
     if (gs.size() != xs.size() || gs.back() != D || gs[0] != xs[0])
-        OPENVINO_THROW("ResampleBridgeGridSample: X ", x.get_shape(), " and grid ", grid.get_shape(),
+        OPENVINO_THROW(op.get_type_name(), ": X ", x.get_shape(), " and grid ", grid.get_shape(),
                        " do not fit a ", D, "-D GridSample");
     rb::GridSampleSpec s;
     try {
-        s = rb::make_gridsample_spec(D, xs.data(), gs.data() + 1, rb::kind_of(m_attrs.sampler),
-                                     cubic_a_of(m_attrs.cubic_a), rb::padding_of(m_attrs.padding),
-                                     rb::padding_on_of(m_attrs.padding_on), m_attrs.align_corners,
-                                     rb::arith_of(m_attrs.arith));
+        s = rb::make_gridsample_spec(D, xs.data(), gs.data() + 1, rb::kind_of(a.sampler),
+                                     cubic_a_of(a.cubic_a), rb::padding_of(a.padding),
+                                     rb::padding_on_of(a.padding_on), a.align_corners,
+                                     rb::arith_of(a.arith));
     } catch (const std::exception& e) {
-        OPENVINO_THROW("ResampleBridgeGridSample '", get_friendly_name(), "': ", e.what());
+        OPENVINO_THROW(op.get_type_name(), " '", op.get_friendly_name(), "': ", e.what());
     }
     std::vector<int64_t> out{xs[0], xs[1]};
     out.insert(out.end(), gs.begin() + 1, gs.end() - 1);
     outputs[0].set_shape(shape_of(out));
-    if (rb::element_count(out) == 0) return true;
+    if (rb::element_count(out) == 0) return;
     dispatch(x.get_element_type(), [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
         dispatch(grid.get_element_type(), [&](auto* gtag) {
@@ -254,7 +218,6 @@ bool GridSample::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inp
                                 static_cast<T*>(outputs[0].data()), 0);
         });
     });
-    return true;
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -268,85 +231,70 @@ std::vector<int64_t> or_default(const std::vector<int64_t>& v, size_t n, int64_t
 
 }  // namespace
 
-DeformConv::DeformConv(const ov::OutputVector& args, const rb::DeformConvAttrs& attrs) : Op(args), m_attrs(attrs) {
-    constructor_validate_and_infer_types();
-}
-
-void DeformConv::validate_and_infer_types() {
-    const size_t n_in = 3 + m_attrs.has_bias + m_attrs.has_mask;
-    NODE_VALIDATION_CHECK(this, get_input_size() == n_in, "expected ", n_in, " inputs (X, W, offset",
-                          m_attrs.has_bias ? ", B" : "", m_attrs.has_mask ? ", mask" : "", "), got ", get_input_size());
-    const auto et = get_input_element_type(0);
-    NODE_VALIDATION_CHECK(this, float_type(et), "X must be f32, f16 or f64, got ", et);
+void infer_output(ov::Node& op, const rb::DeformConvAttrs& a) {
+    const size_t n_in = 3 + a.has_bias + a.has_mask;
+    NODE_VALIDATION_CHECK(&op, op.get_input_size() == n_in, "expected ", n_in, " inputs (X, W, offset",
+                          a.has_bias ? ", B" : "", a.has_mask ? ", mask" : "", "), got ", op.get_input_size());
+    const auto et = op.get_input_element_type(0);
+    NODE_VALIDATION_CHECK(&op, float_type(et), "X must be f32, f16 or f64, got ", et);
     for (size_t i = 1; i < n_in; ++i)
-        NODE_VALIDATION_CHECK(this, get_input_element_type(i).compatible(et), "input ", i, " must have X's type ", et);
-    NODE_VALIDATION_CHECK(this, m_attrs.offset_layout == "group,kernel...,(d...)", "offset layout '",
-                          m_attrs.offset_layout, "' is not the kernels' group,kernel...,(d...)");
+        NODE_VALIDATION_CHECK(&op, op.get_input_element_type(i).compatible(et), "input ", i, " must have X's type ", et);
+    NODE_VALIDATION_CHECK(&op, a.offset_layout == "group,kernel...,(d...)", "offset layout '",
+                          a.offset_layout, "' is not the kernels' group,kernel...,(d...)");
     try {
-        rb::kind_of(m_attrs.sampler);
-        rb::border_of(m_attrs.border);
-        cubic_a_of(m_attrs.cubic_a);
+        rb::kind_of(a.sampler);
+        rb::border_of(a.border);
+        cubic_a_of(a.cubic_a);
     } catch (const std::exception& e) {
-        NODE_VALIDATION_CHECK(this, false, e.what());
+        NODE_VALIDATION_CHECK(&op, false, e.what());
     }
-    const auto& xs = get_input_partial_shape(0);
-    const auto& ws = get_input_partial_shape(1);
+    const auto& xs = op.get_input_partial_shape(0);
+    const auto& ws = op.get_input_partial_shape(1);
     ov::PartialShape out = ov::PartialShape::dynamic();
     if (xs.rank().is_static()) {
         const int64_t rank = xs.rank().get_length(), D = rank - 2;
-        NODE_VALIDATION_CHECK(this, D >= 1 && D <= rb::kMaxSpatial, "DeformConv supports 1 to ", rb::kMaxSpatial,
+        NODE_VALIDATION_CHECK(&op, D >= 1 && D <= rb::kMaxSpatial, "DeformConv supports 1 to ", rb::kMaxSpatial,
                               " spatial axes, got rank ", rank);
         std::vector<ov::Dimension> d(static_cast<size_t>(rank), ov::Dimension::dynamic());
         d[0] = xs[0];
         if (ws.rank().is_static()) d[1] = ws[0];
-        const auto strides = or_default(m_attrs.strides, D, 1), dil = or_default(m_attrs.dilations, D, 1),
-                   pads = or_default(m_attrs.pads, 2 * D, 0);
-        NODE_VALIDATION_CHECK(this, static_cast<int64_t>(strides.size()) == D &&
+        const auto strides = or_default(a.strides, D, 1), dil = or_default(a.dilations, D, 1),
+                   pads = or_default(a.pads, 2 * D, 0);
+        NODE_VALIDATION_CHECK(&op, static_cast<int64_t>(strides.size()) == D &&
                                         static_cast<int64_t>(dil.size()) == D &&
                                         static_cast<int64_t>(pads.size()) == 2 * D,
                               "strides, dilations and pads must have ", D, ", ", D, " and ", 2 * D, " values");
         for (int64_t i = 0; i < D; ++i) {
             int64_t k = -1;
-            if (!m_attrs.kernel_shape.empty()) k = m_attrs.kernel_shape[i];
+            if (!a.kernel_shape.empty()) k = a.kernel_shape[i];
             else if (ws.rank().is_static() && ws[2 + i].is_static()) k = ws[2 + i].get_length();
             if (k > 0 && xs[2 + i].is_static()) {
                 const int64_t eff = (k - 1) * dil[i] + 1;
                 const int64_t span = xs[2 + i].get_length() + pads[i] + pads[D + i] - eff;
-                NODE_VALIDATION_CHECK(this, span >= 0, "output is empty on spatial axis ", i);
+                NODE_VALIDATION_CHECK(&op, span >= 0, "output is empty on spatial axis ", i);
                 d[2 + i] = span / strides[i] + 1;
             }
         }
         out = ov::PartialShape(d);
     }
-    set_output_type(0, et, out);
+    op.set_output_type(0, et, out);
 }
 
-std::shared_ptr<ov::Node> DeformConv::clone_with_new_inputs(const ov::OutputVector& new_args) const {
-    return std::make_shared<DeformConv>(new_args, m_attrs);
-}
-
-bool DeformConv::visit_attributes(ov::AttributeVisitor& visitor) {
-    visit_all(m_attrs, visitor);
-    return true;
-}
-
-bool DeformConv::has_evaluate() const { return true; }
-
-bool DeformConv::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
+void run(const ov::Node& op, const rb::DeformConvAttrs& a, ov::TensorVector& outputs, const ov::TensorVector& inputs) {
     const auto xs = dims(inputs[0].get_shape()), ws = dims(inputs[1].get_shape());
     const int D = static_cast<int>(xs.size()) - 2;
-    const ov::Tensor* b = m_attrs.has_bias ? &inputs[3] : nullptr;
-    const ov::Tensor* mask = m_attrs.has_mask ? &inputs[3 + m_attrs.has_bias] : nullptr;
+    const ov::Tensor* b = a.has_bias ? &inputs[3] : nullptr;
+    const ov::Tensor* mask = a.has_mask ? &inputs[3 + a.has_bias] : nullptr;
     rb::DeformConvSpec s;
     try {
         if (static_cast<int>(ws.size()) != D + 2) throw std::invalid_argument("W must have the rank of X");
-        for (int i = 0; i < D && !m_attrs.kernel_shape.empty(); ++i)
-            if (m_attrs.kernel_shape[i] != ws[2 + i]) throw std::invalid_argument("W does not have kernel_shape");
-        const auto strides = or_default(m_attrs.strides, D, 1), dil = or_default(m_attrs.dilations, D, 1),
-                   pads = or_default(m_attrs.pads, 2 * D, 0);
-        s = rb::make_deformconv_spec(D, xs.data(), ws.data(), strides.data(), pads.data(), dil.data(), m_attrs.group,
-                                     m_attrs.offset_group, rb::kind_of(m_attrs.sampler), cubic_a_of(m_attrs.cubic_a),
-                                     rb::border_of(m_attrs.border));
+        for (int i = 0; i < D && !a.kernel_shape.empty(); ++i)
+            if (a.kernel_shape[i] != ws[2 + i]) throw std::invalid_argument("W does not have kernel_shape");
+        const auto strides = or_default(a.strides, D, 1), dil = or_default(a.dilations, D, 1),
+                   pads = or_default(a.pads, 2 * D, 0);
+        s = rb::make_deformconv_spec(D, xs.data(), ws.data(), strides.data(), pads.data(), dil.data(), a.group,
+                                     a.offset_group, rb::kind_of(a.sampler), cubic_a_of(a.cubic_a),
+                                     rb::border_of(a.border));
         std::vector<int64_t> off{s.N, s.offset_group * s.K * D}, msk{s.N, s.offset_group * s.K};
         for (int i = 0; i < D; ++i) {
             off.push_back(s.out[i]);
@@ -356,7 +304,7 @@ bool DeformConv::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inp
         if (mask && dims(mask->get_shape()) != msk) throw std::invalid_argument("mask does not have the expected shape");
         if (b && b->get_size() != static_cast<size_t>(s.OC)) throw std::invalid_argument("B must hold OC values");
     } catch (const std::exception& e) {
-        OPENVINO_THROW("ResampleBridgeDeformConv '", get_friendly_name(), "': ", e.what());
+        OPENVINO_THROW(op.get_type_name(), " '", op.get_friendly_name(), "': ", e.what());
     }
     std::vector<int64_t> out{s.N, s.OC};
     for (int i = 0; i < D; ++i) out.push_back(s.out[i]);
@@ -368,7 +316,6 @@ bool DeformConv::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inp
                             static_cast<const T*>(inputs[2].data()), ptr(b), ptr(mask),
                             static_cast<T*>(outputs[0].data()), 0);
     });
-    return true;
 }
 
 }  // namespace resample_bridge

@@ -1,6 +1,7 @@
-// OpenVINO ops over the shared kernels: one ov::op::Op per op kind, attributes = the IR fields
-// (../kernels/rb/attrs.hpp), evaluate = the CPU launcher. Dynamic shapes: the output shape is set in evaluate
-// (and inferred ahead where the shapes are static).
+// OpenVINO ops over the shared kernels: one ov::op::Op shell for every op kind, whose attributes are the IR
+// fields (../kernels/rb/attrs.hpp, type name Attrs::op_type) and whose shape inference and evaluate (the CPU
+// launcher) are the overloads below. Dynamic shapes: the output shape is set in evaluate (and inferred ahead
+// where the shapes are static).
 #pragma once
 
 #include <memory>
@@ -10,53 +11,46 @@
 
 namespace resample_bridge {
 
+// Per op kind, in ops.cpp: check the inputs and set the output type (validate_and_infer_types), and run.
+void infer_output(ov::Node& op, const rb::ResizeAttrs& a);
+void infer_output(ov::Node& op, const rb::GridSampleAttrs& a);
+void infer_output(ov::Node& op, const rb::DeformConvAttrs& a);
+void run(const ov::Node& op, const rb::ResizeAttrs& a, ov::TensorVector& outputs, const ov::TensorVector& inputs);
+void run(const ov::Node& op, const rb::GridSampleAttrs& a, ov::TensorVector& outputs, const ov::TensorVector& inputs);
+void run(const ov::Node& op, const rb::DeformConvAttrs& a, ov::TensorVector& outputs, const ov::TensorVector& inputs);
+
+template <class Attrs>
+class BridgeOp : public ov::op::Op {
+public:
+    OPENVINO_OP(Attrs::op_type, rb::kDomain);
+    BridgeOp() = default;
+    BridgeOp(const ov::OutputVector& args, const Attrs& attrs) : ov::op::Op(args), m_attrs(attrs) {
+        constructor_validate_and_infer_types();
+    }
+    void validate_and_infer_types() override { infer_output(*this, m_attrs); }
+    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& new_args) const override {
+        return std::make_shared<BridgeOp>(new_args, m_attrs);
+    }
+    bool visit_attributes(ov::AttributeVisitor& visitor) override {
+        m_attrs.visit([&](const char* name, auto& field) { visitor.on_attribute(name, field); });
+        return true;
+    }
+    bool has_evaluate() const override { return true; }
+    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override {
+        run(*this, m_attrs, outputs, inputs);
+        return true;
+    }
+    const Attrs& attrs() const { return m_attrs; }
+
+private:
+    Attrs m_attrs;
+};
+
 // Resize inputs: X, then roi, scales, sizes for each of those attributes set to "input", in that order.
-class Resize : public ov::op::Op {
-public:
-    OPENVINO_OP("ResampleBridgeResize", "resample_bridge");
-    Resize() = default;
-    Resize(const ov::OutputVector& args, const rb::ResizeAttrs& attrs);
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& new_args) const override;
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    bool has_evaluate() const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-    const rb::ResizeAttrs& attrs() const { return m_attrs; }
-
-private:
-    rb::ResizeAttrs m_attrs;
-};
-
+using Resize = BridgeOp<rb::ResizeAttrs>;
 // GridSample inputs: X [N, C, spatial...], grid [N, out..., D]; 1 to 3 spatial axes.
-class GridSample : public ov::op::Op {
-public:
-    OPENVINO_OP("ResampleBridgeGridSample", "resample_bridge");
-    GridSample() = default;
-    GridSample(const ov::OutputVector& args, const rb::GridSampleAttrs& attrs);
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& new_args) const override;
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    bool has_evaluate() const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-
-private:
-    rb::GridSampleAttrs m_attrs;
-};
-
+using GridSample = BridgeOp<rb::GridSampleAttrs>;
 // DeformConv inputs (ONNX order): X, W, offset, then B if has_bias, then mask if has_mask.
-class DeformConv : public ov::op::Op {
-public:
-    OPENVINO_OP("ResampleBridgeDeformConv", "resample_bridge");
-    DeformConv() = default;
-    DeformConv(const ov::OutputVector& args, const rb::DeformConvAttrs& attrs);
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& new_args) const override;
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    bool has_evaluate() const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-
-private:
-    rb::DeformConvAttrs m_attrs;
-};
+using DeformConv = BridgeOp<rb::DeformConvAttrs>;
 
 }  // namespace resample_bridge

@@ -1,15 +1,16 @@
 // resample-bridge TensorRT plugins: ResampleBridgeResize, ResampleBridgeGridSample, ResampleBridgeDeformConv
-// (IPluginV3 + IPluginCreatorV3One, namespace "resample_bridge", version "1").
+// (IPluginV3 + IPluginCreatorV3One, namespace RB_DOMAIN "resample_bridge", version "1").
 //
-// onnx-tensorrt creates them from the plugin nodes lowering/tensorrt.py writes: the node's attributes arrive as
-// plugin fields (INT -> kINT32, FLOAT -> kFLOAT32, STRING -> kCHAR, INTS -> kINT32[n]) named as in
-// lowering/tensorrt.py PLUGIN_ATTRIBUTES, which are the shared kernels' attribute names (../kernels/rb/attrs.hpp).
-// The plugin turns them into the kernels' text form ("name=value" per line) once, serializes that text as one
-// field (rb_attributes), and computes with the shared kernels' C ABI (../kernels/rb_kernels.h).
+// onnx-tensorrt creates them from the plugin nodes the TensorRT lowering writes: the node's attributes arrive as
+// plugin fields (INT -> kINT32, FLOAT -> kFLOAT32, STRING -> kCHAR, INTS -> kINT32[n]). The op names and the
+// fields are the shared attribute schema's, asked of the C ABI (rb_op_type, rb_attribute: ../kernels/rb/attrs.hpp
+// visit(), the C++ side of semantics/schema.py). The plugin turns the fields into the kernels' text form
+// ("name=value" per line) once, serializes that text as one field (rb_attributes), and computes with the shared
+// kernels.
 //
 // enqueue runs the shared CUDA launchers (../cuda/rb_cuda.h) on TensorRT's stream; the host C ABI
-// (../kernels/rb_kernels.h) serves build-time shape binding and the attribute vocabulary. Nothing here is run
-// in this repository's CI: TensorRT is not installable from the package index.
+// (../kernels/rb_kernels.h) serves build-time shape binding, the schema and the attribute vocabulary. Nothing
+// here is compiled or run in this repository's CI: TensorRT is not installable from the package index.
 #include <NvInferRuntime.h>
 #include <cuda_runtime_api.h>
 
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -28,50 +30,28 @@ using namespace nvinfer1;
 
 namespace rbtrt {
 
-constexpr char const* kNamespace = "resample_bridge";
+constexpr char const* kNamespace = RB_DOMAIN;
 constexpr char const* kVersion = "1";
-constexpr int32_t kSchemaVersion = 1;
+constexpr int32_t kSchemaVersion = RB_SCHEMA_VERSION;
 
-enum class Op { kResize, kGridSample, kDeformConv };
+enum class Op : int32_t { kResize = 0, kGridSample = 1, kDeformConv = 2 };  // the C ABI's op index
 
-char const* opName(Op op) {
-    switch (op) {
-    case Op::kResize: return "ResampleBridgeResize";
-    case Op::kGridSample: return "ResampleBridgeGridSample";
-    default: return "ResampleBridgeDeformConv";
+char const* opName(Op op) { return rb_op_type(static_cast<int32_t>(op)); }
+
+// The fields each op's creator lists (getFieldNames): rb_schema, then the schema's attributes (the C ABI's type
+// codes 0 INT, 1 FLOAT, 2 STRING, 3 INTS) but GridSample's spatial_rank, which the plugin reads from the input's
+// rank (semantics/schema.py: not a tensorrt field).
+std::vector<PluginField> fieldSpecs(Op op) {
+    static PluginFieldType const types[] = {PluginFieldType::kINT32, PluginFieldType::kFLOAT32,
+                                            PluginFieldType::kCHAR, PluginFieldType::kINT32};
+    std::vector<PluginField> out;
+    out.emplace_back("rb_schema", nullptr, PluginFieldType::kINT32, 0);
+    int32_t type = 0;
+    for (int32_t i = 0; char const* name = rb_attribute(static_cast<int32_t>(op), i, &type); ++i) {
+        if (op == Op::kGridSample && std::strcmp(name, "spatial_rank") == 0) continue;
+        out.emplace_back(name, nullptr, types[type], 0);
     }
-}
-
-// The fields each op's creator lists (getFieldNames): exactly PLUGIN_ATTRIBUTES of lowering/tensorrt.py.
-struct FieldSpec {
-    char const* name;
-    PluginFieldType type;
-};
-
-std::vector<FieldSpec> const& fieldSpecs(Op op) {
-    static std::vector<FieldSpec> const resize = {
-        {"rb_schema", PluginFieldType::kINT32}, {"rank", PluginFieldType::kINT32}, {"axes", PluginFieldType::kINT32},
-        {"scales", PluginFieldType::kCHAR}, {"sizes", PluginFieldType::kCHAR}, {"roi", PluginFieldType::kCHAR},
-        {"coord", PluginFieldType::kCHAR}, {"sampler", PluginFieldType::kCHAR}, {"nearest", PluginFieldType::kCHAR},
-        {"cubic_a", PluginFieldType::kCHAR}, {"antialias", PluginFieldType::kINT32},
-        {"exclude_outside", PluginFieldType::kINT32}, {"extrapolation_value", PluginFieldType::kFLOAT32},
-        {"aspect_policy", PluginFieldType::kCHAR}, {"size_rule", PluginFieldType::kCHAR},
-        {"scale_source", PluginFieldType::kCHAR}, {"formula_length", PluginFieldType::kCHAR},
-        {"length1", PluginFieldType::kCHAR}, {"arith", PluginFieldType::kCHAR}, {"pads", PluginFieldType::kINT32},
-        {"equal_length_identity", PluginFieldType::kINT32}, {"filter_stretch", PluginFieldType::kCHAR}};
-    static std::vector<FieldSpec> const grid = {
-        {"rb_schema", PluginFieldType::kINT32}, {"sampler", PluginFieldType::kCHAR}, {"nearest", PluginFieldType::kCHAR},
-        {"cubic_a", PluginFieldType::kCHAR}, {"padding", PluginFieldType::kCHAR},
-        {"align_corners", PluginFieldType::kINT32}, {"padding_on", PluginFieldType::kCHAR},
-        {"arith", PluginFieldType::kCHAR}};
-    static std::vector<FieldSpec> const deform = {
-        {"rb_schema", PluginFieldType::kINT32}, {"kernel_shape", PluginFieldType::kINT32},
-        {"strides", PluginFieldType::kINT32}, {"pads", PluginFieldType::kINT32}, {"dilations", PluginFieldType::kINT32},
-        {"group", PluginFieldType::kINT32}, {"offset_group", PluginFieldType::kINT32}, {"sampler", PluginFieldType::kCHAR},
-        {"cubic_a", PluginFieldType::kCHAR}, {"border", PluginFieldType::kCHAR},
-        {"offset_layout", PluginFieldType::kCHAR}, {"has_bias", PluginFieldType::kINT32},
-        {"has_mask", PluginFieldType::kINT32}};
-    return op == Op::kResize ? resize : op == Op::kGridSample ? grid : deform;
+    return out;
 }
 
 void logError(std::string const& msg) {
@@ -145,10 +125,12 @@ int32_t dtypeCode(DataType t) {
     return t == DataType::kFLOAT ? 0 : t == DataType::kHALF ? 1 : -1;
 }
 
-int64_t volume(Dims const& d) {
-    int64_t v = 1;
-    for (int32_t i = 0; i < d.nbDims; ++i) v *= d.d[i];
-    return v;
+using Shape = std::vector<int64_t>;
+
+// A TensorRT tensor as the C ABI's rb_tensor; ``shape`` holds its dims for the call.
+rb_tensor tensor(PluginTensorDesc const& d, void* data, Shape& shape) {
+    shape.assign(d.dims.d, d.dims.d + d.dims.nbDims);
+    return rb_tensor{data, dtypeCode(d.type), d.dims.nbDims, shape.data()};
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -281,9 +263,11 @@ private:
             std::vector<rb_axis> axes(rank);
             int32_t nAxes = 0;
             char err[512] = {0};
-            if (rb_resize_bind(mText.c_str(), rank, in.data(), nullptr, 0, nullptr, 0,
-                               sizes.empty() ? nullptr : sizes.data(), static_cast<int64_t>(sizes.size()), o.data(),
-                               &nAxes, axes.data(), err, sizeof(err)) != 0)
+            rb_resize_runtime rt{};
+            rt.sizes = sizes.empty() ? nullptr : sizes.data();
+            rt.n_sizes = static_cast<int64_t>(sizes.size());
+            if (rb_resize_bind(mText.c_str(), rank, in.data(), &rt, o.data(), &nAxes, axes.data(), err,
+                               sizeof(err)) != 0)
                 throw std::runtime_error(err);
             for (int32_t i = 0; i < rank; ++i) out.d[i] = b.constant(o[i]);
             return 0;
@@ -316,40 +300,47 @@ private:
     // CPU launchers and the OpenVINO extension use, tested against the oracle), queued on TensorRT's stream.
     int32_t run(PluginTensorDesc const* inDesc, PluginTensorDesc const* outDesc, void const* const* inputs,
                 void* const* outputs, cudaStream_t stream) {
-        int32_t const dt = dtypeCode(inDesc[0].type);
         void* const s = static_cast<void*>(stream);
         char err[512] = {0};
         int rc = 0;
-        std::vector<int64_t> xs(inDesc[0].dims.d, inDesc[0].dims.d + inDesc[0].dims.nbDims);
+        int32_t const nIn = mOp == Op::kResize ? 1 : mOp == Op::kGridSample ? 2 : 3 + hasBias() + hasMask();
+        std::vector<Shape> shapes(5);
+        std::vector<rb_tensor> in(5, rb_tensor{nullptr, 0, 0, nullptr});
+        for (int32_t i = 0; i < nIn; ++i) in[i] = tensor(inDesc[i], const_cast<void*>(inputs[i]), shapes[i]);
+        Shape yShape;
+        rb_tensor y = tensor(outDesc[0], outputs[0], yShape);
         if (mOp == Op::kResize) {
             std::vector<int64_t> sizes;
             if (mSizesInput)
                 for (int64_t a : mAxes) sizes.push_back(outDesc[0].dims.d[a]);
-            rc = rb_cuda_resize_ir(dt, inputs[0], outputs[0], volume(outDesc[0].dims), mText.c_str(),
-                                   static_cast<int32_t>(xs.size()), xs.data(), nullptr, 0, nullptr, 0,
-                                   sizes.empty() ? nullptr : sizes.data(), static_cast<int64_t>(sizes.size()), s, err,
-                                   sizeof(err));
+            rb_resize_runtime rt{};
+            rt.sizes = sizes.empty() ? nullptr : sizes.data();
+            rt.n_sizes = static_cast<int64_t>(sizes.size());
+            rc = rb_cuda_resize_ir(mText.c_str(), &in[0], &rt, &y, s, err, sizeof(err));
         } else if (mOp == Op::kGridSample) {
-            int32_t const D = inDesc[0].dims.nbDims - 2;
-            std::vector<int64_t> outSp(outDesc[0].dims.d + 2, outDesc[0].dims.d + 2 + D);
-            rc = rb_cuda_gridsample(dt, dtypeCode(inDesc[1].type), inputs[0], inputs[1], outputs[0], D, xs.data(),
-                                    outSp.data(), vocabIndex(0, textValue(mText, "sampler")),
-                                    rational(textValue(mText, "cubic_a")), vocabIndex(2, textValue(mText, "padding")),
-                                    vocabIndex(3, textValue(mText, "padding_on")),
-                                    textValue(mText, "align_corners") == "1", vocabIndex(4, textValue(mText, "arith")),
-                                    s, err, sizeof(err));
+            rb_gridsample_params p{};
+            p.kind = vocabIndex(0, textValue(mText, "sampler"));
+            p.padding = vocabIndex(2, textValue(mText, "padding"));
+            p.padding_on = vocabIndex(3, textValue(mText, "padding_on"));
+            p.align_corners = textValue(mText, "align_corners") == "1";
+            p.arith = vocabIndex(4, textValue(mText, "arith"));
+            p.cubic_a = rational(textValue(mText, "cubic_a"));
+            rc = rb_cuda_gridsample(in.data(), 2, &p, &y, s, err, sizeof(err));
         } else {
-            int32_t const D = inDesc[0].dims.nbDims - 2;
-            std::vector<int64_t> ws(inDesc[1].dims.d, inDesc[1].dims.d + inDesc[1].dims.nbDims);
+            // ONNX order: B at 3, mask at 4 (the plugin's inputs are compacted: mask follows offset without B).
+            if (hasMask() && !hasBias()) std::swap(in[3], in[4]);
             std::vector<int64_t> strides = textInts(mText, "strides"), pads = textInts(mText, "pads"),
                                  dil = textInts(mText, "dilations");
-            void const* bias = hasBias() ? inputs[3] : nullptr;
-            void const* mask = hasMask() ? inputs[3 + hasBias()] : nullptr;
-            rc = rb_cuda_deformconv(dt, inputs[0], inputs[1], inputs[2], bias, mask, outputs[0], D, xs.data(),
-                                    ws.data(), strides.data(), pads.data(), dil.data(),
-                                    std::stoll(textValue(mText, "group")), std::stoll(textValue(mText, "offset_group")),
-                                    vocabIndex(0, textValue(mText, "sampler")), rational(textValue(mText, "cubic_a")),
-                                    vocabIndex(5, textValue(mText, "border")), s, err, sizeof(err));
+            rb_deformconv_params p{};
+            p.strides = strides.data();
+            p.pads = pads.data();
+            p.dilations = dil.data();
+            p.group = std::stoll(textValue(mText, "group"));
+            p.offset_group = std::stoll(textValue(mText, "offset_group"));
+            p.kind = vocabIndex(0, textValue(mText, "sampler"));
+            p.border = vocabIndex(5, textValue(mText, "border"));
+            p.cubic_a = rational(textValue(mText, "cubic_a"));
+            rc = rb_cuda_deformconv(in.data(), 5, &p, &y, s, err, sizeof(err));
         }
         if (rc != 0) throw std::runtime_error(err);
         return 0;
@@ -370,8 +361,7 @@ private:
 
 class Creator : public IPluginCreatorV3One {
 public:
-    explicit Creator(Op op) : mOp(op) {
-        for (auto const& f : fieldSpecs(op)) mFields.emplace_back(f.name, nullptr, f.type, 0);
+    explicit Creator(Op op) : mOp(op), mFields(fieldSpecs(op)) {
         mFields.emplace_back("rb_attributes", nullptr, PluginFieldType::kCHAR, 0);  // the serialized form
         mCollection.nbFields = static_cast<int32_t>(mFields.size());
         mCollection.fields = mFields.data();

@@ -1,4 +1,4 @@
-"""The shared C++ kernels (lowering/kernels, through lowering/native.py) against the numpy oracle.
+"""The shared C++ kernels (lowering/kernels, through lowering/compiled) against the numpy oracle.
 
 Seeded random IR values, more than 300 per op kind, float32 and float16. Resize runs twice: applying the
 oracle's own tap tables (semantics.taps) and tables built by the C++ port of the tap rules; the tables
@@ -15,8 +15,8 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from resample_bridge.lowering import native
-from resample_bridge.semantics import reference
+from resample_bridge.lowering import compiled
+from resample_bridge.semantics import reference, schema
 from resample_bridge.semantics.coords import bind_resize
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.ir import (ARITH, ASPECT_POLICIES, COORD_MODES, FILTER_STRETCHES, FORMULA_LENGTHS,
@@ -24,6 +24,7 @@ from resample_bridge.semantics.ir import (ARITH, ASPECT_POLICIES, COORD_MODES, F
                                           SIZE_RULES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler)
 from resample_bridge.semantics.reference import deformconv_out_shape
 from resample_bridge.semantics.taps import axis_taps
+from resample_bridge.semantics.vocab import DEFORM_BORDERS
 
 N_CASES = 320
 TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float16: dict(rtol=2e-3, atol=2e-3)}
@@ -35,15 +36,15 @@ def test_missing_toolchain_is_a_clear_bridge_error(tmp_path, monkeypatch):
     monkeypatch.setenv("RESAMPLE_BRIDGE_CACHE", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(BridgeError, match="CMake is not installed"):
-        native.build_library(native.KERNELS_DIR, "rb_kernels", key="probe")
+        compiled.build_library(compiled.KERNELS_DIR, "rb_kernels", key="probe")
 
 
 def _unavailable() -> str | None:
     """Why the kernels cannot be built here (no CMake / compiler), or None. A build that fails is not a reason
     to skip: the tests then fail with the compiler's message."""
-    if os.environ.get("RESAMPLE_BRIDGE_KERNELS_LIB") or native.missing_tools() is None:
+    if os.environ.get("RESAMPLE_BRIDGE_KERNELS_LIB") or compiled.missing_tools() is None:
         return None
-    return native.available()
+    return compiled.available()
 
 
 _WHY = _unavailable()
@@ -54,7 +55,7 @@ def _round_trips(ir):
     """The attribute schema spells every IR field: attributes -> IR gives the value back."""
     import dataclasses
 
-    back = native.parse_attributes(native.OPENVINO_OP_TYPES[ir.kind], native.openvino_attributes(ir))
+    back = schema.from_attributes(schema.OP_TYPES[ir.kind], compiled.openvino_attributes(ir))
     assert back == dataclasses.replace(ir, input_shape=None, dtype=None, **(
         {"grid_shape": None} if ir.kind == "gridsample" else {"weight_shape": None} if ir.kind == "deformconv"
         else {})), f"{ir}\n{back}"
@@ -68,13 +69,22 @@ def _close(got, want, dtype, what):
 @needs_library
 def test_vocabulary_is_the_irs():
     """The C ABI passes IR fields as indices into the IR's own tuples: the compiled names must be those."""
-    assert native.vocabulary(0) == SAMPLER_KINDS
-    assert native.vocabulary(1) == NEAREST_MODES
-    assert native.vocabulary(2) == GRID_PADDINGS
-    assert native.vocabulary(3) == PADDING_ON
-    assert native.vocabulary(4) == ARITH
-    assert native.vocabulary(5) == native.DEFORM_BORDERS
+    assert compiled.vocabulary(0) == SAMPLER_KINDS
+    assert compiled.vocabulary(1) == NEAREST_MODES
+    assert compiled.vocabulary(2) == GRID_PADDINGS
+    assert compiled.vocabulary(3) == PADDING_ON
+    assert compiled.vocabulary(4) == ARITH
+    assert compiled.vocabulary(5) == DEFORM_BORDERS
 
+
+
+@needs_library
+def test_attribute_schema_is_the_compiled_one():
+    """semantics/schema.py FIELDS and rb/attrs.hpp visit() are one schema: op names, attribute names, types and
+    order, read back through the C ABI (the TensorRT plugin lists its fields from the same entry points)."""
+    for kind in schema.KINDS:
+        assert compiled.op_type(kind) == schema.OP_TYPES[kind]
+        assert compiled.attribute_fields(kind) == tuple((f.name, f.type) for f in schema.FIELDS[kind]), kind
 
 # ----------------------------------------------------------------------------------------------------------
 # Resize
@@ -147,15 +157,15 @@ def test_resize_matches_oracle(seed, dtype):
     x = (np.random.default_rng(1000 + seed).standard_normal(shape) * 3).astype(dtype)
     want = reference.run(ir, x, *inputs)
     what = f"seed {seed}: {ir}"
-    _close(native.resize(ir, x, *inputs, tables="python"), want, dtype, what + " (oracle's tables)")
-    _close(native.resize(ir, x, *inputs, tables="native"), want, dtype, what + " (C++ tables)")
-    _close(native.resize(ir, x, *inputs, tables="ir"), want, dtype, what + " (C++ binding and tables)")
+    _close(compiled.resize(ir, x, *inputs, tables="python"), want, dtype, what + " (oracle's tables)")
+    _close(compiled.resize(ir, x, *inputs, tables="native"), want, dtype, what + " (C++ tables)")
+    _close(compiled.resize(ir, x, *inputs, tables="ir"), want, dtype, what + " (C++ binding and tables)")
     if dtype is np.float32:
         _round_trips(ir)
         runtime = reference.runtime_values(ir, (x, *inputs))
         bound = bind_resize(ir, shape, runtime)
         # The binding port: same output shape, same axes with the same exact maps.
-        out_shape, axes = native.bind_native(ir, shape, runtime)
+        out_shape, axes = compiled.bind_native(ir, shape, runtime)
         assert out_shape == bound.out_shape, what
         assert [a["axis"] for a in axes] == [ax.axis for ax in bound.axes], what
         for got, ax in zip(axes, bound.axes):
@@ -167,7 +177,7 @@ def test_resize_matches_oracle(seed, dtype):
         # The tap port: same windows, same clamped indices, same extrapolated rows, same weights.
         for ax in bound.axes:
             py = axis_taps(ax, bound.sampler, bound.exclude_outside)
-            cc = native.tap_table(ax, bound.sampler, bound.exclude_outside)
+            cc = compiled.tap_table(ax, bound.sampler, bound.exclude_outside)
             assert np.array_equal(cc.index, py.index), f"{what}: axis {ax.axis} indices"
             np.testing.assert_allclose(cc.weight, py.weight, rtol=0, atol=1e-12, err_msg=f"{what}: axis {ax.axis}")
             assert (cc.extrapolate is None) == (py.extrapolate is None)
@@ -185,10 +195,10 @@ def test_tap_ties_are_decided_exactly():
     for rule in NEAREST_MODES[:5]:
         ax = BoundAxis(0, 40, 60, a * 3 / 2, F(-1, 2) + F(1, 4), F(1), rule, None)
         s = Sampler("nearest", nearest=rule)
-        assert np.array_equal(native.tap_table(ax, s, False).index, axis_taps(ax, s, False).index), rule
+        assert np.array_equal(compiled.tap_table(ax, s, False).index, axis_taps(ax, s, False).index), rule
     ax = BoundAxis(0, 9, 30, a, b, F(3), None, None)
     for s in (Sampler("linear"), Sampler("cubic", cubic_a=F(-3, 4)), Sampler("linear", antialias=True)):
-        py, cc = axis_taps(ax, s, True), native.tap_table(ax, s, True)
+        py, cc = axis_taps(ax, s, True), compiled.tap_table(ax, s, True)
         assert np.array_equal(cc.index, py.index) and np.allclose(cc.weight, py.weight, rtol=0, atol=1e-15)
 
 
@@ -196,7 +206,7 @@ def test_tap_ties_are_decided_exactly():
 def test_resize_threads_do_not_change_the_result():
     ir, inputs, shape = resize_case(3)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    assert np.array_equal(native.resize(ir, x, *inputs, threads=1), native.resize(ir, x, *inputs, threads=0))
+    assert np.array_equal(compiled.resize(ir, x, *inputs, threads=1), compiled.resize(ir, x, *inputs, threads=0))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -231,7 +241,7 @@ def gridsample_case(seed: int, dtype):
 def test_gridsample_matches_oracle(seed, dtype):
     ir, x, grid = gridsample_case(seed, dtype)
     want = reference.run(ir, x, grid)
-    _close(native.gridsample(ir, x, grid), want, dtype, f"seed {seed}: {ir} x{x.shape} grid{grid.shape}")
+    _close(compiled.gridsample(ir, x, grid), want, dtype, f"seed {seed}: {ir} x{x.shape} grid{grid.shape}")
     _round_trips(ir)
 
 
@@ -243,7 +253,7 @@ def test_gridsample_padding_on_is_honoured():
     x = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
     grid = rng.uniform(-1.6, 1.6, (1, 4, 4, 2)).astype(np.float32)
     a, b = (GridSampleIR(2, Sampler("cubic", cubic_a=F(-3, 4)), "border", False, padding_on=p) for p in PADDING_ON)
-    ya, yb = native.gridsample(a, x, grid), native.gridsample(b, x, grid)
+    ya, yb = compiled.gridsample(a, x, grid), compiled.gridsample(b, x, grid)
     assert np.abs(ya - yb).max() > 1e-2
     np.testing.assert_allclose(ya, reference.run(a, x, grid), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(yb, reference.run(b, x, grid), rtol=1e-5, atol=1e-6)
@@ -291,7 +301,7 @@ def deformconv_case(seed: int, dtype):
 def test_deformconv_matches_oracle(seed, dtype):
     ir, inputs = deformconv_case(seed, dtype)
     want = reference.run(ir, *inputs)
-    _close(native.deformconv(ir, *inputs), want, dtype, f"seed {seed}: {ir}")
+    _close(compiled.deformconv(ir, *inputs), want, dtype, f"seed {seed}: {ir}")
     _round_trips(ir)
 
 
@@ -302,9 +312,9 @@ def test_kernel_refusals_are_bridge_errors():
     w = np.zeros((1, 1, 1, 1, 1, 1), np.float32)
     off = np.zeros((1, 4, 2, 2, 2, 2), np.float32)
     with pytest.raises(BridgeError, match="1 to 3 spatial axes"):
-        native.deformconv(ir, x, w, off)
+        compiled.deformconv(ir, x, w, off)
     with pytest.raises(BridgeError, match="dtype int32"):
-        native.gridsample(GridSampleIR(1, Sampler("linear"), "zeros", False), np.zeros((1, 1, 3), np.int32),
+        compiled.gridsample(GridSampleIR(1, Sampler("linear"), "zeros", False), np.zeros((1, 1, 3), np.int32),
                           np.zeros((1, 2, 1), np.float32))
 
 
@@ -318,16 +328,16 @@ CUDA_TOL = {np.float32: dict(rtol=1e-4, atol=1e-4), np.float16: dict(rtol=2e-3, 
 def _cuda_or_skip(need_device: bool):
     if os.environ.get("RESAMPLE_BRIDGE_SKIP_CUDA_BUILD"):
         pytest.skip("RESAMPLE_BRIDGE_SKIP_CUDA_BUILD is set")
-    if native._nvcc() is None:
+    if compiled.nvcc() is None:
         pytest.skip("nvcc not found: the CUDA launchers are not built here")
-    native.cuda_library()  # raises (fails the test) if the launchers do not compile
-    if need_device and native.cuda_device_count() == 0:
+    compiled.cuda_library()  # raises (fails the test) if the launchers do not compile
+    if need_device and compiled.cuda_device_count() == 0:
         pytest.skip("no CUDA device")
 
 
 def test_cuda_launchers_compile():
     _cuda_or_skip(need_device=False)
-    assert native.cuda_library().rb_cuda_device_count() >= 0
+    assert compiled.cuda_library().rb_cuda_device_count() >= 0
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f16"])
@@ -336,11 +346,11 @@ def test_cuda_matches_oracle(seed, dtype):
     _cuda_or_skip(need_device=True)
     ir, inputs, shape = resize_case(seed)
     x = (np.random.default_rng(1000 + seed).standard_normal(shape) * 3).astype(dtype)
-    np.testing.assert_allclose(native.cuda_run(ir, x, *inputs).astype(np.float64),
+    np.testing.assert_allclose(compiled.cuda_run(ir, x, *inputs).astype(np.float64),
                                reference.run(ir, x, *inputs).astype(np.float64), err_msg=f"{ir}", **CUDA_TOL[dtype])
     ir, x, grid = gridsample_case(seed, dtype)
-    np.testing.assert_allclose(native.cuda_run(ir, x, grid).astype(np.float64),
+    np.testing.assert_allclose(compiled.cuda_run(ir, x, grid).astype(np.float64),
                                reference.run(ir, x, grid).astype(np.float64), err_msg=f"{ir}", **CUDA_TOL[dtype])
     ir, args = deformconv_case(seed, dtype)
-    np.testing.assert_allclose(native.cuda_run(ir, *args).astype(np.float64),
+    np.testing.assert_allclose(compiled.cuda_run(ir, *args).astype(np.float64),
                                reference.run(ir, *args).astype(np.float64), err_msg=f"{ir}", **CUDA_TOL[dtype])

@@ -19,17 +19,17 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from resample_bridge.lowering import native
-from resample_bridge.semantics import reference
+from resample_bridge.lowering import compiled as cpp
+from resample_bridge.semantics import reference, schema
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.ir import ResizeIR, RuntimeValue
 from tests.lowering.test_kernels import deformconv_case, gridsample_case, resize_case
 
 ov = pytest.importorskip("openvino")
 try:
-    LIB = native.openvino_extension()
+    LIB = cpp.openvino_extension()
 except BridgeError as e:
-    if native.missing_tools() is None:
+    if cpp.missing_tools() is None:
         raise  # the tools are there and the build failed: that is a failure, not a reason to skip
     pytest.skip(f"OpenVINO extension unavailable: {e}", allow_module_level=True)
 
@@ -49,7 +49,7 @@ def _model(nodes, feeds: dict, dynamic: bool, outputs=("Y",)) -> onnx.ModelProto
     graph = helper.make_graph(list(nodes), "g", inputs,
                               [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs])
     return helper.make_model(graph, ir_version=10, opset_imports=[
-        helper.make_opsetid("", 22), helper.make_opsetid(native.DOMAIN, native.DOMAIN_VERSION)])
+        helper.make_opsetid("", 22), helper.make_opsetid(schema.DOMAIN, schema.DOMAIN_VERSION)])
 
 
 def _run(model: onnx.ModelProto, feeds: dict, tmp_path, name="m", convert=True):
@@ -70,7 +70,7 @@ def resize_model(ir: ResizeIR, x, inputs):
             names.append(key)
         else:
             names.append("")
-    return native.onnx_node(ir, names, ["Y"]), feeds
+    return cpp.onnx_node(ir, names, ["Y"]), feeds
 
 
 @pytest.mark.parametrize("seed", range(0, 320, 6))
@@ -89,7 +89,7 @@ def test_gridsample_through_convert_model(seed, tmp_path):
     ir, x, grid = gridsample_case(seed, np.float32)
     grid = grid.astype(np.float32)
     feeds = {"X": x, "G": grid}
-    _, (y,) = _run(_model([native.onnx_node(ir, ["X", "G"], ["Y"])], feeds, dynamic=seed % 12 == 0), feeds,
+    _, (y,) = _run(_model([cpp.onnx_node(ir, ["X", "G"], ["Y"])], feeds, dynamic=seed % 12 == 0), feeds,
                    tmp_path, convert=seed % 24 == 0)
     np.testing.assert_allclose(y, reference.run(ir, x, grid), err_msg=f"seed {seed}: {ir}", **TOL)
 
@@ -101,7 +101,7 @@ def test_deformconv_through_convert_model(seed, tmp_path):
     names = [k if k in feeds else "" for k in "XWOBM"]
     while names[-1] == "":
         names.pop()
-    _, (y,) = _run(_model([native.onnx_node(ir, names, ["Y"])], feeds, dynamic=seed % 16 == 0), feeds, tmp_path,
+    _, (y,) = _run(_model([cpp.onnx_node(ir, names, ["Y"])], feeds, dynamic=seed % 16 == 0), feeds, tmp_path,
                    convert=seed % 32 == 0)
     np.testing.assert_allclose(y, reference.run(ir, x, w, off, b, m), err_msg=f"seed {seed}: {ir}", **TOL)
 
@@ -125,13 +125,13 @@ def test_volumetric_conformance(case, tmp_path):
     ((_, ir),) = parse_model(case.model)
     (x, grid), (expected,) = case.data_sets[0]
     feeds = {"X": x, "G": grid}
-    _, (y,) = _run(_model([native.onnx_node(ir, ["X", "G"], ["Y"])], feeds, dynamic=False), feeds, tmp_path)
+    _, (y,) = _run(_model([cpp.onnx_node(ir, ["X", "G"], ["Y"])], feeds, dynamic=False), feeds, tmp_path)
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
 
     path = tmp_path / "standard.onnx"
     onnx.save(case.model, path)
     ext = ConversionExtension("GridSample", lambda ctx: [
-        native.openvino_node(ir, [ctx.get_input(0), ctx.get_input(1)]).output(0)])
+        cpp.openvino_node(ir, [ctx.get_input(0), ctx.get_input(1)]).output(0)])
     m = ov.convert_model(str(path), extension=[ext])
     assert any(op.get_type_name() == "ResampleBridgeGridSample" for op in m.get_ops())
     compiled = CORE.compile_model(m, "CPU", F32)
@@ -155,7 +155,7 @@ def test_saved_ir_reads_back_in_a_fresh_process(tmp_path):
         d_names.append(k if v is not None else "")
     while d_names[-1] == "":
         d_names.pop()
-    nodes = [r_node, native.onnx_node(g_ir, ["GX", "G"], ["Y1"]), native.onnx_node(d_ir, d_names, ["Y2"])]
+    nodes = [r_node, cpp.onnx_node(g_ir, ["GX", "G"], ["Y1"]), cpp.onnx_node(d_ir, d_names, ["Y2"])]
     model, outs = _run(_model(nodes, feeds, dynamic=True, outputs=("Y0", "Y1", "Y2")), feeds, tmp_path)
     for got, want in zip(outs, (reference.run(r_ir, rx, *r_inputs), reference.run(g_ir, gx, grid),
                                 reference.run(d_ir, dx, w, off, b, m))):
@@ -185,14 +185,14 @@ def test_nodefactory_node_and_refusals(tmp_path):
     ir, x, grid = gridsample_case(3, np.float32)
     grid = grid.astype(np.float32)
     px, pg = ov.opset13.parameter(x.shape, ov.Type.f32), ov.opset13.parameter(grid.shape, ov.Type.f32)
-    node = native.openvino_node(ir, [px.output(0), pg.output(0)])
+    node = cpp.openvino_node(ir, [px.output(0), pg.output(0)])
     # What a proof of the lowered node reads back: the op's attributes spell the IR.
-    assert native.parse_attributes(node.get_type_name(), node.get_attributes()) == ir
+    assert schema.from_attributes(node.get_type_name(), node.get_attributes()) == ir
     model = ov.Model([node.output(0)], [px, pg])
     y = CORE.compile_model(model, "CPU", F32)([x, grid])[0]
     np.testing.assert_allclose(y, reference.run(ir, x, grid), **TOL)
 
-    bad = native.onnx_node(ir, ["X", "G"], ["Y"])
+    bad = cpp.onnx_node(ir, ["X", "G"], ["Y"])
     for a in bad.attribute:
         if a.name == "padding":
             a.s = b"mirror"

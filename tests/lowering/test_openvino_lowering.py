@@ -12,7 +12,8 @@ ov = pytest.importorskip("openvino")
 from resample_bridge.lowering import openvino as low  # noqa: E402
 from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
-from resample_bridge.tools.convert import convert_to_openvino, verify_openvino  # noqa: E402
+from resample_bridge.lowering.openvino import verify_openvino  # noqa: E402
+from resample_bridge.tools.convert import convert_to_openvino  # noqa: E402
 from resample_bridge.tools.conformance import conformance_cases, frozen_case  # noqa: E402
 from tests.models import resize_model  # noqa: E402
 
@@ -174,12 +175,12 @@ def test_dynamic_shape_goes_to_the_extension_and_is_exact_at_two_shapes(tmp_path
 
 
 def test_without_the_extension_a_dynamic_shape_is_refused_with_the_reason(tmp_path, capsys, monkeypatch):
-    from resample_bridge.lowering import native
+    from resample_bridge.lowering import compiled
 
     def unavailable(ir, inputs):
         raise BridgeError("cmake was not found (needed to build the extension)")
 
-    monkeypatch.setattr(native, "openvino_node", unavailable)  # a machine without a C++ toolchain
+    monkeypatch.setattr(compiled, "openvino_node", unavailable)  # a machine without a C++ toolchain
     m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear")
     m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "h"
     src = tmp_path / "dyn.onnx"

@@ -1,6 +1,6 @@
 """`check --target openvino` on the 62 conformance cases (frozen form) flags exactly what OpenVINO's own
-importer gets wrong or refuses, with the right reason. The expected verdicts are the ones measured
-independently in shared/notes/openvino-facts.md §1.5 (openvino 2026.4.1), not derived from this code."""
+importer gets wrong or refuses, with the right reason. The expected verdicts were measured independently on
+openvino 2026.4.1, not derived from this code."""
 
 import pytest
 
@@ -8,7 +8,7 @@ pytest.importorskip("openvino")
 
 import onnx  # noqa: E402
 
-from resample_bridge.tools.check import check_openvino  # noqa: E402
+from resample_bridge.lowering.openvino import check_openvino  # noqa: E402
 from tests.lowering.test_openvino_lowering import CASES, frozen  # noqa: E402
 
 SILENT = {  # case -> a field that must be named

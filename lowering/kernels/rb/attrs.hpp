@@ -1,8 +1,8 @@
 // The op attribute schema, in C++: one struct per op kind whose fields are the IR fields (semantics/ir.py),
 // named as the IR names them. visit() lists them once; the OpenVINO op (AttributeVisitor), the ONNX frontend
 // mapping (NodeContext attributes of the custom-domain node) and the text form used by the C ABI all go
-// through it. The Python side of the schema is lowering/native.py onnx_attributes(); the tests bind the same
-// IR values through both and compare.
+// through it, and the C ABI lists it (rb_attribute) for the TensorRT plugin's fields. The Python side is
+// semantics/schema.py FIELDS (same names, types and order); test_kernels.py compares the two through the C ABI.
 //
 // Exact rationals travel as text ("3/2", "-3/4"); lists of them space-separated. scales / sizes / roi hold
 // "" (absent), "input" (fed at run time through the node's input 1 roi, 2 scales, 3 sizes) or the values.
@@ -17,12 +17,18 @@
 #include <vector>
 
 #include "common.hpp"
+#include "rb_kernels.h"
 
 namespace rb {
 
-constexpr int kSchemaVersion = 1;  // the domain version of the custom ONNX ops ("resample_bridge", 1)
+constexpr const char* kDomain = RB_DOMAIN;
+constexpr int kSchemaVersion = RB_SCHEMA_VERSION;  // also the custom ONNX domain's opset version
 
+// Each struct also names its op: ``op_type`` (OpenVINO op, TensorRT plugin) and ``onnx_op_type`` (the
+// custom-domain ONNX node), as semantics/schema.py OP_TYPES / ONNX_OP_TYPES.
 struct ResizeAttrs {
+    static constexpr const char* op_type = "ResampleBridgeResize";
+    static constexpr const char* onnx_op_type = "Resize";
     int64_t rank = 0;
     std::vector<int64_t> axes;
     std::string scales, sizes, roi;
@@ -70,6 +76,8 @@ struct ResizeAttrs {
 };
 
 struct GridSampleAttrs {
+    static constexpr const char* op_type = "ResampleBridgeGridSample";
+    static constexpr const char* onnx_op_type = "GridSample";
     int64_t spatial_rank = 0;  // 0: taken from X
     std::string sampler = "linear";
     std::string nearest = "half_even";
@@ -93,6 +101,8 @@ struct GridSampleAttrs {
 };
 
 struct DeformConvAttrs {
+    static constexpr const char* op_type = "ResampleBridgeDeformConv";
+    static constexpr const char* onnx_op_type = "DeformConv";
     std::vector<int64_t> kernel_shape;  // empty: from W
     std::vector<int64_t> strides, pads, dilations;
     int64_t group = 1;
@@ -121,6 +131,42 @@ struct DeformConvAttrs {
     }
 };
 
+// f(Attrs{}) for the C ABI's op index (0 resize, 1 gridsample, 2 deformconv); false past the end.
+template <class F>
+bool with_attrs(int op, F&& f) {
+    switch (op) {
+        case 0: f(ResizeAttrs{}); return true;
+        case 1: f(GridSampleAttrs{}); return true;
+        case 2: f(DeformConvAttrs{}); return true;
+        default: return false;
+    }
+}
+
+// The attribute types of the schema (semantics/schema.py ATTRIBUTE_TYPES, in this order).
+enum class AttrType : int32_t { INT = 0, FLOAT = 1, STRING = 2, INTS = 3 };
+
+struct AttrField {
+    const char* name;
+    AttrType type;
+};
+
+struct FieldLister {
+    std::vector<AttrField> out;
+    void operator()(const char* n, std::string&) { out.push_back({n, AttrType::STRING}); }
+    void operator()(const char* n, bool&) { out.push_back({n, AttrType::INT}); }
+    void operator()(const char* n, int64_t&) { out.push_back({n, AttrType::INT}); }
+    void operator()(const char* n, float&) { out.push_back({n, AttrType::FLOAT}); }
+    void operator()(const char* n, std::vector<int64_t>&) { out.push_back({n, AttrType::INTS}); }
+};
+
+template <class Attrs>
+std::vector<AttrField> attribute_fields() {
+    Attrs a;
+    FieldLister l;
+    a.visit(l);
+    return l.out;
+}
+
 // ------------------------------------------------------------------------------------------------------------
 // Vocabulary strings -> enums (the IR's tuples, in order; see common.hpp).
 
@@ -130,7 +176,7 @@ inline const char* const* vocabulary(int field) {
                                     "simple", nullptr};
     static const char* padding[] = {"zeros", "border", "reflection", nullptr};
     static const char* padding_on[] = {"coordinate_and_taps", "taps", nullptr};
-    static const char* arith[] = {"exact", "fp64", "fp32", nullptr};
+    static const char* arith[] = {"exact", "fp64", "fp32", "fp32_fused", nullptr};
     static const char* border[] = {"zero_taps", "clamp_in_range", nullptr};
     static const char* const* fields[] = {kind, nearest, padding, padding_on, arith, border};
     return field >= 0 && field < 6 ? fields[field] : nullptr;

@@ -18,16 +18,16 @@
 
 namespace rb {
 
-// The IR vocabulary (semantics/ir.py), in the order of the IR's own tuples: the C ABI passes a field as its
+// The IR vocabulary (semantics/vocab.py), in the order of the IR's own tuples: the C ABI passes a field as its
 // index in that tuple, so there is no second naming scheme to drift. tests/lowering/test_kernels.py reads the
 // names back through rb_vocabulary() and compares them with the tuples.
 enum class Kind : int32_t { nearest = 0, linear = 1, cubic = 2 };  // SAMPLER_KINDS
-enum class Nearest : int32_t {                                      // NEAREST_MODES
+enum class Nearest : int32_t {                                      // NEAREST_RULES
     round_prefer_floor = 0, round_prefer_ceil = 1, floor = 2, ceil = 3, half_even = 4, simple = 5 };
 enum class Padding : int32_t { zeros = 0, border = 1, reflection = 2 };          // GRID_PADDINGS
 enum class PaddingOn : int32_t { coordinate_and_taps = 0, taps = 1 };            // PADDING_ON
-enum class Arith : int32_t { exact = 0, fp64 = 1, fp32 = 2 };                   // ARITH
-enum class DeformBorder : int32_t { zero_taps = 0, clamp_in_range = 1 };         // DeformConvIR.border
+enum class Arith : int32_t { exact = 0, fp64 = 1, fp32 = 2, fp32_fused = 3 };                   // ARITH
+enum class DeformBorder : int32_t { zero_taps = 0, clamp_in_range = 1 };         // DEFORM_BORDERS
 
 // Largest spatial rank of GridSample / DeformConv: a cubic tap set is 4^D points, kept on the stack.
 constexpr int kMaxSpatial = 3;

@@ -1,5 +1,5 @@
 // GridSample with 1, 2 or 3 spatial axes (port of semantics/reference.py run_gridsample): per output point,
-// unnormalise each grid component (float64, then rounded to float32 when arith is fp32, as the frameworks do),
+// unnormalise each grid component in the framework's arithmetic (float64, float32 steps, or float64 rounded once),
 // round half to even for nearest, apply the coordinate-level padding, then sample with tap-level padding.
 #pragma once
 
@@ -50,8 +50,11 @@ RB_HD inline void gridsample_point_taps(const GridSampleSpec& s, const T* g, Poi
     double pts[kMaxSpatial], lo[kMaxSpatial], hi[kMaxSpatial];
     for (int d = 0; d < s.D; ++d) {
         const int64_t L = s.spatial[d];
-        double p = unnormalize(load<double>(g[s.D - 1 - d]), L, s.align_corners);
-        if (s.arith == Arith::fp32) p = static_cast<double>(static_cast<float>(p));
+        // Which element nearest reads at a .5 tie depends on the arithmetic (semantics/coords.py unnormalize_as).
+        double p = s.arith == Arith::fp32 ? static_cast<double>(unnormalize_f32(load<float>(g[s.D - 1 - d]), L,
+                                                                                  s.align_corners))
+                                          : unnormalize(load<double>(g[s.D - 1 - d]), L, s.align_corners);
+        if (s.arith == Arith::fp32_fused) p = static_cast<double>(static_cast<float>(p));
         if (s.kind == Kind::nearest) p = rint(p);  // half to even under the default rounding mode
         pts[d] = coordinate_padding(p, L, s);
         grid_bounds(L, s.align_corners, lo[d], hi[d]);

@@ -16,6 +16,13 @@ RB_HD inline double unnormalize(double g, int64_t L, bool align_corners) {
     return ((g + 1.0) * static_cast<double>(L) - 1.0) / 2.0;
 }
 
+// coords.unnormalize_as(arith="fp32"): the same formula in float32 steps (onnxruntime's GsDenormalize); the
+// build's -ffp-contract=off keeps each step rounded.
+RB_HD inline float unnormalize_f32(float g, int64_t L, bool align_corners) {
+    if (align_corners) return (g + 1.0f) / 2.0f * static_cast<float>(L - 1);
+    return ((g + 1.0f) * static_cast<float>(L) - 1.0f) / 2.0f;
+}
+
 // coords.grid_bounds: the range inside which no padding applies; reflection mirrors at these.
 RB_HD inline void grid_bounds(int64_t L, bool align_corners, double& lo, double& hi) {
     if (align_corners) {

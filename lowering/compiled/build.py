@@ -1,0 +1,137 @@
+"""Build the C++/CUDA libraries on first use, into a cache keyed by their sources.
+
+One CMake project (``lowering/CMakeLists.txt``) holds every library; each build configures it with the options
+that library needs and builds that one target, into ``cache_root()/<target>-<key>/``, where ``key`` hashes the
+sources (and the toolchain the caller names). A machine without CMake or a C++17 compiler gets a BridgeError
+saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ...semantics.errors import BridgeError
+
+LOWERING_DIR = Path(__file__).resolve().parent.parent
+CMAKE_ROOT = LOWERING_DIR  # the top-level CMakeLists.txt
+KERNELS_DIR = LOWERING_DIR / "kernels"
+OPENVINO_EXT_DIR = LOWERING_DIR / "openvino_ext"
+CUDA_DIR = LOWERING_DIR / "cuda"
+_SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".txt", ".cmake", ".in")
+
+
+def cache_root() -> Path:
+    env = os.environ.get("RESAMPLE_BRIDGE_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "resample_bridge"
+
+
+def source_hash(*paths: Path, extra: str = "") -> str:
+    """Hash of every source file in or under ``paths`` (names and contents) plus ``extra``: the cache key."""
+    h = hashlib.sha256(extra.encode())
+    for d in paths:
+        for p in sorted(d.rglob("*")) if d.is_dir() else [d]:
+            if p.is_file() and p.suffix in _SOURCE_SUFFIXES:
+                h.update(str(p.relative_to(d.parent)).encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def project_hash(*dirs: Path, extra: str = "") -> str:
+    """The cache key of a library built from the top-level project: its folders, the kernels and the root."""
+    return source_hash(CMAKE_ROOT / "CMakeLists.txt", KERNELS_DIR, *dirs, extra=extra)
+
+
+def _compiler() -> str | None:
+    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def nvcc() -> str | None:
+    """The CUDA compiler, or None."""
+    for cand in (os.environ.get("CUDACXX"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if cand and os.path.exists(cand):
+            return cand
+    return None
+
+
+def missing_tools() -> str | None:
+    """Why nothing can be built here, or None."""
+    if not shutil.which("cmake"):
+        return "CMake is not installed (https://cmake.org, or `pip install cmake`)"
+    if not _compiler():
+        return "no C++17 compiler was found (install g++ or clang++, or set CXX)"
+    return None
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock across processes (pytest-xdist workers, two notebooks) while one of them builds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        try:
+            import fcntl
+
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        except ImportError:  # not POSIX: builds are still atomic by rename
+            pass
+        yield
+
+
+def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ...] = (),
+                  what: str = "the resample-bridge kernels") -> Path:
+    """``lib<target>.so`` built from the CMake project ``src`` (normally ``CMAKE_ROOT``) into
+    ``cache_root()/<target>-<key>/``, reusing an earlier build with the same key. Older builds of the same
+    target beyond the newest few are removed (a process that loaded one keeps its mapping)."""
+    out_dir = cache_root() / f"{target}-{key}"
+    lib = out_dir / f"lib{target}.so"
+    if lib.exists():
+        return lib
+    why = missing_tools()
+    if why:
+        raise BridgeError(f"{what} must be compiled on first use, but {why}")
+    with _locked(out_dir / ".lock"):
+        if lib.exists():
+            return lib
+        build = Path(tempfile.mkdtemp(prefix="build-", dir=out_dir))
+        log = out_dir / "build.log"
+        jobs = os.environ.get("RESAMPLE_BRIDGE_BUILD_JOBS") or str(max(1, min(4, os.cpu_count() or 1)))
+        cmds = [["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_CXX_COMPILER={_compiler()}", *cmake_args],
+                ["cmake", "--build", str(build), "--target", target, "-j", jobs]]
+        try:
+            with open(log, "w") as fh:
+                for cmd in cmds:
+                    fh.write("$ " + " ".join(cmd) + "\n")
+                    fh.flush()
+                    if subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT).returncode:
+                        fh.flush()
+                        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+                        raise BridgeError(f"building {what} failed (log: {log}):\n{tail}")
+            built = next(build.rglob(f"lib{target}.so"), None)
+            if built is None:
+                raise BridgeError(f"building {what} produced no lib{target}.so (log: {log})")
+            tmp = out_dir / f".lib{target}.so.{os.getpid()}"
+            shutil.copy2(built, tmp)
+            os.replace(tmp, lib)  # atomic: a concurrent reader sees no library or the finished one
+        finally:
+            shutil.rmtree(build, ignore_errors=True)
+    _prune(target, keep=out_dir)
+    return lib
+
+
+def _prune(target: str, keep: Path, newest: int = 3) -> None:
+    dirs = sorted((d for d in cache_root().glob(f"{target}-*") if d.is_dir() and d != keep),
+                  key=lambda d: d.stat().st_mtime, reverse=True)
+    for d in dirs[newest - 1:]:
+        shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,111 @@
+"""The OpenVINO extension (``lowering/openvino_ext``): its build, its ops made from Python, and the
+custom-domain ONNX nodes its ONNX-frontend mapping reads. Attributes: ``semantics.schema``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ...semantics.errors import BridgeError
+from ...semantics.ir import DeformConvIR, ResizeIR, RuntimeValue
+from ...semantics.schema import DOMAIN, ONNX_OP_TYPES, OP_TYPES, to_attributes
+from .build import CMAKE_ROOT, OPENVINO_EXT_DIR, build_library, project_hash
+
+_factory = None
+
+
+def openvino_extension() -> str:
+    """Path of the OpenVINO extension library, built on first use against the installed openvino wheel: for
+    ``openvino.convert_model(onnx_path, extension=path)``, ``Core().add_extension(path)`` and
+    ``NodeFactory().add_extension(path)``."""
+    env = os.environ.get("RESAMPLE_BRIDGE_OPENVINO_EXT")
+    if env:
+        return env
+    try:
+        import openvino
+    except ImportError:
+        raise BridgeError("the OpenVINO extension needs the openvino package (pip install openvino)") from None
+    ov_cmake = Path(openvino.__file__).parent / "cmake"
+    if not (ov_cmake / "OpenVINOConfig.cmake").exists():
+        raise BridgeError(f"openvino {openvino.__version__} has no cmake/OpenVINOConfig.cmake to build against")
+    key = project_hash(OPENVINO_EXT_DIR, extra=f"{sys.platform} openvino {openvino.__version__}")
+    return str(build_library(CMAKE_ROOT, "resample_bridge_openvino", key=key,
+                             cmake_args=("-DRB_OPENVINO=ON", f"-DOpenVINO_DIR={ov_cmake}"),
+                             what="the resample-bridge OpenVINO extension"))
+
+
+def openvino_attributes(ir) -> dict:
+    """The OpenVINO op's attributes (``to_attributes(ir, "openvino")``): booleans as bool; DeformConv also says
+    which optional inputs follow (has_bias, has_mask) from the IR."""
+    return to_attributes(ir, "openvino")
+
+
+def resize_inputs(ir: ResizeIR, inputs: list) -> list:
+    """A resize node's inputs as (X, roi, scales, sizes): Upsample and Resize-10 list (X, scales)."""
+    inputs = list(inputs)
+    if ir.origin.startswith(("Upsample", "Resize-10")):
+        empty = "" if inputs and isinstance(inputs[0], str) else None
+        return [inputs[0], empty, inputs[1] if len(inputs) > 1 else empty, empty]
+    return inputs
+
+
+def openvino_inputs(ir, inputs: list) -> list:
+    """The op's inputs from the node's inputs in ONNX order (None for omitted ones): Resize keeps X and the
+    roi / scales / sizes fed at run time; DeformConv drops omitted B / mask."""
+    if isinstance(ir, ResizeIR):
+        inputs = resize_inputs(ir, inputs)
+        keep = [inputs[0]]
+        for i, key in enumerate(("roi", "scales", "sizes"), start=1):
+            if isinstance(getattr(ir, key), RuntimeValue) and (key != "roi" or ir.coord == "tf_crop_and_resize"):
+                if i >= len(inputs) or inputs[i] is None:
+                    raise BridgeError(f"{key} is fed at run time but the node has no such input", field=key)
+                keep.append(inputs[i])
+        return keep
+    return [v for v in inputs if v is not None]
+
+
+def _unread_roi(ir, attrs: dict) -> dict:
+    """Only tf_crop_and_resize reads roi: a run-time roi elsewhere is no input of the op."""
+    if isinstance(ir, ResizeIR) and isinstance(ir.roi, RuntimeValue) and ir.coord != "tf_crop_and_resize":
+        attrs["roi"] = ""
+    return attrs
+
+
+def openvino_node(ir, inputs: list):
+    """An OpenVINO node of the extension op for ``ir`` (``inputs``: openvino Outputs in ONNX order, None for
+    omitted ones), through NodeFactory; usable inside a Python ConversionExtension."""
+    global _factory
+    if _factory is None:
+        from openvino._pyopenvino import NodeFactory
+
+        # Kept for the life of the process: the factory holds the loaded library, which the nodes it created
+        # run their code from.
+        _factory = NodeFactory()
+        _factory.add_extension(openvino_extension())
+    attrs = _unread_roi(ir, openvino_attributes(ir))
+    if isinstance(ir, DeformConvIR):
+        attrs.update(has_bias=len(inputs) > 3 and inputs[3] is not None,
+                     has_mask=len(inputs) > 4 and inputs[4] is not None)
+    return _factory.create(OP_TYPES[ir.kind], openvino_inputs(ir, inputs), attrs)
+
+
+def onnx_node(ir, inputs: list[str], outputs: list[str], name: str | None = None):
+    """The custom-domain ONNX node (``schema.DOMAIN``, version ``schema.DOMAIN_VERSION``) computing ``ir``:
+    ``inputs`` in the source op's order ("" for omitted ones; the custom Resize takes X, roi, scales, sizes, and
+    an Upsample's (X, scales) is placed so). The model must import the domain:
+    ``onnx.helper.make_opsetid(schema.DOMAIN, schema.DOMAIN_VERSION)``."""
+    from onnx import AttributeProto, helper
+
+    attrs = _unread_roi(ir, to_attributes(ir))
+    if isinstance(ir, ResizeIR):
+        inputs = resize_inputs(ir, inputs)
+        while inputs and inputs[-1] == "":
+            inputs.pop()
+    node = helper.make_node(ONNX_OP_TYPES[ir.kind], list(inputs), list(outputs), name=name, domain=DOMAIN)
+    for k, v in attrs.items():
+        if isinstance(v, list):  # empty lists carry no type of their own
+            node.attribute.append(helper.make_attribute(k, v, attr_type=AttributeProto.INTS))
+        else:
+            node.attribute.append(helper.make_attribute(k, v))
+    return node

@@ -1,0 +1,63 @@
+"""Small helpers on OpenVINO graphs shared by the rungs, the proof, check and verify. openvino is imported
+inside functions, so the package imports without it."""
+
+from __future__ import annotations
+
+from ...semantics.ir import RUNTIME_FIELDS
+
+# Every run compares with the oracle in f32: the CPU plugin's default hint may compute in bf16 / f16.
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+TAG = "resample_bridge"
+
+
+def ops():
+    import openvino.opset13 as ops13
+
+    return ops13
+
+
+def tag(node, name: str) -> None:
+    """Mark an op so the proof can find it: the frontend renames a converted node's last op to the ONNX
+    output name, so friendly names alone do not survive conversion; rt_info does (in memory)."""
+    node.get_rt_info()[TAG] = name
+
+
+def tagged(ov_model) -> dict:
+    """tag -> op, for every op of ``ov_model`` carrying one."""
+    found = {}
+    for op in ov_model.get_ops():
+        rt = op.get_rt_info()
+        if TAG in rt:
+            found[str(rt[TAG].astype(str))] = op
+    return found
+
+
+def dims(out) -> tuple | None:
+    """An output's shape, None for an unknown dimension; None when even the rank is unknown."""
+    ps = out.get_partial_shape()
+    if not ps.rank.is_static:
+        return None
+    return tuple(d.get_length() if d.is_static else None for d in ps)
+
+
+def constant_of(op, port: int):
+    src = op.input_value(port).get_node()
+    return src.get_data() if src.get_type_name() == "Constant" else None
+
+
+def consumer(op, type_name: str):
+    """The single consumer of ``op``'s output of the given type, or None."""
+    users = [i.get_node() for i in op.output(0).get_target_inputs()]
+    users = [u for u in users if u.get_type_name() == type_name]
+    return users[0] if len(users) == 1 else None
+
+
+def compile_f32(ov_model, core=None):
+    import openvino as ov
+
+    return (core or ov.Core()).compile_model(ov_model, "CPU", F32)
+
+
+# A run-time tensor keeps its producer's name in the IR; each framework names it its own way, so the name is
+# no difference in semantics.
+RUNTIME_SOURCES = tuple(f"{k}.source" for k in RUNTIME_FIELDS)

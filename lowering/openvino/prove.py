@@ -1,0 +1,67 @@
+"""The proof (the pass's postcondition): every lowered node re-read from the produced model and compared with its
+source IR. Rungs 1-2: the built-in op parsed back into IR (``translate.openvino``: what the CPU plugin computes)
+and diffed; rung 3: the tap tables; rung 4: the extension op's attributes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ...semantics.ir import DeformConvIR, has_runtime_params
+from ..passes import CUSTOM, DECOMPOSE, NodeRecord
+from . import decompose, extension
+from .graph import consumer, tagged
+
+
+def prove(ov_model, records: list[NodeRecord]) -> list[str]:
+    """Failures (empty = proven). Tags live in rt_info, which a model re-read from disk has lost: the friendly
+    names seen in memory (``record.proof["located"]``) find the same ops there."""
+    by_tag = tagged(ov_model)
+    names = {op.get_friendly_name(): op for op in ov_model.get_ops()}
+    for rec in records:
+        located = rec.proof.setdefault("located", {})
+        for t, fname in located.items():
+            if t not in by_tag and fname in names:
+                by_tag[t] = names[fname]
+        for t, op in by_tag.items():
+            if t.startswith(rec.node + "/"):
+                located[t] = op.get_friendly_name()
+        rec.produced = sorted(set(located.values()))
+    failures = []
+    for rec in records:
+        if rec.rung == DECOMPOSE:
+            failures += decompose.prove(rec, by_tag)
+        elif rec.rung == CUSTOM:
+            failures += extension.prove(rec, by_tag)
+        else:
+            failures += _prove_builtin(rec, by_tag)
+    return failures
+
+
+def _prove_builtin(rec: NodeRecord, by_tag) -> list[str]:
+    try:
+        from ...translate import openvino as tov
+    except ImportError:  # the OpenVINO parser is not there: nothing can be proven
+        return [f"{rec.node}: no OpenVINO parser to re-read the native op"]
+    from ...semantics.equivalence import diff
+    from .interpolate import runtime_conditions
+
+    op = by_tag.get(rec.proof.get("op"))
+    if op is None:
+        return [f"{rec.node}: native op not found in the produced model"]
+    got = tov.parse_node(op)
+    if isinstance(rec.ir, DeformConvIR) and rec.ir.has_bias:
+        # Rung 2 spells the bias as an Add right after the convolution.
+        if consumer(op, "Add") is None:
+            return [f"{rec.node}: the bias Add after DeformableConvolution-8 is missing"]
+        got = dataclasses.replace(got, has_bias=True)
+    if rec.condition is not None or has_runtime_params(rec.ir):
+        # Run-time parameters: nothing to bind; the op must be the one the condition was derived for.
+        ok, conditions = runtime_conditions(rec.ir, got)
+        return [] if ok and "; and ".join(conditions) == (rec.condition or "") else \
+            [f"{rec.node}: the native op no longer matches its stated condition"]
+    d = diff(rec.ir, got, shapes=rec.proof.get("shape") or rec.ir.input_shape)
+    if not d.same:
+        return [f"{rec.node}: {f}" for f in d.fields]
+    if d.ties and d.ties != rec.proof.get("ties"):
+        return [f"{rec.node}: fp32 ties at {d.ties} were not settled by a probe run"]
+    return []

@@ -1,0 +1,133 @@
+"""``check --target tensorrt``: per resampling node, what onnx-tensorrt's importer would do with it — ``exact``,
+``silently different`` (with the fields), or ``rejected`` (with its message) — predicted from the importer's
+rules (``translate.onnx_tensorrt``; no TensorRT needed), and what resample-bridge does instead (its rung). A
+verdict that rests on undocumented TensorRT behaviour lists it, each line ending "unverified on TensorRT".
+Also the text of the convert report and the conformance table (importer verdict vs rung per case).
+"""
+
+from __future__ import annotations
+
+from ...translate.tensorrt import UNVERIFIED
+from .plan import plan_model
+
+
+def check_rows(model, *, strict: bool = False) -> list[dict]:
+    """One row per resampling node: {"name", "op", "tensorrt": importer verdict, "resample_bridge": rung}."""
+    from ...translate.onnx import load
+
+    _, records = plan_model(load(model), strict=strict)
+    rows = []
+    for r in records:
+        imp = dict(r.extra.get("importer", {}))
+        imp.pop("settings", None)
+        rows.append({"name": r.node, "op": r.op, "tensorrt": imp or {"verdict": "not parsed", "fields": [],
+                                                                      "assumptions": [], "notes": []},
+                     "resample_bridge": {"rung": r.rung, "rung_name": r.rung_name, "reason": r.reason,
+                                         "assumptions": list(r.assumptions)}})
+    return rows
+
+
+def _bare(a: str) -> str:
+    return a.replace(f" ({UNVERIFIED})", "").replace(f"; {UNVERIFIED})", ")")
+
+
+def _unverified(assumptions) -> list[str]:
+    return [f"    {UNVERIFIED}: {_bare(a)}" for a in assumptions]
+
+
+def _counts(values) -> str:
+    counts: dict = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def format_check(rows: list[dict]) -> str:
+    if not rows:
+        return "no resampling nodes in this model"
+    out = []
+    for r in rows:
+        v = r["tensorrt"]
+        line = f"{r['name']} ({r['op']}): onnx-tensorrt importer: {v['verdict']}"
+        if v["verdict"] == "rejected":
+            line += f" at {v.get('stage', 'import')}: {v['message']}" + ("" if v.get("quoted", True) else
+                                                                        " (paraphrased)")
+        elif v.get("assumptions"):
+            line += f" ({UNVERIFIED})"
+        out.append(line)
+        out += [f"    {f}" for f in v.get("fields", [])] + _unverified(v.get("assumptions", []))
+        out += [f"    importer: {n}" for n in v.get("notes", [])]
+        if v.get("decided"):
+            out.append(f"    ({v['decided']})")
+        ours = r["resample_bridge"]
+        if ours["rung"] is None:
+            out.append(f"  resample-bridge: refuses: {ours['reason']}")
+        else:
+            out.append(f"  resample-bridge: rung {ours['rung']} ({ours['rung_name']}): {ours['reason']}")
+            out += _unverified(ours.get("assumptions", []))
+    unverified = sum(1 for r in rows if r["tensorrt"].get("assumptions") and r["tensorrt"]["verdict"] == "exact")
+    out.append("summary: onnx-tensorrt " + _counts(r["tensorrt"]["verdict"] for r in rows) +
+               (f" ({unverified} of the exact ones {UNVERIFIED})" if unverified else "") +
+               "; resample-bridge " + _counts(r["resample_bridge"]["rung_name"] for r in rows))
+    return "\n".join(out)
+
+
+def format_convert(rep: dict) -> str:
+    """The convert report (``target.report`` + ``engine.finish`` + "output") as text."""
+    lines = []
+    for n in rep["nodes"]:
+        lines.append(f"{n['name']}: rung {n['rung']} ({n['rung_name']}): {n['reason']}")
+        lines += _unverified(n["assumptions"])
+    lines.append(f"wrote {rep['output']} ({len(rep['nodes'])} resampling nodes, each proven against its source IR)")
+    if rep["plugin_library"]:
+        lines.append(f"plugin nodes {', '.join(rep['plugins'])} need {rep['plugin_library']} "
+                     f"(built from lowering/tensorrt_plugin into {rep['plugin_library_path']})")
+    if rep.get("engine"):
+        lines.append(f"built {rep['engine']['engine']} with TensorRT")
+    else:
+        if rep.get("engine_error"):
+            lines.append(f"TensorRT could not build the engine here: {rep['engine_error']}")
+        else:
+            lines.append(f"TensorRT is not available here ({rep['tensorrt']}); to finish on a machine with it:")
+        lines.append(f"  {rep['command']}")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The ONNX conformance cases: onnx-tensorrt's predicted outcome vs resample-bridge's rung
+
+_SHORT = {1: "native", 2: "rewrite", 4: "plugin", None: "refused"}
+
+
+def conformance_rows(cases, *, strict: bool = False) -> list[dict]:
+    """Per (case name, one-node model): onnx-tensorrt's predicted verdict (and whether it rests on undocumented
+    behaviour) and resample-bridge's rung."""
+    rows = []
+    for name, model in cases:
+        _, (r,) = plan_model(model, strict=strict)
+        imp = r.extra["importer"]
+        rows.append({"case": name, "op": r.op, "importer": imp["verdict"],
+                     "importer_unverified": bool(imp.get("assumptions")) and imp["verdict"] != "rejected",
+                     "why": imp.get("message") or "; ".join(imp.get("fields", [])), "rung": r.rung,
+                     "rung_name": r.rung_name, "unverified": bool(r.assumptions)})
+    return rows
+
+
+def format_conformance_table(rows: list[dict]) -> str:
+    w = max(len(r["case"]) for r in rows)
+    out = [f"{'case':<{w}}  {'onnx-tensorrt (predicted)':<30}  resample-bridge",
+           f"{'-' * w}  {'-' * 30}  {'-' * 15}"]
+    for r in rows:
+        imp = r["importer"] + (" (unverified)" if r["importer_unverified"] else "")
+        ours = f"rung {r['rung']} {_SHORT[r['rung']]}" + (" (unverified)" if r["unverified"] else "")
+        out.append(f"{r['case']:<{w}}  {imp:<30}  {ours}")
+    out.append("onnx-tensorrt: " + _counts(r["importer"] for r in rows) +
+               f" ({sum(r['importer_unverified'] and r['importer'] == 'exact' for r in rows)} of the exact ones rest "
+               "on undocumented behaviour)")
+    out.append("resample-bridge: " + _counts(_SHORT[r["rung"]] for r in rows) +
+               f" ({sum(r['unverified'] for r in rows)} rest on undocumented behaviour; strict=True sends those to "
+               "the plugin)")
+    return "\n".join(out)
+
+
+__all__ = ["check_rows", "format_check", "format_convert", "conformance_rows", "format_conformance_table"]

@@ -1,0 +1,208 @@
+"""The rung of every resampling node of a model for TensorRT-ready ONNX, on the pass interface (``lowering.passes``).
+
+Rungs, each proven by parsing what onnx-tensorrt's importer would build back into IR and comparing with the
+source IR (``translate.onnx_tensorrt.import_node``):
+
+1. native: the node as it is (the importer's IR equals the source IR);
+2. native after an exact rewrite: another ONNX spelling that the importer maps right (``spell``) — GridSample-20+
+   ``linear`` without the ``mode`` attribute and ``cubic`` as ``bicubic``, tf_half_pixel_for_nn + floor as
+   half_pixel + round_prefer_ceil, scales as sizes, a keep-aspect policy as its stretch sizes,
+   half_pixel_symmetric as half_pixel where the lengths allow; or a resize over more axes than IResizeLayer takes
+   split into per-axis passes (the separable filter's taps per axis proven equal to the source's);
+3. (reserved: an ONNX decomposition);
+4. plugin: a ``ResampleBridge*`` node whose attributes carry the IR (``plugin``).
+
+Native rungs may rest on what TensorRT does not document (``translate.tensorrt.assumptions``): such a candidate
+carries them as ``assumptions`` and ``passes.climb`` takes it only when nothing on rungs 1-2 is exact without
+one, and never under ``strict``. The plugin is the fallback: it is climbed only when no native rung was taken,
+so an exact native spelling that rests on an assumption beats it unless ``strict``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ...semantics.coords import bind_resize
+from ...semantics.errors import BridgeError
+from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, has_runtime_params, is_static
+from ...translate.onnx_tensorrt import import_node
+from ..passes import BUILTIN, CUSTOM, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb
+from . import spell
+from .compare import compare, imported_assumptions, importer_verdict
+from .plugin import plugin_attributes
+
+NATIVE, PLUGIN = BUILTIN, CUSTOM
+RUNG_NAMES = {NATIVE: "native (onnx-tensorrt maps the node as it is)", REWRITE: "native after exact rewrite",
+              PLUGIN: "resample-bridge TensorRT plugin"}
+TARGET = "tensorrt"
+
+
+@dataclass
+class Node:
+    """One node as the rungs see it. The rungs note what they tried, for the plugin's reason."""
+
+    view: Any
+    opset: int
+    src: Any
+    strict: bool
+    importer: dict
+    respelled: int = 0  # single-node respellings evaluated
+    exact_assumed: bool = False  # some spelling (the node itself included) is exact only under assumptions
+
+    def why_not_rewritable(self) -> str | None:
+        """Why a Resize has nothing to rewrite with proof, or None."""
+        src = self.src
+        if not is_static(src.input_shape) or has_runtime_params(src) or self.opset < 11 or \
+                self.view.op_type != "Resize":
+            # Upsample and Resize-10 have no attributes to respell; run-time parameters leave nothing to rewrite
+            # with proof beyond the node itself.
+            return "no rewrite is proven for run-time parameters, Upsample or Resize-10"
+        if src.sampler.antialias and src.sampler.kind != "nearest":
+            return "IResizeLayer has no antialias filter"
+        return None
+
+    def needs_split(self) -> bool:
+        rank, win = self.src.rank, spell.window(self.src.sampler.kind)
+        return any(ax.axis < rank - win for ax in bind_resize(self.src, self.src.input_shape).axes)
+
+    @cached_property
+    def passes(self) -> list | None:
+        """The split into per-axis passes (``spell.split``), computed once."""
+        return spell.split(self.view, self.opset, self.src, bind_resize(self.src, self.src.input_shape))
+
+
+def _native_reason(src) -> str:
+    if isinstance(src, DeformConvIR):
+        return "the importer's ModulatedDeformConv2d plugin computes the same numbers"
+    return "the importer's IR equals the source IR"
+
+
+def _importer_why(imp: dict) -> str:
+    if imp["verdict"] == "rejected":
+        return f"onnx-tensorrt rejects it ({imp['message']})"
+    if imp["verdict"] == "silently different":
+        return "onnx-tensorrt computes something else (" + "; ".join(imp["fields"]) + ")"
+    return "onnx-tensorrt is exact only under undocumented behaviour"
+
+
+def _native(n: Node) -> Candidate | Refusal:
+    imp = n.importer
+    if imp["verdict"] != "exact":
+        return Refusal(_importer_why(imp))
+    if imp["assumptions"]:
+        n.exact_assumed = True
+        # A split inside the window both TensorRT documents promise is preferred, even under assumptions.
+        if isinstance(n.src, ResizeIR) and n.why_not_rewritable() is None and n.needs_split() and \
+                n.passes is not None:
+            return Refusal("exact only under undocumented behaviour; an exact split into passes is preferred")
+    return Candidate(None, _native_reason(n.src), assumptions=tuple(imp["assumptions"]))
+
+
+def _evaluate(n: Node, spellings) -> Candidate | Refusal:
+    """The first spelling the importer maps exactly without assumptions, else the first exact one."""
+    held = None
+    for sp in spellings:
+        n.respelled += 1
+        imp = import_node(spell.spelled_view(n.view, sp), n.opset)
+        if imp.rejected or imp.ir is None or not compare(n.src, imp.ir, getattr(n.src, "input_shape", None))[0]:
+            continue
+        reason = spell.describe(sp, n.view.attrs) + ": the importer's IR equals the source IR"
+        if sp["op_type"] == "GridSample" and sp["attrs"].get("mode") == "bicubic":
+            reason += " (a TensorRT-parser spelling: ONNX-20+ validators and onnxruntime refuse 'bicubic')"
+        c = Candidate(None, reason, assumptions=tuple(imported_assumptions(imp)), proof={"spelling": sp})
+        if c.unconditional:
+            return c
+        n.exact_assumed = True
+        held = held or c
+    return held or Refusal("no other spelling is exact")
+
+
+def _respell(n: Node) -> Candidate | Refusal:
+    src = n.src
+    if isinstance(src, GridSampleIR):
+        sp = spell.gridsample_spelling(n.view, src) if n.opset >= 20 and src.spatial_rank == 2 else None
+        return _evaluate(n, [sp]) if sp else Refusal("no other GridSample spelling")
+    if not isinstance(src, ResizeIR):
+        return Refusal("no other spelling")
+    why = n.why_not_rewritable() or ("needs a split into passes" if n.needs_split() else None)
+    if why:
+        return Refusal(why)
+    return _evaluate(n, spell.resize_spellings(src, src.rank, bind_resize(src, src.input_shape).out_shape))
+
+
+def _split(n: Node) -> Candidate | Refusal:
+    if not isinstance(n.src, ResizeIR):
+        return Refusal("only a Resize splits")
+    why = n.why_not_rewritable() or (None if n.needs_split() else "within the window as it is")
+    if why:
+        return Refusal(why)
+    passes = n.passes
+    if passes is None:
+        return Refusal("no split into passes is exact")
+    return Candidate(None, f"split into {len(passes)} passes over at most the innermost "
+                           f"{spell.window(n.src.sampler.kind)} axes (Transposes bring each pass's axes innermost); "
+                           "every pass's taps equal the source's",
+                     assumptions=tuple(sorted({a for ps in passes for a in ps["assumptions"]})),
+                     proof={"passes": passes})
+
+
+def _plugin(n: Node) -> Candidate | Refusal:
+    why = _importer_why(n.importer)
+    if n.strict and n.exact_assumed:
+        why += "; every exact spelling rests on undocumented behaviour (strict)"
+    elif n.respelled:
+        why += "; no other spelling is exact"
+    try:
+        plugin_attributes(n.src)
+    except BridgeError as e:
+        return Refusal(f"{why}; the plugin cannot take it either: {e.message}", e.field)
+    return Candidate(None, why)
+
+
+RUNGS = (Rung(NATIVE, RUNG_NAMES[NATIVE], _native), Rung(REWRITE, RUNG_NAMES[REWRITE], _respell),
+         Rung(REWRITE, RUNG_NAMES[REWRITE], _split), Rung(PLUGIN, RUNG_NAMES[PLUGIN], _plugin))
+
+
+def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None = None) -> NodeRecord:
+    """The rung for one node, proven; ``rung`` None with the reason when nothing works."""
+    policy = policy or Policy(allow_conditional=not strict)
+    importer = importer_verdict(view, opset, src)
+    n = Node(view, opset, src, not policy.allow_conditional, importer)
+    record = NodeRecord(view.name, src.origin, src, TARGET, extra={"importer": importer})
+    native = [r for r in RUNGS if r.number < PLUGIN]
+    if climb(native, n, record, policy) is None and climb([r for r in RUNGS if r.number >= PLUGIN], n, record,
+                                                          policy) is None:
+        # The plugin's refusal says why nothing else applies either.
+        record.reason = record.tried[-1][2] if record.tried else "no rung applies"
+    return record
+
+
+def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> tuple[Any, list[NodeRecord]]:
+    """(named copy of the model, one NodeRecord per resampling node). A node that cannot be parsed or lowered
+    gets ``rung`` None with the reason."""
+    from ...translate.onnx import Graph, NodeView, RESAMPLING_OPS, default_opset, load, parse_view
+    from .rewrite import named_copy
+
+    model = named_copy(load(model))
+    opset = default_opset(model)
+    g = Graph(model)
+    records = []
+    for node in model.graph.node:
+        if node.op_type not in RESAMPLING_OPS or node.domain not in ("", "ai.onnx"):
+            continue
+        view = NodeView.from_proto(node, g, node.name)
+        try:
+            src = parse_view(view, opset)
+        except BridgeError as e:
+            records.append(NodeRecord(node.name, view.op_type, None, TARGET, reason=f"cannot be parsed: {e.message}"))
+            continue
+        try:
+            records.append(plan_node(view, opset, src, strict, policy))
+        except BridgeError as e:
+            records.append(NodeRecord(node.name, src.origin, src, TARGET, reason=e.message))
+    return model, records
+
+
+__all__ = ["plan_model", "plan_node", "RUNGS", "RUNG_NAMES", "NATIVE", "REWRITE", "PLUGIN", "Node"]

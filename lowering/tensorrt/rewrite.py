@@ -1,0 +1,113 @@
+"""Writing the planned rungs into the model with onnx-graphsurgeon: a respelled node in place, a split as
+Transpose / Resize passes, a plugin node with compacted inputs. The user's other nodes stay as they are."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..passes import NodeRecord
+from .plan import NATIVE, PLUGIN
+from .plugin import PLUGIN_DOMAIN, PLUGIN_DOMAIN_VERSION, PLUGIN_OPS, plugin_attributes, plugin_inputs
+
+
+def named_copy(model):
+    """A copy whose every node has a unique name (graphsurgeon and the report need them)."""
+    import onnx
+
+    from ...translate.onnx import node_name
+
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    seen = set()
+    for i, node in enumerate(m.graph.node):
+        name = node.name or node_name(node, i)
+        while name in seen:
+            name += "_"
+        node.name = name
+        seen.add(name)
+    return m
+
+
+def _resize_inputs(gs, x, spelling: dict, prefix: str) -> list:
+    """[X, roi, scales(, sizes)] for a Resize spelling, its sizes or scales as a constant."""
+    if spelling.get("sizes") is not None:
+        return [x, gs.Variable.empty(), gs.Variable.empty(),
+                gs.Constant(f"{prefix}/sizes", values=np.asarray(spelling["sizes"], dtype=np.int64))]
+    return [x, gs.Variable.empty(),
+            gs.Constant(f"{prefix}/scales", values=np.asarray(spelling["scales"], dtype=np.float32))]
+
+
+def _apply(graph, gs, rec: NodeRecord) -> None:
+    node = next(n for n in graph.nodes if n.name == rec.node)
+    if rec.rung == PLUGIN:
+        inputs, extra = plugin_inputs(rec.ir, list(node.inputs))
+        node.op, node.domain = PLUGIN_OPS[rec.ir.kind], PLUGIN_DOMAIN
+        node.attrs = {**plugin_attributes(rec.ir), **extra}
+        node.inputs.clear()
+        node.inputs.extend(inputs)
+    elif rec.rung != NATIVE and "passes" not in rec.proof:  # rung 2, one node respelled
+        sp = rec.proof["spelling"]
+        node.op, node.attrs = sp["op_type"], dict(sp["attrs"])
+        if sp["op_type"] == "Resize":
+            ins = _resize_inputs(gs, node.inputs[0], sp, rec.node)
+            node.inputs.clear()
+            node.inputs.extend(ins)
+    elif rec.rung != NATIVE:
+        rec.produced = _apply_split(graph, gs, node, rec)
+        return
+    rec.produced = [node.name]
+
+
+def _apply_split(graph, gs, node, rec: NodeRecord) -> list[str]:
+    x, y = node.inputs[0], node.outputs[0]
+    dtype = x.dtype
+    node.outputs.clear()
+    graph.nodes.remove(node)
+    cur = x
+    names = []
+
+    def add(op, name, attrs, ins, outs):
+        graph.nodes.append(gs.Node(op, name, attrs, ins, outs))
+        names.append(name)
+
+    passes = rec.proof["passes"]
+    for i, ps in enumerate(passes):
+        last = i == len(passes) - 1
+        at = f"{rec.node}/pass{i}"
+        if ps["perm"] is not None:
+            t = gs.Variable(f"{at}/in", dtype=dtype, shape=ps["in_shape"])
+            add("Transpose", f"{at}/transpose_in", {"perm": ps["perm"]}, [cur], [t])
+            cur = t
+        out = y if last and ps["perm"] is None else gs.Variable(f"{at}/out", dtype=dtype, shape=ps["out_shape"])
+        add("Resize", at, dict(ps["spelling"]["attrs"]), _resize_inputs(gs, cur, ps["spelling"], at), [out])
+        cur = out
+        if ps["perm"] is not None:
+            inv = [ps["perm"].index(a) for a in range(len(ps["perm"]))]
+            back = y if last else gs.Variable(f"{at}/back", dtype=dtype)
+            add("Transpose", f"{at}/transpose_out", {"perm": inv}, [cur], [back])
+            cur = back
+    return names
+
+
+def rewrite(named, records: list[NodeRecord]):
+    """The ModelProto with every record's rung written in (``named``: the model ``plan_model`` returned, whose
+    node names the records use); each record's ``produced`` names the nodes it became."""
+    import onnx
+    import onnx_graphsurgeon as gs
+
+    graph = gs.import_onnx(named)
+    for rec in records:
+        _apply(graph, gs, rec)
+    graph.toposort()  # no cleanup: the user's other nodes stay as they are; unused constants are not exported
+    out = gs.export_onnx(graph)
+    out.ir_version = named.ir_version
+    del out.opset_import[:]
+    out.opset_import.extend(named.opset_import)
+    if any(r.rung == PLUGIN for r in records) and not any(o.domain == PLUGIN_DOMAIN for o in out.opset_import):
+        out.opset_import.append(onnx.helper.make_opsetid(PLUGIN_DOMAIN, PLUGIN_DOMAIN_VERSION))
+    for key in ("producer_name", "producer_version", "doc_string"):
+        setattr(out, key, getattr(named, key))
+    return out
+
+
+__all__ = ["named_copy", "rewrite"]

@@ -1,0 +1,59 @@
+"""Every allowed string of the IR, in one place (plain tuples, so values print and serialise as they are).
+
+The order of the tuples the C ABI passes as indices (SAMPLER_KINDS, NEAREST_RULES, GRID_PADDINGS, PADDING_ON,
+ARITH, DEFORM_BORDERS) is the order of the C++ enums (lowering/kernels/rb/common.hpp); the kernel tests read
+the compiled names back and compare. What each field means: semantics/ir.py.
+
+Two framework spellings live here too because parsers and lowerings both need them: ONNX Resize's
+``nearest_mode`` attribute and OpenVINO Interpolate's coordinate / nearest modes. They are not IR values.
+"""
+
+from __future__ import annotations
+
+COORD_MODES = (
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "tf_half_pixel_for_nn",
+    "align_corners",
+    "asymmetric",
+    "tf_crop_and_resize",
+)
+SAMPLER_KINDS = ("nearest", "linear", "cubic")
+# Sampler.nearest: how a nearest coordinate rounds. half_even is GridSample's; simple is onnxruntime's
+# Resize-10 / Upsample (floor when upsampling, ceil when downsampling).
+NEAREST_RULES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "half_even", "simple")
+# floor_eps: OpenVINO's SCALES-mode length, float32(L) * float32(s + 1e-6f) truncated (L itself when s == 1).
+# floor_fp32: onnxruntime, floor of the float32 product float32(s) * L.
+SIZE_RULES = ("floor", "round", "floor_eps", "floor_fp32")
+ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
+SCALE_SOURCES = ("user", "ratio")
+FORMULA_LENGTHS = ("fractional", "integer")
+LENGTH1_RULES = ("minus_half", "zero")
+# How coordinates are computed (decides only ties): exactly, in float64, in float32 steps, or (GridSample) in
+# float64 rounded once to float32 (OpenVINO CPU GridSample-9, measured; semantics/coords.py unnormalize_as).
+ARITH = ("exact", "fp64", "fp32", "fp32_fused")
+# The antialias filter stretch f per resized axis: ``clamped`` = min(scale, 1) (ONNX); ``unclamped`` = the axis
+# scale itself, so an up-sampled axis gets a triangle narrower than one input step (OpenVINO CPU, LINEAR at
+# rank 5); ``any_down`` = unclamped when any resized axis down-samples, else 1 (OpenVINO's core reference,
+# which the CPU runs for LINEAR at rank 6 and above).
+FILTER_STRETCHES = ("clamped", "any_down", "unclamped")
+GRID_PADDINGS = ("zeros", "border", "reflection")
+# Where GridSample applies padding: on the source coordinate and then on each tap (ONNX reference), or on
+# each tap only (PyTorch, onnxruntime for cubic). Nearest and linear give the same numbers either way.
+PADDING_ON = ("coordinate_and_taps", "taps")
+# DeformConvIR.border: a tap outside the input reads zero (ONNX, DeformableConvolution-8 with
+# bilinear_interpolation_pad) or only sampling points inside the input are taken (DeformableConvolution-1).
+DEFORM_BORDERS = ("zero_taps", "clamp_in_range")
+# DeformConvIR.offset_layout: ONNX's [N, offset_group*prod(K)*D, out...], D fastest; the only one the kernels read.
+OFFSET_LAYOUTS = ("group,kernel...,(d...)",)
+
+# Framework spellings.
+ONNX_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")  # Resize nearest_mode
+OPENVINO_COORD_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
+OPENVINO_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
+
+__all__ = ["COORD_MODES", "SAMPLER_KINDS", "NEAREST_RULES", "SIZE_RULES", "ASPECT_POLICIES", "SCALE_SOURCES",
+           "FORMULA_LENGTHS", "LENGTH1_RULES", "ARITH", "FILTER_STRETCHES", "GRID_PADDINGS", "PADDING_ON",
+           "DEFORM_BORDERS", "OFFSET_LAYOUTS", "ONNX_NEAREST_MODES", "OPENVINO_COORD_MODES",
+           "OPENVINO_NEAREST_MODES"]

@@ -1,0 +1,100 @@
+"""The TensorRT target on the pass interface (lowering/passes.py): its rungs, one NodeRecord per node, the climb's
+preferences (exact without assumptions first, then, unless strict, exact with them; the plugin last), the
+policy's floor, and the plugin schema derived from semantics/schema.py."""
+
+import pytest
+
+from resample_bridge.lowering import passes
+from resample_bridge.lowering import tensorrt as low
+from resample_bridge.semantics import schema
+from resample_bridge.semantics.errors import BridgeError
+from resample_bridge.tools.conformance import conformance_cases, frozen_case
+from resample_bridge.translate import onnx_tensorrt
+from resample_bridge.translate import tensorrt as ttrt
+from tests.models import resize_model
+
+
+def _case(name):
+    return frozen_case(next(c for c in conformance_cases() if c.name == name))[0]
+
+
+def test_rungs_keep_the_numbering_and_names():
+    rungs = low.TARGET.rungs(passes.Policy())
+    assert [r.number for r in rungs] == [1, 2, 2, 4]  # 3 is reserved for a decomposition
+    assert {r.number: r.name for r in rungs} == low.RUNG_NAMES
+    assert (low.NATIVE, low.REWRITE, low.PLUGIN) == (passes.BUILTIN, passes.REWRITE, passes.CUSTOM)
+    assert isinstance(low.TARGET, passes.Target) and low.TARGET.name == "tensorrt"
+
+
+def test_records_are_node_records():
+    result = low.lower(_case("test_gridsample_bilinear"))
+    assert isinstance(result, passes.PassResult) and result.refused == []
+    (rec,) = result.records
+    assert isinstance(rec, passes.NodeRecord) and rec.target == "tensorrt"
+    assert (rec.rung, rec.rung_name) == (2, "native after exact rewrite")
+    assert rec.extra["importer"]["verdict"] == "silently different"
+    assert rec.proof["spelling"]["op_type"] == "GridSample" and rec.produced == [rec.node]
+    assert rec.tried and rec.tried[0][0] == 1  # the node as it is was asked first, and said why not
+    assert passes.records_json(result.records)[0]["rung"] == 2
+
+
+def test_strict_records_why_the_assumed_candidate_was_not_taken():
+    model = _case("test_resize_upsample_scales_cubic")  # exact only if edge taps replicate (undocumented)
+    (rec,) = low.plan_model(model)[1]
+    assert rec.rung == 1 and rec.assumptions
+    (rec,) = low.plan_model(model, strict=True)[1]
+    assert rec.rung == 4 and rec.assumptions == []
+    assert any(n == 1 and why.startswith("rests on: ") for n, _, why in rec.tried)
+
+
+def test_an_assumed_native_verdict_beats_the_plugin_unless_strict():
+    model = _case("test_resize_downsample_scales_cubic")
+    assert low.plan_model(model)[1][0].rung == 1
+    assert low.plan_model(model, strict=True)[1][0].rung == 4
+
+
+def test_a_split_is_preferred_to_an_assumed_native_verdict():
+    # Nearest over 4 axes: the importer maps it (NvInfer.h: 8 axes) but rests on how ties round; the passes
+    # within the 3 axes both TensorRT documents promise rest on it too, and are taken.
+    model = resize_model((2, 2, 4, 4), sizes=[3, 3, 6, 6], mode="nearest", nearest_mode="round_prefer_floor",
+                         coordinate_transformation_mode="half_pixel")
+    (rec,) = low.plan_model(model)[1]
+    assert rec.extra["importer"]["verdict"] == "exact" and rec.extra["importer"]["assumptions"]
+    assert rec.rung == 2 and "split into 2 passes" in rec.reason and rec.assumptions
+    assert any(n == 1 and "split into passes is preferred" in why for n, _, why in rec.tried)
+
+
+def test_policy_floor_sends_every_node_to_the_plugin():
+    result = low.TARGET(_case("test_gridsample_bilinear"), passes.Policy(floor=passes.CUSTOM))
+    (rec,) = result.records
+    assert rec.rung == 4 and result.model.graph.node[0].op_type == "ResampleBridgeGridSample"
+
+
+def test_refused_node_reason_and_nothing_written():
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    node = helper.make_node("Resize", ["X", "", "sc"], ["Y"], mode="linear")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", f, [1, 1, 4, 5]),
+                                        helper.make_tensor_value_info("sc", f, [4])],
+                          [helper.make_tensor_value_info("Y", f, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+    (rec,) = low.plan_model(model)[1]
+    assert rec.refused and rec.reason.endswith("make them initializers")
+    assert "the plugin cannot take it either" in rec.reason
+    with pytest.raises(BridgeError, match="node 'Resize_0': onnx-tensorrt"):
+        low.lower(model)
+
+
+def test_plugin_fields_come_from_the_schema():
+    assert low.PLUGIN_OPS == schema.OP_TYPES and low.PLUGIN_DOMAIN == schema.DOMAIN
+    for kind, op in schema.OP_TYPES.items():
+        assert set(low.PLUGIN_ATTRIBUTES[op]) == {f.name for f in schema.fields(kind, "tensorrt")}
+    assert "spatial_rank" not in low.PLUGIN_ATTRIBUTES["ResampleBridgeGridSample"]  # read from the input's rank
+    assert not set(low.PLUGIN_ATTRIBUTES["common"]) & {f.name for k in schema.KINDS for f in schema.fields(k)}
+
+
+def test_translate_tensorrt_still_names_the_importer():
+    assert ttrt.import_node is onnx_tensorrt.import_node and ttrt.Imported is onnx_tensorrt.Imported
+    with pytest.raises(AttributeError):
+        ttrt.no_such_name  # noqa: B018

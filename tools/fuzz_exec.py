@@ -1,0 +1,189 @@
+"""Numbers for one fuzz case, in a process of its own (OpenVINO may die of SIGFPE on a bad model):
+
+    python -m resample_bridge.tools.fuzz_exec MODEL.onnx OUT.xml FEEDS.npz [FEEDS.npz ...]
+
+For each probe: the oracle (``semantics.reference.run`` on the node's own inputs), the converted model on
+OpenVINO CPU with f32 inference precision (loading the extension library beside OUT.xml if there is one),
+onnxruntime and ``onnx.reference`` on the source model. One JSON object per line on stdout, a "stage" line
+before each step, so a crash names the step it happened in.
+
+OpenVINO vs oracle: bit-exact for integer dtypes; floats within 1e-5 * magnitude + 1e-4 * |want| (f16:
+1e-3 and 2e-3). onnxruntime vs oracle: "agree", "explained by <IR fields>" (the oracle run on
+``translate.onnxruntime.ort_semantics`` equals onnxruntime), "known: integer results truncated", or
+"UNEXPLAINED". When onnxruntime and onnx.reference agree with each other on a float model and both differ
+from the oracle, the oracle (and anything proven against it) is "disputed".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def emit(**kw) -> None:
+    print(json.dumps(kw, default=str), flush=True)
+
+
+def compare(got, want, mag: float = 1.0) -> dict:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return {"ok": False, "shape": f"{list(got.shape)} vs {list(want.shape)}"}
+    if want.size == 0:
+        return {"ok": True, "max_abs": 0.0}
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    same = (g == w) | (np.isnan(g) & np.isnan(w))
+    d = np.where(same, 0.0, np.abs(g - w))
+    d = np.where(np.isnan(d), np.inf, d)
+    if np.issubdtype(want.dtype, np.integer):
+        tol = np.zeros_like(w)
+    elif want.dtype == np.float16:
+        tol = 1e-3 * mag + 2e-3 * np.abs(w)
+    else:
+        tol = 1e-5 * mag + 1e-4 * np.abs(np.where(np.isfinite(w), w, 0))
+    bad = d > tol
+    i = np.unravel_index(int(np.argmax(np.where(bad, d, -1.0))), d.shape)
+    return {"ok": not bool(bad.any()), "max_abs": float(d.max()), "n_bad": int(bad.sum()),
+            "worst": [int(v) for v in i], "got": float(g[i]), "want": float(w[i])}
+
+
+def _resampling_nodes(model):
+    from ..translate.onnx import RESAMPLING_OPS
+    return [n for n in model.graph.node if n.op_type in RESAMPLING_OPS and n.domain in ("", "ai.onnx")]
+
+
+def _values(model, feeds):
+    from onnx import numpy_helper
+    vals = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant":
+            for a in n.attribute:
+                if a.name == "value":
+                    vals[n.output[0]] = numpy_helper.to_array(a.t)
+    vals.update(feeds)
+    return vals
+
+
+def oracle(model, feeds) -> dict:
+    """{output name: oracle array} for every resampling node whose inputs are all known."""
+    from ..semantics.reference import run
+    from ..translate.onnx import parse_model
+    irs = [ir for _, ir in parse_model(model)]
+    vals = _values(model, feeds)
+    out = {}
+    for node, ir in zip(_resampling_nodes(model), irs):
+        args = [vals[n] if n else None for n in node.input]
+        out[node.output[0]] = (run(ir, *args), ir, args)
+    return out
+
+
+def run_openvino(xml: str, feeds: dict, compiled=None):
+    import openvino as ov
+    if compiled is None:
+        core = ov.Core()
+        lib = os.path.join(os.path.dirname(os.path.abspath(xml)), "libresample_bridge_openvino.so")
+        if os.path.exists(lib):
+            core.add_extension(lib)
+        compiled = core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    names = {n for p in compiled.inputs for n in p.get_names()}
+    res = compiled({k: v for k, v in feeds.items() if k in names})
+    out = {}
+    for port, val in res.items():
+        for n in port.get_names():
+            out[n] = np.asarray(val)
+    if len(res) == 1:
+        out.setdefault("__only__", np.asarray(next(iter(res.values()))))
+    return out, compiled
+
+
+def run_onnxruntime(model, feeds):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    m = type(model)()
+    m.CopyFrom(model)
+    m.ir_version = min(m.ir_version, 10)
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {k: feeds[k] for k in names})))
+
+
+def run_reference(model, feeds):
+    from onnx.reference import ReferenceEvaluator
+    ev = ReferenceEvaluator(model)
+    return dict(zip(ev.output_names, ev.run(None, {k: feeds[k] for k in ev.input_names})))
+
+
+def ort_verdict(ort_y, want, ir, args, mag) -> str:
+    c = compare(ort_y, want, mag)
+    if c["ok"]:
+        return "agree"
+    try:
+        import dataclasses
+
+        from ..semantics.reference import run
+        from ..translate.onnxruntime import ort_semantics
+        ir2 = ort_semantics(ir)
+        if ir2 != ir and compare(ort_y, run(ir2, *args), mag)["ok"]:
+            fields = [f.name for f in dataclasses.fields(ir) if getattr(ir, f.name) != getattr(ir2, f.name)]
+            return "explained by " + ",".join(fields)
+    except Exception:
+        pass
+    if (np.issubdtype(np.asarray(want).dtype, np.integer) and not c.get("shape")
+            and getattr(getattr(ir, "sampler", None), "kind", "") in ("linear", "cubic") and c["max_abs"] <= 1):
+        return "known: integer results truncated"
+    return "UNEXPLAINED " + (c.get("shape") or f"max abs {c['max_abs']:.3g} at {c['worst']}")
+
+
+def main(argv=None) -> int:
+    import onnx
+    argv = sys.argv[1:] if argv is None else argv
+    model_path, xml, feed_paths = argv[0], argv[1], argv[2:]
+    model = onnx.load(model_path)
+    compiled = None
+    for p, fp in enumerate(feed_paths):
+        with np.load(fp) as z:
+            feeds = {k: z[k] for k in z.files}
+        mag = max([1.0] + [float(np.max(np.abs(v.astype(np.float64)))) for v in feeds.values()
+                           if v.size and np.issubdtype(v.dtype, np.number)])
+        emit(stage="oracle", probe=p)
+        try:
+            want = oracle(model, feeds)
+        except Exception as e:
+            emit(probe=p, oracle_error=f"{type(e).__name__}: {str(e)[:300]}")
+            return 0
+        emit(stage="openvino", probe=p)
+        try:
+            got, compiled = run_openvino(xml, feeds, compiled)
+        except Exception as e:
+            emit(probe=p, openvino_error=f"{type(e).__name__}: {str(e)[:600]}")
+            return 0
+        for name, (w, ir, args) in want.items():
+            y = got.get(name, got.get("__only__"))
+            res = compare(y, w, mag) if y is not None else {"ok": False, "shape": "output missing"}
+            emit(probe=p, output=name, openvino=res)
+            emit(stage="onnxruntime", probe=p)
+            try:
+                o = run_onnxruntime(model, feeds)[name]
+                ort = ort_verdict(o, w, ir, args, mag)
+            except Exception as e:
+                o, ort = None, "unsupported: " + str(e).strip().splitlines()[0][-160:]
+            emit(stage="onnx.reference", probe=p)
+            try:
+                r = run_reference(model, feeds)[name]
+                ref = "agree" if compare(r, w, mag)["ok"] else "differs"
+            except Exception as e:
+                r, ref = None, "error: " + f"{type(e).__name__}"
+            disputed = (o is not None and r is not None and np.issubdtype(np.asarray(w).dtype, np.floating)
+                        and not ort.startswith(("agree", "explained")) and ref == "differs"
+                        and compare(o, r.astype(o.dtype), mag)["ok"])
+            emit(probe=p, output=name, onnxruntime=ort, reference=ref, disputed=bool(disputed),
+                 reference_value=None if not disputed else compare(r, w, mag))
+    emit(stage="done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 from ..semantics.errors import BridgeError
+from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, onnx_convention
 
 
 def inspect_model(model_or_path) -> list[dict]:
@@ -186,6 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--fallback", choices=["decompose", "extension"], default="decompose")
     pv.add_argument("--json", action="store_true")
     pv.set_defaults(func=cmd_verify)
+    for verb in (pi, pk, pc, pv):
+        verb.add_argument("--onnx-convention", choices=CONVENTIONS, default=DEFAULT_CONVENTION,
+                          help="where onnx.reference departs from the ONNX spec text: 'spec' (default) as "
+                               "onnxruntime, OpenVINO and PyTorch compute it; 'reference' as onnx.reference and "
+                               "the conformance data")
     pd = sub.add_parser("demo", help="inspect the built-in example model of tricky cases")
     pd.add_argument("--save", metavar="PATH", help="also write the example model to PATH")
     pd.set_defaults(func=cmd_demo)
@@ -195,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with onnx_convention(getattr(args, "onnx_convention", DEFAULT_CONVENTION)):
+            return args.func(args)
     except BridgeError as e:
         print(f"resample-bridge: error: {e}", file=sys.stderr)
         return 2

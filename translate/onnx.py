@@ -7,6 +7,8 @@ chooses ("spec", the default as the runtimes compute it, or "reference"); see ``
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from typing import Any
 
 import numpy as np
@@ -219,9 +221,35 @@ def resampling_nodes(model):
             yield name, node
 
 
-def parse_model(model_or_path, convention: str = DEFAULT_CONVENTION) -> list[tuple[str, Any]]:
+# The convention in force where no caller names one: set once per verb (``--onnx-convention``), so every
+# parse inside it (the source model, OpenVINO's frontend hook, the re-read of a written ONNX model) agrees.
+_CONVENTION = contextvars.ContextVar("resample_bridge_onnx_convention", default=DEFAULT_CONVENTION)
+
+
+def _checked(convention: str) -> str:
+    if convention not in CONVENTIONS:
+        raise BridgeError(f"unknown ONNX convention {convention!r}; expected one of {', '.join(CONVENTIONS)}",
+                          field="onnx-convention")
+    return convention
+
+
+def current_convention() -> str:
+    return _CONVENTION.get()
+
+
+@contextlib.contextmanager
+def onnx_convention(convention: str):
+    """Parse ONNX under ``convention`` ("spec" or "reference") inside the ``with`` block."""
+    token = _CONVENTION.set(_checked(convention))
+    try:
+        yield convention
+    finally:
+        _CONVENTION.reset(token)
+
+
+def parse_model(model_or_path, convention: str | None = None) -> list[tuple[str, Any]]:
     """``[(node_name, ir), ...]`` in graph order for every resampling node: the main graph, If / Loop / Scan
-    bodies and (inlined) local functions."""
+    bodies and (inlined) local functions. ``convention``: None is the one in force (``onnx_convention``)."""
     model = inline_functions(load(model_or_path))
     g = Graph(model)
     out = []
@@ -232,11 +260,9 @@ def parse_model(model_or_path, convention: str = DEFAULT_CONVENTION) -> list[tup
     return out
 
 
-def parse_view(view: NodeView, opset: int, convention: str = DEFAULT_CONVENTION):
+def parse_view(view: NodeView, opset: int, convention: str | None = None):
     """The IR of one node, whatever it was read from; every refusal names the node."""
-    if convention not in CONVENTIONS:
-        raise BridgeError(f"unknown ONNX convention {convention!r}; expected one of {', '.join(CONVENTIONS)}",
-                          field="onnx-convention")
+    convention = _checked(convention or current_convention())
     try:
         version = since_version(view.op_type, opset)
         if view.op_type in ("Resize", "Upsample"):
@@ -247,4 +273,4 @@ def parse_view(view: NodeView, opset: int, convention: str = DEFAULT_CONVENTION)
 
 
 __all__ = ["parse_model", "parse_view", "NodeView", "Graph", "load", "walk", "resampling_nodes",
-           "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION"]
+           "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION", "current_convention", "onnx_convention"]

@@ -25,7 +25,7 @@ ONNX_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"
 # the output length in align_corners-type formulas (integer vs fractional L*s), pytorch_half_pixel at output
 # length 1 (0 vs -1/2), and axes that are not resized (copied vs sent through the coordinate map).
 CONVENTIONS = ("spec", "reference")
-DEFAULT_CONVENTION = "reference"
+DEFAULT_CONVENTION = "spec"
 
 
 def _str(v) -> str:

@@ -38,6 +38,7 @@ def _assert_expected(case, got, expected):
 frozen = frozen_case
 
 
+@pytest.mark.usefixtures("reference_convention")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_conformance_through_convert(case, tmp_path):
     model, feeds, expected = frozen(case)
@@ -49,6 +50,7 @@ def test_conformance_through_convert(case, tmp_path):
     _assert_expected(case, _run_converted(str(out), feeds), expected)
 
 
+@pytest.mark.usefixtures("reference_convention")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_conformance_with_runtime_inputs(case, tmp_path):
     """The original graphs: roi / scales / sizes are graph inputs fed at run time. --strict: exact whatever
@@ -229,6 +231,7 @@ def test_runtime_scales_native_with_its_condition(tmp_path, capsys):
                                rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.usefixtures("reference_convention")
 def test_align_corners_runtime_condition_is_the_fractional_length(tmp_path):
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model

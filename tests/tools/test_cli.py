@@ -20,7 +20,8 @@ def test_inspect_reports_the_20_to_6_ties(tmp_path, capsys):
     (row,) = json.loads(capsys.readouterr().out)
     assert row["name"] == "nn" and row["op"] == "Resize-19"
     assert row["ties"] == {"H": [1, 4], "W": [1, 4]}
-    assert row["ir"]["sampler"]["nearest"] == "round_prefer_ceil" and row["ir"]["sizes"] == [1, 1, 6, 6]
+    assert row["ir"]["sampler"]["nearest"] == "round_prefer_ceil" and row["ir"]["sizes"] == [6, 6]
+    assert row["ir"]["axes"] == [2, 3]  # N and C are copied (the spec convention)
 
 
 def test_inspect_text_for_linear_half_pixel_upsample(tmp_path, capsys):
@@ -36,3 +37,15 @@ def test_demo_shows_every_op_kind(capsys):
     for needle in ("nearest_ties_20_to_6", "ties: H output indices [1, 4]", "GridSample-22", "DeformConv-22",
                    "bound at run time", "extrapolate -1"):
         assert needle in out
+
+
+def test_onnx_convention_flag(tmp_path, capsys):
+    """align_corners with a fractional L*s (4 * 0.6 = 2.4): the spec text and the runtimes use the integer
+    length 2, onnx.reference 2.4."""
+    path = tmp_path / "m.onnx"
+    onnx.save(resize_model((1, 1, 4, 4), scales=[1, 1, 0.6, 0.6], mode="linear",
+                           coordinate_transformation_mode="align_corners"), path)
+    assert main(["inspect", str(path)]) == 0
+    assert "H 4->2: src = 3*dst, linear" in capsys.readouterr().out  # (4-1)/(2-1)
+    assert main(["inspect", str(path), "--onnx-convention", "reference"]) == 0
+    assert "H 4->2: src = ~2.142857*dst, linear" in capsys.readouterr().out  # (4-1)/(2.4-1)

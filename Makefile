@@ -22,10 +22,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# One table: our extension kernels vs OpenVINO's importer vs onnxruntime vs a copy (tools/bench.py). The others
+# by hand: tools/bench_inspect.py (inspect at model scale), tools/bench_openvino.py (the ladder's choice).
 bench: $(STAMP)
-	$(BIN)/python tools/bench_inspect.py
-	$(BIN)/python tools/bench_openvino.py
-	$(BIN)/python tools/bench_kernels.py
+	$(BIN)/python tools/bench.py
 
 fuzz: $(STAMP)
 	$(BIN)/python -m resample_bridge.tools.fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) --jobs 2 --keep-failures fuzz-failures

@@ -198,8 +198,21 @@ class Target:
             raise BridgeError(refused[0].reason, refused[0].node, "rung")
         failures = self.prove(result)
         if failures:
-            raise BridgeError("conversion could not prove itself: " + "; ".join(failures))
+            raise proof_error(failures, result.records)
+        self.built(result)
         return result
+
+    def built(self, result: PassResult) -> None:
+        """A postcondition on the produced model as a whole (e.g. that it compiles); BridgeError if not."""
+
+
+def proof_error(failures: list[str], records: list[NodeRecord]) -> BridgeError:
+    """One line for failed proofs ("node: what differs"), naming the node when every failure is about one."""
+    node = next((r.node for r in records if failures[0].startswith(r.node + ": ")), None)
+    text = "; ".join(failures)
+    if node is not None and all(f.startswith(node + ": ") for f in failures):
+        text = "; ".join(f[len(node) + 2:] for f in failures)
+    return BridgeError("conversion could not prove itself: " + text, node, "rung" if node else None)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -1,4 +1,53 @@
-"""The one error type users see: it names the node and the field, never a traceback."""
+"""The one error type users see: it names the node and the field, never a traceback.
+
+Names, attribute strings and relayed messages come from the user's model or from other libraries, so what is
+shown is escaped (control characters, ANSI escapes, BEL, backspace, bidirectional overrides never reach a
+terminal raw) and capped (a 1 MB attribute is not echoed into a 1 MB line): ``line()`` is the one-line form the
+CLI prints, ``to_dict()`` the full escaped text for ``--json``.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0/C1 controls (newline and tab included: a refusal is one line), zero-width and bidirectional marks, BOM.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+NAME_CAP = 200  # a relayed name, attribute value or message, per piece
+LINE_CAP = 270  # the whole one-line refusal, after "resample-bridge: error: "
+
+
+# Relayed C++ messages ("Exception from src/inference/src/cpp/core.cpp:117:", "Check 'x' failed at
+# src/core/...cpp:78:"): the source location means nothing to a user and is dropped.
+_SOURCE = re.compile(r"(?:Exception from\s+)?(?<![\w./-])[\w./-]{0,200}\.(?:cpp|cc|cxx|hpp|h|py)(?::\d+)+:?\s*")
+_CHECK = re.compile(r"Check '([^']{0,200})' failed at\s*")
+
+
+def without_source(text: str) -> str:
+    """``text`` without C++ source locations and "Check '...' failed at" wrappers."""
+    text = _CHECK.sub(lambda m: f"check ({m.group(1)}) failed: ", text)
+    return _SOURCE.sub("", text).strip()
+
+
+def escape(text) -> str:
+    """``text`` with every unsafe character shown as its Python escape (``\\x1b``, ``\\u202e``)."""
+    def sub(m):
+        c = ord(m.group(0))
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return _UNSAFE.sub(sub, str(text))
+
+
+def clip(text, n: int = NAME_CAP) -> str:
+    """Escaped and cut to at most about ``n`` characters, saying how much was left out."""
+    s = str(text)
+    if len(s) > 4 * n:  # never escape a megabyte to show its first 200 characters
+        s, extra = s[:4 * n], len(s) - 4 * n
+    else:
+        extra = 0
+    s = escape(s)
+    if len(s) > n or extra:
+        extra += max(len(s) - n, 0)
+        s = s[:n] + f"... ({extra} more characters)"
+    return s
 
 
 class BridgeError(Exception):
@@ -10,13 +59,27 @@ class BridgeError(Exception):
         self.node = node
         self.field = field
 
-    def __str__(self) -> str:
+    def _text(self, node_cap: int, field_cap: int, message_cap: int) -> str:
         where = []
         if self.node:
-            where.append(f"node {self.node!r}")
+            where.append(f"node '{clip(self.node, node_cap)}'")
         if self.field:
-            where.append(f"field {self.field!r}")
-        return (", ".join(where) + ": " if where else "") + self.message
+            where.append(f"field '{clip(self.field, field_cap)}'")
+        head = ", ".join(where) + ": " if where else ""
+        msg = self.message if len(self.message) > 100000 else without_source(self.message)
+        return head + clip(msg, max(message_cap - len(head), 60))
+
+    def __str__(self) -> str:
+        return self._text(NAME_CAP, NAME_CAP, 4000)
+
+    def line(self, limit: int = LINE_CAP) -> str:
+        """The one line the CLI prints: escaped, and at most about ``limit`` characters in all."""
+        return self._text(80, 40, limit)
+
+    def to_dict(self) -> dict:
+        """Everything, escaped but not capped (``--json``)."""
+        return {"message": escape(self.message), "node": None if self.node is None else escape(self.node),
+                "field": None if self.field is None else escape(self.field)}
 
     def at(self, node: str | None = None, field: str | None = None) -> "BridgeError":
         """The same error, with the location filled in where it was still unknown."""

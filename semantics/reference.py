@@ -18,7 +18,7 @@ from . import coords
 from .coords import bind_resize
 from .errors import BridgeError
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
-from .taps import axis_taps, cubic_filter
+from .taps import axis_taps, cubic_filter, integer_taps
 
 
 def run(ir, *inputs):
@@ -55,6 +55,8 @@ def runtime_values(ir: ResizeIR, inputs) -> dict:
 def run_resize(ir: ResizeIR, x, *rest):
     x = np.asarray(x)
     bound = bind_resize(ir, x.shape, runtime_values(ir, (x, *rest)))
+    if _exact_integer(x, bound):
+        return _run_resize_integer(x, bound)
     y = x.astype(np.float64)
     if bound.pads:
         # OpenVINO Interpolate pads_begin/pads_end: zeros first, then resize the padded tensor (measured on
@@ -73,6 +75,42 @@ def run_resize(ir: ResizeIR, x, *rest):
     if y.shape != bound.out_shape:  # zero-length axes skip the loop above
         y = np.zeros(bound.out_shape, dtype=np.float64)
     return cast_like(y, x.dtype)
+
+
+def _exact_integer(x: np.ndarray, bound) -> bool:
+    """Integer linear/cubic Resize is computed exactly (rational weights, one rounding): float64 weights
+    and sums can land an exact half on the wrong side. Not with OpenVINO pads or a fractional
+    extrapolation value (float64 as before there)."""
+    return (np.issubdtype(x.dtype, np.integer) and bound.sampler.kind != "nearest" and bool(bound.axes)
+            and not bound.pads and x.size > 0 and float(bound.extrapolation_value).is_integer())
+
+
+def _run_resize_integer(x: np.ndarray, bound):
+    """Exact integer accumulation over the tap numerators (``taps.integer_taps``), then round half to even
+    and saturate: the value ONNX's saturate cast gives the exact real result."""
+    tables = [integer_taps(axis, bound.sampler, bound.exclude_outside) for axis in bound.axes]
+    reach = max(abs(int(x.min())), abs(int(x.max())), abs(int(bound.extrapolation_value)))
+    for _, num, D in tables:
+        reach *= max(sum(abs(n) for n in row) for row in num) + D
+    # int64 where no sum can leave it (every practical case), Python integers otherwise
+    kind = np.int64 if reach < 2**62 else object
+    y = x.astype(kind)
+    scale = 1
+    for axis, (index, num, D) in zip(bound.axes, tables):
+        num = num.astype(kind)
+        g = np.take(y, index, axis=axis.axis)
+        wshape = (1,) * axis.axis + num.shape + (1,) * (y.ndim - axis.axis - 1)
+        y = (g * num.reshape(wshape)).sum(axis=axis.axis + 1)
+        scale *= D
+        valid = axis_taps(axis, bound.sampler, bound.exclude_outside).extrapolate if axis.valid else None
+        if valid is not None and valid.any():
+            mshape = (1,) * axis.axis + (axis.out_len,) + (1,) * (y.ndim - axis.axis - 1)
+            y = np.where(valid.reshape(mshape), int(bound.extrapolation_value) * scale, y)
+    q = y // scale  # floor
+    r = y - q * scale
+    up = (2 * r > scale) | ((2 * r == scale) & (q % 2 == 1))
+    info = np.iinfo(x.dtype)
+    return np.clip(q + up.astype(kind), info.min, info.max).astype(x.dtype).reshape(bound.out_shape)
 
 
 # ----------------------------------------------------------------------------------------------------------

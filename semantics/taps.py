@@ -133,28 +133,21 @@ def axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: b
     m = K // 2
     index = np.zeros((axis.out_len, K), dtype=np.int64)
     weights: list[list] = []
+    # The weights depend only on the source's position past its left neighbour (and, with exclude_outside,
+    # on which taps fall outside): a rational scale repeats a few of them, so each is computed once.
+    memo: dict = {}
     for o, src in enumerate(srcs):
         if sampler.kind == "nearest":
             taps = [nearest_pick(src, axis.nearest)]
-            w = [Fraction(1)]
+            t = None
         else:
             x0 = math.ceil(src) - 1
             t = src - x0
             taps = [x0 + i for i in range(1 - m, m + 1)]
-            if sampler.kind == "linear":
-                w = [linear_filter((i - t) * f) for i in range(1 - m, m + 1)]
-            else:
-                w = [cubic_filter((i - t) * f, sampler.cubic_a) for i in range(1 - m, m + 1)]
-            if sampler.antialias:
-                total = sum(w)
-                # total is 0 only under an unclamped stretch f >= 2, where every tap can be 1/f or more away
-                # from the source: OpenVINO's LINEAR then writes 0 (wsum == 0 -> 0; measured on CPU).
-                w = [x / total for x in w] if total != 0 else w
-        if exclude_outside:
-            w = [x if 0 <= j < L else 0 * x for x, j in zip(w, taps)]
-            total = sum(w)
-            if total != 0:
-                w = [x / total for x in w]
+        inside = tuple(0 <= j < L for j in taps) if exclude_outside else None
+        w = memo.get((t, inside))
+        if w is None:
+            w = memo[(t, inside)] = _weights(sampler, t, f, m, inside)
         index[o] = [min(max(j, 0), L - 1) for j in taps]
         weights.append(w)
     extrap = None
@@ -165,6 +158,30 @@ def axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: b
         return TapTable(index, weights, extrap)
     return TapTable(index, np.array([[float(x) for x in w] for w in weights], dtype=np.float64).reshape(
         axis.out_len, K), extrap)
+
+
+def _weights(sampler: Sampler, t: Fraction | None, f: Fraction, m: int, inside: tuple | None) -> list:
+    """The weights of the 2m taps around a source ``t`` past its left neighbour (t in [0, 1); None for
+    nearest's one tap), the filter stretched by 1/f; ``inside``: which taps lie in the input under
+    exclude_outside (their weights renormalised), None otherwise."""
+    if sampler.kind == "nearest":
+        w = [Fraction(1)]
+    else:
+        if sampler.kind == "linear":
+            w = [linear_filter((i - t) * f) for i in range(1 - m, m + 1)]
+        else:
+            w = [cubic_filter((i - t) * f, sampler.cubic_a) for i in range(1 - m, m + 1)]
+        if sampler.antialias:
+            total = sum(w)
+            # total is 0 only under an unclamped stretch f >= 2, where every tap can be 1/f or more away
+            # from the source: OpenVINO's LINEAR then writes 0 (wsum == 0 -> 0; measured on CPU).
+            w = [x / total for x in w] if total != 0 else w
+    if inside is not None:
+        w = [x if ok else 0 * x for x, ok in zip(w, inside)]
+        total = sum(w)
+        if total != 0:
+            w = [x / total for x in w]
+    return w
 
 
 def _vanishing(axis: BoundAxis, sampler: Sampler, src: Fraction, exclude_outside: bool, tol: Fraction) -> bool:
@@ -209,3 +226,17 @@ def tie_indices(axis: BoundAxis, sampler: Sampler, arith: str = "exact",
             # rank 5, H 2->10 half_pixel, src(1) = -1/5 exactly, -0.19999999 in float32 -> x[0], not 0.
             out.append(o)
     return out
+
+
+def integer_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """The tap table with its weights as integer numerators over one denominator: (index [O, K],
+    numerators [O, K] as Python ints in an object array, D) with weight = numerator / D exactly. Integer
+    outputs accumulate these exactly and round once (oracle and decomposition alike): float64 weights can
+    put an exact half on the wrong side (251/2 with sevenths in the cubic weights came out below 125.5)."""
+    t = axis_taps(axis, sampler, exclude_outside, exact=True)
+    D = 1
+    for row in t.weight:
+        for w in row:
+            D = D * w.denominator // math.gcd(D, w.denominator)
+    num = np.array([[int(w * D) for w in row] for row in t.weight], dtype=object).reshape(t.index.shape)
+    return t.index, num, D

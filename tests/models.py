@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -24,3 +26,17 @@ def resize_model(x_shape, *, scales=None, sizes=None, roi=None, opset=19, name="
                               [helper.make_tensor_value_info("Y", dtype, None)], inits)
     # IR 10: onnxruntime 1.31 refuses the IR 14 that onnx 1.23 writes by default.
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def strict_json(text: str):
+    """``json.loads`` that refuses NaN / Infinity (which strict JSON has no spelling for)."""
+    def no_constant(c):
+        raise ValueError(f"non-strict JSON constant {c}")
+    return json.loads(text, parse_constant=no_constant)
+
+
+def saved(model, folder, name: str = "m.onnx") -> str:
+    """``model`` written as ``folder/name``; the path as a string."""
+    p = folder / name
+    onnx.save(model, p)
+    return str(p)

@@ -37,48 +37,19 @@ EXTENSION = 4  # rung 4: the resample-bridge extension op
 
 # What resample-bridge gets wrong today (issue 9), per case: the exact error, short. strict: a fix turns the
 # xfail into a failure, and the entry is then removed.
-CONVERT_XFAIL = {
-    "ts11_nearest_size_fpn":
-        "BridgeError: node '/Resize', field 'scales': both scales and sizes are given; exactly one is allowed "
-        "(TorchScript opset 11 writes an empty scales constant beside sizes)",
-    "ts13_bilinear_recompute_0_75":
-        "BridgeError: conversion could not prove itself: /Resize: the native op no longer matches its stated "
-        "condition (recompute_scale_factor=True, opset 13)",
-    "dy18_vit_posembed_const":
-        "BridgeError: 'Constant' is not a resample-bridge op (Resize of a constant folded by OpenVINO)",
-    "dy20_gridsample_bicubic_border":
-        "wrong numbers (max err 0.54): cubic GridSample-20 with border padding goes to rung 4 under the IR's "
-        "'padding border (on coordinate and taps)'; PyTorch and onnxruntime pad each tap only (OpenVINO's own "
-        "importer is exact here)",
-    "dy20_gridsample_nearest_zeros_ties":
-        "wrong numbers (max err 8.0 on integer data): rung 1 native GridSample nearest claimed exact; at grid "
-        "points one ulp from a tie PyTorch/onnxruntime's fp32 ((g+1)*W-1)/2 gives 1.4999999 -> 1, OpenVINO's "
-        "unnormalisation gives 1.5 -> 2 (6 of 84 samples)",
-}
+CONVERT_XFAIL: dict = {}
 
 # Cases whose resampling nodes no built-in OpenVINO op computes (5-D GridSample: GridSample-9 is 4-D only): rung 4
 # is expected there. Every other case should convert without the extension; these take it today:
-NEEDS_EXTENSION = {"dy20_gridsample_5d_bilinear_zeros", "ts20_gridsample_5d_nearest_border"}
-_DYN_BATCH = "dynamic batch, static H/W sends every Resize to rung 4 (built-in Interpolate is exact for every batch)"
-_DYN_HW = ("dynamic H/W with integer scales sends every Resize to rung 4 (built-in Interpolate is exact for every "
-           "length)")
-_SHAPE_CHAIN = ("static shapes, sizes computed by Shape/Slice/Concat are treated as run-time sizes and sent to "
-                "rung 4 (foldable: the built-in op is exact)")
-_CUBIC_PAD = ("cubic GridSample with {} padding goes to rung 4 (the IR pads the coordinate and the taps); "
-              "OpenVINO's GridSample pads each tap, and OpenVINO's own importer matches PyTorch and onnxruntime here")
-NO_EXTENSION_XFAIL = {
-    "ts11_dynbatch_nearest_x2": _DYN_BATCH,
-    "dy18_dynbatch_bilinear_x2": _DYN_BATCH,
-    "ts13_unet_align_corners_dynbatch": _DYN_BATCH,
-    "ts11_dynhw_bilinear_x2": _DYN_HW,
-    "ts11_dbnet_head": _DYN_HW,
-    "yolov8_dynamic_96_opset12": _DYN_HW,
-    "ppocrv4_det_rapidocr": _DYN_HW + " (Paddle2ONNX, constant roi/scales)",
-    "ts13_bilinear_size_fpn": _SHAPE_CHAIN,
-    "ts16_bicubic_size_align_corners": _SHAPE_CHAIN,
-    "dy20_gridsample_bicubic_border": _CUBIC_PAD.format("border"),
-    "ts16_gridsample_bicubic_reflection": _CUBIC_PAD.format("reflection"),
-}
+# Nearest GridSample with a grid fed at run time too: GridSample-9 rounds the unnormalised coordinate to float32
+# once (fp32_fused), so grid points next to a .5 tie can read another element (dy20_..._ties: 12 elements, max
+# error 8, through OpenVINO's own importer).
+NEEDS_EXTENSION = {"dy20_gridsample_5d_bilinear_zeros", "ts20_gridsample_5d_nearest_border",
+                   "dy20_gridsample_nearest_zeros_ties", "ts16_gridsample_nearest_border_ties"}
+# Run-time sizes (F.interpolate(size=other.shape[-2:]) with dynamic H/W): Interpolate-11 is exact only if no
+# source coordinate lands on a float32 rounding boundary, a condition the default policy does not take silently.
+NO_EXTENSION_XFAIL: dict = {c: "nearest with run-time sizes: the built-in op is exact only under a condition"
+                            for c in ("dy18_dynhw_nearest_size_fpn", "ts18_nearest_size_dynhw")}
 
 _cache: dict = {}
 SUMMARY: dict = {}

@@ -15,9 +15,10 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
+
+from bench import _time_interleaved  # noqa: E402  (same directory; one timing loop)
 
 
 def _models():
@@ -62,21 +63,6 @@ def _models():
         [("x", [1, 64, 56, 56]), ("off", [1, 18, 56, 56]), ("mask", [1, 9, 56, 56])],
         [("w", rng.standard_normal((64, 64, 3, 3)) * 0.05, np.float32)])
     del onnx
-
-
-def _time_interleaved(fns: list, repeats: int) -> list:
-    """Median ms per callable (None stays None), timed round-robin so that load from anything else on the
-    machine falls on all of them alike."""
-    live = [f for f in fns if f is not None]
-    for f in live:
-        f()  # warm-up
-    ts = {id(f): [] for f in live}
-    for _ in range(repeats):
-        for f in live:
-            t0 = time.perf_counter()
-            f()
-            ts[id(f)].append(time.perf_counter() - t0)
-    return [statistics.median(ts[id(f)]) * 1e3 if f is not None else None for f in fns]
 
 
 def main(argv=None) -> int:

@@ -5,11 +5,14 @@
 
 Families: resize, gridsample, deformconv (valid random models), invalid (models the ONNX checker or
 onnxruntime refuse, or that break the spec), hostile (FIFOs, devices, truncated protobufs, control
-characters and 1 MB strings, external data outside the folder), outpath (output-path faults). Case i of
-seed s is the same on every run (``--only i`` reruns it). Every verb is a real CLI subprocess with a
-timeout; each call is classified (``fuzz_classify.py``), a case takes its worst call, and a family x
-outcome table is printed. ``--keep-failures DIR`` writes each failure's model, inputs, commands and
-outputs there.
+characters and 1 MB strings, external data outside the folder), outpath (output-path faults), forms (valid
+Resize inputs in exporters' spellings: empty roi/scales as initializer, Constant, value_floats=[], Identity,
+Cast; sizes from Shape/Slice/Gather/Concat chains; unnamed nodes). Case i of seed s is the same on every
+run (``--only i`` reruns it; ``--families`` without a newer family keeps older seeds' cases). Every verb is a
+real CLI subprocess with a timeout; each call is classified (``fuzz_classify.py``), a case takes its worst
+call, and tables are printed: outcome x family over cases, outcome x verb over calls, and onnxruntime's
+verdict per family (agree, explained by named IR fields, a named onnxruntime limitation, or UNEXPLAINED,
+itself a failure). ``--keep-failures DIR`` writes each failure's model, inputs, commands and outputs there.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from dataclasses import dataclass, field
 from .fuzz_cases import Case
 from .fuzz_classify import (BAD, GOOD, ORDER, CallResult, classify_call, classify_numbers, snapshot, worst)
 
-WEIGHTS = {"resize": 34, "gridsample": 14, "deformconv": 10, "invalid": 20, "hostile": 13, "outpath": 9}
+# New families go last: a seed's cases in the older families stay the same under --families.
+WEIGHTS = {"resize": 34, "gridsample": 14, "deformconv": 10, "invalid": 20, "hostile": 13, "outpath": 9,
+           "forms": 8}
 FAMILIES = tuple(WEIGHTS)
 
 
@@ -176,34 +181,47 @@ def keep_failure(r: CaseResult, src: str, dest_root: str, seed: int) -> None:
     write_reproducer(r, src, dest_root, seed, cli_command())
 
 
-def table(results: list[CaseResult], families=FAMILIES) -> str:
-    cols = [o for o in ORDER if any(r.outcome == o for r in results)] or list(GOOD)
-    fams = [f for f in families if any(r.case.family == f for r in results)]
-    lines = [f"{'family':<11}" + "".join(f"{c:>{len(c) + 2}}" for c in cols) + f"{'total':>7}"]
-    for f in fams + ["ALL"]:
-        rs = [r for r in results if f == "ALL" or r.case.family == f]
-        lines.append(f"{f:<11}" + "".join(f"{sum(r.outcome == c for r in rs):>{len(c) + 2}}" for c in cols)
-                     + f"{len(rs):>7}")
+def _grid(rows: list[str], cols: list[str], count, corner: str) -> str:
+    """Outcomes down, families (or verbs) across: narrow enough for a terminal whatever the outcomes."""
+    w = max([len(corner)] + [len(r) for r in rows]) + 2
+    cw = [max(len(c), 5) + 2 for c in cols]
+    lines = [f"{corner:<{w}}" + "".join(f"{c:>{n}}" for c, n in zip(cols, cw))]
+    for r in rows:
+        mark = "! " if r in BAD else "  "
+        lines.append(f"{mark + r:<{w}}" + "".join(f"{count(r, c) or '.':>{n}}" for c, n in zip(cols, cw)))
     return "\n".join(lines)
+
+
+def table(results: list[CaseResult], families=FAMILIES) -> str:
+    """outcome x family over cases (a case counts once, at its worst call); '!' marks a bad outcome."""
+    rows = [o for o in ORDER if any(r.outcome == o for r in results)] or list(GOOD)
+    fams = [f for f in families if any(r.case.family == f for r in results)]
+    rows_total = rows + ["total"]
+
+    def count(o, f):
+        rs = [r for r in results if f == "ALL" or r.case.family == f]
+        return len(rs) if o == "total" else sum(r.outcome == o for r in rs)
+    return _grid(rows_total, fams + ["ALL"], count, "outcome")
 
 
 def verb_table(results: list[CaseResult]) -> str:
-    """verb x outcome over every call: what the per-case table's worst-outcome rule hides."""
+    """outcome x verb over every call: what the per-case table's worst-outcome rule hides."""
     calls = [c for r in results for c in r.calls]
-    cols = [o for o in ORDER if any(c.outcome == o for c in calls)]
+    rows = [o for o in ORDER if any(c.outcome == o for c in calls)]
     verbs = [v for v in ("inspect", "check-ov", "convert-ov", "numbers", "verify-ov", "check-trt", "convert-trt")
              if any(c.verb == v for c in calls)]
-    lines = [f"{'verb':<11}" + "".join(f"{c:>{len(c) + 2}}" for c in cols) + f"{'total':>7}"]
-    for v in verbs:
+
+    def count(o, v):
         cs = [c for c in calls if c.verb == v]
-        lines.append(f"{v:<11}" + "".join(f"{sum(c.outcome == o for c in cs):>{len(o) + 2}}" for o in cols)
-                     + f"{len(cs):>7}")
-    return "\n".join(lines)
+        return len(cs) if o == "total" else sum(c.outcome == o for c in cs)
+    return _grid(rows + ["total"], verbs, count, "outcome")
 
 
 def ort_table(results: list[CaseResult]) -> str:
+    """family x onnxruntime's verdict: agree, explained by <IR fields>, a known deviation or limitation, or
+    UNEXPLAINED (each such case is an ORT-UNEXPLAINED failure above)."""
     from collections import Counter
-    c = Counter((r.case.family, r.ort.split(" (")[0][:60]) for r in results if r.ort)
+    c = Counter((r.case.family, r.ort.split(" (")[0].split(" max abs")[0][:70]) for r in results if r.ort)
     return "\n".join(f"  {fam:<11} {n:>4}  {what}" for (fam, what), n in sorted(c.items()))
 
 
@@ -274,7 +292,7 @@ def main(argv=None) -> int:
     results = run_campaign(a.seed, a.cases, fams, a.out, a.keep_failures, a.timeout, a.jobs, only, verbs, a.mem_gb)
     n_calls = sum(len(r.calls) for r in results)
     print(f"\nseed {a.seed}: {len(results)} cases, {n_calls} CLI/exec calls, {time.time() - t:.0f} s")
-    print("per case (its worst call):")
+    print("per case (outcome of its worst call):")
     print(table(results, fams))
     print("\nper call (numbers = the converted model run on OpenVINO vs the oracle):")
     print(verb_table(results))

@@ -138,10 +138,64 @@ def gen_invalid(rng: random.Random) -> Case:
                      model=make_model([], [vi("X", F, [1, 1, 4, 4])], [vi("X", F, [1, 1, 4, 4])])),
         lambda: _invalid("huge claimed initializer", _huge(rng), need_node=False),
         lambda: Case("invalid", "2^30-element input (verify must not allocate it blindly)", kind="any",
-                     model=resize(x=(1, 1, 16384, 65536), scales=(1, 1, 0.5, 0.5)),
+                     model=resize(x=(1, 1, 16384, 65536), scales=(1, 1, 0.5, 0.5)), need_node=False,
                      verbs=["inspect", "convert-ov", "verify-ov", "check-trt"]),
     ]
+    # One draw in eight from the graph-level and cross-input rules (kept apart so older seeds' draws from the
+    # list above stay as they were).
+    if rng.random() < 0.125:
+        return rng.choice(_more_invalid(rng))()
     return rng.choice(choices)()
+
+
+def _more_invalid(rng):
+    """Graph-level faults (as onnx.checker and onnxruntime see them) and rules across a node's inputs."""
+    from onnx import TensorProto, helper
+    x = vi("X", F, [1, 1, 4, 4])
+    scales = const_init("scales", np.array([1, 1, 2, 2], np.float32))
+    ok = _node("Resize", ["X", "", "scales"])
+    return [
+        lambda: _invalid("input nothing defines", make_model([_node("Resize", ["X", "", "nowhere"])], [x],
+                                                             [out_vi("Y", F, 4)])),
+        lambda: _invalid("tensor assigned twice", make_model(
+            [helper.make_node("Relu", ["X"], ["Y"], name="first"),
+             helper.make_node("Relu", ["X"], ["Y"], name="twice")],
+            [x], [out_vi("Y", F, 4)])),
+        lambda: _invalid("unknown attribute on a neighbour op", make_model(
+            [helper.make_node("Relu", ["X"], ["R"], name="relu_bad", alpha=1.0),
+             _node("Resize", ["R", "", "scales"])], [x], [out_vi("Y", F, 4)], [scales])),
+        lambda: _invalid("unknown op in the default domain", make_model(
+            [helper.make_node("Frobnicate", ["X"], ["R"], name="frob"), _node("Resize", ["R", "", "scales"])],
+            [x], [out_vi("Y", F, 4)], [scales])),
+        lambda: _invalid("declared output type the op cannot compute",
+                         make_model([ok], [x], [out_vi("Y", TensorProto.INT64, 4)], [scales])),
+        lambda: _invalid("initializer shorter than its dims", make_model([ok], [x], [out_vi("Y", F, 4)],
+                                                                         [_short_tensor()]), need_node=False),
+        lambda: _invalid("IR version from the future", make_model([ok], [x], [out_vi("Y", F, 4)], [scales],
+                                                                  ir_version=rng.choice([99, 1000])), need_node=False),
+        lambda: _invalid("opset from the future", make_model([ok], [x], [out_vi("Y", F, 4)], [scales], opset=99),
+                         need_node=False),
+        lambda: _invalid("scalar scales", make_model([_node("Resize", ["X", "", "s0"])], [x], [out_vi("Y", F, 4)],
+                                                     [const_init("s0", np.array(2, np.float32))])),
+        lambda: _invalid("Upsample scale below 1", make_model(
+            [_node("Upsample", ["X", "scales"])], [x], [out_vi("Y", F, 4)],
+            [const_init("scales", np.array([1, 1, 0.5, 2], np.float32))], opset=9)),
+        lambda: _invalid("DeformConv W of the wrong rank", deformconv(w=(2, 2, 2))),
+        lambda: _invalid("DeformConv offset of the wrong spatial size", deformconv(off=(1, 8, 3, 3))),
+        lambda: _invalid("DeformConv offset of the wrong batch", deformconv(off=(2, 8, 4, 4))),
+        lambda: _invalid("GridSample grid of another batch", gridsample(g=(2, 3, 3, 2))),
+        lambda: _invalid("GridSample grid of another rank", gridsample(g=(1, 2, 3, 3, 3))),
+        lambda: _invalid("float16 scales", resize(scales_dtype=np.float16)),
+        lambda: _invalid("int32 sizes", resize(ins=("X", "", "", "sizes"), scales=None, sizes=(1, 1, 8, 8),
+                                               sizes_dtype=np.int32)),
+    ]
+
+
+def _short_tensor():
+    from onnx import helper
+    t = helper.make_tensor("scales", F, [2], [1.0, 2.0])
+    t.dims[0] = 4  # claims 4 values, carries 2
+    return t
 
 
 def _cycle(rng):

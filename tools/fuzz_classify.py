@@ -1,12 +1,14 @@
 """Classifying one CLI call of a fuzz case, and the numbers of a converted model.
 
 Outcomes, worst first: SILENTLY-WRONG (a written model, or verify, disagrees with the oracle, or the oracle is
-disputed by onnxruntime and onnx.reference together), COMPILE-FAIL (the written model does not compile or
+disputed by onnxruntime and onnx.reference together), ORT-UNEXPLAINED (onnxruntime differs from the oracle
+and no IR field or known runtime deviation explains it), COMPILE-FAIL (the written model does not compile or
 kills OpenVINO), HANG (timeout), INTERNAL-ERROR (exit 3, traceback), CLOBBERED (a user's file changed without
 --force), ACCEPTED-INVALID (exit 0/1 where only a refusal is right), LEFTOVER (partial outputs, temporary
 folders, files left in $TMPDIR), BAD-EXIT (an exit status the contract does not have), BAD-MODE (written
-files ignore the umask), BAD-MESSAGE (not one clean line: several lines, > 300 characters, raw control
-characters, a source path or raw exception text, no node/field named, other libraries' log lines).
+files ignore the umask), BAD-MESSAGE (not one clean line: several lines, longer than the CLI's cap
+(MAX_LINE), raw control characters, a source path or raw exception text, no node/field named, other libraries'
+log lines).
 Good: exact, refused-ok, ok.
 """
 
@@ -20,9 +22,11 @@ import signal
 import stat
 from dataclasses import dataclass
 
+from ..semantics.errors import LINE_CAP
+
 GOOD = ("exact", "refused-ok", "ok")
-SEVERITY = ("SILENTLY-WRONG", "COMPILE-FAIL", "HANG", "INTERNAL-ERROR", "CLOBBERED", "ACCEPTED-INVALID",
-            "LEFTOVER", "BAD-EXIT", "BAD-MODE", "BAD-MESSAGE")
+SEVERITY = ("SILENTLY-WRONG", "ORT-UNEXPLAINED", "COMPILE-FAIL", "HANG", "INTERNAL-ERROR", "CLOBBERED",
+            "ACCEPTED-INVALID", "LEFTOVER", "BAD-EXIT", "BAD-MODE", "BAD-MESSAGE")
 BAD = SEVERITY
 ORDER = GOOD + SEVERITY
 OV_TOUCHING = ("check-ov", "convert-ov", "verify-ov", "numbers")
@@ -33,7 +37,8 @@ THIRD_PARTY_TMP = {os.path.join("tmp", ".ses")}
 CTRL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 SOURCE = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?:cpp|cc|cxx|hpp|h|py)\b(?::\d+)?|"
                     r"Traceback \(most recent|Exception from |Check '[^']*' failed")
-MAX_LINE = 300
+# The one-line refusal: the prefix, errors.LINE_CAP characters and the "... (N more characters)" note.
+MAX_LINE = len("resample-bridge: error: ") + LINE_CAP + 40
 
 
 @dataclass
@@ -190,6 +195,8 @@ def _classify(case, call, before, after, convert_rc) -> tuple[str, str]:
         if case.kind == "invalid" or (case.kind == "outpath" and case.expect_rc == 2):
             return "ACCEPTED-INVALID", f"exit {rc}: {_short(call.out)}"
         if rc == 1:
+            if call.verb.startswith("check-") and "gate (--fail-on" in call.out:
+                return "ok", "check's gate failed: the target's importer gets a node wrong (exit 1 by design)"
             if call.verb != "verify-ov":
                 return "BAD-EXIT", f"exit 1 from {call.verb}: {_short(call.err or call.out)}"
             if convert_rc == 0 and case.kind == "valid":
@@ -245,6 +252,8 @@ def classify_numbers(out: str, err: str, rc, hung) -> tuple[str, str, str]:
                                   f"OpenVINO) give {v.get('want', float('nan')):.9g}"), ort
     if not ov:
         return "ok", "no output compared", ort
+    if ort.startswith("UNEXPLAINED"):
+        return "ORT-UNEXPLAINED", f"OpenVINO equals the oracle; onnxruntime differs: {ort}", ort
     return "exact", "", ort
 
 

@@ -1,15 +1,22 @@
-"""``check --target tensorrt`` and ``convert --target tensorrt`` for the CLI; the logic lives beside the target in
-``lowering/tensorrt`` (``check``, ``target``, ``engine``, ``run``)."""
+"""``check --target tensorrt``, ``convert --target tensorrt`` and ``build-plugin`` for the CLI; the logic lives
+beside the target in ``lowering/tensorrt`` (``check``, ``target``, ``engine``, ``run``).
+
+What needs TensorRT: ``build-plugin`` (TensorRT headers and libnvinfer, the CUDA toolkit with nvcc, CMake and a
+C++17 compiler) and the engine the printed trtexec / polygraphy commands build and run (TensorRT and an NVIDIA
+GPU). ``check`` and ``convert`` need neither.
+"""
 
 from __future__ import annotations
 
+import os
+
+from ..lowering.artifacts import check_output_path
 from ..lowering.tensorrt import check_rows as _check_rows
 from ..lowering.tensorrt import conformance_rows as _conformance_rows
 from ..lowering.tensorrt import format_check as format_check_tensorrt
 from ..lowering.tensorrt import format_conformance_table, run_tensorrt_ready
 from ..lowering.tensorrt import format_convert as format_convert_tensorrt
 from .conformance import conformance_cases, frozen_case
-from ..lowering.artifacts import check_output_path
 
 
 def check_tensorrt(model_path, *, strict: bool = False) -> list[dict]:
@@ -19,8 +26,9 @@ def check_tensorrt(model_path, *, strict: bool = False) -> list[dict]:
 
 def convert_to_tensorrt(model_path, out_path: str, force: bool = False, *, strict: bool = False) -> dict:
     """Write the TensorRT-ready ONNX of ``model_path`` to ``out_path`` (atomically; nothing is left behind on
-    failure) and return the report: per-node rungs, plugins and their library, what is unverified on
-    TensorRT, and either the engine built (tensorrt importable) or the trtexec command that builds it."""
+    failure) and return the report: per-node rungs, plugins and their library (built, or the command that builds
+    it), what is unverified on TensorRT, and either the engine built (tensorrt importable) or the trtexec command
+    that builds it, and the polygraphy command comparing TensorRT with onnxruntime."""
     from ..lowering import tensorrt as low
     from ..translate.onnx import load
 
@@ -29,7 +37,8 @@ def convert_to_tensorrt(model_path, out_path: str, force: bool = False, *, stric
     low.save(result, out)
     rep = low.report(result.records)
     rep["output"] = out
-    rep.update(low.finish(out, rep["plugin_library"] is not None))
+    source = os.path.abspath(model_path) if isinstance(model_path, (str, os.PathLike)) else None
+    rep.update(low.finish(out, rep["plugin_library"] is not None, source=source))
     return rep
 
 
@@ -39,5 +48,38 @@ def conformance_rows(*, strict: bool = False) -> list[dict]:
     return _conformance_rows(((c.name, frozen_case(c)[0]) for c in conformance_cases()), strict=strict)
 
 
+# ----------------------------------------------------------------------------------------------------------
+# resample-bridge build-plugin
+
+
+def add_build_plugin(sub, common=None) -> None:
+    """Register ``build-plugin`` on the CLI's subparsers (``common``: the options every verb takes)."""
+    p = sub.add_parser("build-plugin", help="build the TensorRT plugin library that convert --target tensorrt's "
+                                            "plugin nodes need (needs TensorRT headers and libraries, CUDA/nvcc)")
+    p.add_argument("--tensorrt-include", metavar="DIR", help="folder with NvInferRuntime.h (default: found under "
+                                                             "/usr/local/TensorRT, /opt/tensorrt, TensorRT_ROOT)")
+    p.add_argument("--tensorrt-lib", metavar="DIR", help="folder with libnvinfer.so (default: found likewise)")
+    p.add_argument("-o", "--output", metavar="DIR", default=None,
+                   help="folder for libresample_bridge_tensorrt.so (default: where convert looks for it)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_build_plugin)
+    if common is not None:
+        common(p)
+
+
+def cmd_build_plugin(args) -> int:
+    import json
+
+    from ..lowering.tensorrt.engine import build_plugin
+
+    lib = build_plugin(args.tensorrt_include, args.tensorrt_lib, args.output)
+    if args.json:
+        print(json.dumps({"ok": True, "plugin_library": lib}))
+    else:
+        print(f"[ SUCCESS ] TensorRT plugin library: {lib}")
+    return 0
+
+
 __all__ = ["check_tensorrt", "format_check_tensorrt", "convert_to_tensorrt", "format_convert_tensorrt",
-           "run_tensorrt_ready", "conformance_rows", "format_conformance_table"]
+           "run_tensorrt_ready", "conformance_rows", "format_conformance_table", "add_build_plugin",
+           "cmd_build_plugin"]

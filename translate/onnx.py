@@ -17,7 +17,7 @@ from ..semantics.errors import BridgeError
 from ..semantics.ir import RuntimeValue
 from .onnx_fold import fold_parameters
 from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, ONNX_NEAREST_MODES, PARSERS
-from .onnx_validate import validate_node
+from .onnx_validate import check_header, check_nodes, check_structure, check_types, validate_node
 
 RESAMPLING_OPS = tuple(PARSERS)
 NEAREST_MODES = ONNX_NEAREST_MODES  # the ONNX nearest_mode strings (the IR's rules: semantics.ir)
@@ -38,9 +38,18 @@ def since_version(op: str, opset: int) -> int:
     return found[-1]
 
 
-def load(model_or_path):
+def load(model_or_path, validate: bool = True):
     """A ModelProto from a path, bytes or a ModelProto; a clear one-line error for anything that is not ONNX
-    (directories, FIFOs, devices, truncated or hostile files, external data outside the model's folder)."""
+    (directories, FIFOs, devices, truncated or hostile files, external data outside the model's folder).
+    ``validate``: also refuse what onnx.checker / onnxruntime refuse and every resampling node the parser
+    refuses (``check_model``), so every verb and target refuses the same models."""
+    model = _read(model_or_path)
+    if validate:
+        check_model(model)
+    return model
+
+
+def _read(model_or_path):
     import onnx
 
     if isinstance(model_or_path, onnx.ModelProto):
@@ -93,14 +102,15 @@ class Graph:
     """Constants, shapes and element types of every tensor of a model, subgraphs included (ONNX forbids a
     subgraph to shadow an outer name, so one table serves every scope)."""
 
-    def __init__(self, model):
+    def __init__(self, model, inferred=None):
         import onnx
         from onnx import numpy_helper, shape_inference
 
-        try:
-            inferred = shape_inference.infer_shapes(model, strict_mode=False)
-        except Exception:
-            inferred = model  # shape inference is a convenience; parsing works without it
+        if inferred is None:
+            try:
+                inferred = shape_inference.infer_shapes(model, strict_mode=False)
+            except Exception:
+                inferred = model  # shape inference is a convenience; parsing works without it
         self.opset = default_opset(model)
         self.consts: dict[str, np.ndarray] = {}
         self.shapes: dict[str, tuple | None] = {}
@@ -161,6 +171,12 @@ class NodeView:
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         return cls(node.op_type, name, attrs, list(node.input), g.consts, g.shapes, g.dtypes, g.partials)
 
+    def with_constants(self, consts: dict, key=lambda name: name.split(":", 1)[-1]) -> "NodeView":
+        """A copy whose run-time inputs take their value from ``consts`` (``model_constants``) where the
+        model fixes it; ``key`` maps an input name of this view to the model's tensor name."""
+        extra = {n: consts[key(n)] for n in self.inputs if n and n not in self.consts and key(n) in consts}
+        return self.replace(consts={**self.consts, **extra}) if extra else self
+
     def replace(self, **kw) -> "NodeView":
         """A copy with some of op_type, name, attrs, inputs, consts, shapes, dtypes replaced."""
         fields = dict(op_type=self.op_type, name=self.name, attrs=dict(self.attrs), inputs=list(self.inputs),
@@ -189,6 +205,14 @@ class NodeView:
 
     def dtype(self, i: int):
         return self.dtypes.get(self.input(i))
+
+
+def model_constants(model) -> dict:
+    """{tensor name: value} of every tensor whose value the model fixes: initializers, Constant nodes in
+    any spelling, and roi / scales / sizes chains folded over static shapes (``onnx_fold``). For a view built
+    where these are not visible (OpenVINO's frontend sees a Shape->Concat chain or a Constant value_ints
+    as a run-time input): ``NodeView.with_constants``."""
+    return dict(Graph(inline_functions(model)).consts)
 
 
 def node_name(node, index: int) -> str:
@@ -249,15 +273,68 @@ def onnx_convention(convention: str):
 
 def parse_model(model_or_path, convention: str | None = None) -> list[tuple[str, Any]]:
     """``[(node_name, ir), ...]`` in graph order for every resampling node: the main graph, If / Loop / Scan
-    bodies and (inlined) local functions. ``convention``: None is the one in force (``onnx_convention``)."""
-    model = inline_functions(load(model_or_path))
-    g = Graph(model)
+    bodies and (inlined) local functions. ``convention``: None is the one in force (``onnx_convention``).
+    The model is validated as ``load`` does (``check_model``)."""
+    return _parse_checked(_read(model_or_path), convention)
+
+
+def check_model(model, convention: str | None = None) -> None:
+    """Refuse, in one line naming node and field, what onnx.checker (full_check) and onnxruntime refuse
+    (graph order and cycles, unknown ops and attributes, attribute types, input counts, element types) and
+    every resampling node whose parameters the spec does not allow."""
+    _parse_checked(model, convention, lenient=True)
+
+
+def _parse_checked(model, convention, lenient: bool = False):
+    """Validate ``model`` and parse its resampling nodes. ``lenient``: a node whose input rank is unknown here
+    (no shape information) is left to the caller, which may know it (OpenVINO's frontend does)."""
+    from .onnx_files import check_inline_tensors
+
+    check_header(model)
+    check_inline_tensors(model.graph)
+    model = inline_functions(model)
+    check_structure(model.graph)
+    opset = default_opset(model)
+    for name, node in resampling_nodes(model):  # their own messages first: they name the field precisely
+        validate_node(node, opset, name, {})
+    check_nodes(model)
+    inferred, type_error = check_types(model)
+    g = Graph(model, inferred)
     out = []
-    for name, node in resampling_nodes(model):
+    for name, node in resampling_nodes(model):  # before the type error: the parser names the field precisely
         view = NodeView.from_proto(node, g, name)
         validate_node(node, g.opset, name, g.dtypes)
-        out.append((name, parse_view(view, g.opset, convention)))
+        _check_parameter_ranks(view, g.opset)
+        try:
+            out.append((name, parse_view(view, g.opset, convention)))
+        except BridgeError as e:
+            if not (lenient and e.field == "X" and view.shape(0) is None):
+                raise
+    if type_error is not None and not _owned_by_parser(type_error, out):
+        raise type_error
     return out
+
+
+def _check_parameter_ranks(view: NodeView, opset: int) -> None:
+    """roi / scales / sizes are 1-D. Refused here, in the model itself, a scalar never reaches the parser,
+    which then reads a 0-d constant as the empty tensor it was (OpenVINO's frontend turns an empty constant
+    into a 0-d one)."""
+    if view.op_type not in ("Resize", "Upsample"):
+        return
+    one = view.op_type == "Upsample" or since_version(view.op_type, opset) == 10  # (X, scales) only
+    fields = ("scales",) if one else ("roi", "scales", "sizes")
+    for i, field in enumerate(fields, start=1):
+        v, shape = view.const(i), view.shape(i)
+        shape = v.shape if isinstance(v, np.ndarray) else shape
+        if shape is not None and len(shape) != 1:
+            raise BridgeError(f"must be a 1-D tensor, got shape {list(shape)}", view.name, field)
+
+
+def _owned_by_parser(e: BridgeError, parsed) -> bool:
+    """ONNX's inference refusing a resampling node's roi / scales / sizes that the parser read and accepted:
+    inference does not see through Identity / Cast, so an empty scales spelled that way beside sizes looks
+    like both (issue 9 requires the form; OpenVINO's importer takes it)."""
+    return any(e.node == name for name, _ in parsed) and any(k in e.message for k in ("`sizes`", "`scales`"))
 
 
 def parse_view(view: NodeView, opset: int, convention: str | None = None):
@@ -265,12 +342,13 @@ def parse_view(view: NodeView, opset: int, convention: str | None = None):
     convention = _checked(convention or current_convention())
     try:
         version = since_version(view.op_type, opset)
-        if view.op_type in ("Resize", "Upsample"):
+        if view.op_type in ("Resize", "Upsample", "GridSample"):
             return PARSERS[view.op_type](view, version, convention)
         return PARSERS[view.op_type](view, version)
     except BridgeError as e:
         raise e.at(view.name) from None
 
 
-__all__ = ["parse_model", "parse_view", "NodeView", "Graph", "load", "walk", "resampling_nodes",
-           "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION", "current_convention", "onnx_convention"]
+__all__ = ["parse_model", "check_model", "model_constants", "parse_view", "NodeView", "Graph", "load", "walk",
+           "resampling_nodes", "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION", "current_convention",
+           "onnx_convention"]

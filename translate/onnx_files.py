@@ -96,9 +96,43 @@ def _nbytes(t) -> int | None:
     return n * itemsize
 
 
+def check_inline_tensors(graph) -> None:
+    """Every tensor stored in ``graph`` (and its bodies) carries the data its dims claim."""
+    import onnx
+
+    for where, t in _tensors(graph):
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            _check_inline(t, where)
+
+
+# The typed field that holds a tensor's values when it has no raw_data, and values per element.
+_TYPED = {"float_data": ("FLOAT",), "double_data": ("DOUBLE",), "int64_data": ("INT64",),
+          "uint64_data": ("UINT32", "UINT64"), "string_data": ("STRING",),
+          "int32_data": ("INT32", "INT16", "INT8", "UINT16", "UINT8", "BOOL", "FLOAT16", "BFLOAT16")}
+
+
+def _check_typed(t, where: str) -> None:
+    import onnx
+
+    kind = onnx.TensorProto.DataType.Name(t.data_type) if t.data_type in onnx.TensorProto.DataType.values() \
+        else None
+    field = next((f for f, kinds in _TYPED.items() if kind in kinds), None)
+    if field is None:
+        return  # complex, float8, 4-bit...: left to the runtime
+    n = 1
+    for d in t.dims:
+        if d < 0:
+            raise BridgeError(f"{where}: dims {list(t.dims)} has a negative length", field="model")
+        n *= d
+    have = len(getattr(t, field))
+    if have != n:
+        raise BridgeError(f"{where}: dims {list(t.dims)} need {n} values, the tensor has {have}", field="model")
+
+
 def _check_inline(t, where: str) -> None:
     """Dims that claim more data than the tensor carries (a 1 GiB tensor with 16 bytes of data)."""
     if not t.HasField("raw_data"):
+        _check_typed(t, where)
         return
     need = _nbytes(t)
     if need is not None and need != len(t.raw_data):

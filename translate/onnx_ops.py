@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact, normalize_axes
-from ..semantics.errors import BridgeError
+from ..semantics.errors import BridgeError, clip
 from ..semantics.ir import COORD_MODES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
 from ..semantics.reference import deformconv_out_shape
 
@@ -35,18 +35,31 @@ def _str(v) -> str:
 def _choice(attrs: dict, name: str, default: str, allowed, node_name: str) -> str:
     v = _str(attrs.get(name, default))
     if v not in allowed:
-        raise BridgeError(f"unknown value {v!r}; expected one of {', '.join(allowed)}", node_name, name)
+        raise BridgeError(f"unknown value '{clip(v, 24)}'; expected one of {', '.join(allowed)}", node_name, name)
+    return v
+
+
+def _param(node, i: int):
+    """Input i's value; a run-time tensor whose static shape has no elements is as empty as a constant one
+    (an empty constant through Cast, which OpenVINO's frontend does not fold, and hands over 0-d: a real 0-d
+    parameter is refused in the model first, ``translate.onnx._check_parameter_ranks``)."""
+    v = node.const(i)
+    shape = node.shape(i)
+    if isinstance(v, RuntimeValue) and shape is not None and (0 in shape or shape == ()):
+        return np.zeros((0,), np.float32)
     return v
 
 
 def _as_list(v, name, node_name):
-    """A constant as a flat list; empty tensors count as absent (opset 11-12 pass an empty scales)."""
+    """A constant as a flat list; empty tensors count as absent (opset 11-12 pass an empty scales), and so do
+    0-d ones: OpenVINO's frontend hands an empty constant over as 0-d, and a real scalar is refused in the
+    model before any parse (``translate.onnx._check_parameter_ranks``)."""
     if v is None or isinstance(v, RuntimeValue):
         return v
-    arr = np.asarray(v).reshape(-1)
-    if arr.size == 0:
+    arr = np.asarray(v)
+    if arr.size == 0 or arr.ndim == 0:
         return None
-    return arr.tolist()
+    return arr.reshape(-1).tolist()
 
 
 def _scales(values, node_name) -> tuple[Fraction, ...]:
@@ -92,16 +105,16 @@ def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENT
     if rank is None:
         # Rank is needed to place axes; a length of scales/sizes also tells it.
         for i in (2, 3):
-            v = _as_list(node.const(i), "", name)
+            v = _as_list(_param(node, i), "", name)
             if isinstance(v, list):
                 rank = len(v) if axes_attr is None else None
     if rank is None:
         raise BridgeError("the input rank is unknown (no shape information for X)", name, "X")
     axes = normalize_axes(axes_attr, rank, name) if axes_attr is not None else tuple(range(rank))
 
-    roi = _as_list(node.const(1), "roi", name)
-    scales = _as_list(node.const(2), "scales", name)
-    sizes = _as_list(node.const(3), "sizes", name)
+    roi = _as_list(_param(node, 1), "roi", name)
+    scales = _as_list(_param(node, 2), "scales", name)
+    sizes = _as_list(_param(node, 3), "sizes", name)
     if scales is not None and sizes is not None:
         raise BridgeError("both scales and sizes are given; exactly one is allowed", name, "scales")
     if scales is None and sizes is None:
@@ -209,7 +222,7 @@ def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
             raise BridgeError("Upsample-7 needs the scales attribute", name, "scales")
         scales = list(scales)
     else:
-        scales = _as_list(node.const(1), "scales", name)
+        scales = _as_list(_param(node, 1), "scales", name)
         if scales is None:
             raise BridgeError("scales is not given", name, "scales")
     rank = len(in_shape) if in_shape is not None else (len(scales) if isinstance(scales, list) else None)
@@ -219,6 +232,9 @@ def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
         if len(scales) != rank:
             raise BridgeError(f"scales has {len(scales)} values, expected {rank}", name, "scales")
         scales = _scales(scales, name)
+        if node.op_type == "Upsample" and any(s < 1 for s in scales):
+            raise BridgeError(f"Upsample scales must be at least 1, got {[float(s) for s in scales]}", name,
+                              "scales")
     # Nearest picks floor when upsampling and ceil when downsampling ("simple"): what onnxruntime
     # implements and the old Resize-10 conformance data encodes.
     sampler = Sampler("nearest", nearest="simple") if mode == "nearest" else Sampler("linear")
@@ -241,7 +257,7 @@ def _check_static_output(ir: ResizeIR, name: str) -> None:
         raise e.at(name) from None
 
 
-def parse_gridsample(node: NodeView, version: int) -> GridSampleIR:
+def parse_gridsample(node: NodeView, version: int, convention: str = DEFAULT_CONVENTION) -> GridSampleIR:
     attrs, name = node.attrs, node.name
     if version < 20:
         mode = _choice(attrs, "mode", "bilinear", ("bilinear", "nearest", "bicubic"), name)
@@ -260,8 +276,12 @@ def parse_gridsample(node: NodeView, version: int) -> GridSampleIR:
         raise BridgeError(f"X has rank {rank}; GridSample needs N, C and at least one spatial axis", name, "X")
     if version < 20 and rank != 4:
         raise BridgeError(f"GridSample-{version} is defined for 4-D input only, got rank {rank}", name, "X")
+    if grid_shape is not None and len(grid_shape) != rank:
+        raise BridgeError(f"grid has rank {len(grid_shape)}, X has rank {rank}", name, "grid")
     if grid_shape is not None and grid_shape[-1] is not None and grid_shape[-1] != rank - 2:
         raise BridgeError(f"grid's last axis is {grid_shape[-1]}, expected {rank - 2}", name, "grid")
+    if in_shape and grid_shape and None not in (in_shape[0], grid_shape[0]) and in_shape[0] != grid_shape[0]:
+        raise BridgeError(f"grid has batch {grid_shape[0]}, X has {in_shape[0]}", name, "grid")
     sampler = (Sampler("nearest", nearest="half_even") if mode == "nearest" else
                Sampler("cubic", cubic_a=Fraction(-3, 4)) if mode == "cubic" else Sampler("linear"))
     if in_shape and grid_shape and all(d is not None for d in in_shape[:2] + grid_shape[:-1]):
@@ -270,8 +290,12 @@ def parse_gridsample(node: NodeView, version: int) -> GridSampleIR:
             raise BridgeError(f"output has {total} elements, more than 2^31", name, "grid")
     # arith (the default fp32): float32 steps as onnxruntime's GsDenormalize; onnx.reference's float64 agrees
     # but within float32 reach of a .5 tie (which element nearest reads).
+    # padding_on: the spec text, PyTorch, onnxruntime and OpenVINO pad each cubic tap (border / reflection);
+    # onnx.reference first moves an outside coordinate, then pads the taps (measured: cubic border differs
+    # from onnxruntime by 0.12 on random grids under the reference rule, 9e-7 under "taps").
+    padding_on = "taps" if convention == "spec" else "coordinate_and_taps"
     return GridSampleIR(spatial_rank=rank - 2, sampler=sampler, padding=padding, align_corners=bool(ac),
-                        input_shape=in_shape, grid_shape=grid_shape, dtype=node.dtype(0),
+                        padding_on=padding_on, input_shape=in_shape, grid_shape=grid_shape, dtype=node.dtype(0),
                         origin=f"GridSample-{version}")
 
 
@@ -287,6 +311,13 @@ def parse_deformconv(node: NodeView, version: int) -> DeformConvIR:
     D = rank - 2
     if D < 1:
         raise BridgeError(f"X has rank {rank}; DeformConv needs at least one spatial axis", name, "X")
+    for i, field in ((1, "W"), (2, "offset"), (4, "mask")):
+        shape = node.shape(i) if node.input(i) else None
+        if shape is not None and len(shape) != rank:
+            raise BridgeError(f"{field} has rank {len(shape)}, X has rank {rank}", name, field)
+    b_shape = node.shape(3) if node.input(3) else None
+    if b_shape is not None and len(b_shape) != 1:
+        raise BridgeError(f"B has rank {len(b_shape)}, expected 1", name, "B")
 
     def ints(key, default, n):
         v = list(attrs.get(key, default))
@@ -325,12 +356,26 @@ def parse_deformconv(node: NodeView, version: int) -> DeformConvIR:
             raise BridgeError(f"output spatial shape {out_sp} is empty", name, "pads")
         if w_shape and w_shape[0] is not None and in_shape[0] * w_shape[0] * math.prod(out_sp) > MAX_ELEMENTS:
             raise BridgeError("output has more than 2^31 elements", name, "W")
+        _check_per_output_inputs(node, in_shape[0], out_sp)
     _check_deformconv_inputs(node, D, kernel, og)
     return DeformConvIR(
         spatial_rank=D, kernel_shape=kernel, strides=strides, pads=pads, dilations=dil, group=group,
         offset_group=og, has_bias=bool(node.input(3)), has_mask=bool(node.input(4)),
         input_shape=in_shape, weight_shape=w_shape, dtype=node.dtype(0), origin=f"DeformConv-{version}",
     )
+
+
+def _check_per_output_inputs(node: NodeView, batch: int, out_sp) -> None:
+    """offset and mask hold one value per output position of every image (onnxruntime checks it)."""
+    for i, field in ((2, "offset"), (4, "mask")):
+        shape = node.shape(i) if node.input(i) else None
+        if shape is None:
+            continue
+        if shape[0] is not None and shape[0] != batch:
+            raise BridgeError(f"{field} has batch {shape[0]}, X has {batch}", node.name, field)
+        if all(d is not None for d in shape[2:]) and tuple(shape[2:]) != tuple(out_sp):
+            raise BridgeError(f"{field} has spatial shape {list(shape[2:])}, the output has {list(out_sp)}",
+                              node.name, field)
 
 
 def _check_deformconv_inputs(node: NodeView, D: int, kernel, og: int) -> None:

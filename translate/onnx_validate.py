@@ -8,7 +8,7 @@ package instead of a copy of the spec.
 
 from __future__ import annotations
 
-from ..semantics.errors import BridgeError
+from ..semantics.errors import BridgeError, clip
 
 # onnx.defs AttrType names -> what the attribute's proto carries.
 _ATTR_TYPES = {"FLOAT": "a float", "INT": "an int", "STRING": "a string", "FLOATS": "a list of floats",
@@ -42,7 +42,7 @@ def validate_node(node, opset: int, name: str, dtypes: dict) -> None:
     for attr in node.attribute:
         spec = schema.attributes.get(attr.name)
         if spec is None:
-            raise BridgeError(f"{version} has no attribute {attr.name!r}", name, attr.name)
+            raise BridgeError(f"{version} has no attribute '{clip(attr.name, 40)}'", name, attr.name)
         want = spec.type.name
         if _attr_type(attr) != want:
             raise BridgeError(f"must be {_ATTR_TYPES.get(want, want)}, got {_attr_type(attr).lower()}", name,
@@ -83,3 +83,174 @@ def _tensor_type(np_name: str) -> str | None:
         names[f"uint{bits}"] = f"uint{bits}"
     t = names.get(np_name)
     return f"tensor({t})" if t else None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The whole model: what onnx.checker (full_check) and onnxruntime refuse before any node is looked at.
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def _label(node, index: int) -> str:
+    return node.name or f"{node.op_type}_{index}"
+
+
+def check_header(model) -> None:
+    """An IR version and a default-domain opset this onnx package knows (onnxruntime refuses newer ones)."""
+    import onnx
+    import onnx.defs
+
+    if model.ir_version > onnx.IR_VERSION:
+        raise BridgeError(f"IR version {model.ir_version} is newer than the newest known ({onnx.IR_VERSION})",
+                          field="ir_version")
+    newest = onnx.defs.onnx_opset_version()
+    for o in model.opset_import:
+        if o.domain in _DEFAULT_DOMAINS and not 1 <= o.version <= newest:
+            raise BridgeError(f"default-domain opset {o.version} is not one of 1 to {newest}", field="opset")
+
+
+def check_structure(graph, outer: frozenset = frozenset(), prefix: str = "") -> None:
+    """Every node reads only tensors defined before it (a graph input, an initializer, an earlier node's
+    output or, in a body, an outer name), every tensor is defined once, and every graph output is computed:
+    the checker's topological-order and SSA rules, which also refuse cycles."""
+    defined = set(outer) | {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    defined |= {t.values.name for t in graph.sparse_initializer}
+    outputs_of_inputs = {i.name for i in graph.input}
+    seen: set = set()
+    for i, node in enumerate(graph.node):
+        name = prefix + _label(node, i)
+        for k, t in enumerate(node.input):
+            if t and t not in defined:
+                why = ("a later node computes it (the graph is cyclic or not in topological order)"
+                       if any(t in n.output for n in graph.node[i:]) else "nothing defines it")
+                raise BridgeError(f"input {k} {t!r}: {why}", name, _formal_name(node, k))
+        for a in node.attribute:
+            for j, g in enumerate([a.g] if a.HasField("g") else list(a.graphs)):
+                check_structure(g, frozenset(defined), f"{name}/{a.name}{j if len(a.graphs) else ''}/")
+        for t in node.output:
+            if not t:
+                continue
+            if t in seen or t in outputs_of_inputs:
+                raise BridgeError(f"output {t!r} is defined twice (ONNX graphs assign each tensor once)", name,
+                                  "outputs")
+            seen.add(t)
+            defined.add(t)
+    for o in graph.output:
+        if o.name not in defined:
+            raise BridgeError(f"graph output {o.name!r} is computed by no node", field="outputs")
+
+
+def _formal_name(node, k: int) -> str:
+    """The schema's name of input ``k`` of ``node`` ("X", "scales"...), or "inputs"."""
+    import onnx.defs
+
+    if node.domain in _DEFAULT_DOMAINS:
+        try:
+            formal = list(onnx.defs.get_schema(node.op_type, onnx.defs.onnx_opset_version(), "").inputs)
+            return formal[min(k, len(formal) - 1)].name if formal else "inputs"
+        except Exception:
+            pass
+    return "inputs"
+
+
+def check_nodes(model, graph=None, prefix: str = "") -> None:
+    """onnx.checker's per-node rules (the op exists in the model's opset, attribute names and types, input
+    and output counts) for every node of the default domain, bodies included; other domains are the
+    runtime's business (custom ops)."""
+    import onnx
+
+    if graph is None:
+        graph = model.graph
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = max(model.ir_version, 3)
+    ctx.opset_imports = {d.domain or "": d.version for d in model.opset_import}
+    for i, node in enumerate(graph.node):
+        name = prefix + _label(node, i)
+        if node.domain in _DEFAULT_DOMAINS:
+            if "" not in ctx.opset_imports and "ai.onnx" not in ctx.opset_imports:
+                raise BridgeError("the model imports no opset of the default ONNX domain", name, "opset")
+            try:
+                onnx.checker.check_node(_without_bodies(node), ctx)
+            except Exception as e:
+                raise BridgeError(_first_line(e), name, _checker_field(str(e))) from None
+        for a in node.attribute:
+            for j, g in enumerate([a.g] if a.HasField("g") else list(a.graphs)):
+                check_nodes(model, g, f"{name}/{a.name}{j if len(a.graphs) else ''}/")
+
+
+def _without_bodies(node):
+    """``node`` with If / Loop / Scan bodies emptied: the bodies are checked node by node here, with the
+    outer names in scope (the checker alone would not see them)."""
+    if not any(a.HasField("g") or len(a.graphs) for a in node.attribute):
+        return node
+    import onnx
+
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    for a in copy.attribute:
+        for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+            g.Clear()
+            g.name = "body"
+    return copy
+
+
+def _first_line(e) -> str:
+    text = str(e).strip()
+    return "onnx.checker: " + clip(text.splitlines()[0] if text else type(e).__name__, 160)
+
+
+def _checker_field(msg: str) -> str:
+    import re
+
+    m = re.search(r"attribute: (\S+) for operator|attribute type in '[^':]* : ([^']*)'", msg)
+    if m:
+        return m.group(1) or m.group(2)
+    low = msg.lower()
+    if "input size" in low or " input" in low:
+        return "inputs"
+    if "output size" in low or " output" in low:
+        return "outputs"
+    if "attribute" in low:
+        return "attributes"
+    return "op_type"
+
+
+def check_types(model):
+    """ONNX's type and shape inference in strict mode, as the checker's full_check and onnxruntime's graph
+    resolution run it: (inferred model or None, BridgeError or None). An element type that does not fit an op
+    is an error naming the node and the tensor; a declared output shape that disagrees with the inferred one
+    is not (onnxruntime only warns). None for the model where inference cannot run (over protobuf's limit)."""
+    import re
+
+    from onnx import shape_inference
+
+    try:
+        return shape_inference.infer_shapes(model, check_type=True, strict_mode=True), None
+    except shape_inference.InferenceError as e:
+        errors = re.findall(r"\(op_type:([^,]*), node name: ([^)]*)\): (.*?)(?=\s*\(op_type:|\s*$)", str(e),
+                            re.S)
+        for op_type, name, what in errors:
+            if "existing shape differ" in what:
+                continue
+            what = what.strip().splitlines()[0] if what.strip() else "type inference failed"
+            return None, BridgeError("onnx shape inference: " + clip(what, 160), name or op_type,
+                                     _tensor_field(model, name, what))
+        return None, None
+    except Exception:
+        return None, None  # inference is a check, not a requirement (over 2 GiB, ops without inference)
+
+
+def _tensor_field(model, node_name: str, what: str) -> str:
+    """The formal input name of the tensor an inference message names, or "type"."""
+    import re
+
+    m = re.search(r"tensor: (\S+?)\.? |[Ii]nput (\d+)", what + " ")
+    if not m:
+        return "type"
+    from .onnx import walk  # the named nodes of every body
+
+    node = next((n for nm, n in walk(model.graph) if nm == node_name or n.name == node_name), None)
+    if node is None:
+        return "type"
+    k = int(m.group(2)) if m.group(2) else (list(node.input).index(m.group(1)) if m.group(1) in node.input else -1)
+    return _formal_name(node, k) if k >= 0 else "type"

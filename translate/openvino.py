@@ -29,9 +29,14 @@ Interpolate
   Refused (BridgeError, field ``axes``) because the CPU computes garbage or crashes there: CUBIC below rank 5
   changing an axis other than the last two without the transposition above; pillow modes on axes other than
   the last two (NHWC [1, 2] without pads is fine).
-GridSample-9: padding on taps (``padding_on="taps"``), nearest rounds half to even, cubic a = -3/4, float32
-coordinates. DeformableConvolution-8: ``bilinear_interpolation_pad`` true = zero taps (ONNX); false and
+GridSample-9: padding on taps (``padding_on="taps"``), nearest rounds half to even, cubic a = -3/4; the
+unnormalised coordinate is computed in float64 and rounded to float32 once (``arith="fp32_fused"``, measured:
+grid float32(-1/3) on length 6 gives 1.5 and reads row 2, where onnxruntime's float32 steps give 1.4999999
+and read row 1). DeformableConvolution-8: ``bilinear_interpolation_pad`` true = zero taps (ONNX); false and
 DeformableConvolution-1 = ``border="clamp_in_range"``.
+
+Element types (``dtype_reason``): float16 is computed in float32 and rounded once; 8-bit nearest is a gather;
+int32 goes through float32; the other rows are beside the function, each measured.
 
 Parameters come from Constants (and what the CPU folds before running: ShapeOf of a static shape, Convert of
 a Constant -- ``save_model``'s default fp16 compression stores Interpolate scales that way, rounded to
@@ -415,6 +420,45 @@ def _check_static_output(ir: ResizeIR, name: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Element types: what the CPU plugin computes for each (measured on OpenVINO 2026.4 CPU against the oracle,
+# f32 inference precision; tests/translate/test_openvino_dtypes.py keeps each row honest)
+
+_FLOATS = ("float32", "float16")
+# Interpolate: float16 is computed in float32 and rounded once (within an f16 ulp of the oracle). uint8 /
+# int8 nearest is a gather; their linear / cubic round with float32 weights and land results that are
+# exact halves (or within float32 reach of one) one off (u8 linear half_pixel scales 1.5: 88 of 4320).
+# int32 / int64 go through float32 in every mode (16777217 reads 16777216). Other integer types are
+# refused by the op itself ("input_et == element::f32 || ...").
+_INTERPOLATE_GATHER_EXACT = ("uint8", "int8")
+# GridSample-9: nearest is a gather for uint8 / int8 / int16 / int32 (int32 exact up to 2^31);
+# int16 linear truncates, int32 linear / cubic go through float32, int16 cubic wraps; uint8 / int8
+# linear / cubic round half to even on the samples measured, but with float32 weights an exact half can
+# fall either side, so they are not taken as exact.
+_GRIDSAMPLE_GATHER_EXACT = ("uint8", "int8", "int16", "int32")
+
+
+def dtype_reason(op: str, sampler_kind: str, dtype: str | None) -> str | None:
+    """None where OpenVINO CPU's ``op`` ("Interpolate" / "GridSample") computes the oracle's numbers for
+    ``dtype`` (bit-exact for integers, float tolerance for float16), else why not -- one sentence."""
+    dtype = str(dtype)
+    if dtype in _FLOATS:
+        return None
+    exact_gather = _INTERPOLATE_GATHER_EXACT if op == "Interpolate" else _GRIDSAMPLE_GATHER_EXACT
+    if sampler_kind == "nearest" and dtype in exact_gather:
+        return None
+    if op == "Interpolate" and dtype not in ("uint8", "int8", "int32", "int64"):
+        return f"OpenVINO's Interpolate does not accept {dtype} input"
+    if dtype not in ("uint8", "int8", "int16", "int32", "int64") or (sampler_kind == "nearest" and op != "Interpolate"):
+        return f"OpenVINO's CPU {op} is not known to compute {dtype} {sampler_kind} exactly (the CPU runs " \
+               f"64-bit types as 32-bit)"
+    if dtype in ("int32", "int64") or (op == "GridSample" and dtype == "int16"):
+        return f"OpenVINO's CPU {op} computes {dtype} {sampler_kind} through float32 (values above 2^24 " \
+               f"lose their low bits) or with its own rounding"
+    return f"OpenVINO's CPU {op} rounds {dtype} {sampler_kind} with float32 weights: results at or near " \
+           f"an exact half come out one off"
+
+
+# ----------------------------------------------------------------------------------------------------------
 # GridSample-9
 
 
@@ -435,7 +479,7 @@ def parse_gridsample(node) -> GridSampleIR:
                Sampler("cubic", cubic_a=Fraction(-3, 4)) if mode == "bicubic" else Sampler("linear"))
     return GridSampleIR(spatial_rank=2, sampler=sampler, padding=padding,
                         align_corners=bool(attrs.get("align_corners", False)), padding_on="taps",
-                        arith="fp32", input_shape=in_shape, grid_shape=grid_shape, dtype=_dtype(node, 0),
+                        arith="fp32_fused", input_shape=in_shape, grid_shape=grid_shape, dtype=_dtype(node, 0),
                         origin="GridSample-9")
 
 

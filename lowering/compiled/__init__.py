@@ -14,7 +14,8 @@ launchers; ``lowering/CMakeLists.txt`` is the one CMake project they form.
   on the bound axes, ``"ir"`` binds in C++ from the op's attributes as the OpenVINO op does), ``tap_table``
   and ``bind_native`` (the C++ ports, for comparison).
 * ``openvino_ext``: ``openvino_extension()`` (the library), ``openvino_node`` (an op from Python),
-  ``onnx_node`` (the custom-domain ONNX node).
+  ``onnx_node`` (the custom-domain ONNX node), ``extension_dtype_refusal(ir, dtype)`` (None, or why the
+  extension op cannot take that X dtype; the ladder's question).
 * ``cuda``: ``cuda_library()`` / ``cuda_run`` where nvcc and a device are.
 
 The op attributes are ``semantics.schema`` (C++ side: ``kernels/rb/attrs.hpp``).
@@ -26,11 +27,12 @@ from .build import CMAKE_ROOT, CUDA_DIR, KERNELS_DIR, OPENVINO_EXT_DIR, build_li
     nvcc, source_hash
 from .cpu import bind_native, deformconv, gridsample, resize, run, tap_table
 from .cuda import cuda_device_count, cuda_library, cuda_run
-from .openvino_ext import onnx_node, openvino_attributes, openvino_extension, openvino_inputs, openvino_node, \
-    resize_inputs
+from .openvino_ext import EXTENSION_DTYPES, extension_dtype_refusal, onnx_node, openvino_attributes, \
+    openvino_extension, openvino_inputs, openvino_node, resize_inputs
 
 __all__ = ["ABI_VERSION", "DTYPES", "attribute_fields", "attributes_text", "available", "library", "library_path",
            "op_type", "vocabulary", "CMAKE_ROOT", "CUDA_DIR", "KERNELS_DIR", "OPENVINO_EXT_DIR", "build_library",
            "cache_root", "missing_tools", "nvcc", "source_hash", "bind_native", "deformconv", "gridsample", "resize",
-           "run", "tap_table", "cuda_device_count", "cuda_library", "cuda_run", "onnx_node", "openvino_attributes",
+           "run", "tap_table", "cuda_device_count", "cuda_library", "cuda_run", "EXTENSION_DTYPES",
+           "extension_dtype_refusal", "onnx_node", "openvino_attributes",
            "openvino_extension", "openvino_inputs", "openvino_node", "resize_inputs"]

@@ -17,7 +17,11 @@ from ...semantics.schema import ATTRIBUTE_TYPES, KINDS, to_attributes
 from .build import CMAKE_ROOT, build_library, project_hash
 
 ABI_VERSION = 2
-DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.float64): 2}
+# The C ABI's dtype codes (rb_kernels.h). The CUDA launchers run the float ones; the CPU library and the
+# OpenVINO extension all of them (integers: round half to even and saturate, Resize linear/cubic exactly).
+FLOAT_DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.float64): 2}
+DTYPES = {**FLOAT_DTYPES, np.dtype(np.uint8): 3, np.dtype(np.int8): 4, np.dtype(np.uint16): 5,
+          np.dtype(np.int16): 6, np.dtype(np.int32): 7, np.dtype(np.int64): 8}
 
 
 class Number(ctypes.Structure):
@@ -180,10 +184,12 @@ def i64(values) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(values, dtype=np.int64).reshape(-1))
 
 
-def dtype_code(a: np.ndarray, what: str) -> int:
-    code = DTYPES.get(a.dtype)
+def dtype_code(a: np.ndarray, what: str, floats_only: bool = False) -> int:
+    code = (FLOAT_DTYPES if floats_only else DTYPES).get(a.dtype)
     if code is None:
-        raise BridgeError(f"{what} has dtype {a.dtype}; the kernels run float32, float16 and float64", field=what)
+        kinds = "float32, float16 and float64" if floats_only else \
+            "float32, float16, float64, uint8, int8, uint16, int16, int32 and int64"
+        raise BridgeError(f"{what} has dtype {a.dtype}; the kernels run {kinds}", field=what)
     return code
 
 

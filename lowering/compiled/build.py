@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from ...semantics.errors import BridgeError
@@ -24,6 +26,9 @@ KERNELS_DIR = LOWERING_DIR / "kernels"
 OPENVINO_EXT_DIR = LOWERING_DIR / "openvino_ext"
 CUDA_DIR = LOWERING_DIR / "cuda"
 _SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".txt", ".cmake", ".in")
+
+
+_progress = logging.getLogger("resample_bridge.build")  # the CLI shows it on stderr (tools/logs.py)
 
 
 def cache_root() -> Path:
@@ -45,9 +50,21 @@ def source_hash(*paths: Path, extra: str = "") -> str:
     return h.hexdigest()[:16]
 
 
+def _cpu_signature() -> str:
+    """The CPU's model and feature flags: the kernels are compiled for the build machine's CPU (-march=native,
+    kernels/rb.cmake), so a cache shared by different machines must not hand one's library to another."""
+    try:
+        with open("/proc/cpuinfo", errors="replace") as fh:
+            keep = [ln for ln in fh if ln.startswith(("model name", "flags"))][:2]
+        return "".join(keep)
+    except OSError:
+        return ""
+
+
 def project_hash(*dirs: Path, extra: str = "") -> str:
-    """The cache key of a library built from the top-level project: its folders, the kernels and the root."""
-    return source_hash(CMAKE_ROOT / "CMakeLists.txt", KERNELS_DIR, *dirs, extra=extra)
+    """The cache key of a library built from the top-level project: its folders, the kernels, the root and the
+    CPU it is compiled for."""
+    return source_hash(CMAKE_ROOT / "CMakeLists.txt", KERNELS_DIR, *dirs, extra=extra + _cpu_signature())
 
 
 def _compiler() -> str | None:
@@ -103,6 +120,9 @@ def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ..
     with _locked(out_dir / ".lock"):
         if lib.exists():
             return lib
+        _reap_stale(out_dir, target)
+        _progress.info(f"building {what} (first use; cached in {out_dir}) ...")
+        started = time.perf_counter()
         build = Path(tempfile.mkdtemp(prefix="build-", dir=out_dir))
         log = out_dir / "build.log"
         jobs = os.environ.get("RESAMPLE_BRIDGE_BUILD_JOBS") or str(max(1, min(4, os.cpu_count() or 1)))
@@ -124,10 +144,21 @@ def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ..
             tmp = out_dir / f".lib{target}.so.{os.getpid()}"
             shutil.copy2(built, tmp)
             os.replace(tmp, lib)  # atomic: a concurrent reader sees no library or the finished one
+            _progress.info(f"built {what} in {time.perf_counter() - started:.1f} s")
         finally:
             shutil.rmtree(build, ignore_errors=True)
     _prune(target, keep=out_dir)
     return lib
+
+
+def _reap_stale(out_dir: Path, target: str) -> None:
+    """Leftovers of a builder killed mid-build (its ``build-*`` tree, its half-copied ``.lib*.so.<pid>``):
+    whoever holds the folder's lock is the only builder, so nothing else there is live."""
+    for d in out_dir.glob("build-*"):
+        shutil.rmtree(d, ignore_errors=True)
+    for f in out_dir.glob(f".lib{target}.so.*"):
+        with contextlib.suppress(OSError):
+            f.unlink()
 
 
 def _prune(target: str, keep: Path, newest: int = 3) -> None:

@@ -147,6 +147,7 @@ def gridsample_args(ir: GridSampleIR, x, grid):
     """(X, grid, output array, rb_gridsample_params), checked."""
     x = np.ascontiguousarray(x)
     grid = np.ascontiguousarray(grid)
+    dtype_code(grid, "grid", floats_only=True)
     D = ir.spatial_rank
     if D != x.ndim - 2 or grid.ndim != x.ndim or grid.shape[-1] != D or grid.shape[0] != x.shape[0]:
         raise BridgeError(f"X {x.shape} and grid {grid.shape} do not fit a {D}-D GridSample", field="grid")

@@ -80,7 +80,7 @@ def cuda_run(ir, *inputs) -> np.ndarray:
     if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
         raise BridgeError(f"not an IR value: {type(ir).__name__}")
     x = np.ascontiguousarray(inputs[0])
-    dtype_code(x, "X")
+    dtype_code(x, "X", floats_only=True)
     with _OnDevice(lib) as dev:
         if isinstance(ir, ResizeIR):
             y, text, rt = resize_ir_args(ir, x, inputs[1:])

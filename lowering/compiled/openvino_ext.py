@@ -35,6 +35,33 @@ def openvino_extension() -> str:
                              what="the resample-bridge OpenVINO extension"))
 
 
+# Element types of X the extension ops compute exactly on OpenVINO CPU (ops.cpp data_type takes u16 / i16 / i64
+# as well, as the kernels do): the float ones, and u8 / i8 / i32 with ONNX's cast (round half to even, saturate;
+# Resize linear / cubic exact). GridSample's grid is a float type.
+EXTENSION_DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32")
+# Measured (tests/lowering/test_openvino_extension.py): the CPU plugin runs a custom op on these as i32 and
+# converts the result back by wrapping (u16 / i16: -5825 comes back as 59711) or loses i64 values beyond i32.
+_CPU_AS_I32 = ("uint16", "int16", "int64")
+
+
+def extension_dtype_refusal(ir, dtype) -> str | None:
+    """Why the extension op cannot compute ``ir`` exactly on X of ``dtype`` (a numpy dtype or its name) on
+    OpenVINO CPU, or None when it can: the ladder asks this before offering the extension rung, so an
+    unsupported type is a clean refusal at lowering time rather than an OpenVINO validation error."""
+    import numpy as np
+
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = str(dtype)
+    if name in EXTENSION_DTYPES:
+        return None
+    if name in _CPU_AS_I32:
+        return (f"OpenVINO CPU runs a custom op on {name} as int32 and converts the result back without "
+                f"saturating: the extension's {OP_TYPES[ir.kind]} is exact on {', '.join(EXTENSION_DTYPES)}")
+    return f"the extension's {OP_TYPES[ir.kind]} takes X as {', '.join(EXTENSION_DTYPES)}, not {name}"
+
+
 def openvino_attributes(ir) -> dict:
     """The OpenVINO op's attributes (``to_attributes(ir, "openvino")``): booleans as bool; DeformConv also says
     which optional inputs follow (has_bias, has_mask) from the IR."""

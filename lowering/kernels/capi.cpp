@@ -61,13 +61,27 @@ rb::AxisSpec axis_of(const rb_axis& a, const rb::ResizeSampler& s) {
     return r;
 }
 
+// Floating dtypes (codes 0-2, shared with the CUDA launchers), then the CPU library's integer codes 3-8.
 template <class F>
-void dispatch(int32_t dtype, F&& f) {
+void dispatch_float(int32_t dtype, F&& f) {
     rb::capi::dispatch_dtype<_Float16>(dtype, static_cast<F&&>(f));
 }
 
+template <class F>
+void dispatch(int32_t dtype, F&& f) {
+    switch (dtype) {
+        case 3: f(static_cast<uint8_t*>(nullptr)); break;
+        case 4: f(static_cast<int8_t*>(nullptr)); break;
+        case 5: f(static_cast<uint16_t*>(nullptr)); break;
+        case 6: f(static_cast<int16_t*>(nullptr)); break;
+        case 7: f(static_cast<int32_t*>(nullptr)); break;
+        case 8: f(static_cast<int64_t*>(nullptr)); break;
+        default: dispatch_float(dtype, static_cast<F&&>(f));
+    }
+}
+
 void resize_with(const rb_tensor& x, const rb_tensor& y, const int64_t* pads, const std::vector<rb::TableView>& tables,
-                 double extrap, int32_t threads) {
+                 double extrap, int32_t threads, bool exact_integers = false) {
     const std::vector<int64_t> shape = rb::capi::shape_of(x);
     if (shape.empty()) throw std::invalid_argument("rank must be at least 1");
     if (y.dtype != x.dtype) throw std::invalid_argument("y must have X's dtype");
@@ -75,7 +89,8 @@ void resize_with(const rb_tensor& x, const rb_tensor& y, const int64_t* pads, co
     if (pads) pv.assign(pads, pads + 2 * shape.size());
     dispatch(x.dtype, [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
-        rb::cpu::resize(static_cast<const T*>(x.data), static_cast<T*>(y.data), shape, pv, tables, extrap, threads);
+        rb::cpu::resize(static_cast<const T*>(x.data), static_cast<T*>(y.data), shape, pv, tables, extrap, threads,
+                        exact_integers);
     });
 }
 
@@ -160,9 +175,10 @@ int rb_resize_axes(const rb_tensor* x, rb_tensor* y, const int64_t* pads, int32_
             built.push_back(rb::build_taps(axis_of(axes[i], s), s));
             const rb::TapTable& t = built.back();
             views.push_back({axes[i].axis, axes[i].in_len, t.out_len, t.K, t.index.data(), t.weight.data(),
-                             t.extrap.empty() ? nullptr : t.extrap.data()});
+                             t.extrap.empty() ? nullptr : t.extrap.data(), t.num.empty() ? nullptr : t.num.data(),
+                             t.den});
         }
-        resize_with(*x, *y, pads, views, extrapolation_value, threads);
+        resize_with(*x, *y, pads, views, extrapolation_value, threads, s.kind != rb::Kind::nearest);
     });
 }
 
@@ -197,7 +213,7 @@ int rb_gridsample(const rb_tensor* inputs, int32_t n_inputs, const rb_gridsample
         const rb::GridSampleSpec s = rb::capi::gridsample_spec_c(inputs, n_inputs, *params, *y);
         dispatch(inputs[0].dtype, [&](auto* tag) {
             using T = std::remove_pointer_t<decltype(tag)>;
-            dispatch(inputs[1].dtype, [&](auto* gtag) {
+            dispatch_float(inputs[1].dtype, [&](auto* gtag) {
                 using G = std::remove_pointer_t<decltype(gtag)>;
                 rb::cpu::gridsample(s, static_cast<const T*>(inputs[0].data), static_cast<const G*>(inputs[1].data),
                                     static_cast<T*>(y->data), threads);

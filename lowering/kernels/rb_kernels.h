@@ -3,7 +3,8 @@
  *
  * Enumerations are indices into the IR's vocabulary tuples (semantics/vocab.py: SAMPLER_KINDS, NEAREST_RULES,
  * GRID_PADDINGS, PADDING_ON, ARITH, DEFORM_BORDERS); rb_vocabulary() lists the names this build was compiled
- * with. dtype: 0 float32, 1 float16, 2 float64. Tensors are dense, row-major. Every function returning int
+ * with. dtype: 0 float32, 1 float16, 2 float64; this CPU library also 3 uint8, 4 int8, 5 uint16, 6 int16,
+ * 7 int32, 8 int64 (results rounded half to even and saturated; Resize linear / cubic exactly). Tensors are dense, row-major. Every function returning int
  * returns 0, or non-zero with a message in err (errlen bytes, NUL-terminated).
  */
 #ifndef RB_KERNELS_H

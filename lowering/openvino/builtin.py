@@ -7,7 +7,7 @@ import numpy as np
 
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ..passes import Candidate, Refusal
-from .graph import ops, tag
+from .graph import constant_of, ops, tag
 
 
 def native_gridsample(ir: GridSampleIR, x, grid):
@@ -21,6 +21,10 @@ def native_gridsample(ir: GridSampleIR, x, grid):
 
 def gridsample_native_reason(ir: GridSampleIR) -> str | None:
     """None if GridSample-9 computes ``ir``'s numbers, else why not."""
+    from ...translate.openvino import dtype_reason
+
+    if ir.dtype is not None and (why := dtype_reason("GridSample", ir.sampler.kind, ir.dtype)):
+        return why
     if ir.spatial_rank != 2:
         return f"GridSample-9 is 4-D only; this is {ir.spatial_rank + 2}-D"
     if ir.sampler.kind == "cubic" and ir.padding != "zeros" and ir.padding_on != "taps":
@@ -55,13 +59,50 @@ def deformconv_rewrite_reason(ir: DeformConvIR) -> str | None:
 
 
 def gridsample(node):
-    """Rung 1 for GridSample."""
+    """Rung 1 for GridSample: GridSample-9, parsed back into IR and diffed with the source IR; nearest with
+    another coordinate arithmetic only where the grid is a constant whose every point reads the same element
+    in both (``nearest_ties``)."""
+    from ...semantics.equivalence import diff
+    from ...translate import openvino as tov
+
     why = gridsample_native_reason(node.ir)
     if why is not None:
         return Refusal(why)
     out = native_gridsample(node.ir, node.inputs[0], node.inputs[1])
+    got = tov.parse_node(out.get_node())
+    d = diff(node.ir, got)
+    if d.fields:
+        return Refusal("GridSample-9 differs in " + ", ".join(f.name for f in d.fields), d.fields[0].name)
+    if "grid" in d.ties:
+        grid = constant_of(out.get_node(), 1)
+        ties = None if grid is None else nearest_ties(node.ir, got, grid)
+        if ties is None or ties:
+            where = "a grid fed at run time can" if grid is None else f"grid points {ties[:6]} do"
+            return Refusal(f"nearest: GridSample-9 unnormalises in {got.arith} arithmetic, the source in "
+                           f"{node.ir.arith}; {where} fall next to a .5 tie and read another element", "grid")
     tag(out.get_node(), f"{node.name}/native")
-    return Candidate([out], "GridSample-9 computes the same numbers", proof={"op": f"{node.name}/native"})
+    return Candidate([out], "GridSample-9 computes the same numbers" + (
+        " (no point of the constant grid is next to a .5 tie)" if d.ties else ""),
+        proof={"op": f"{node.name}/native", "ties": d.ties or None})
+
+
+def nearest_ties(ir: GridSampleIR, other: GridSampleIR, grid: np.ndarray) -> list[int]:
+    """The flat indices of the points of a constant ``grid`` [N, *out, D] whose nearest pick differs between
+    ``ir``'s and ``other``'s coordinate arithmetic (padding aside: it moves both picks alike)."""
+    from ...semantics.coords import unnormalize_as
+
+    D = ir.spatial_rank
+    shape = ir.input_shape
+    if shape is None or any(d is None for d in shape[2:]):
+        return [0]
+    g = np.asarray(grid, dtype=np.float32).reshape(-1, D)
+    bad = np.zeros(g.shape[0], dtype=bool)
+    for d in range(D):
+        L = shape[2 + d]
+        a = np.rint(unnormalize_as(g[:, D - 1 - d], L, ir.align_corners, ir.arith))
+        b = np.rint(unnormalize_as(g[:, D - 1 - d], L, other.align_corners, other.arith))
+        bad |= a != b
+    return [int(i) for i in np.flatnonzero(bad)]
 
 
 def deformconv(node):

@@ -1,69 +1,216 @@
-"""Rung 3: a static-shape Resize as per-axis K-tap Gather / Multiply / ReduceSum with constant tables from
-``semantics.taps`` (exact: the tables are the oracle's own), and its proof (the tables re-read from the model)."""
+"""Rung 3: a static-shape Resize as per-axis K-tap Gather / Multiply / sum with constant tables from
+``semantics.taps`` (exact: the tables are the oracle's own), and its proof (the tables re-read from the model).
+
+Arithmetic per dtype. OpenVINO's CPU plugin runs float64 as float32 and int64 as int32 (measured: an f64
+round trip turns 16777217 into 16777216, an i64 multiply wraps at 2^31), so the portable target's float64
+policy is not available here:
+* nearest reads one tap of weight 1: a pure Gather in the input's own type (no float round trip: int32
+  16777217 stays 16777217), every dtype the CPU keeps (64-bit types are refused);
+* float32 / float16: float32 weights, Multiply and ReduceSum (float16 cast back once);
+* 8- and 16-bit integers, linear / cubic: exact integer arithmetic in int32 (``semantics.taps.integer_taps``:
+  weights as numerators over one denominator D per axis, inputs centred on the middle of their range so the
+  sum stays below 2^31), then the exact quotient by the product of the D's, rounded half to even with an
+  integer remainder and saturated: the oracle's exact value, bit for bit. Refused where the bound exceeds
+  2^31; 32- and 64-bit integers' linear / cubic are refused (no exact arithmetic wide enough on the CPU).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.coords import bind_resize
+from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, has_runtime_params, is_static
-from ...semantics.taps import axis_taps
+from ...semantics.reference import cast_like
+from ...semantics.taps import axis_taps, integer_taps
+from ..onnx.decompose import check_decomposable
 from ..passes import Candidate, Refusal
-from .graph import constant_of, consumer, dims, ops, tag
+from .graph import dims, ops, tag
+
+_EXACT_INT = ("uint8", "int8", "uint16", "int16")
+# input dtype -> the type the arithmetic runs in on OpenVINO CPU (nearest: the input's own, see bind)
+POLICY = {"float32": "float32", "float16": "float32", **{t: "int32" for t in _EXACT_INT}}
+_I32 = 2**31 - 1
+_WIDE = ("int64", "uint64", "float64")
 
 
-def _to_compute(x):
-    """f32 for the arithmetic; remember how to go back to the input's type."""
+def bind(ir: ResizeIR, in_shape):
+    """(bound resize, compute dtype), or BridgeError naming the field where the decomposition cannot be
+    built: zero-length tensors (a Gather with no indices kills OpenVINO's CPU plugin with SIGFPE), a dtype
+    without exact arithmetic on the CPU, an integer sum that could leave int32."""
+    policy = dict(POLICY)
+    if ir.sampler.kind == "nearest" and str(ir.dtype) not in _WIDE:
+        policy[str(ir.dtype)] = str(ir.dtype)
+    if str(ir.dtype) in _WIDE:
+        raise BridgeError(f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type (measured: an int64 "
+                          f"multiply wraps at 2^31), so no decomposition of it is exact", field="dtype")
+    bound, work = check_decomposable(ir, in_shape, None, policy)
+    if _integer_path(ir, work) and bound.axes:
+        integer_plan(bound, np.dtype(str(ir.dtype)))
+    return bound, work
+
+
+def _integer_path(ir: ResizeIR, work: str) -> bool:
+    """Linear / cubic of an 8- or 16-bit integer: the exact int32 path (nearest is a gather in any type)."""
+    return work == "int32" and ir.sampler.kind != "nearest"
+
+
+def integer_plan(bound, dtype: np.dtype):
+    """(per-axis [(index, numerators int32 [O, K], D)], centre, total D) for the exact int32 path, or
+    BridgeError where a sum could leave int32."""
+    info = np.iinfo(dtype)
+    lo, hi = int(info.min), int(info.max)
+    tables = [integer_taps(ax, bound.sampler, bound.exclude_outside) for ax in bound.axes]
+    # Weights sum to 1 (numerators to D) on every row: then centring the input shifts every sum by
+    # centre * D and the magnitude halves.
+    sums_to_one = all(all(sum(row) == D for row in num) for _, num, D in tables)
+    mid = (lo + hi + 1) // 2 if sums_to_one else 0
+    v = bound.extrapolation_value
+    if any(ax.valid is not None for ax in bound.axes) and not float(v).is_integer():
+        raise BridgeError(f"an integer resize with the fractional extrapolation value {v} has no exact "
+                          f"integer decomposition", field="extrapolation_value")
+    reach = max(hi - mid, mid - lo, abs(int(v) - mid))
+    total = 1
+    for _, num, D in tables:
+        reach *= max(sum(abs(int(n)) for n in row) for row in num)
+        total *= D
+    if reach + total > _I32 or 2 * total > _I32:
+        raise BridgeError(f"exact integer sums reach {reach} (tap denominators {total}), beyond int32, the "
+                          f"widest exact arithmetic of OpenVINO's CPU plugin", field="dtype")
+    return [(index, num.astype(np.int64).astype(np.int32), D) for index, num, D in tables], mid, total
+
+
+def _ov_type(dtype: str):
     import openvino as ov
 
-    et = x.get_element_type()
-    if et == ov.Type.f32:
-        return x, None
-    return ops().convert(x, "f32").output(0), et
+    return ov.Type(np.dtype(dtype))
 
 
-def _from_compute(y, et):
-    """Back to the input type as ONNX casts: integers round half to even and saturate."""
-    if et is None:
+def _gather_tag(name: str, axis: int, k: int | None = None) -> str:
+    return f"{name}/taps_{axis}/gather" + ("" if k is None else str(k))
+
+
+def _is_identity(index: np.ndarray, in_len: int) -> bool:
+    return index.size == in_len and np.array_equal(index, np.arange(in_len))
+
+
+def _gather(y, index: np.ndarray, axis: int, key: str, in_len: int):
+    """Gather ``index`` along ``axis``; none where it reads every element in order (OpenVINO removes such a
+    Gather and its tag with it, so the proof expects none). The index constant carries the tag the proof
+    reads it by: constants keep their rt_info through the frontend, ops it rewrites may not."""
+    if _is_identity(index, in_len):
         return y
     o = ops()
-    if et.is_integral():
-        info = np.iinfo(np.dtype(et.to_dtype()))
-        y = o.round(y, "half_to_even").output(0)
-        y = o.clamp(y, float(info.min), float(info.max)).output(0)
-    return o.convert(y, et).output(0)
+    c = o.constant(index.astype(np.int64))
+    tag(c, key + "/index")
+    return o.gather(y, c, o.constant(np.int64(axis))).output(0)
 
 
-def _gather_tag(name: str, axis: int) -> str:
-    return f"{name}/taps_{axis}/gather"
+def _weighted_sum(y, weight: np.ndarray, shape: list, axis: int, name: str):
+    """float32: sum over the K taps gathered as [.., O*K, ..] with ``weight`` [O, K]: Multiply by the
+    weights reshaped to [O, K, 1..] and ReduceSum (the proof re-reads that constant)."""
+    o = ops()
+    O, K = weight.shape
+    split = shape[:axis] + [O, K] + shape[axis + 1:]
+    y = o.reshape(y, o.constant(np.array(split, dtype=np.int64)), False).output(0)
+    w = o.constant(weight.reshape((O, K) + (1,) * (len(shape) - axis - 1)).astype(np.float32))
+    w.set_friendly_name(f"{name}/taps_{axis}/weights")
+    tag(w, _gather_tag(name, axis) + "/weights")
+    y = o.multiply(y, w).output(0)
+    return o.reduce_sum(y, o.constant(np.int64(axis + 1)), False).output(0)
+
+
+def _integer_sum(y, index: np.ndarray, num: np.ndarray, rank: int, axis: int, in_len: int, name: str):
+    """int32: one Gather per tap, times its numerators, added (int32 Multiply/Add are exact on the CPU;
+    ReduceSum is not relied on)."""
+    o = ops()
+    tail = (1,) * (rank - axis - 1)
+    acc = None
+    for k in range(index.shape[1]):
+        g = _gather(y, index[:, k], axis, _gather_tag(name, axis, k), in_len)
+        w = o.constant(num[:, k].reshape((-1,) + tail))
+        tag(w, _gather_tag(name, axis, k) + "/weights")
+        term = o.multiply(g, w).output(0)
+        acc = term if acc is None else o.add(acc, term).output(0)
+    return acc
+
+
+def _round_quotient(y, total: int, mid: int, dtype: np.dtype):
+    """round_half_even(y / total) + mid, saturated, as ``dtype``; y int32. The quotient is estimated in
+    float32 (off by at most one: |y / total| < 2^17), then fixed with the exact int32 remainder; every
+    comparison is of a float32 copy of an int32 difference, whose sign and zero survive the conversion."""
+    o = ops()
+    f32, i32 = _ov_type("float32"), _ov_type("int32")
+    D = o.constant(np.int32(total))
+    Df = o.constant(np.float32(total))
+    zero = o.constant(np.float32(0))
+    k = o.convert(o.floor(o.divide(o.convert(y, f32), Df)), i32).output(0)
+    r = o.subtract(y, o.multiply(k, D)).output(0)
+    neg = o.convert(o.less(o.convert(r, f32), zero), i32)
+    k = o.subtract(k, neg).output(0)
+    r = o.add(r, o.multiply(neg, D)).output(0)
+    over = o.convert(o.greater_equal(o.convert(o.subtract(r, D), f32), zero), i32)
+    k = o.add(k, over).output(0)
+    r = o.subtract(r, o.multiply(over, D)).output(0)
+    d2 = o.convert(o.subtract(o.add(r, r), D), f32)   # 2r - D: > 0 rounds up, 0 is the exact half
+    kf = o.convert(k, f32)
+    odd = o.not_equal(o.subtract(kf, o.multiply(o.floor(o.multiply(kf, o.constant(np.float32(0.5)))),
+                                                o.constant(np.float32(2)))), zero)
+    up = o.logical_or(o.greater(d2, zero), o.logical_and(o.equal(d2, zero), odd))
+    res = o.add(o.add(k, o.convert(up, i32)), o.constant(np.int32(mid)))
+    info = np.iinfo(dtype)
+    res = o.clamp(res, float(info.min), float(info.max))
+    return o.convert(res, _ov_type(dtype.name)).output(0)
 
 
 def decompose_resize(ir: ResizeIR, x, in_shape, name: str = ""):
     """Exact K-tap decomposition for a static input shape (the proof re-reads the tables from the model)."""
     o = ops()
-    bound = bind_resize(ir, in_shape)
-    y, et = _to_compute(x)
+    bound, work = bind(ir, in_shape)
+    dtype = np.dtype(str(ir.dtype))
+    if not bound.axes:
+        # Every axis is the identity: still one op of our own, or the converted node's output would be the
+        # graph input itself.
+        y = o.convert(x, _ov_type(dtype.name)).output(0)
+        tag(y.get_node(), f"{name}/copy")
+        return y
+    if _integer_path(ir, work):
+        return _decompose_integer(bound, x, dtype, name)
+    y = x if work == dtype.name else o.convert(x, _ov_type(work)).output(0)
     shape = list(bound.in_shape)
     for ax in bound.axes:
         t = axis_taps(ax, bound.sampler, bound.exclude_outside)
         O, K = t.index.shape
-        g = o.gather(y, o.constant(t.index.reshape(-1).astype(np.int64)), o.constant(np.int64(ax.axis)))
-        tag(g, _gather_tag(name, ax.axis))
-        y = g.output(0)
+        y = _gather(y, t.index.reshape(-1), ax.axis, _gather_tag(name, ax.axis), ax.in_len)
         if not (K == 1 and np.all(t.weight == 1.0)):
-            split = shape[:ax.axis] + [O, K] + shape[ax.axis + 1:]
-            y = o.reshape(y, o.constant(np.array(split, dtype=np.int64)), False).output(0)
-            wshape = (O, K) + (1,) * (len(shape) - ax.axis - 1)
-            w = o.constant(t.weight.reshape(wshape).astype(np.float32))
-            w.set_friendly_name(f"{name}/taps_{ax.axis}/weights")
-            y = o.multiply(y, w).output(0)
-            y = o.reduce_sum(y, o.constant(np.int64(ax.axis + 1)), False).output(0)
+            y = _weighted_sum(y, t.weight, shape, ax.axis, name)
         shape[ax.axis] = O
         if t.extrapolate is not None and t.extrapolate.any():
-            mshape = (O,) + (1,) * (len(shape) - ax.axis - 1)
-            mask = o.constant(t.extrapolate.reshape(mshape))
-            y = o.select(mask, o.constant(np.float32(bound.extrapolation_value)), y).output(0)
-    return _from_compute(y, et)
+            mask = o.constant(t.extrapolate.reshape((O,) + (1,) * (len(shape) - ax.axis - 1)))
+            fill = cast_like(np.float64(bound.extrapolation_value), dtype) if work == dtype.name else \
+                np.asarray(bound.extrapolation_value, dtype=dtype).astype(work)  # as the oracle: input type
+            y = o.select(mask, o.constant(np.asarray(fill)), y).output(0)
+    if work != dtype.name:
+        y = o.convert(y, _ov_type(dtype.name)).output(0)
+    if y is x:  # nearest whose every gather reads in order
+        y = o.convert(x, _ov_type(dtype.name)).output(0)
+        tag(y.get_node(), f"{name}/copy")
+    return y
+
+
+def _decompose_integer(bound, x, dtype: np.dtype, name: str):
+    o = ops()
+    plan, mid, total = integer_plan(bound, dtype)
+    y = o.subtract(o.convert(x, _ov_type("int32")), o.constant(np.int32(mid))).output(0)
+    rank, scale = len(bound.in_shape), 1
+    for ax, (index, num, D) in zip(bound.axes, plan):
+        y = _integer_sum(y, index, num, rank, ax.axis, ax.in_len, name)
+        scale *= D
+        valid = axis_taps(ax, bound.sampler, bound.exclude_outside).extrapolate if ax.valid else None
+        if valid is not None and valid.any():
+            mask = o.constant(valid.reshape((-1,) + (1,) * (rank - ax.axis - 1)))
+            fill = np.int32((int(bound.extrapolation_value) - mid) * scale)
+            y = o.select(mask, o.constant(fill), y).output(0)
+    return _round_quotient(y, total, mid, dtype)
 
 
 def rung(node):
@@ -74,37 +221,51 @@ def rung(node):
     shape = dims(x)
     if not is_static(shape):
         return node.refuse(f"input shape {shape} is not static (decomposition needs static shapes)", decisive=True)
+    try:
+        _, work = bind(node.ir, shape)
+    except BridgeError as e:
+        return Refusal(e.message, e.field)
     out = decompose_resize(node.ir, x, shape, node.name)
-    reason = "per-axis tap tables from the oracle's tap module (Gather/Multiply/ReduceSum)"
+    reason = "per-axis tap tables from the oracle's tap module (" + (
+        "a pure Gather)" if node.ir.sampler.kind == "nearest" else "Gather/Multiply/ReduceSum)"
+        if work == "float32" else "Gather/Multiply/Add in exact int32, rounded half to even and saturated)")
     if node.not_native:
         reason += "; no native Interpolate is exact (" + "; ".join(node.not_native[:2]) + ")"
     return Candidate([out], reason, proof={"shape": shape})
 
 
 def prove(rec, by_tag) -> list[str]:
-    """The Gather indices and the Multiply weights that follow it must be the source IR's own tap tables
-    (recomputed here from the IR, not taken from the lowering). The frontend renames constants, so the
-    weights are found by walking from the tagged Gather: Gather -> Reshape -> Multiply(constant)."""
-    bound = bind_resize(rec.ir, rec.proof["shape"])
+    """The tables in the produced model must be the source IR's own (recomputed here from the IR, not taken
+    from the lowering): every Gather's index constant and every weight constant, found by their tags, in the
+    compute type (float32 weights [O, K], or int32 numerators per tap); a table that reads every element in
+    order has no Gather. How they are wired is what the probe runs prove by numbers."""
+    bound, work = bind(rec.ir, rec.proof["shape"])
     out = []
-    for ax in bound.axes:
-        want = axis_taps(ax, bound.sampler, bound.exclude_outside)
-        gather = by_tag.get(_gather_tag(rec.node, ax.axis))
-        if gather is None:
-            out.append(f"{rec.node}: axis {ax.axis}: no gather in the produced model")
-            continue
-        idx = constant_of(gather, 1)
-        if idx is None or idx.size != want.index.size or not np.array_equal(idx.reshape(want.index.shape),
-                                                                              want.index):
-            out.append(f"{rec.node}: axis {ax.axis}: gather indices differ from the source IR's taps")
-        if want.index.shape[1] == 1 and np.all(want.weight == 1.0):
-            continue
-        reshape = consumer(gather, "Reshape")
-        mul = consumer(reshape, "Multiply") if reshape is not None else None
-        w = constant_of(mul, 1) if mul is not None else None
-        if w is None or w.size != want.weight.size or w.dtype != np.float32 or \
-                not np.array_equal(w.reshape(want.weight.shape), want.weight.astype(np.float32)):
-            out.append(f"{rec.node}: axis {ax.axis}: weights differ from the source IR's taps "
-                       f"(float32 {'present' if w is not None else 'missing'}"
-                       f"{', dtype ' + str(w.dtype) if w is not None else ''})")
+    expected = []  # (what, tag, want array, dtype or None for an index)
+    if _integer_path(rec.ir, work) and bound.axes:
+        plan, _, _ = integer_plan(bound, np.dtype(str(rec.ir.dtype)))
+        for ax, (index, num, _) in zip(bound.axes, plan):
+            for k in range(index.shape[1]):
+                key = _gather_tag(rec.node, ax.axis, k)
+                if not _is_identity(index[:, k], ax.in_len):
+                    expected.append((f"axis {ax.axis} tap {k} indices", key + "/index", index[:, k], None))
+                expected.append((f"axis {ax.axis} tap {k} weights", key + "/weights", num[:, k], np.int32))
+    else:
+        for ax in bound.axes:
+            t = axis_taps(ax, bound.sampler, bound.exclude_outside)
+            key = _gather_tag(rec.node, ax.axis)
+            if not _is_identity(t.index.reshape(-1), ax.in_len):
+                expected.append((f"axis {ax.axis} indices", key + "/index", t.index.reshape(-1), None))
+            if not (t.index.shape[1] == 1 and np.all(t.weight == 1.0)):
+                expected.append((f"axis {ax.axis} weights", key + "/weights", t.weight, np.float32))
+    if not expected and by_tag.get(f"{rec.node}/copy") is None:
+        out.append(f"{rec.node}: the identity copy is missing from the produced model")
+    for what, key, want, dtype in expected:
+        op = by_tag.get(key)
+        got = op.get_data() if op is not None and op.get_type_name() == "Constant" else None
+        if got is None:
+            out.append(f"{rec.node}: {what}: not found in the produced model")
+        elif got.size != want.size or (dtype is not None and got.dtype != dtype) or \
+                not np.array_equal(got.reshape(-1), want.astype(dtype or np.int64).reshape(-1)):
+            out.append(f"{rec.node}: {what} differ from the source IR's taps")
     return out

@@ -1,9 +1,14 @@
 """The ONNX-frontend hook: ConversionExtensions that replace OpenVINO's translators for Resize, Upsample,
 GridSample and DeformConv with resample-bridge's ladder, so the rest of a model still goes through OpenVINO's own
-importer; and OpenVINO's own words when its importer refuses."""
+importer; and OpenVINO's own words when its importer refuses. Each node is lowered from the IR that
+``translate.onnx`` reads from the ONNX model itself (what inspect and check see), found by node name; the
+frontend's view of a node only locates it and supplies the shapes OpenVINO inferred."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from ...semantics.errors import BridgeError
 from .graph import dims
 from .ladder import lower
 
@@ -66,10 +71,14 @@ class ConversionLog(list):
 
 
 def conversion_extensions(opset: int | None = None, fallback: str = "decompose", strict: bool = False,
-                          log: ConversionLog | None = None, names: dict | None = None, policy=None):
+                          log: ConversionLog | None = None, names: dict | None = None, policy=None,
+                          irs: dict | None = None):
     """ConversionExtensions for ``openvino.convert_model(path, extension=...)`` replacing OpenVINO's
     translators for Resize, Upsample, GridSample and DeformConv with resample-bridge's lowering. ``names``:
-    from :func:`node_names`, so records carry the ONNX node names."""
+    from :func:`node_names`, so records carry the ONNX node names; ``irs``: from :func:`source_irs`, the IR
+    each named node has in the ONNX model (what inspect and check read), used instead of the frontend's view
+    of the node, whose constants OpenVINO has already rewritten (empty ones as 0-d values, Shape chains
+    unfolded)."""
     from openvino.frontend.onnx import ConversionExtension
 
     from ...translate.onnx import parse_view
@@ -81,11 +90,20 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
             counter[0] += 1
             view = view_from_context(ctx, op_type, counter[0])
             first = _first_tensor(view.inputs)
+            if names and view.inputs and view.inputs[0]:
+                # A tensor OpenVINO merged (through an Identity, say) has several names: any may be the key.
+                first = next((n for n in sorted(ctx.get_input(0).get_names()) if names.get((op_type, n))), first)
             if names and names.get((op_type, first)):
-                view.name = names[(op_type, first)].pop(0)
-            ir = parse_view(view, opset or _infer_opset(op_type, view.attrs, len(view.inputs)))
+                view.name = _take_name(names, (op_type, first), view.attrs)
             inputs = [None if not n else ctx.get_input(i) for i, n in enumerate(view.inputs)]
+            if irs is not None and view.name in irs:
+                ir = with_frontend_shapes(irs[view.name], inputs)
+            else:
+                ir = parse_view(view, opset or _infer_opset(op_type, view.attrs, len(view.inputs)))
             outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy)
+            by_value = prove_by_value(view.name, ir, inputs, outs)
+            if by_value is not None:
+                rec.proof["by_value"] = by_value
             if log is not None:
                 log.append(rec)
             return outs
@@ -95,16 +113,135 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
     return [make(op) for op in OPS]
 
 
-def node_names(model) -> dict:
-    """(op_type, first input tensor) -> ONNX node names in graph order: how extension calls, which see no
-    node name, are matched back to the nodes users know."""
-    from ...translate.onnx import RESAMPLING_OPS, node_name
+def _constant_source(out, seen=None) -> bool:
+    """No Parameter upstream of ``out``: OpenVINO will fold it, and whatever consumes it, into a Constant."""
+    seen = set() if seen is None else seen
+    node = out.get_node()
+    if id(node) in seen:
+        return True
+    seen.add(id(node))
+    if node.get_type_name() in ("Parameter", "ReadValue"):
+        return False
+    return all(_constant_source(v, seen) for v in node.input_values())
 
-    names: dict = {}
-    for i, node in enumerate(model.graph.node):
-        if node.op_type in RESAMPLING_OPS and node.domain in ("", "ai.onnx"):
-            names.setdefault((node.op_type, node.input[0]), []).append(node_name(node, i))
+
+def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
+    """A node whose output depends on no run-time value (a ViT position embedding resized to a fixed grid;
+    a crop whose every sample is extrapolated) is folded into a Constant by OpenVINO, so no op is left to
+    re-read: its value is computed here and compared with the oracle's on the same inputs. None when the
+    output depends on a fed input; BridgeError when the values differ."""
+    present = [v for v in inputs if v is not None]
+    if not present or not _constant_source(outs[0]):
+        return None
+    import openvino as ov
+
+    from ...semantics.ir import is_static
+    from ...semantics.reference import run
+    from ..probes import probe_sets
+    from .graph import compile_f32
+    from .verify import compare
+
+    def value(outputs):
+        return [np.asarray(v) for v in compile_f32(ov.Model(list(outputs), [], "constant"))({}).values()]
+
+    fed = [v is not None and not _constant_source(v) for v in inputs]
+    shapes = [None if v is None else dims(v) for v in inputs]
+    if any(f and not is_static(s) for f, s in zip(fed, shapes)):
+        return None
+    try:
+        consts = [None if v is None or f else value([v])[0] for v, f in zip(inputs, fed)]
+        got = value(outs[:1])[0]
+    except Exception:  # noqa: BLE001 -- cannot be evaluated here: the structural proof applies as usual
+        return None
+    # An output that depends on no fed input (every sample extrapolated, say) is the same for any data: the
+    # first probe set stands for all.
+    dtypes = [None if v is None else v.get_element_type().to_dtype().name for v in inputs]
+    probe = probe_sets(ir, shapes, dtypes, fed)[0].arrays if any(fed) else [None] * len(inputs)
+    want = run(ir, *[c if p is None else p for c, p in zip(consts, probe)])
+    c = compare(got, want)
+    if not c["ok"]:
+        raise BridgeError(f"the constant-folded result differs from the oracle: worst element {c['worst']}: "
+                          f"{c['got']} where the oracle gives {c['want']}", name, "X")
+    return {"max_abs": c["max_abs"], "shape": list(want.shape)}
+
+
+def node_names(model) -> dict:
+    """(op_type, first input tensor) -> ONNX node names in graph order, If / Loop bodies and inlined local
+    functions included (named as ``translate.onnx.walk`` names them): how extension calls, which see no node
+    name, are matched back to the nodes users know."""
+    from ...translate.onnx import inline_functions, resampling_nodes
+
+    import onnx
+
+    names = NodeNames()
+    for name, node in resampling_nodes(inline_functions(model)):
+        names.setdefault((node.op_type, node.input[0]), []).append(name)
+        names.attrs[name] = {a.name: _norm(onnx.helper.get_attribute_value(a)) for a in node.attribute
+                             if a.name in _ATTRS.get(node.op_type, ())}
     return names
+
+
+class NodeNames(dict):
+    """``node_names``' answer; ``attrs``: each node's attributes, to tell apart nodes reading the same tensor
+    (the two branches of an If; OpenVINO converts them in its own order)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attrs: dict = {}
+
+
+def _norm(v):
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, (list, tuple)):
+        return tuple(_norm(x) for x in v)
+    if isinstance(v, float):
+        return float(np.float32(v))
+    return v
+
+
+def _take_name(names: dict, key, attrs: dict) -> str:
+    """The first node under ``key`` whose attributes are the ones the frontend shows, else the first."""
+    pending = names[key]
+    known = getattr(names, "attrs", {})
+    seen = {k: _norm(v) for k, v in attrs.items()}
+    for i, name in enumerate(pending):
+        if name in known and known[name] == seen:
+            return pending.pop(i)
+    return pending.pop(0)
+
+
+def source_irs(model) -> dict:
+    """{node name: IR} of every resampling node as ``translate.onnx`` reads the ONNX model (validated as
+    inspect / check validate it). A node whose input rank only OpenVINO knows, or whose name another node
+    shares, is left out: the hook parses the frontend's view of it."""
+    from collections import Counter
+
+    from ...translate.onnx import _parse_checked
+
+    parsed = _parse_checked(model, None, lenient=True)
+    twice = {n for n, k in Counter(n for n, _ in parsed).items() if k > 1}  # a name is no key for these
+    return {n: ir for n, ir in parsed if n not in twice}
+
+
+_SHAPE_FIELDS = {"input_shape": 0, "grid_shape": 1, "weight_shape": 1}
+
+
+def with_frontend_shapes(ir, inputs: list):
+    """``ir`` with the shapes OpenVINO knows where the ONNX model's shape inference left them unknown."""
+    import dataclasses
+
+    changes = {}
+    for f, i in _SHAPE_FIELDS.items():
+        if not hasattr(ir, f) or i >= len(inputs) or inputs[i] is None:
+            continue
+        have, got = getattr(ir, f), dims(inputs[i])
+        if got is not None and (have is None or (len(have) == len(got) and None in have)):
+            changes[f] = tuple(h if h is not None else g for h, g in zip(have, got)) if have else got
+    if getattr(ir, "dtype", None) is None and inputs and inputs[0] is not None and \
+            inputs[0].get_element_type().is_static():
+        changes["dtype"] = inputs[0].get_element_type().to_dtype().name
+    return dataclasses.replace(ir, **changes) if changes else ir
 
 
 def conversion_message(e: Exception) -> str:

@@ -22,10 +22,30 @@ def tag(node, name: str) -> None:
     node.get_rt_info()[TAG] = name
 
 
-def tagged(ov_model) -> dict:
-    """tag -> op, for every op of ``ov_model`` carrying one."""
-    found = {}
+def all_ops(ov_model):
+    """Every op of ``ov_model``, the bodies of If / Loop / TensorIterator included (a resampling node inside a
+    body is converted into the body)."""
     for op in ov_model.get_ops():
+        yield op
+        for body in _bodies(op):
+            yield from all_ops(body)
+
+
+def _bodies(op) -> list:
+    if hasattr(op, "get_then_body"):
+        return [b for b in (op.get_then_body(), op.get_else_body()) if b is not None]
+    if op.get_type_name() in ("Loop", "TensorIterator") and hasattr(op, "get_function"):
+        try:
+            return [op.get_function()]
+        except TypeError:
+            return [op.get_function(0)]
+    return []
+
+
+def tagged(ov_model) -> dict:
+    """tag -> op, for every op of ``ov_model`` (bodies included) carrying one."""
+    found = {}
+    for op in all_ops(ov_model):
         rt = op.get_rt_info()
         if TAG in rt:
             found[str(rt[TAG].astype(str))] = op

@@ -81,9 +81,16 @@ def ties_text(ties: dict, show: int = 6) -> str:
     return "; ".join(parts)
 
 
+def _f32():
+    import openvino as ov
+
+    return ov.Type.f32
+
+
 def _probe_matches(ir: ResizeIR, op, shape) -> bool:
-    """Run one candidate on distinct values and compare with the oracle: which element a resize reads does not
-    depend on the data, so equality here proves how fp32 coordinates resolve the ties on this shape."""
+    """Run one candidate (built on a float32 input) on distinct values and compare with the oracle: which
+    element a resize reads depends on neither the data nor its type, so equality here proves how fp32
+    coordinates resolve the ties on this shape."""
     import openvino as ov
 
     from ...semantics.reference import run
@@ -96,7 +103,7 @@ def _probe_matches(ir: ResizeIR, op, shape) -> bool:
     return got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def _first_exact(node, rung: int, shape, et):
+def _first_exact(node, rung: int, shape, et, scales_only: bool = False):
     """The first candidate of ``rung`` whose parsed IR equals the source IR on ``shape`` (fp32 ties settled by
     a probe run): (description, attrs, ties) or None; each failure's reason goes to ``node.not_native``."""
     import openvino.opset11 as ops11
@@ -108,8 +115,8 @@ def _first_exact(node, rung: int, shape, et):
     if node.candidates is None:
         node.candidates = list(candidates(ir, bind_resize(ir, shape)))
     for number, desc, attrs in node.candidates:
-        if number != rung:
-            continue
+        if number != rung or (scales_only and attrs["calc"] != "scales"):
+            continue  # scales_only: a dynamic length needs the output length computed from it
         try:
             op = build(ops11.parameter(list(shape), et), attrs)
             d = diff(ir, tov.parse_node(op), shapes=shape)
@@ -120,29 +127,72 @@ def _first_exact(node, rung: int, shape, et):
             node.not_native.append(f"{desc} differs in " + ", ".join(
                 f.name for f in d.fields if not f.name.endswith("coordinate map")) or "its coordinate map")
             continue
-        if d.ties and not _probe_matches(ir, op, shape):
+        if d.ties and not _probe_matches(ir, build(ops11.parameter(list(shape), _f32()), attrs), shape):
             node.not_native.append(f"{desc}: fp32 coordinates resolve the ties at {ties_text(d.ties)} differently")
             continue
         return desc, attrs, d.ties or None
     return None
 
 
+# A dynamic length stands for every length: the one the proof binds it to. Any works where ``length_free``
+# holds (the tap tables then repeat with the length); 16 covers several periods of every power-of-two scale.
+REPRESENTATIVE_LENGTH = 16
+_DYADIC_COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "tf_half_pixel_for_nn")
+
+
+def length_free(ir: ResizeIR, shape) -> str | None:
+    """None when a scales-mode Interpolate proven on one value of the dynamic dimensions of ``shape`` is exact
+    for every value below 10^6, else why not (from 10^6 on OpenVINO's output length floor(L * (s + 1e-6)) is
+    L * s + 1 or more, measured: L = 1048575, s = 2 gives 2097151 -- a bound that OpenVINO's own importer
+    shares, on every dynamic axis the op lists, scale 1 included). A dynamic axis that is not resized
+    (scale 1: copied by both) is irrelevant; a resized one needs an integer scale (output length L * s, and
+    the source coordinate of output o depends on o and s only) and a coordinate mode whose formula does not
+    read the length (align_corners, half_pixel_symmetric and tf_crop_and_resize do); nearest also needs a
+    power-of-two scale, so float32 evaluates every source coordinate exactly and no rounding boundary moves."""
+    if not isinstance(ir.scales, tuple) or ir.sizes is not None or ir.roi is not None:
+        return "sizes / roi with a dynamic input length change the coordinate map with the length"
+    scale = dict(zip(ir.axes, ir.scales))
+    for i, d in enumerate(shape):
+        s = scale.get(i, Fraction(1))
+        if d is not None or s == 1:
+            continue
+        if s.denominator != 1:
+            return f"axis {i} has a dynamic length and the non-integer scale {float(s)}"
+        if ir.coord not in _DYADIC_COORDS:
+            return f"axis {i} has a dynamic length and {ir.coord} reads the length in its formula"
+        if ir.sampler.kind == "nearest" and s.numerator & (s.numerator - 1):
+            return f"axis {i} has a dynamic length and nearest with the scale {s}, not a power of two"
+    return None
+
+
 def _static_rung(node, rung: int):
-    """Rung 1 or 2 for static scales/sizes/roi: proven on the node's static float32 shape."""
+    """Rung 1 or 2 for static scales/sizes/roi: proven on the node's shape (a dynamic dimension bound to a
+    representative length where ``length_free`` says one stands for all), for the element types whose
+    arithmetic translate/openvino models as exact (``dtype_reason``)."""
+    from ...translate import openvino as tov
+
     x = node.inputs[0]
     shape = dims(x)
-    if not is_static(shape):
-        return Refusal(f"input shape {shape} is not static")
-    if str(x.get_element_type()) != "<Type: 'float32'>":
-        return Refusal("a native Interpolate is proven on float32 inputs only")
-    found = _first_exact(node, rung, shape, x.get_element_type())
+    if shape is None:
+        return Refusal("the input rank is unknown")
+    dynamic = not is_static(shape)
+    if dynamic:
+        why = length_free(node.ir, shape)
+        if why is not None:
+            return Refusal(f"input shape {list(shape)}: {why}")
+        shape = tuple(REPRESENTATIVE_LENGTH if d is None else d for d in shape)
+    why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, x.get_element_type().to_dtype().name)
+    if why is not None:
+        return Refusal(why, "dtype")
+    found = _first_exact(node, rung, shape, x.get_element_type(), scales_only=dynamic)
     if found is None:
         return Refusal("no Interpolate-11 spelling is exact")
     desc, attrs, ties = found
     op = build(x, attrs)
     tag(op, f"{node.name}/native")
     reason = desc + " computes the same numbers" + (
-        f" (fp32 ties at {ties_text(ties)} measured to resolve as exact arithmetic)" if ties else "")
+        f" (fp32 ties at {ties_text(ties)} measured to resolve as exact arithmetic)" if ties else "") + (
+        " for every length of the dynamic dimensions below 10^6" if dynamic else "")
     return Candidate([op.output(0)], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties})
 
 
@@ -200,6 +250,9 @@ def _runtime_interpolate(node):
         return "antialias / exclude_outside have no native spelling with run-time scales"
     if ir.coord not in OPENVINO_COORD_MODES:
         return f"coordinate mode {ir.coord} has no native spelling"
+    why = tov.dtype_reason("Interpolate", ir.sampler.kind, node.inputs[0].get_element_type().to_dtype().name)
+    if why is not None:
+        return why
     inputs = resize_inputs(ir, node.inputs)  # (X, roi, scales, sizes) also for Upsample / Resize-10
     calc, values = ("scales", inputs[2]) if isinstance(ir.scales, RuntimeValue) else ("sizes", inputs[3])
     op = build(node.inputs[0], dict(mode, coord=ir.coord, calc=calc, values=values, axes=list(ir.axes)))
@@ -229,6 +282,8 @@ def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
             continue  # linear and cubic are continuous in the coordinate: no ties
         if f.name == "size_rule" and calc == "sizes":
             continue
+        if f.name == "equal_length_identity" and calc == "sizes":
+            continue  # sizes: an axis keeping its length has scale out/in = 1, an identity map in both
         if f.name not in _RUNTIME_CONDITIONS:
             return False, f"Interpolate differs in {f.name} ({f.a} vs {f.b})"
         conditions.append(_RUNTIME_CONDITIONS[f.name])

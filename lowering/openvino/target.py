@@ -3,15 +3,25 @@ ladder (``ladder``), every lowered node proven (``prove``) — (openvino.Model, 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+
 from ...semantics.errors import BridgeError
-from ..passes import PassResult, Policy, Target
-from .frontend import ConversionLog, conversion_extensions, conversion_message, node_names
+from ..passes import CUSTOM, PassResult, Policy, Target
+from .frontend import ConversionLog, conversion_extensions, conversion_message, node_names, source_irs
 from .ladder import LADDERS, TARGET, policy_for
+from .probe import plugin_sentence
 from .prove import prove
+
+CONDITION_KEY = "resample_bridge_condition"  # model rt_info: the run-time conditions a deployed model rests on
 
 
 class OpenVINOTarget(Target):
     name = TARGET
+
+    def __init__(self, extensions=()):
+        self.extensions = list(extensions)  # the user's own OpenVINO extension libraries (other custom ops)
 
     def rungs(self, policy: Policy, kind: str = "resize"):
         """The ladder of one IR kind (``policy.floor`` is applied by ``passes.climb``)."""
@@ -25,24 +35,89 @@ class OpenVINOTarget(Target):
 
         model = load(model_path)
         log = ConversionLog()
-        exts = conversion_extensions(opset=default_opset(model), log=log, names=node_names(model), policy=policy)
+        # The IR of every node as inspect / check read it from the ONNX model (bodies and functions included):
+        # the frontend's view of a node (0-d empty constants, unfolded Shape chains) only locates it.
+        exts = conversion_extensions(opset=default_opset(model), log=log, names=node_names(model), policy=policy,
+                                     irs=source_irs(model))
         try:
-            ov_model = ov.convert_model(str(model_path), extension=exts)
+            with _functions_inlined(model, model_path) as path:
+                ov_model = ov.convert_model(path, extension=list(exts) + self.extensions)
         except BridgeError:
             raise
         except Exception as e:
             raise BridgeError(conversion_message(e)) from None
+        record_conditions(ov_model, list(log))
         return PassResult(ov_model, list(log))
 
     def prove(self, result: PassResult) -> list[str]:
         return prove(result.model, result.records)
 
+    def built(self, result: PassResult) -> None:
+        """The whole produced model compiles on CPU (the extension loaded where a node uses it), or one line."""
+        import openvino as ov
+
+        from .graph import F32
+
+        core = ov.Core()
+        try:
+            if any(r.rung == CUSTOM for r in result.records):
+                from .. import compiled
+
+                core.add_extension(compiled.openvino_extension())
+            for ext in self.extensions:
+                core.add_extension(ext)
+            core.compile_model(result.model, "CPU", F32)
+        except BridgeError:
+            raise
+        except Exception as e:  # noqa: BLE001 -- the plugin's refusal, in its own words
+            raise BridgeError("OpenVINO CPU cannot compile the converted model: " + plugin_sentence(e),
+                              field="rung") from None
+
+
+@contextlib.contextmanager
+def _functions_inlined(model, model_path):
+    """The path OpenVINO reads: the model itself, or, when it has local functions (which OpenVINO's importer
+    does not expand: "No conversion rule found for operations: local.Up"), a copy with them inlined exactly as
+    ``translate.onnx`` inlines them, so node names and tensor names agree with inspect and check."""
+    if not len(model.functions):
+        yield str(model_path)
+        return
+    import onnx
+
+    from ...translate.onnx import inline_functions
+
+    with tempfile.TemporaryDirectory(prefix="resample_bridge_") as d:
+        path = os.path.join(d, "inlined.onnx")
+        onnx.save(inline_functions(model), path)
+        yield path
+
+
+def record_conditions(ov_model, records) -> None:
+    """Write the conditions of conditional conversions into the model's rt_info (model-wide, one clause per
+    node, and on each node's ops), so a deployed model carries what its exactness rests on."""
+    from .graph import tagged
+
+    clauses = [f"{r.node}: exact only if {r.condition}" for r in records if r.condition]
+    if not clauses:
+        return
+    ov_model.set_rt_info("; ".join(clauses), CONDITION_KEY)
+    by_tag = tagged(ov_model)
+    for r in records:
+        if r.condition:
+            for t, op in by_tag.items():
+                if t.startswith(r.node + "/"):
+                    op.get_rt_info()[CONDITION_KEY] = r.condition
+
 
 OPENVINO = OpenVINOTarget()
 
 
-def convert(model_path: str, *, fallback: str = "decompose", strict: bool = False):
+def convert(model_path: str, *, fallback: str = "decompose", strict: bool = False, extensions=(),
+            allow_conditional: bool | None = None):
     """ONNX file -> (openvino.Model, [NodeRecord]): resampling nodes through resample-bridge, the rest through
-    OpenVINO's importer; every lowered node proven, or BridgeError with the reasons."""
-    result = OPENVINO(model_path, policy_for(fallback, strict))
+    OpenVINO's importer (with the user's ``extensions`` for other custom ops); every lowered node proven, or
+    BridgeError with the reasons. ``allow_conditional``: take candidates exact only under stated run-time
+    conditions (default: no); ``strict`` declines them whatever it says."""
+    policy = policy_for(fallback, strict, allow_conditional=bool(allow_conditional))
+    result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, policy)
     return result.model, result.records

@@ -3,8 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "openvino/core/parallel.hpp"
 #include "openvino/op/constant.hpp"
 
+#define RB_OPENVINO_THREADS 1  // the launchers run on OpenVINO's thread pool (rb/cpu.hpp)
 #include "rb/bind.hpp"
 #include "rb/cpu.hpp"
 
@@ -15,14 +17,32 @@ bool float_type(const ov::element::Type& t) {
     return t.is_dynamic() || t == ov::element::f32 || t == ov::element::f16 || t == ov::element::f64;
 }
 
-// f(T*) for the element type: the kernels' float, _Float16 (ov::float16 has the same IEEE binary16 layout) and
-// double.
+// The element types of X (lowering/compiled/openvino_ext.py EXTENSION_DTYPES lists the same for the ladder).
+bool data_type(const ov::element::Type& t) {
+    return float_type(t) || t == ov::element::u8 || t == ov::element::i8 || t == ov::element::u16 ||
+           t == ov::element::i16 || t == ov::element::i32 || t == ov::element::i64;
+}
+
+// f(T*) for a float element type: the kernels' float, _Float16 (ov::float16 has the same IEEE binary16 layout)
+// and double.
 template <class F>
-void dispatch(const ov::element::Type& t, F&& f) {
+void dispatch_float(const ov::element::Type& t, F&& f) {
     if (t == ov::element::f32) f(static_cast<float*>(nullptr));
     else if (t == ov::element::f16) f(static_cast<_Float16*>(nullptr));
     else if (t == ov::element::f64) f(static_cast<double*>(nullptr));
-    else OPENVINO_THROW("resample_bridge ops run f32, f16 and f64, not ", t);
+    else OPENVINO_THROW("resample_bridge ops take f32, f16 or f64 here, not ", t);
+}
+
+// ... and the integer types (results rounded half to even and saturated, as ONNX's cast).
+template <class F>
+void dispatch(const ov::element::Type& t, F&& f) {
+    if (t == ov::element::u8) f(static_cast<uint8_t*>(nullptr));
+    else if (t == ov::element::i8) f(static_cast<int8_t*>(nullptr));
+    else if (t == ov::element::u16) f(static_cast<uint16_t*>(nullptr));
+    else if (t == ov::element::i16) f(static_cast<int16_t*>(nullptr));
+    else if (t == ov::element::i32) f(static_cast<int32_t*>(nullptr));
+    else if (t == ov::element::i64) f(static_cast<int64_t*>(nullptr));
+    else dispatch_float(t, static_cast<F&&>(f));
 }
 
 std::vector<double> doubles(const ov::Tensor& t) {
@@ -66,7 +86,7 @@ size_t runtime_inputs(const rb::ResizeAttrs& a) {
 
 void infer_output(ov::Node& op, const rb::ResizeAttrs& a) {
     const auto et = op.get_input_element_type(0);
-    NODE_VALIDATION_CHECK(&op, float_type(et), "X must be f32, f16 or f64, got ", et);
+    NODE_VALIDATION_CHECK(&op, data_type(et), "X must be f32, f16, f64, u8, i8, u16, i16, i32 or i64, got ", et);
     NODE_VALIDATION_CHECK(&op, op.get_input_size() == 1 + runtime_inputs(a), "expected ",
                           1 + runtime_inputs(a), " inputs (X, then roi / scales / sizes fed at run time), got ",
                           op.get_input_size());
@@ -128,12 +148,34 @@ void run(const ov::Node& op, const rb::ResizeAttrs& a, ov::TensorVector& outputs
         rt.has_sizes = true;
         rt.sizes = int64s(inputs[k++]);
     }
-    rb::ResizePlan plan;
-    try {
-        plan = rb::plan_resize(rb::bind_resize(a, dims(x.get_shape()), rt));
-    } catch (const std::exception& e) {
-        OPENVINO_THROW(op.get_type_name(), " '", op.get_friendly_name(), "': ", e.what());
+    // The plan (binding + tap tables) depends only on the shape and the run-time values: memoised per op.
+    struct Memo {
+        std::vector<int64_t> shape;
+        rb::ResizeRuntime rt;
+        rb::ResizePlan plan;
+    };
+    const auto& self = static_cast<const Resize&>(op);
+    const std::vector<int64_t> shape = dims(x.get_shape());
+    std::shared_ptr<const Memo> memo;
+    {
+        std::lock_guard<std::mutex> lock(self.memo_mutex);
+        memo = std::static_pointer_cast<const Memo>(self.memo);
     }
+    if (!memo || memo->shape != shape || memo->rt.roi != rt.roi || memo->rt.scales != rt.scales ||
+        memo->rt.sizes != rt.sizes) {
+        auto fresh = std::make_shared<Memo>();
+        fresh->shape = shape;
+        fresh->rt = rt;
+        try {
+            fresh->plan = rb::plan_resize(rb::bind_resize(a, shape, rt));
+        } catch (const std::exception& e) {
+            OPENVINO_THROW(op.get_type_name(), " '", op.get_friendly_name(), "': ", e.what());
+        }
+        memo = fresh;
+        std::lock_guard<std::mutex> lock(self.memo_mutex);
+        self.memo = memo;
+    }
+    const rb::ResizePlan& plan = memo->plan;
     outputs[0].set_shape(shape_of(plan.bound.out_shape));
     dispatch(x.get_element_type(), [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
@@ -147,8 +189,8 @@ void run(const ov::Node& op, const rb::ResizeAttrs& a, ov::TensorVector& outputs
 void infer_output(ov::Node& op, const rb::GridSampleAttrs& a) {
     NODE_VALIDATION_CHECK(&op, op.get_input_size() == 2, "expected inputs X and grid");
     const auto et = op.get_input_element_type(0);
-    NODE_VALIDATION_CHECK(&op, float_type(et) && float_type(op.get_input_element_type(1)),
-                          "X and grid must be f32, f16 or f64");
+    NODE_VALIDATION_CHECK(&op, data_type(et), "X must be f32, f16, f64, u8, i8, u16, i16, i32 or i64, got ", et);
+    NODE_VALIDATION_CHECK(&op, float_type(op.get_input_element_type(1)), "grid must be f32, f16 or f64");
     try {
         rb::kind_of(a.sampler);
         rb::padding_of(a.padding);
@@ -212,7 +254,7 @@ void run(const ov::Node& op, const rb::GridSampleAttrs& a, ov::TensorVector& out
     if (rb::element_count(out) == 0) return;
     dispatch(x.get_element_type(), [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
-        dispatch(grid.get_element_type(), [&](auto* gtag) {
+        dispatch_float(grid.get_element_type(), [&](auto* gtag) {
             using G = std::remove_pointer_t<decltype(gtag)>;
             rb::cpu::gridsample(s, static_cast<const T*>(x.data()), static_cast<const G*>(grid.data()),
                                 static_cast<T*>(outputs[0].data()), 0);
@@ -236,7 +278,7 @@ void infer_output(ov::Node& op, const rb::DeformConvAttrs& a) {
     NODE_VALIDATION_CHECK(&op, op.get_input_size() == n_in, "expected ", n_in, " inputs (X, W, offset",
                           a.has_bias ? ", B" : "", a.has_mask ? ", mask" : "", "), got ", op.get_input_size());
     const auto et = op.get_input_element_type(0);
-    NODE_VALIDATION_CHECK(&op, float_type(et), "X must be f32, f16 or f64, got ", et);
+    NODE_VALIDATION_CHECK(&op, data_type(et), "X must be f32, f16, f64, u8, i8, u16, i16, i32 or i64, got ", et);
     for (size_t i = 1; i < n_in; ++i)
         NODE_VALIDATION_CHECK(&op, op.get_input_element_type(i).compatible(et), "input ", i, " must have X's type ", et);
     NODE_VALIDATION_CHECK(&op, a.offset_layout == "group,kernel...,(d...)", "offset layout '",

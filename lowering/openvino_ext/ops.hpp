@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "openvino/op/op.hpp"
 #include "rb/attrs.hpp"
@@ -41,6 +42,11 @@ public:
         return true;
     }
     const Attrs& attrs() const { return m_attrs; }
+
+    // Per-instance memo of what evaluate derives from the input shapes and run-time values (Resize: the bound
+    // plan with its tap tables), so repeated inferences on the same shapes rebuild nothing.
+    mutable std::mutex memo_mutex;
+    mutable std::shared_ptr<const void> memo;
 
 private:
     Attrs m_attrs;

@@ -8,14 +8,17 @@ Also the text of the convert report and the conformance table (importer verdict 
 from __future__ import annotations
 
 from ...translate.tensorrt import UNVERIFIED
+from ..passes import Policy
 from .plan import plan_model
 
 
 def check_rows(model, *, strict: bool = False) -> list[dict]:
-    """One row per resampling node: {"name", "op", "tensorrt": importer verdict, "resample_bridge": rung}."""
+    """One row per resampling node: {"name", "op", "tensorrt": importer verdict, "resample_bridge": rung}.
+    The rung is what ``convert --target tensorrt`` takes: the same plan, rewrite and proof (``lower_checked``)."""
     from ...translate.onnx import load
+    from .target import lower_checked
 
-    _, records = plan_model(load(model), strict=strict)
+    records = lower_checked(load(model), Policy(allow_conditional=not strict)).records
     rows = []
     for r in records:
         imp = dict(r.extra.get("importer", {}))
@@ -23,6 +26,7 @@ def check_rows(model, *, strict: bool = False) -> list[dict]:
         rows.append({"name": r.node, "op": r.op, "tensorrt": imp or {"verdict": "not parsed", "fields": [],
                                                                       "assumptions": [], "notes": []},
                      "resample_bridge": {"rung": r.rung, "rung_name": r.rung_name, "reason": r.reason,
+                                         "field": r.extra.get("field") if r.rung is None else None,
                                          "assumptions": list(r.assumptions)}})
     return rows
 
@@ -73,15 +77,22 @@ def format_check(rows: list[dict]) -> str:
 
 
 def format_convert(rep: dict) -> str:
-    """The convert report (``target.report`` + ``engine.finish`` + "output") as text."""
+    """The convert report (``target.report`` + ``engine.finish`` + "output") as text: the rungs, the plugin
+    library (built, or the one command that builds it), then how to finish on TensorRT and compare it with
+    onnxruntime."""
     lines = []
     for n in rep["nodes"]:
         lines.append(f"{n['name']}: rung {n['rung']} ({n['rung_name']}): {n['reason']}")
         lines += _unverified(n["assumptions"])
     lines.append(f"wrote {rep['output']} ({len(rep['nodes'])} resampling nodes, each proven against its source IR)")
     if rep["plugin_library"]:
-        lines.append(f"plugin nodes {', '.join(rep['plugins'])} need {rep['plugin_library']} "
-                     f"(built from lowering/tensorrt_plugin into {rep['plugin_library_path']})")
+        plugins = ", ".join(rep["plugins"])
+        if rep.get("plugin_library_built"):
+            lines.append(f"plugin nodes {plugins} need the plugin library {rep['plugin_library_path']} (built)")
+        else:
+            lines.append(f"plugin nodes {plugins} need the plugin library {rep['plugin_library_path']}, not built "
+                         "yet; build it where TensorRT and the CUDA toolkit are installed:")
+            lines.append(f"  {rep['build_command']}")
     if rep.get("engine"):
         lines.append(f"built {rep['engine']['engine']} with TensorRT")
     else:
@@ -90,13 +101,16 @@ def format_convert(rep: dict) -> str:
         else:
             lines.append(f"TensorRT is not available here ({rep['tensorrt']}); to finish on a machine with it:")
         lines.append(f"  {rep['command']}")
+    if rep.get("polygraphy_command"):
+        lines.append("compare TensorRT with onnxruntime (polygraphy, on a machine with TensorRT and a GPU):")
+        lines.append(f"  {rep['polygraphy_command']}")
     return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # The ONNX conformance cases: onnx-tensorrt's predicted outcome vs resample-bridge's rung
 
-_SHORT = {1: "native", 2: "rewrite", 4: "plugin", None: "refused"}
+_SHORT = {1: "native", 2: "rewrite", 3: "decompose", 4: "plugin", None: "refused"}
 
 
 def conformance_rows(cases, *, strict: bool = False) -> list[dict]:

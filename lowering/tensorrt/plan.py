@@ -9,13 +9,16 @@ source IR (``translate.onnx_tensorrt.import_node``):
    half_pixel + round_prefer_ceil, scales as sizes, a keep-aspect policy as its stretch sizes,
    half_pixel_symmetric as half_pixel where the lengths allow; or a resize over more axes than IResizeLayer takes
    split into per-axis passes (the separable filter's taps per axis proven equal to the source's);
-3. (reserved: an ONNX decomposition);
+3. decomposition: a static-shape Resize as the portable ONNX target's tap-table Gather/Mul/Add ops
+   (``lowering.onnx.decompose_resize``) in float32 (TensorRT has no float64, so integer dtypes go to the plugin),
+   proven like the ONNX target (the tables re-read and probed on onnxruntime against the oracle);
 4. plugin: a ``ResampleBridge*`` node whose attributes carry the IR (``plugin``).
 
 Native rungs may rest on what TensorRT does not document (``translate.tensorrt.assumptions``): such a candidate
 carries them as ``assumptions`` and ``passes.climb`` takes it only when nothing on rungs 1-2 is exact without
-one, and never under ``strict``. The plugin is the fallback: it is climbed only when no native rung was taken,
-so an exact native spelling that rests on an assumption beats it unless ``strict``.
+one, and never under ``strict``. The decomposition and the plugin are the fallbacks, climbed in that order only
+when no native rung was taken, so an exact native spelling that rests on an assumption beats them unless
+``strict``.
 """
 
 from __future__ import annotations
@@ -28,14 +31,18 @@ from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, has_runtime_params, is_static
 from ...translate.onnx_tensorrt import import_node
-from ..passes import BUILTIN, CUSTOM, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb
+from ..onnx.decompose import check_decomposable
+from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb
 from . import spell
 from .compare import compare, imported_assumptions, importer_verdict
 from .plugin import plugin_attributes
 
 NATIVE, PLUGIN = BUILTIN, CUSTOM
 RUNG_NAMES = {NATIVE: "native (onnx-tensorrt maps the node as it is)", REWRITE: "native after exact rewrite",
-              PLUGIN: "resample-bridge TensorRT plugin"}
+              DECOMPOSE: "tap-table decomposition", PLUGIN: "resample-bridge TensorRT plugin"}
+# The decomposition's dtype policy on TensorRT (no float64 tensors): float32 in float32, float16 computed in
+# float32 and cast back (as the oracle). Integer dtypes are absent: their exact rounding needs float64.
+TENSORRT_COMPUTE = {"float32": "float32", "float16": "float32"}
 TARGET = "tensorrt"
 
 
@@ -50,6 +57,7 @@ class Node:
     importer: dict
     respelled: int = 0  # single-node respellings evaluated
     exact_assumed: bool = False  # some spelling (the node itself included) is exact only under assumptions
+    field: str | None = None  # the field of the last rung's refusal, for a node nothing takes
 
     def why_not_rewritable(self) -> str | None:
         """Why a Resize has nothing to rewrite with proof, or None."""
@@ -148,6 +156,22 @@ def _split(n: Node) -> Candidate | Refusal:
                      proof={"passes": passes})
 
 
+def _decompose(n: Node) -> Candidate | Refusal:
+    src = n.src
+    if not isinstance(src, ResizeIR):
+        return Refusal(f"the decomposition covers Resize only, not {src.origin}", "op")
+    if not is_static(src.input_shape):
+        return Refusal(f"input shape {src.input_shape} is not static: the tap tables need every length",
+                       "input_shape")
+    if has_runtime_params(src):
+        return Refusal("scales/sizes/roi fed at run time: the tap tables need their values", "scales")
+    bound, work = check_decomposable(src, src.input_shape, n.opset, TENSORRT_COMPUTE)
+    return Candidate(None, f"per-axis tap tables from semantics.taps as Gather/Mul/Add in {work} (layers "
+                           "TensorRT maps as they are; build the engine in FP32, without --fp16/--best)",
+                     proof={"decomposed": True, "shape": list(src.input_shape),
+                            "axes": [ax.axis for ax in bound.axes]})
+
+
 def _plugin(n: Node) -> Candidate | Refusal:
     why = _importer_why(n.importer)
     if n.strict and n.exact_assumed:
@@ -157,12 +181,14 @@ def _plugin(n: Node) -> Candidate | Refusal:
     try:
         plugin_attributes(n.src)
     except BridgeError as e:
+        n.field = e.field
         return Refusal(f"{why}; the plugin cannot take it either: {e.message}", e.field)
     return Candidate(None, why)
 
 
 RUNGS = (Rung(NATIVE, RUNG_NAMES[NATIVE], _native), Rung(REWRITE, RUNG_NAMES[REWRITE], _respell),
-         Rung(REWRITE, RUNG_NAMES[REWRITE], _split), Rung(PLUGIN, RUNG_NAMES[PLUGIN], _plugin))
+         Rung(REWRITE, RUNG_NAMES[REWRITE], _split), Rung(DECOMPOSE, RUNG_NAMES[DECOMPOSE], _decompose),
+         Rung(PLUGIN, RUNG_NAMES[PLUGIN], _plugin))
 
 
 def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None = None) -> NodeRecord:
@@ -171,11 +197,12 @@ def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None
     importer = importer_verdict(view, opset, src)
     n = Node(view, opset, src, not policy.allow_conditional, importer)
     record = NodeRecord(view.name, src.origin, src, TARGET, extra={"importer": importer})
-    native = [r for r in RUNGS if r.number < PLUGIN]
-    if climb(native, n, record, policy) is None and climb([r for r in RUNGS if r.number >= PLUGIN], n, record,
+    native = [r for r in RUNGS if r.number < DECOMPOSE]
+    if climb(native, n, record, policy) is None and climb([r for r in RUNGS if r.number >= DECOMPOSE], n, record,
                                                           policy) is None:
         # The plugin's refusal says why nothing else applies either.
         record.reason = record.tried[-1][2] if record.tried else "no rung applies"
+        record.extra["field"] = n.field
     return record
 
 
@@ -196,13 +223,15 @@ def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> 
         try:
             src = parse_view(view, opset)
         except BridgeError as e:
-            records.append(NodeRecord(node.name, view.op_type, None, TARGET, reason=f"cannot be parsed: {e.message}"))
+            records.append(NodeRecord(node.name, view.op_type, None, TARGET, reason=f"cannot be parsed: {e.message}",
+                                      extra={"field": e.field}))
             continue
         try:
             records.append(plan_node(view, opset, src, strict, policy))
         except BridgeError as e:
-            records.append(NodeRecord(node.name, src.origin, src, TARGET, reason=e.message))
+            records.append(NodeRecord(node.name, src.origin, src, TARGET, reason=e.message, extra={"field": e.field}))
     return model, records
 
 
-__all__ = ["plan_model", "plan_node", "RUNGS", "RUNG_NAMES", "NATIVE", "REWRITE", "PLUGIN", "Node"]
+__all__ = ["plan_model", "plan_node", "RUNGS", "RUNG_NAMES", "NATIVE", "REWRITE", "DECOMPOSE", "PLUGIN", "Node",
+           "TENSORRT_COMPUTE"]

@@ -1,5 +1,7 @@
 """The proof of a TensorRT-ready model (the pass's postcondition): every rewritten node re-read from the written
-model — what the importer builds from it, or the IR a plugin node carries — and compared with its source IR."""
+model — what the importer builds from it, or the IR a plugin node carries — and compared with its source IR; a
+decomposition proven as the ONNX target proves its own (tap tables re-read and recomputed from the source IR,
+then the ops run on onnxruntime against the oracle where onnxruntime is installed)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from ...translate.onnx import Graph, NodeView, default_opset
 from ...translate.onnx_tensorrt import import_node
 from ..passes import NodeRecord
 from .compare import compare, pass_matches
-from .plan import PLUGIN
+from ..passes import DECOMPOSE, PassResult
+from .plan import PLUGIN, TENSORRT_COMPUTE
 from .plugin import ir_from_plugin
 
 
@@ -61,24 +64,60 @@ def _prove_split(rec: NodeRecord, nodes, g: Graph, opset: int) -> list[str]:
     return failures
 
 
-def prove(model, records: list[NodeRecord]) -> list[str]:
-    """Re-read every rewritten node from ``model`` and compare with the source IR. Returns the failures
-    (empty = proven)."""
+def _prove_decomposed(records: list[NodeRecord], model) -> dict[str, list[str]]:
+    """The ONNX target's proof of every decomposition at once (one parse of the model), per node."""
+    from importlib.util import find_spec
+
+    from ..onnx.prove import prove as prove_onnx
+
+    if not records:
+        return {}
+    probes = find_spec("onnxruntime") is not None  # without it the tables alone are the proof
+    failures = prove_onnx(PassResult(model, records), TENSORRT_COMPUTE, probes=probes)
+    # Each failure starts with its node's name; the longest matching name claims it.
+    out: dict[str, list[str]] = {r.node: [] for r in records}
+    for f in failures:
+        owner = max((r.node for r in records if f.startswith(f"{r.node}:")), key=len, default=None)
+        if owner is None:  # a failure of the whole model (it does not parse): every decomposition shares it
+            for r in records:
+                out[r.node].append(f"{r.node}: {f}")
+        else:
+            out[owner].append(f)
+    return out
+
+
+def prove_nodes(model, records: list[NodeRecord]) -> dict[str, list[str]]:
+    """Per lowered node (by name), why its rewrite does not re-read as its source IR (empty = proven)."""
     g = Graph(model)
     opset = default_opset(model)
     by_name = {n.name: n for n in model.graph.node}
-    failures = []
+    out = {}
+    decomposed = []
     for rec in records:
+        if rec.refused:
+            continue
         nodes = [by_name.get(n) for n in rec.produced]
         if any(n is None for n in nodes):
-            failures.append(f"{rec.node}: a node it became is missing")
+            out[rec.node] = [f"{rec.node}: a node it became is missing"]
+        elif rec.rung == DECOMPOSE:
+            if rec.node in by_name:
+                out[rec.node] = [f"{rec.node}: the source node is still in the written model"]
+            else:
+                decomposed.append(rec)
         elif rec.rung == PLUGIN:
-            failures += _prove_plugin(rec, nodes[0], g)
+            out[rec.node] = _prove_plugin(rec, nodes[0], g)
         elif "passes" in rec.proof:
-            failures += _prove_split(rec, nodes, g, opset)
+            out[rec.node] = _prove_split(rec, nodes, g, opset)
         else:
-            failures += _prove_node(rec, nodes[0], g, opset)
-    return failures
+            out[rec.node] = _prove_node(rec, nodes[0], g, opset)
+    out.update(_prove_decomposed(decomposed, model))
+    return out
 
 
-__all__ = ["prove"]
+def prove(model, records: list[NodeRecord]) -> list[str]:
+    """Re-read every rewritten node from ``model`` and compare with the source IR. Returns the failures
+    (empty = proven)."""
+    return [f for fs in prove_nodes(model, records).values() for f in fs]
+
+
+__all__ = ["prove", "prove_nodes"]

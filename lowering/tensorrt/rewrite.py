@@ -1,12 +1,17 @@
 """Writing the planned rungs into the model with onnx-graphsurgeon: a respelled node in place, a split as
-Transpose / Resize passes, a plugin node with compacted inputs. The user's other nodes stay as they are."""
+Transpose / Resize passes, a decomposition as the ONNX target's tap-table ops, a plugin node with compacted
+inputs. The user's other nodes stay as they are. Every tensor keeps the shape and type ONNX shape inference gave
+it in the source model (as value_info): a plugin node's output has no shape inference of its own, and the nodes
+after it need their input's shape to be re-read and proven."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..passes import NodeRecord
-from .plan import NATIVE, PLUGIN
+from ..onnx.decompose import decompose_resize
+from ..passes import DECOMPOSE
+from .plan import NATIVE, PLUGIN, TENSORRT_COMPUTE
 from .plugin import PLUGIN_DOMAIN, PLUGIN_DOMAIN_VERSION, PLUGIN_OPS, plugin_attributes, plugin_inputs
 
 
@@ -37,8 +42,17 @@ def _resize_inputs(gs, x, spelling: dict, prefix: str) -> list:
             gs.Constant(f"{prefix}/scales", values=np.asarray(spelling["scales"], dtype=np.float32))]
 
 
-def _apply(graph, gs, rec: NodeRecord) -> None:
+def _apply(graph, gs, rec: NodeRecord, opset: int) -> None:
     node = next(n for n in graph.nodes if n.name == rec.node)
+    if rec.rung == DECOMPOSE:
+        x, y = node.inputs[0], node.outputs[0]
+        node.outputs.clear()
+        graph.nodes.remove(node)
+        added = decompose_resize(graph, rec.ir, x, y, rec.ir.input_shape, rec.node, compute=TENSORRT_COMPUTE,
+                                 opset=opset)
+        rec.produced = [n.name for n in added]
+        rec.proof.update(inputs=[x.name], output=y.name, top_level=True)  # the ONNX target's probe reads these
+        return
     if rec.rung == PLUGIN:
         inputs, extra = plugin_inputs(rec.ir, list(node.inputs))
         node.op, node.domain = PLUGIN_OPS[rec.ir.kind], PLUGIN_DOMAIN
@@ -89,15 +103,29 @@ def _apply_split(graph, gs, node, rec: NodeRecord) -> list[str]:
     return names
 
 
+def _with_shapes(model):
+    """``model`` with the shapes and types ONNX shape inference finds (as value_info), or as it is."""
+    from onnx import shape_inference
+
+    try:
+        return shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:  # shape inference is a convenience; the proof says what it cannot re-read
+        return model
+
+
 def rewrite(named, records: list[NodeRecord]):
     """The ModelProto with every record's rung written in (``named``: the model ``plan_model`` returned, whose
     node names the records use); each record's ``produced`` names the nodes it became."""
     import onnx
     import onnx_graphsurgeon as gs
 
-    graph = gs.import_onnx(named)
+    from ...translate.onnx import default_opset
+
+    graph = gs.import_onnx(_with_shapes(named))
+    opset = default_opset(named)
     for rec in records:
-        _apply(graph, gs, rec)
+        if not rec.refused:  # a refused node stays as it is (check rewrites the others to prove them)
+            _apply(graph, gs, rec, opset)
     graph.toposort()  # no cleanup: the user's other nodes stay as they are; unused constants are not exported
     out = gs.export_onnx(graph)
     out.ir_version = named.ir_version

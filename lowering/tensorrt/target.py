@@ -1,5 +1,7 @@
-"""The TensorRT-ready ONNX target on the pass interface: plan every node (``plan``), refuse the model if a node
-has no rung, write the rungs in (``rewrite``), prove the result (``prove``), and ``save`` it atomically."""
+"""The TensorRT-ready ONNX target on the pass interface: plan every node (``plan``), write the rungs in
+(``rewrite``), prove every rewritten node (``prove``), refuse the model if a node has no rung or does not prove,
+and ``save`` it atomically. ``check --target tensorrt`` runs the same ``lower_checked``, so check and convert
+agree on every node by construction."""
 
 from __future__ import annotations
 
@@ -8,12 +10,49 @@ from ..artifacts import write_proven_onnx
 from ..passes import NodeRecord, PassResult, Policy, Target
 from .plan import PLUGIN, RUNGS, plan_model
 from .plugin import PLUGIN_LIBRARY, PLUGIN_OPS
-from .prove import prove
+from .prove import prove, prove_nodes
 from .rewrite import rewrite
 
 
+class RefusedNodes(BridgeError):
+    """Nodes without a rung: the first named on the one line the CLI prints, with a count; every node and its
+    reason in ``to_dict`` (``--json``)."""
+
+    def __init__(self, refused: list[NodeRecord], total: int):
+        first = refused[0]
+        more = len(refused) - 1
+        # The count first: the CLI caps the line, and the first node's reason can be long.
+        message = (f"{more} more of {total} resampling nodes refused (--json lists them); this one: " if more
+                   else "") + first.reason
+        super().__init__(message, first.node, first.extra.get("field") or "rung")
+        self.refused = [{"node": r.node, "op": r.op, "field": r.extra.get("field"), "reason": r.reason}
+                        for r in refused]
+
+    def to_dict(self) -> dict:
+        from ...semantics.errors import escape
+
+        return {**super().to_dict(), "refused": [{k: None if v is None else escape(v) for k, v in r.items()}
+                                                 for r in self.refused]}
+
+
+def lower_checked(model, policy: Policy) -> PassResult:
+    """Plan, rewrite and prove; a node whose rewrite does not prove becomes a refusal (rung None, the proof's
+    reason). Refused nodes stay as they are in ``result.model``; nothing is raised."""
+    named, records = plan_model(model, policy=policy)
+    written = rewrite(named, records)
+    proofs = prove_nodes(written, records)
+    for rec in records:
+        failures = proofs.get(rec.node)
+        if failures:
+            rec.tried.append((rec.rung, rec.rung_name, "does not prove: " + "; ".join(failures)))
+            rec.rung, rec.rung_name = None, "refused"
+            rec.reason = "the rewritten node does not prove: " + "; ".join(failures)
+            rec.extra["field"] = "rung"
+    return PassResult(written, records)
+
+
 class TensorRTTarget(Target):
-    """ONNX that onnx-tensorrt imports exactly: native nodes, exact respellings, plugin nodes."""
+    """ONNX that onnx-tensorrt imports exactly: native nodes, exact respellings, decompositions, plugin nodes."""
 
     name = "tensorrt"
 
@@ -21,14 +60,17 @@ class TensorRTTarget(Target):
         return RUNGS
 
     def lower_model(self, model, policy: Policy) -> PassResult:
-        named, records = plan_model(model, policy=policy)
-        refused = [r for r in records if r.refused]
-        if refused:  # nothing is written for a model with a node that has no rung
-            raise BridgeError("; ".join(f"node {r.node!r}: {r.reason}" for r in refused))
-        return PassResult(rewrite(named, records), records)
+        """The proven model; RefusedNodes when a node has no rung or its rewrite does not prove."""
+        result = lower_checked(model, policy)
+        if result.refused:  # nothing is written for a model with a node that has no rung
+            raise RefusedNodes(result.refused, len(result.records))
+        return result
 
     def prove(self, result: PassResult) -> list[str]:
         return prove(result.model, result.records)
+
+    def __call__(self, model, policy: Policy = Policy()) -> PassResult:
+        return self.lower_model(model, policy)  # proven node by node inside
 
 
 TARGET = TensorRTTarget()
@@ -64,4 +106,4 @@ def save(result: PassResult, out: str) -> None:
     write_proven_onnx(result.model, out, lambda written: prove(written, result.records))
 
 
-__all__ = ["TensorRTTarget", "TARGET", "lower", "tensorrt_ready", "report", "save"]
+__all__ = ["TensorRTTarget", "TARGET", "RefusedNodes", "lower", "lower_checked", "tensorrt_ready", "report", "save"]

@@ -39,6 +39,25 @@ def test_missing_toolchain_is_a_clear_bridge_error(tmp_path, monkeypatch):
         compiled.build_library(compiled.KERNELS_DIR, "rb_kernels", key="probe")
 
 
+def test_a_killed_builders_leftovers_are_reaped(tmp_path, monkeypatch):
+    """A builder killed mid-build leaves build-* and a half-copied library behind; the next build (holding the
+    lock, so the only builder) removes them (issue 10 item 5)."""
+    if compiled.missing_tools() is not None:
+        pytest.skip(compiled.missing_tools())
+    monkeypatch.setenv("RESAMPLE_BRIDGE_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.18)\nproject(p CXX)\n"
+                                        "add_library(probe SHARED p.cpp)\n")
+    (src / "p.cpp").write_text("int probe() { return 1; }\n")
+    out = tmp_path / "cache" / "probe-k"
+    (out / "build-dead1234" / "CMakeFiles").mkdir(parents=True)
+    (out / ".libprobe.so.99999").write_bytes(b"half")
+    lib = compiled.build_library(src, "probe", key="k")
+    assert lib.exists() and lib.parent == out
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "build.log", "libprobe.so"]
+
+
 def _unavailable() -> str | None:
     """Why the kernels cannot be built here (no CMake / compiler), or None. A build that fails is not a reason
     to skip: the tests then fail with the compiler's message."""
@@ -203,6 +222,31 @@ def test_tap_ties_are_decided_exactly():
 
 
 @needs_library
+@pytest.mark.parametrize("order", [(2, 3), (3, 2)], ids=["HW", "WH"])
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic", "linear_aa", "crop"])
+def test_fused_last_two_axes(order, mode):
+    """The fused 2-D pass over the last two axes (both table orders, extrapolated rows and columns, the
+    copy-only nearest gather) computes the separable passes' float64 values: float64 within 1e-12 of the
+    oracle, nearest bit for bit, and float16 rounded once from them (the oracle's astype)."""
+    sampler = {"nearest": Sampler("nearest", nearest="round_prefer_floor"), "linear": Sampler("linear"),
+               "cubic": Sampler("cubic", cubic_a=F(-3, 4)), "linear_aa": Sampler("linear", antialias=True),
+               "crop": Sampler("linear")}[mode]
+    kw = dict(scales=(F(7, 3), F(3, 5)), sizes=None, roi=None, coord="half_pixel")
+    if mode == "crop":
+        kw.update(coord="tf_crop_and_resize", roi=(F(-1, 4), F(1, 8), F(5, 4), F(3, 4)), extrapolation_value=0.5)
+    ir = ResizeIR(rank=4, axes=order, sampler=sampler, **kw)
+    x = np.random.default_rng(7).standard_normal((2, 3, 9, 11)) * 3
+    want = reference.run(ir, x)
+    got = compiled.resize(ir, x, tables="ir")
+    if mode == "nearest":
+        assert np.array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    h = x.astype(np.float16)
+    assert np.array_equal(compiled.resize(ir, h, tables="ir"), reference.run(ir, h))
+
+
+@needs_library
 def test_resize_threads_do_not_change_the_result():
     ir, inputs, shape = resize_case(3)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
@@ -313,9 +357,85 @@ def test_kernel_refusals_are_bridge_errors():
     off = np.zeros((1, 4, 2, 2, 2, 2), np.float32)
     with pytest.raises(BridgeError, match="1 to 3 spatial axes"):
         compiled.deformconv(ir, x, w, off)
-    with pytest.raises(BridgeError, match="dtype int32"):
-        compiled.gridsample(GridSampleIR(1, Sampler("linear"), "zeros", False), np.zeros((1, 1, 3), np.int32),
+    with pytest.raises(BridgeError, match="dtype uint32"):
+        compiled.gridsample(GridSampleIR(1, Sampler("linear"), "zeros", False), np.zeros((1, 1, 3), np.uint32),
                           np.zeros((1, 2, 1), np.float32))
+    with pytest.raises(BridgeError, match="grid has dtype int32"):
+        compiled.gridsample(GridSampleIR(1, Sampler("linear"), "zeros", False), np.zeros((1, 1, 3), np.int32),
+                          np.zeros((1, 2, 1), np.int32))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Integer dtypes: bit-exact with the oracle (Resize linear/cubic exactly over integer tap numerators; every
+# other path float64, then round half to even and saturate, as ONNX's cast).
+
+INT_DTYPES = [np.uint8, np.int8, np.uint16, np.int16, np.int32, np.int64]
+INT_IDS = ["u8", "i8", "u16", "i16", "i32", "i64"]
+
+
+def _int_input(rng, shape, dtype):
+    """Values across the whole range, extremes included, so results saturate; i64 kept where float64 is exact
+    (the oracle's float64 paths read it through float64)."""
+    info = np.iinfo(dtype)
+    lo, hi = (max(info.min, -(2**40)), min(info.max, 2**40)) if dtype == np.int64 else (info.min, info.max)
+    x = rng.integers(lo, hi, shape, dtype=np.int64, endpoint=True)
+    x.flat[:: 7] = hi
+    x.flat[3:: 11] = lo
+    return x.astype(dtype)
+
+
+@needs_library
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=INT_IDS)
+def test_integer_resize_is_bit_exact(dtype):
+    refused = 0
+    for seed in range(0, N_CASES, 2):
+        ir, inputs, shape = resize_case(seed)
+        x = _int_input(np.random.default_rng(seed), shape, dtype)
+        want = reference.run(ir, x, *inputs)
+        for tables in ("native", "ir"):
+            try:
+                got = compiled.resize(ir, x, *inputs, tables=tables)
+            except BridgeError as e:  # weights whose common denominator leaves 62 bits: a clean refusal
+                assert "exact tap weights" in str(e) or "128 bits" in str(e), e
+                refused += 1
+                continue
+            assert got.dtype == want.dtype and np.array_equal(got, want), f"seed {seed} {tables}: {ir}"
+    assert refused <= N_CASES // 10, refused
+
+
+@needs_library
+def test_integer_resize_ties_round_half_to_even():
+    """Scales whose tap weights put results exactly on .5 (checked below on the float64 result): one rounding
+    of the exact value, half to even, decides them as in the oracle."""
+    ties = 0
+    for sampler in (Sampler("linear"), Sampler("cubic", cubic_a=F(-3, 4)), Sampler("cubic", cubic_a=F(-1, 2))):
+        for scale in (F(2), F(4), F(7, 2), F(2, 7)):
+            ir = ResizeIR(rank=4, axes=(2, 3), scales=(scale, scale), sizes=None, roi=None, coord="half_pixel",
+                          sampler=sampler)
+            x = np.arange(2 * 3 * 7 * 5, dtype=np.int64).reshape(2, 3, 7, 5) % 251
+            real = reference.run(ir, x.astype(np.float64))
+            ties += int(np.count_nonzero(np.abs(real - np.floor(real) - 0.5) < 1e-9))
+            for dt in (np.uint8, np.int32):
+                want = reference.run(ir, x.astype(dt))
+                assert np.array_equal(compiled.resize(ir, x.astype(dt), tables="ir"), want), (sampler, scale, dt)
+    assert ties > 100, ties
+
+
+@needs_library
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=INT_IDS)
+def test_integer_gridsample_and_deformconv_match_oracle(dtype):
+    for seed in range(0, N_CASES, 8):
+        ir, x, grid = gridsample_case(seed, np.float32)
+        x = _int_input(np.random.default_rng(seed), x.shape, dtype)
+        want = reference.run(ir, x, grid)
+        assert np.array_equal(compiled.gridsample(ir, x, grid), want), f"seed {seed}: {ir}"
+        ir, (x, w, off, b, m) = deformconv_case(seed, np.float64)
+        rng = np.random.default_rng(seed)
+        args = (_int_input(rng, x.shape, dtype), np.round(w * 4), np.round(off * 2) / 2, b, None)
+        args = tuple(None if a is None else np.asarray(a).astype(dtype) for a in args[:4]) + (None,)
+        ir = DeformConvIR(**{**ir.__dict__, "has_mask": False})
+        want = reference.run(ir, *args)
+        assert np.array_equal(compiled.deformconv(ir, *args), want), f"seed {seed}: {ir}"
 
 
 # ----------------------------------------------------------------------------------------------------------

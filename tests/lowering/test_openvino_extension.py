@@ -23,7 +23,8 @@ from resample_bridge.lowering import compiled as cpp
 from resample_bridge.semantics import reference, schema
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.ir import ResizeIR, RuntimeValue
-from tests.lowering.test_kernels import deformconv_case, gridsample_case, resize_case
+from tests.lowering.test_kernels import _int_input, deformconv_case, gridsample_case, \
+    resize_case
 
 ov = pytest.importorskip("openvino")
 try:
@@ -42,12 +43,13 @@ TOL = dict(rtol=1e-4, atol=1e-5)
 ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
 
 
-def _model(nodes, feeds: dict, dynamic: bool, outputs=("Y",)) -> onnx.ModelProto:
+def _model(nodes, feeds: dict, dynamic: bool, outputs=("Y",), out_type=TensorProto.FLOAT) -> onnx.ModelProto:
     """Graph inputs for every fed array; with ``dynamic`` their shapes are unknown to OpenVINO until run time."""
-    inputs = [helper.make_tensor_value_info(k, ELEM[v.dtype], [None] * v.ndim if dynamic else list(v.shape))
+    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype),
+                                            [None] * v.ndim if dynamic else list(v.shape))
               for k, v in feeds.items()]
     graph = helper.make_graph(list(nodes), "g", inputs,
-                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs])
+                              [helper.make_tensor_value_info(o, out_type, None) for o in outputs])
     return helper.make_model(graph, ir_version=10, opset_imports=[
         helper.make_opsetid("", 22), helper.make_opsetid(schema.DOMAIN, schema.DOMAIN_VERSION)])
 
@@ -200,3 +202,84 @@ def test_nodefactory_node_and_refusals(tmp_path):
     onnx.save(_model([bad], {"X": x, "G": grid}, dynamic=False), path)
     with pytest.raises(Exception, match="padding 'mirror' is not one of zeros, border, reflection"):
         ov.convert_model(str(path), extension=LIB)
+
+
+def _int_resize_sweep(dtype, tmp_path, step=20):
+    """Seeds of the kernel sweep through OpenVINO CPU; the first one differing from the oracle, or None."""
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    for seed in range(0, 320, step):
+        ir, inputs, shape = resize_case(seed)
+        x = _int_input(np.random.default_rng(seed), shape, dtype)
+        node, feeds = resize_model(ir, x, inputs)
+        _, (y,) = _run(_model([node], feeds, dynamic=seed % 40 == 0, out_type=elem), feeds, tmp_path,
+                       convert=False)
+        if not np.array_equal(y, reference.run(ir, x, *inputs)):
+            return seed
+    return None
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int32], ids=["u8", "i8", "i32"])
+def test_integer_dtypes_are_bit_exact(dtype, tmp_path):
+    """Integer X through the extension ops on OpenVINO CPU: the oracle's bits (Resize linear / cubic exactly,
+    the rest float64 then round half to even and saturate). Once refused with a source path (issue 10)."""
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    assert cpp.extension_dtype_refusal(resize_case(0)[0], dtype) is None
+    for seed in range(0, 320, 20):
+        ir, inputs, shape = resize_case(seed)
+        x = _int_input(np.random.default_rng(seed), shape, dtype)
+        node, feeds = resize_model(ir, x, inputs)
+        _, (y,) = _run(_model([node], feeds, dynamic=seed % 40 == 0, out_type=elem), feeds, tmp_path,
+                       convert=False)
+        want = reference.run(ir, x, *inputs)
+        assert y.dtype == want.dtype and np.array_equal(y, want), f"seed {seed}: {ir}"
+    for seed in range(0, 320, 40):
+        ir, x, grid = gridsample_case(seed, np.float32)
+        x = _int_input(np.random.default_rng(seed), x.shape, dtype)
+        feeds = {"X": x, "G": grid.astype(np.float32)}
+        _, (y,) = _run(_model([cpp.onnx_node(ir, ["X", "G"], ["Y"])], feeds, dynamic=False, out_type=elem), feeds,
+                       tmp_path, convert=False)
+        assert np.array_equal(y, reference.run(ir, x, feeds["G"])), f"seed {seed}: {ir}"
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.int16, np.int64], ids=["u16", "i16", "i64"])
+def test_dtypes_openvino_cpu_runs_as_int32_are_refused(dtype, tmp_path):
+    """The kernels compute these exactly (test_kernels.py), but the CPU plugin feeds the op int32 and wraps the
+    result back: the refusal is real (this sweep finds a difference; if it stops finding one, the refusal can
+    go), and it is a clean sentence for the ladder."""
+    ir = resize_case(0)[0]
+    why = cpp.extension_dtype_refusal(ir, dtype)
+    assert why and "int32" in why and np.dtype(dtype).name in why
+    assert _int_resize_sweep(dtype, tmp_path, step=10) is not None
+
+
+def test_unsupported_dtype_is_a_clean_refusal():
+    ir = resize_case(0)[0]
+    why = cpp.extension_dtype_refusal(ir, np.uint32)
+    assert why and "uint32" in why and "int32" in why
+    assert cpp.extension_dtype_refusal(ir, "bool") is not None
+
+
+def test_resize_plan_memo_follows_shapes_and_runtime_values(tmp_path):
+    """The op memoises its bound plan per instance: one compiled model fed other shapes and other run-time
+    scales in turn recomputes it each time (every result is the oracle's for its own inputs)."""
+    from fractions import Fraction as F
+
+    from resample_bridge.semantics.ir import Sampler
+
+    ir = ResizeIR(rank=4, axes=(2, 3), scales=RuntimeValue("scales"), sizes=None, roi=None, coord="half_pixel",
+                  sampler=Sampler("cubic", cubic_a=F(-3, 4)))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, 6, 7)).astype(np.float32)
+    node, feeds = resize_model(ir, x, [None, np.array([2, 2], np.float32), None])
+    path = tmp_path / "memo.onnx"
+    onnx.save(_model([node], feeds, dynamic=True), path)
+    compiled = CORE.compile_model(CORE.read_model(str(path)), "CPU", F32)
+    request = compiled.create_infer_request()
+    for shape, scales in [((1, 2, 6, 7), (2, 2)), ((1, 2, 6, 7), (0.5, 1.5)), ((2, 1, 5, 9), (0.5, 1.5)),
+                          ((1, 2, 6, 7), (2, 2))]:
+        xi = rng.standard_normal(shape).astype(np.float32)
+        s = np.array(scales, np.float32)
+        y = request.infer({"X": xi, "scales": s})[compiled.outputs[0]]
+        want = reference.run(ir, xi, None, s)
+        assert y.shape == want.shape, (shape, scales)
+        np.testing.assert_allclose(y, want, **TOL, err_msg=f"{shape} {scales}")

@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
+from resample_bridge.lowering.passes import Policy
 from resample_bridge.lowering import tensorrt as low
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.reference import run
@@ -165,38 +166,38 @@ EXPECTED = {
     "test_resize_upsample_scales_linear": ("exact", 1),
     "test_resize_upsample_scales_linear_align_corners": ("exact", 1),
     "test_resize_downsample_scales_linear": ("exact", 1),
-    "test_resize_downsample_scales_linear_align_corners": ("silently different", 4),
+    "test_resize_downsample_scales_linear_align_corners": ("silently different", 3),
     "test_resize_upsample_scales_cubic": ("exact", 1),
     "test_resize_upsample_scales_cubic_align_corners": ("exact", 1),
     "test_resize_downsample_scales_cubic": ("exact", 1),
-    "test_resize_downsample_scales_cubic_align_corners": ("silently different", 4),
+    "test_resize_downsample_scales_cubic_align_corners": ("silently different", 3),
     "test_resize_upsample_sizes_cubic": ("exact", 1),
     "test_resize_downsample_sizes_cubic": ("exact", 1),
     "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside": ("exact", 1),
     "test_resize_downsample_scales_cubic_A_n0p5_exclude_outside": ("exact", 1),
     "test_resize_upsample_scales_cubic_asymmetric": ("exact", 1),
-    "test_resize_tf_crop_and_resize": ("rejected", 4),
-    "test_resize_tf_crop_and_resize_extrapolation_value": ("rejected", 4),
+    "test_resize_tf_crop_and_resize": ("rejected", 3),
+    "test_resize_tf_crop_and_resize_extrapolation_value": ("rejected", 3),
     "test_resize_downsample_sizes_linear_pytorch_half_pixel": ("exact", 1),
     "test_resize_upsample_sizes_nearest_floor_align_corners": ("exact", 2),
     "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric": ("exact", 2),
     "test_resize_upsample_sizes_nearest_ceil_half_pixel": ("exact", 1),
-    "test_resize_downsample_scales_linear_antialias": ("rejected", 4),
-    "test_resize_downsample_sizes_linear_antialias": ("rejected", 4),
-    "test_resize_downsample_scales_cubic_antialias": ("rejected", 4),
-    "test_resize_downsample_sizes_cubic_antialias": ("rejected", 4),
+    "test_resize_downsample_scales_linear_antialias": ("rejected", 3),
+    "test_resize_downsample_sizes_linear_antialias": ("rejected", 3),
+    "test_resize_downsample_scales_cubic_antialias": ("rejected", 3),
+    "test_resize_downsample_sizes_cubic_antialias": ("rejected", 3),
     "test_resize_upsample_scales_nearest_axes_2_3": ("exact", 1),
     "test_resize_upsample_scales_nearest_axes_3_2": ("exact", 1),
     "test_resize_upsample_sizes_nearest_axes_2_3": ("exact", 1),
     "test_resize_upsample_sizes_nearest_axes_3_2": ("exact", 1),
-    "test_resize_tf_crop_and_resize_axes_2_3": ("rejected", 4),
-    "test_resize_tf_crop_and_resize_axes_3_2": ("rejected", 4),
+    "test_resize_tf_crop_and_resize_axes_2_3": ("rejected", 3),
+    "test_resize_tf_crop_and_resize_axes_3_2": ("rejected", 3),
     "test_resize_upsample_sizes_nearest_not_larger": ("rejected", 2),
     "test_resize_upsample_sizes_nearest_not_smaller": ("rejected", 2),
     "test_resize_downsample_sizes_nearest_not_larger": ("rejected", 2),
     "test_resize_downsample_sizes_nearest_not_smaller": ("rejected", 2),
-    "test_resize_downsample_scales_linear_half_pixel_symmetric": ("rejected", 4),
-    "test_resize_upsample_scales_linear_half_pixel_symmetric": ("rejected", 4),
+    "test_resize_downsample_scales_linear_half_pixel_symmetric": ("rejected", 3),
+    "test_resize_upsample_scales_linear_half_pixel_symmetric": ("rejected", 3),
     "test_upsample_nearest": ("exact", 1),
 }
 
@@ -211,10 +212,10 @@ def test_conformance_table():
     assert counts == {"exact": 34, "silently different": 10, "rejected": 18}
     text = format_conformance_table(rows)
     assert "exact 34, rejected 18, silently different 10" in text
-    # Strict: nothing rests on undocumented TensorRT behaviour; what did goes to the plugin.
+    # Strict: nothing rests on undocumented TensorRT behaviour; what did goes to the decomposition or the plugin.
     strict = conformance_rows(strict=True)
     assert not any(r["unverified"] for r in strict)
-    assert sum(r["rung"] == 4 for r in strict) > sum(r["rung"] == 4 for r in rows)
+    assert sum(r["rung"] in (3, 4) for r in strict) > sum(r["rung"] in (3, 4) for r in rows)
 
 
 @pytest.mark.usefixtures("reference_convention")
@@ -265,7 +266,7 @@ def test_real_shaped_models(index):
     rungs = {n["op"].split("-")[0]: n["rung"] for n in rep["nodes"]}
     assert rungs == {"yolo_neck_nearest_x2": {"Resize": 2},  # asymmetric floor, spelled without rounding ties
                      "segmentation_head_linear_align_corners_x4": {"Resize": 1},
-                     "torchvision_antialias_512_to_224": {"Resize": 4},
+                     "torchvision_antialias_512_to_224": {"Resize": 3},  # static: the decomposition
                      "spatial_transformer_gridsample": {"GridSample": 2},  # mode="linear" would run nearest
                      "dcn_block_mask_bias": {"DeformConv": 1}}[name]
 
@@ -300,7 +301,7 @@ def test_split_nearest_over_four_axes_of_5d():
     np.testing.assert_array_equal(run_tensorrt_ready(out, {"X": x})["Y"], run(ir, x))
 
 
-@pytest.mark.parametrize("nearest_mode,rung", [("floor", 2), ("round_prefer_floor", 1), ("ceil", 4)])
+@pytest.mark.parametrize("nearest_mode,rung", [("floor", 2), ("round_prefer_floor", 1), ("ceil", 3)])
 def test_tf_half_pixel_for_nn(nearest_mode, rung):
     model = resize_model((1, 1, 5, 7), scales=[1, 1, 1.6, 2.5], mode="nearest",
                          coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode=nearest_mode)
@@ -315,9 +316,15 @@ def _case(name):
     return frozen_case(next(c for c in CASES if c.name == name))
 
 
+def _plugin_only(model):
+    """(model, report) with every node on the plugin rung (the policy's floor), as for a dynamic shape."""
+    result = low.TARGET(model, Policy(floor=low.PLUGIN))
+    return result.model, low.report(result.records)
+
+
 def test_plugin_nodes_have_a_unique_op_type_namespace_and_domain():
     model, _, _ = _case("test_resize_tf_crop_and_resize")
-    out, rep = low.tensorrt_ready(model)
+    out, rep = _plugin_only(model)
     (n,) = out.graph.node
     assert (n.op_type, n.domain) == ("ResampleBridgeResize", "resample_bridge")
     attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
@@ -356,7 +363,7 @@ def test_plugin_attributes_are_exact():
 
 def test_proof_catches_a_tampered_plugin_node_and_a_respelled_node():
     model, _, _ = _case("test_resize_tf_crop_and_resize")
-    result = low.lower(model)
+    result = low.TARGET(model, Policy(floor=low.PLUGIN))
     out, plans = result.model, result.records
     assert low.prove(out, plans) == []
     for a in out.graph.node[0].attribute:
@@ -372,13 +379,19 @@ def test_proof_catches_a_tampered_plugin_node_and_a_respelled_node():
     assert any("imports as something else" in f for f in low.prove(out, plans))
 
 
-def test_strict_sends_assumptions_to_the_plugin():
+def test_strict_sends_assumptions_to_the_fallbacks():
     model, _, _ = _case("test_resize_upsample_scales_cubic")  # exact only if edge taps replicate (undocumented)
     _, rep = low.tensorrt_ready(model)
     assert rep["nodes"][0]["rung"] == 1 and any(UNVERIFIED in a for a in rep["unverified"])
-    out, rep = low.tensorrt_ready(model, strict=True)
-    assert rep["nodes"][0]["rung"] == 4 and rep["unverified"] == []
-    assert "undocumented behaviour (strict)" in rep["nodes"][0]["reason"]
+    out, rep = low.tensorrt_ready(model, strict=True)  # static shape: the decomposition
+    assert rep["nodes"][0]["rung"] == 3 and rep["unverified"] == []
+    (rec,) = low.lower(model, strict=True).records
+    assert any(n == 1 and why.startswith("rests on: ") for n, _, why in rec.tried)
+    # The plugin, where the decomposition cannot go (a dynamic length):
+    dyn = resize_model((1, 1, "h", 4), scales=[1, 1, 2, 2], mode="cubic")
+    assert low.lower(dyn).records[0].rung in (1, 2)
+    rec = low.lower(dyn, strict=True).records[0]
+    assert rec.rung == 4 and "undocumented behaviour (strict)" in rec.reason
 
 
 def test_runtime_sizes_native_and_runtime_scales_refused():

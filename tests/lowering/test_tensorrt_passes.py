@@ -20,9 +20,10 @@ def _case(name):
 
 def test_rungs_keep_the_numbering_and_names():
     rungs = low.TARGET.rungs(passes.Policy())
-    assert [r.number for r in rungs] == [1, 2, 2, 4]  # 3 is reserved for a decomposition
+    assert [r.number for r in rungs] == [1, 2, 2, 3, 4]  # 3: the tap-table decomposition
     assert {r.number: r.name for r in rungs} == low.RUNG_NAMES
-    assert (low.NATIVE, low.REWRITE, low.PLUGIN) == (passes.BUILTIN, passes.REWRITE, passes.CUSTOM)
+    assert (low.NATIVE, low.REWRITE, low.DECOMPOSE, low.PLUGIN) == (passes.BUILTIN, passes.REWRITE,
+                                                                    passes.DECOMPOSE, passes.CUSTOM)
     assert isinstance(low.TARGET, passes.Target) and low.TARGET.name == "tensorrt"
 
 
@@ -43,14 +44,31 @@ def test_strict_records_why_the_assumed_candidate_was_not_taken():
     (rec,) = low.plan_model(model)[1]
     assert rec.rung == 1 and rec.assumptions
     (rec,) = low.plan_model(model, strict=True)[1]
-    assert rec.rung == 4 and rec.assumptions == []
+    assert rec.rung == low.DECOMPOSE and rec.assumptions == []  # a static shape: the decomposition
     assert any(n == 1 and why.startswith("rests on: ") for n, _, why in rec.tried)
 
 
-def test_an_assumed_native_verdict_beats_the_plugin_unless_strict():
+def test_an_assumed_native_verdict_beats_the_fallbacks_unless_strict():
     model = _case("test_resize_downsample_scales_cubic")
     assert low.plan_model(model)[1][0].rung == 1
-    assert low.plan_model(model, strict=True)[1][0].rung == 4
+    assert low.plan_model(model, strict=True)[1][0].rung == 3
+    dynamic = resize_model((1, 1, "h", 8), scales=[1, 1, 0.5, 0.5], mode="cubic")  # no tap tables: the plugin
+    assert low.plan_model(dynamic)[1][0].rung == 1
+    assert low.plan_model(dynamic, strict=True)[1][0].rung == 4
+
+
+def test_decomposition_is_proven_and_integers_go_to_the_plugin():
+    from onnx import TensorProto
+
+    model = resize_model((1, 1, 8, 8), sizes=[1, 1, 3, 5], mode="linear", antialias=1)
+    (rec,) = low.lower(model).records
+    assert rec.rung == 3 and rec.produced and rec.node not in rec.produced
+    ops = {n.op_type for n in low.lower(model).model.graph.node}
+    assert ops <= {"Gather", "Mul", "Add"}  # layers TensorRT has, no float64
+    # float64 would be needed to round integers exactly; TensorRT has none, so the plugin takes them.
+    (rec,) = low.lower(resize_model((1, 1, 8, 8), sizes=[1, 1, 3, 5], mode="linear", antialias=1,
+                                    dtype=TensorProto.UINT8)).records
+    assert rec.rung == 4 and any(n == 3 and "dtype policy" in why for n, _, why in rec.tried)
 
 
 def test_a_split_is_preferred_to_an_assumed_native_verdict():
@@ -82,7 +100,7 @@ def test_refused_node_reason_and_nothing_written():
     (rec,) = low.plan_model(model)[1]
     assert rec.refused and rec.reason.endswith("make them initializers")
     assert "the plugin cannot take it either" in rec.reason
-    with pytest.raises(BridgeError, match="node 'Resize_0': onnx-tensorrt"):
+    with pytest.raises(BridgeError, match="node 'Resize_0', field 'scales': onnx-tensorrt"):
         low.lower(model)
 
 
@@ -98,3 +116,19 @@ def test_translate_tensorrt_still_names_the_importer():
     assert ttrt.import_node is onnx_tensorrt.import_node and ttrt.Imported is onnx_tensorrt.Imported
     with pytest.raises(AttributeError):
         ttrt.no_such_name  # noqa: B018
+
+
+def test_proof_catches_a_tampered_decomposition():
+    import numpy as np
+    from onnx import numpy_helper
+
+    model = resize_model((1, 1, 8, 8), sizes=[1, 1, 3, 5], mode="linear", antialias=1, name="aa")
+    result = low.lower(model)
+    assert low.prove(result.model, result.records) == []
+    for init in result.model.graph.initializer:
+        if init.name == "aa/taps3/weight":
+            w = numpy_helper.to_array(init).copy()
+            w.flat[0] += np.float32(2.0**-20)  # one weight one ulp-ish off
+            init.CopyFrom(numpy_helper.from_array(w, init.name))
+    failures = low.prove(result.model, result.records)
+    assert failures and all(f.startswith("aa:") for f in failures) and "tables differ" in failures[0]

@@ -67,6 +67,10 @@ def test_check_verdict(rows, case):
     ours = row["resample_bridge"]
     if "volumetric" in case.name:
         assert ours["rung"] == 4 and "4-D only" in ours["reason"]
+    elif case.name.startswith("test_gridsample_nearest"):
+        # GridSample-9 unnormalises in another float32 order: a run-time grid can land next to a .5 tie and
+        # read another element (issue 10), so only the extension is exact for every grid.
+        assert ours["rung"] == 4 and ".5 tie" in ours["reason"], ours
     else:
         assert ours["rung"] in (1, 2, 3)
 

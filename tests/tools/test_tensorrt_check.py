@@ -8,6 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from resample_bridge.lowering.tensorrt import plugin_library_path as low_plugin_library
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.tools.tensorrt import (check_tensorrt, convert_to_tensorrt, format_check_tensorrt,
                                             format_convert_tensorrt, run_tensorrt_ready)
@@ -79,7 +80,7 @@ def test_resize_rejections_with_the_importers_message(tmp_path, attrs, kind, mes
     if kind == "policy":  # 4 x 6 -> policy scale 9/6: sizes [6, 9] as stretch, which the importer takes
         assert ours["rung"] == 2 and "sizes=[1, 1, 6, 9]" in ours["reason"]
     else:
-        assert ours["rung"] == 4
+        assert ours["rung"] == 3  # static shapes: the tap-table decomposition
 
 
 def test_format_names_what_is_unverified(tmp_path):
@@ -91,7 +92,7 @@ def test_format_names_what_is_unverified(tmp_path):
     assert f"{UNVERIFIED}: cubic taps outside the input" in text
     assert "summary: onnx-tensorrt exact 1 (1 of the exact ones unverified on TensorRT)" in text
     strict = check_tensorrt(path, strict=True)
-    assert strict[0]["resample_bridge"]["rung"] == 4
+    assert strict[0]["resample_bridge"]["rung"] == 3
     # A documented case says nothing of the kind.
     text = format_check_tensorrt(check_tensorrt(_save(tmp_path, resize_model((1, 1, 4, 4), sizes=[1, 1, 8, 8],
                                                                              mode="linear"), "d.onnx")))
@@ -110,13 +111,13 @@ def test_no_resampling_nodes(tmp_path):
 
 
 def _chain(tmp_path):
-    """Conv -> antialias Resize (plugin) -> GridSample-20 linear (respelled)."""
+    """Conv -> antialias Resize (plugin: the batch is dynamic) -> GridSample-20 linear (respelled)."""
     rng = np.random.default_rng(0)
     nodes = [helper.make_node("Conv", ["X", "w"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("Resize", ["c", "", "", "sz"], ["r"], mode="linear", antialias=1, name="resize"),
              helper.make_node("GridSample", ["r", "G"], ["Y"], mode="linear", name="grid")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", F, [1, 2, 8, 8]),
-                                       helper.make_tensor_value_info("G", F, [1, 3, 3, 2])],
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", F, ["n", 2, 8, 8]),
+                                       helper.make_tensor_value_info("G", F, ["n", 3, 3, 2])],
                           [helper.make_tensor_value_info("Y", F, None)],
                           [numpy_helper.from_array(rng.standard_normal((2, 2, 3, 3)).astype(np.float32), "w"),
                            numpy_helper.from_array(np.array([1, 2, 5, 5], np.int64), "sz")])
@@ -131,10 +132,19 @@ def test_convert_writes_a_proven_model_and_names_the_plugin(tmp_path):
     assert [n["rung"] for n in rep["nodes"]] == [4, 2]
     assert rep["plugins"] == ["ResampleBridgeResize"]
     assert rep["plugin_library_path"].endswith("libresample_bridge_tensorrt.so")
+    text = format_convert_tensorrt(rep)
+    # The library exists, or the one command that builds it is printed.
+    assert rep["plugin_library_built"] == os.path.isfile(rep["plugin_library_path"])
+    if not rep["plugin_library_built"]:
+        assert rep["build_command"].startswith("resample-bridge build-plugin --tensorrt-include ")
+        assert rep["build_command"] in text
+    # Polygraphy compares TensorRT (plugin loaded) with onnxruntime running the source, on the same inputs.
+    poly = rep["polygraphy_command"]
+    assert f"polygraphy run {src} --onnxrt" in poly and f"polygraphy run {out} --trt --plugins " \
+        f"{rep['plugin_library_path']}" in poly and "--load-outputs" in poly and poly in text
     if rep["tensorrt"] != "available":
         assert rep["command"] == f"trtexec --onnx={out} --saveEngine={out[:-5]}.engine " \
                                  f"--staticPlugins={rep['plugin_library_path']}"
-        text = format_convert_tensorrt(rep)
         assert "TensorRT is not available here" in text and rep["command"] in text
     # The written model computes the source's numbers (plugin on the oracle, the rest on onnxruntime).
     model = onnx.load(out)
@@ -182,13 +192,14 @@ def test_cli_tensorrt_verbs(tmp_path, capsys):
     from tests.models import resize_model
 
     src = tmp_path / "aa.onnx"
-    onnx.save(resize_model((1, 1, 12, 12), sizes=[1, 1, 5, 5], mode="linear", antialias=1, name="aa"), src)
+    onnx.save(resize_model(("n", 1, 12, 12), sizes=[1, 1, 5, 5], mode="linear", antialias=1, name="aa"), src)
     assert main(["check", str(src), "--target", "tensorrt"]) == 0
     assert "Antialiasing is not supported" in capsys.readouterr().out
     out = tmp_path / "ready.onnx"
     assert main(["convert", str(src), "--target", "tensorrt", "-o", str(out)]) == 0
     text = capsys.readouterr().out
-    assert out.exists() and "ResampleBridgeResize" in text and "trtexec" in text
+    assert out.exists() and "ResampleBridgeResize" in text and "trtexec" in text and "polygraphy run" in text
+    assert os.path.isfile(low_plugin_library()) or "resample-bridge build-plugin" in text
     assert main(["convert", str(src), "--target", "tensorrt", "-o", str(out)]) == 2  # exists, no --force
     capsys.readouterr()
     assert main(["verify", str(src), "--target", "tensorrt"]) == 2

@@ -38,7 +38,7 @@ def _check_single(model, n=1, runnable=None):
     return name
 
 
-@pytest.mark.parametrize("spelling", ["initializer", "constant_value", "value_floats", "identity"])
+@pytest.mark.parametrize("spelling", ["initializer", "constant_value", "value_floats", "identity", "cast"])
 def test_empty_roi_and_scales_mean_absent(spelling):
     """PyTorch at opsets 11-13 writes Resize(X, roi=<empty>, scales=<empty>, sizes)."""
     nodes, inits = [], [_sizes()]
@@ -52,9 +52,13 @@ def test_empty_roi_and_scales_mean_absent(spelling):
             c = helper.make_node("Constant", [], [n])
             c.attribute.append(helper.make_attribute("value_floats", [], attr_type=onnx.AttributeProto.FLOATS))
             nodes.append(c)
-    else:
+    elif spelling == "identity":
         nodes += [helper.make_node("Constant", [], ["e"], value=numpy_helper.from_array(empty)),
                   helper.make_node("Identity", ["e"], ["roi"]), helper.make_node("Identity", ["e"], ["sc"])]
+    else:
+        nodes += [helper.make_node("Constant", [], ["e"], value=numpy_helper.from_array(empty.astype(np.float64))),
+                  helper.make_node("Cast", ["e"], ["roi"], to=onnx.TensorProto.FLOAT),
+                  helper.make_node("Cast", ["e"], ["sc"], to=onnx.TensorProto.FLOAT)]
     nodes.append(helper.make_node("Resize", ["X", "roi", "sc", "sz"], ["Y"], mode="linear"))
     m = helper.make_model(helper.make_graph(nodes, "g", [X], [Y], inits), opset_imports=[helper.make_opsetid("", 13)])
     # onnxruntime's shape inference refuses an empty scales it cannot see as a constant (the Identity spelling)
@@ -155,3 +159,62 @@ def test_sizes_with_dynamic_batch_keep_static_spatial_sizes():
         x = np.random.default_rng(batch).standard_normal((batch, 2, 3, 4)).astype(np.float32)
         np.testing.assert_array_equal(run(ir, x, None, None, np.array([batch, 2, 6, 8], np.int64)),
                                       _ort(m, {"X": x}))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The same forms as OpenVINO's frontend hands them to the parser (``lowering/openvino/frontend.py`` builds a
+# NodeView from the node it converts): an empty constant arrives 0-d, an empty one through Cast as a run-time
+# input of static shape () or (0,), a chain it does not fold as a run-time input.
+
+
+def _frontend_view(consts, shapes, inputs=("input0:X", "", "input2:sc", "input3:sz")):
+    from resample_bridge.translate.onnx import NodeView
+    shapes = dict(shapes, **{"input0:X": (1, 2, 3, 4)})
+    return NodeView("Resize", "r", {"mode": "linear"}, list(inputs), consts, shapes, {"input0:X": "float32"})
+
+
+@pytest.mark.parametrize("empty", ["0-d constant", "run-time shape ()", "run-time shape (0,)"])
+def test_empty_scales_as_openvinos_frontend_hands_it_over_is_absent(empty):
+    from resample_bridge.translate.onnx import parse_view
+    sz = {"input3:sz": np.array([1, 2, 6, 8], np.int64)}
+    if empty == "0-d constant":
+        view = _frontend_view({**sz, "input2:sc": np.zeros((), np.float32)}, {})
+    else:
+        view = _frontend_view(sz, {"input2:sc": () if empty.endswith("()") else (0,)})
+    ir = parse_view(view, 13)
+    assert ir.sizes == (6, 8) and ir.scales is None
+
+
+def test_a_scalar_scales_in_the_model_itself_is_refused():
+    """What lets a 0-d value from the frontend mean "empty": a real 0-d roi / scales / sizes (the spec wants
+    1-D) is refused when the model is read, in every verb."""
+    from resample_bridge.semantics.errors import BridgeError
+    from resample_bridge.translate.onnx import load
+    m = helper.make_model(helper.make_graph(
+        [helper.make_node("Resize", ["X", "", "sc"], ["Y"], name="r")], "g", [X], [Y],
+        [numpy_helper.from_array(np.array(2, np.float32), "sc")]), opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(Exception):
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"X": _x()})
+    with pytest.raises(BridgeError) as e:
+        load(m)
+    assert (e.value.node, e.value.field) == ("r", "scales")
+
+
+def test_model_constants_give_a_frontend_view_the_folded_sizes():
+    """A Shape -> Slice -> Concat sizes chain (or a Constant value_ints) that OpenVINO's frontend passes as a
+    run-time input takes the value the model fixes: ``NodeView.with_constants(model_constants(model))``."""
+    from resample_bridge.semantics.ir import RuntimeValue
+    from resample_bridge.translate.onnx import model_constants, parse_view
+    nodes = [helper.make_node("Shape", ["X"], ["shp"]),
+             helper.make_node("Constant", [], ["b"], value=numpy_helper.from_array(np.array([0], np.int64))),
+             helper.make_node("Constant", [], ["e"], value=numpy_helper.from_array(np.array([2], np.int64))),
+             helper.make_node("Slice", ["shp", "b", "e"], ["lead"]),
+             helper.make_node("Constant", [], ["hw"], value=numpy_helper.from_array(np.array([6, 8], np.int64))),
+             helper.make_node("Concat", ["lead", "hw"], ["sz"], axis=0),
+             helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], mode="linear")]
+    m = helper.make_model(helper.make_graph(nodes, "g", [X], [Y]), opset_imports=[helper.make_opsetid("", 13)])
+    view = _frontend_view({}, {"input3:sz": (4,)}, inputs=("input0:X", "", "", "input3:sz"))
+    assert isinstance(parse_view(view, 13).sizes, RuntimeValue)
+    ir = parse_view(view.with_constants(model_constants(m)), 13)
+    assert ir.sizes == (6, 8)
+    np.testing.assert_allclose(run(ir, _x(), None, None, None), _ort(m, {"X": _x()}), rtol=1e-5, atol=1e-6)

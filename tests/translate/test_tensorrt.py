@@ -227,3 +227,57 @@ def test_live_resize_layer():
     s = settings_from_layer(layer)
     assert s["resize_mode"] == "LINEAR" and tuple(s["shape"]) == (1, 1, 5, 5)
     np.testing.assert_array_equal(run(ttrt.parse_layer(layer), SEED_INPUT)[0, 0, 0], [0, 0.5, 1, 1.5, 2])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Dynamic dimensions: where IResizeLayer rests on nothing undocumented for every value of them, no caution.
+
+RUNTIME = "shapes known only at run time"
+
+
+def _resize(shape, scales, mode="NEAREST", coord="HALF_PIXEL", rounding="HALF_DOWN"):
+    return {"input_shape": shape, "dtype": "float32", "resize_mode": mode, "scales": scales,
+            "coordinate_transformation": coord, "nearest_rounding": rounding}
+
+
+@pytest.mark.parametrize("mode,coord,rounding", [
+    ("NEAREST", "HALF_PIXEL", "HALF_DOWN"), ("NEAREST", "HALF_PIXEL", "HALF_UP"), ("NEAREST", "ASYMMETRIC", "CEIL"),
+    ("LINEAR", "HALF_PIXEL", "FLOOR"), ("LINEAR", "ALIGN_CORNERS", "FLOOR"), ("LINEAR", "ASYMMETRIC", "FLOOR")])
+@pytest.mark.parametrize("s", [2, 3, 4])
+def test_integer_scales_on_dynamic_lengths_rest_on_nothing_when_every_length_does(mode, coord, rounding, s):
+    settings = _resize((None, 3, None, None), (1, 1, s, s), mode, coord, rounding)
+    got = assumptions(settings)
+    # The claim "for every length" checked independently, length by length, as static shapes:
+    static = [assumptions({**settings, "input_shape": (2, 3, L, L + 1)}) for L in range(1, 41)]
+    if any(static):
+        assert any(RUNTIME in a for a in got)
+    else:
+        assert got == []
+
+
+@pytest.mark.parametrize("settings", [
+    _resize((1, 1, None, None), (1, 1, 1.5, 1.5), "LINEAR"),  # L * 1.5 is fractional for odd L
+    _resize((1, 1, None, None), (1, 1, 0.5, 0.5), "LINEAR"),
+    _resize((1, 1, None, None), (1, 1, 2, 2), "CUBIC"),  # taps outside the input
+    _resize((1, 1, None, None), (1, 1, 2, 2), "NEAREST", "ALIGN_CORNERS"),  # boundaries move with L
+])
+def test_dynamic_lengths_keep_the_caution_where_some_length_rests_on_an_assumption(settings):
+    assert any(RUNTIME in a for a in assumptions(settings))
+
+
+def test_a_dynamic_batch_changes_nothing_on_static_resized_axes():
+    for mode, scales in (("LINEAR", (1, 1, 1.5, 1.5)), ("CUBIC", (1, 1, 2, 2)), ("NEAREST", (1, 1, 2, 2))):
+        dynamic = assumptions(_resize((None, 3, 8, 8), scales, mode))
+        assert dynamic == assumptions(_resize((5, 3, 8, 8), scales, mode)) and not any(RUNTIME in a for a in dynamic)
+
+
+def test_dynamic_nearest_x2_stays_native_even_under_strict():
+    from resample_bridge.lowering import tensorrt as low
+    from tests.models import resize_model
+
+    model = resize_model(("n", 3, "h", "w"), scales=[1, 1, 2, 2], mode="nearest")
+    (rec,) = low.lower(model, strict=True).records
+    assert rec.rung == 1 and rec.assumptions == []
+    model = resize_model(("n", 3, "h", "w"), scales=[1, 1, 1.5, 1.5], mode="linear")
+    assert low.lower(model).records[0].rung == 1
+    assert low.lower(model, strict=True).records[0].rung == 4  # not shown for every length: the plugin

@@ -77,6 +77,10 @@ def _resize_assumptions(s: dict) -> list[tuple[str, str]]:
         out.append(("nearest_excl", f"exclude_outside with NEAREST is assumed to change nothing ({UNVERIFIED})"))
     ir = parse_settings(s)
     shape = s["input_shape"]
+    if not is_static(shape) and not has_runtime_params(ir, ("scales", "sizes")):
+        every = _every_length(s, shape)
+        if every is not None:
+            return out + every
     if not is_static(shape) or has_runtime_params(ir, ("scales", "sizes")):
         out.append(("runtime", "shapes known only at run time: on some shapes the result may rest on setScales "
                     "with a fractional input*scale, cubic taps outside the input, ALIGN_CORNERS at output length 1 "
@@ -116,6 +120,43 @@ def _resize_assumptions(s: dict) -> list[tuple[str, str]]:
             out.append(("ties", f"coordinates on a rounding boundary ({where}) are assumed to round as exact "
                        f"arithmetic does, though TensorRT computes them in floating point ({UNVERIFIED})"))
     return out
+
+
+PROBE_LENGTHS = (1, 2, 3, 5, 8, 13)
+
+
+def _every_length(s: dict, shape) -> list[tuple[str, str]] | None:
+    """The assumptions of a layer with constant scales on an input with dynamic dimensions, where they are the
+    same for every value of those dimensions; None where that is not shown (the caller keeps its caution).
+
+    A dynamic dimension the layer does not resize (scale exactly 1) maps every output to its own input index,
+    whatever its length, so the other axes decide alone (probed with it at a few lengths). A dynamic dimension
+    resized by an integer scale s >= 1 under NEAREST (not ALIGN_CORNERS) or LINEAR: L*s is an integer for every
+    L (no setScales assumption), the output length is at least 2 unless L = s = 1 (no ALIGN_CORNERS length-1
+    case), and the coordinate o/s + c repeats with period s in o, independent of L (the same rounding boundaries
+    at every length: probed at lengths whose outputs cover a period; a coordinate off a boundary is at least
+    1/(2s) from it, a margin float32 keeps for outputs below about 2^20). CUBIC and fractional scales are left
+    to the caution: taps outside the input and fractional L*s depend on L."""
+    if s["scales"] is None:
+        return None
+    dynamic = [a for a, d in enumerate(shape) if d is None]
+    resized = [a for a in dynamic if s["scales"][a] != 1.0]
+    if resized:
+        if s["resize_mode"] not in ("NEAREST", "LINEAR"):
+            return None
+        if s["resize_mode"] == "NEAREST" and s["coordinate_transformation"] == "ALIGN_CORNERS":
+            return None  # (L-1)/(sL-1) moves the boundaries with L
+        if any(not float(s["scales"][a]).is_integer() or s["scales"][a] < 1 for a in resized):
+            return None
+    found = None
+    for L in PROBE_LENGTHS:
+        got = _resize_assumptions({**s, "input_shape": tuple(L if d is None else d for d in shape)})
+        if resized and got:
+            return None  # some length rests on an undocumented rule: not shown for every length
+        found = got if found is None else found
+        if [k for k, _ in got] != [k for k, _ in found]:
+            return None
+    return found or []
 
 
 def _short(idx: list[int], n: int = 8) -> str:

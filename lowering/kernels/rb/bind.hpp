@@ -360,7 +360,8 @@ inline ResizePlan plan_resize(BoundResize bound) {
         const AxisSpec& ax = p.bound.axes[i];
         const TapTable& t = p.tables[i];
         p.views.push_back({ax.axis, ax.in_len, ax.out_len, t.K, t.index.data(), t.weight.data(),
-                           t.extrap.empty() ? nullptr : t.extrap.data()});
+                           t.extrap.empty() ? nullptr : t.extrap.data(), t.num.empty() ? nullptr : t.num.data(),
+                           t.den});
     }
     return p;
 }

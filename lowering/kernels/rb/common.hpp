@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define RB_HD __host__ __device__
@@ -34,10 +35,55 @@ constexpr int kMaxSpatial = 3;
 
 // Element <-> accumulator conversions. _Float16 (g++ >= 12 on x86-64) and __half (CUDA) both convert through
 // static_cast; __half has no direct double constructor on every toolkit, so it goes through float.
+// 2^n as a double, n < 1024 (integer bounds without numeric_limits, which device code cannot call).
+RB_HD inline double pow2(int n) {
+    double p = 1.0;
+    for (int i = 0; i < n; ++i) p *= 2.0;
+    return p;
+}
+
+// ONNX's saturate cast of a float64 result to an integer type (semantics.reference.cast_like): round half to
+// even (rint under the default rounding mode), then clip to the type's range. Compared in double before the
+// cast, so no value reaches an out-of-range (undefined) conversion; NaN gives 0.
+template <class T>
+RB_HD inline T saturate_round(double v) {
+    constexpr bool is_signed = T(-1) < T(0);
+    constexpr int bits = 8 * static_cast<int>(sizeof(T));
+    const T tmax = is_signed ? T(~(T(1) << (bits - 1))) : T(~T(0));
+    const T tmin = is_signed ? T(T(1) << (bits - 1)) : T(0);
+    if (!(v == v)) return T(0);
+    v = rint(v);
+    if (v >= (is_signed ? pow2(bits - 1) : pow2(bits))) return tmax;  // 2^63 - 1 has no double: compare 2^63
+    if (v <= (is_signed ? -pow2(bits - 1) : 0.0)) return tmin;
+    return static_cast<T>(v);
+}
+
 template <class Acc, class T>
 RB_HD inline Acc load(T v) { return static_cast<Acc>(v); }
 template <class T, class Acc>
-RB_HD inline T store(Acc v) { return static_cast<T>(v); }
+RB_HD inline T store(Acc v) {
+    if constexpr (std::is_integral<T>::value) return saturate_round<T>(static_cast<double>(v));
+    else return static_cast<T>(v);
+}
+#if !defined(__CUDACC__) && defined(__FLT16_MAX__)
+// binary16 -> binary32 is exact and one instruction (F16C); g++ widens _Float16 to double through a library call.
+template <>
+inline double load<double, _Float16>(_Float16 v) { return static_cast<double>(static_cast<float>(v)); }
+// double -> binary16 rounded once, without g++'s library call: to float rounding to odd (truncate, then set the
+// last bit when inexact), which float -> binary16 then rounds to nearest even exactly as the direct conversion.
+template <>
+inline _Float16 store<_Float16, double>(double d) {
+    float f = static_cast<float>(d);
+    if (static_cast<double>(f) != d && d == d) {
+        uint32_t u;
+        __builtin_memcpy(&u, &f, 4);
+        if (__builtin_fabs(static_cast<double>(f)) > __builtin_fabs(d)) u -= 1;  // toward zero
+        u |= 1;
+        __builtin_memcpy(&f, &u, 4);
+    }
+    return static_cast<_Float16>(f);
+}
+#endif
 #if defined(__CUDACC__)
 template <>
 RB_HD inline double load<double, __half>(__half v) { return static_cast<double>(__half2float(v)); }

@@ -1,10 +1,14 @@
-// CPU launchers over the shared per-element code: std::thread workers (at most hardware_concurrency), float64
-// accumulation (the oracle's), contiguous inner loops. Element type T: float, _Float16, double.
+// CPU launchers over the shared per-element code: OpenVINO's thread pool inside the extension (std::thread
+// workers in the ctypes library), float64 accumulation (the oracle's), contiguous inner loops. Element type T:
+// float, _Float16, double, and the integer types (saturating round half to even; exact integer Resize).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <exception>
+#include <limits>
+#include <type_traits>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -22,9 +26,31 @@
 namespace rb {
 namespace cpu {
 
+#if defined(RB_OPENVINO_THREADS)
+// Inside the OpenVINO extension (ops.cpp includes openvino/core/parallel.hpp first): the plugin's own TBB pool,
+// no threads started per call.
+inline int pool_threads() { return parallel_get_max_threads(); }
+template <class F>
+void run_chunks(int64_t chunks, F&& run) {
+    ov::parallel_for(chunks, [&](int64_t c) { run(c); });
+}
+#else
+inline int pool_threads() {
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    return hw > 0 ? hw : 1;
+}
+template <class F>
+void run_chunks(int64_t chunks, F&& run) {
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(chunks - 1));
+    for (int64_t c = 1; c < chunks; ++c) pool.emplace_back(run, c);
+    run(0);
+    for (auto& t : pool) t.join();
+}
+#endif
+
 inline int thread_count(int requested) {
-    int hw = static_cast<int>(std::thread::hardware_concurrency());
-    if (hw <= 0) hw = 1;
+    const int hw = pool_threads();
     return requested > 0 ? std::min(requested, hw) : hw;
 }
 
@@ -48,11 +74,7 @@ void parallel_for(int64_t n, int threads, int64_t grain, F&& f) {
             if (!err) err = std::current_exception();
         }
     };
-    std::vector<std::thread> pool;
-    pool.reserve(static_cast<size_t>(chunks - 1));
-    for (int64_t c = 1; c < chunks; ++c) pool.emplace_back(run, c);
-    run(0);
-    for (auto& t : pool) t.join();
+    run_chunks(chunks, run);
     if (err) std::rethrow_exception(err);
 }
 
@@ -65,12 +87,83 @@ inline int64_t product(const std::vector<int64_t>& v, size_t b, size_t e) {
 // ------------------------------------------------------------------------------------------------------------
 // Resize: optional zero padding (OpenVINO pads_begin/pads_end), then one separable pass per table.
 
+// Scratch reused across calls by each worker thread (no allocation in the hot path once warm).
+inline double* scratch(size_t n) {
+    thread_local std::vector<double> buf;
+    if (buf.size() < n) buf.resize(n);
+    return buf.data();
+}
+
+// One output line of a pass along an axis with ``inner`` > 1 contiguous values per position: acc[0:inner] =
+// sum_k w[k] * src[idx[k]][0:inner], k outermost so the inner loop is a contiguous vector loop; per element the
+// operations are tap_sum's (0 + w0*x0 + w1*x1 ...), so the bits are the oracle's float64 order.
+template <class In>
+inline void tap_line(const In* src, int64_t inner, const int64_t* idx, const double* w, int64_t K, double* acc) {
+    const In* l0 = src + idx[0] * inner;
+    const double w0 = w[0];
+    for (int64_t i = 0; i < inner; ++i) acc[i] = 0.0 + w0 * load<double>(l0[i]);
+    for (int64_t k = 1; k < K; ++k) {
+        const In* l = src + idx[k] * inner;
+        const double wk = w[k];
+        for (int64_t i = 0; i < inner; ++i) acc[i] += wk * load<double>(l[i]);
+    }
+}
+
+// A pass along the contiguous axis over one line: out[o] = sum_k w[k] * line[idx[k]] (tap_sum's order), with
+// the tap count a compile-time constant for the common windows (1, 2, 4, 6, 8) so the loop unrolls.
+// Scalar on purpose: vectorised, this loop becomes hardware gathers, measured 2x slower than scalar loads (AMD
+// EPYC, AVX-512).
+#if defined(__GNUC__) && !defined(__clang__)
+#define RB_SCALAR_LOOP __attribute__((optimize("no-tree-vectorize")))
+#else
+#define RB_SCALAR_LOOP
+#endif
+
+template <int K, class In, class Out>
+RB_SCALAR_LOOP inline void line_taps_k(const In* line, Out* out, const TableView& t, double extrap_value) {
+    for (int64_t o = 0; o < t.out_len; ++o) {
+        if (t.extrap && t.extrap[o]) {
+            out[o] = store<Out>(extrap_value);
+            continue;
+        }
+        const int64_t* idx = t.index + o * K;
+        const double* w = t.weight + o * K;
+        double acc = 0.0;
+        for (int k = 0; k < K; ++k) acc += w[k] * load<double>(line[idx[k]]);
+        out[o] = store<Out>(acc);
+    }
+}
+
+template <class In, class Out>
+inline void line_taps(const In* line, Out* out, const TableView& t, double extrap_value) {
+    switch (t.K) {
+        case 1: return line_taps_k<1>(line, out, t, extrap_value);
+        case 2: return line_taps_k<2>(line, out, t, extrap_value);
+        case 4: return line_taps_k<4>(line, out, t, extrap_value);
+        case 6: return line_taps_k<6>(line, out, t, extrap_value);
+        case 8: return line_taps_k<8>(line, out, t, extrap_value);
+        default:
+            for (int64_t o = 0; o < t.out_len; ++o)
+                out[o] = store<Out>(t.extrap && t.extrap[o] ? extrap_value
+                                                            : tap_sum<double>(line, 1, t.index + o * t.K,
+                                                                              t.weight + o * t.K, t.K));
+    }
+}
+
 template <class In, class Out>
 void resize_pass(const In* x, Out* y, int64_t outer, int64_t inner, const TableView& t, double extrap_value,
                  int threads) {
     const int64_t Lin = t.in_len, Lout = t.out_len, K = t.K;
+    if (inner == 1) {
+        parallel_for(outer, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, Lout * K)),
+                     [&](int64_t b, int64_t e) {
+            for (int64_t q = b; q < e; ++q) line_taps(x + q * Lin, y + q * Lout, t, extrap_value);
+        });
+        return;
+    }
     parallel_for(outer * Lout, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner * K)),
                  [&](int64_t b, int64_t e) {
+        double* acc = std::is_same<Out, double>::value ? nullptr : scratch(static_cast<size_t>(inner));
         for (int64_t r = b; r < e; ++r) {
             const int64_t q = r / Lout, o = r % Lout;
             const In* src = x + q * Lin * inner;
@@ -81,9 +174,134 @@ void resize_pass(const In* x, Out* y, int64_t outer, int64_t inner, const TableV
                 for (int64_t i = 0; i < inner; ++i) dst[i] = store<Out>(extrap_value);
                 continue;
             }
-            for (int64_t i = 0; i < inner; ++i) dst[i] = store<Out>(tap_sum<double>(src + i, inner, idx, w, K));
+            if (inner == 1) {
+                dst[0] = store<Out>(tap_sum<double>(src, 1, idx, w, K));
+                continue;
+            }
+            double* a = acc ? acc : reinterpret_cast<double*>(dst);
+            tap_line(src, inner, idx, w, K, a);
+            if (acc)
+                for (int64_t i = 0; i < inner; ++i) dst[i] = store<Out>(acc[i]);
         }
     });
+}
+
+// A table that only copies (one tap of weight 1, nothing extrapolated): nearest, and identity-length axes.
+inline bool pure_gather(const TableView& t) {
+    if (t.K != 1 || t.extrap) return false;
+    for (int64_t o = 0; o < t.out_len; ++o)
+        if (t.weight[o] != 1.0) return false;
+    return true;
+}
+
+// A copying pass in the element type itself (exact: no arithmetic): rows of ``inner`` values are memcpy'd,
+// and a row equal to the previous output row (nearest upsampling repeats rows) is copied from there.
+template <class T>
+void gather_pass(const T* x, T* y, int64_t outer, int64_t inner, const TableView& t, int threads) {
+    const int64_t Lin = t.in_len, Lout = t.out_len;
+    if (inner == 1) {
+        parallel_for(outer, threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, Lout)), [&](int64_t b, int64_t e) {
+            for (int64_t q = b; q < e; ++q) {
+                const T* src = x + q * Lin;
+                T* dst = y + q * Lout;
+                for (int64_t o = 0; o < Lout; ++o) dst[o] = src[t.index[o]];
+            }
+        });
+        return;
+    }
+    parallel_for(outer * Lout, threads, std::max<int64_t>(1, 16384 / inner), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            const int64_t q = r / Lout, o = r % Lout;
+            std::copy_n(x + (q * Lin + t.index[o]) * inner, inner, y + r * inner);
+        }
+    });
+}
+
+// Nearest on the last two axes in one pass: out[oh][ow] = x[ih[oh]][iw[ow]]; a repeated source row is a
+// memcpy of the output row before it.
+template <class T>
+void gather_2d(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, int threads) {
+    const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len;
+    parallel_for(planes * Hout, threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, Wout)),
+                 [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            const int64_t p = r / Hout, oh = r % Hout;
+            T* dst = y + r * Wout;
+            if (r > b && oh > 0 && th.index[oh] == th.index[oh - 1]) {
+                std::copy_n(dst - Wout, Wout, dst);
+                continue;
+            }
+            const T* src = x + (p * Hin + th.index[oh]) * Win;
+            for (int64_t o = 0; o < Wout; ++o) dst[o] = src[tw.index[o]];
+        }
+    });
+}
+
+// Linear / cubic on the last two axes, H's table first (the oracle's order when the op lists H before W): per
+// output row, the H taps combine input rows into one float64 row (contiguous vector loop), whose W taps give
+// the output row. No float64 intermediate tensor; the bits are those of the two separate passes.
+template <class T>
+void resize_2d_hw(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, double extrap_value,
+                  int threads) {
+    const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len, Kh = th.K;
+    parallel_for(planes * Hout, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, Win * Kh)),
+                 [&](int64_t b, int64_t e) {
+        double* row = scratch(static_cast<size_t>(Win));
+        for (int64_t r = b; r < e; ++r) {
+            const int64_t p = r / Hout, oh = r % Hout;
+            T* dst = y + r * Wout;
+            if (th.extrap && th.extrap[oh]) {
+                for (int64_t i = 0; i < Win; ++i) row[i] = extrap_value;
+            } else {
+                tap_line(x + p * Hin * Win, Win, th.index + oh * Kh, th.weight + oh * Kh, Kh, row);
+            }
+            line_taps(row, dst, tw, extrap_value);
+        }
+    });
+}
+
+// ... W's table first: each plane's input rows through the W taps into a per-thread float64 plane [Hin, Wout],
+// then each output row from the H taps over it (contiguous vector loop).
+template <class T>
+void resize_2d_wh(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, double extrap_value,
+                  int threads) {
+    const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len, Kh = th.K;
+    parallel_for(planes, threads, 1, [&](int64_t b, int64_t e) {
+        double* buf = scratch(static_cast<size_t>(Hin * Wout + Wout));
+        double* acc = buf + Hin * Wout;
+        for (int64_t p = b; p < e; ++p) {
+            const T* xp = x + p * Hin * Win;
+            for (int64_t ih = 0; ih < Hin; ++ih) line_taps(xp + ih * Win, buf + ih * Wout, tw, extrap_value);
+            for (int64_t oh = 0; oh < Hout; ++oh) {
+                T* dst = y + (p * Hout + oh) * Wout;
+                if (th.extrap && th.extrap[oh]) {
+                    for (int64_t o = 0; o < Wout; ++o) dst[o] = store<T>(extrap_value);
+                    continue;
+                }
+                tap_line(buf, Wout, th.index + oh * Kh, th.weight + oh * Kh, Kh, acc);
+                for (int64_t o = 0; o < Wout; ++o) dst[o] = store<T>(acc[o]);
+            }
+        }
+    });
+}
+
+// The last two axes (in either order) and nothing else: one fused 2-D pass. False when the tables are not that.
+template <class T>
+bool resize_last_two(const T* x, T* y, const std::vector<int64_t>& shape, const std::vector<TableView>& tables,
+                     double extrap_value, int threads) {
+    const int64_t r = static_cast<int64_t>(shape.size());
+    if (r < 2 || tables.size() != 2) return false;
+    const bool hw = tables[0].axis == r - 2 && tables[1].axis == r - 1;
+    const bool wh = tables[0].axis == r - 1 && tables[1].axis == r - 2;
+    if (!hw && !wh) return false;
+    const TableView& th = hw ? tables[0] : tables[1];
+    const TableView& tw = hw ? tables[1] : tables[0];
+    if (th.in_len != shape[r - 2] || tw.in_len != shape[r - 1]) return false;
+    const int64_t planes = product(shape, 0, static_cast<size_t>(r - 2));
+    if (pure_gather(th) && pure_gather(tw)) gather_2d(x, y, planes, th, tw, threads);
+    else if (hw) resize_2d_hw(x, y, planes, th, tw, extrap_value, threads);
+    else resize_2d_wh(x, y, planes, th, tw, extrap_value, threads);
+    return true;
 }
 
 // Zero padding of every axis: pads holds begins then ends (2*rank values).
@@ -108,10 +326,91 @@ std::vector<double> pad_input(const T* x, const std::vector<int64_t>& shape, con
     return out;
 }
 
+// Exact integer Resize (semantics.reference._run_resize_integer): per axis, sum the integer tap numerators times
+// the values in 128-bit integers (scale = product of the tables' denominators), then round half to even and
+// saturate once. Refuses (std::overflow_error) when the worst case could leave 128 bits.
+inline i128 round_half_even_div(i128 v, i128 scale) {
+    const i128 q = floor_div(v, scale), r = v - q * scale;
+    return (2 * r > scale || (2 * r == scale && (q & 1))) ? q + 1 : q;
+}
+
+template <class T>
+void resize_integer(const T* x, T* y, std::vector<int64_t> shape, const std::vector<TableView>& tables,
+                    int64_t extrap_value, int threads) {
+    const size_t r = shape.size();
+    const int64_t n_in = product(shape, 0, r);
+    double bound = 0.0, scale_bound = 1.0;
+    for (int64_t i = 0; i < n_in; ++i) bound = std::max(bound, std::fabs(static_cast<double>(x[i])));
+    for (const TableView& t : tables) {
+        double row_max = 0.0;
+        for (int64_t o = 0; o < t.out_len; ++o) {
+            double sum = 0.0;
+            for (int64_t k = 0; k < t.K; ++k) sum += std::fabs(static_cast<double>(t.num[o * t.K + k]));
+            row_max = std::max(row_max, sum);
+        }
+        scale_bound *= static_cast<double>(t.den);
+        bound = std::max(bound * row_max, std::fabs(static_cast<double>(extrap_value)) * scale_bound);
+    }
+    if (!(bound < pow2(124)))
+        throw std::overflow_error("integer Resize: exact accumulation would exceed 128 bits for these weights");
+    std::vector<i128> cur(x, x + n_in), next;
+    i128 scale = 1;
+    for (const TableView& t : tables) {
+        const int64_t outer = product(shape, 0, t.axis), inner = product(shape, t.axis + 1, r);
+        const int64_t Lin = t.in_len, Lout = t.out_len, K = t.K;
+        scale *= t.den;
+        const i128 fill = i128(extrap_value) * scale;
+        next.assign(static_cast<size_t>(outer * Lout * inner), 0);
+        parallel_for(outer * Lout, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner * K)),
+                     [&](int64_t b, int64_t e) {
+            for (int64_t row = b; row < e; ++row) {
+                const int64_t q = row / Lout, o = row % Lout;
+                const i128* src = cur.data() + q * Lin * inner;
+                i128* dst = next.data() + (q * Lout + o) * inner;
+                if (t.extrap && t.extrap[o]) {
+                    std::fill(dst, dst + inner, fill);
+                    continue;
+                }
+                for (int64_t k = 0; k < K; ++k) {
+                    const i128 w = t.num[o * K + k];
+                    const i128* line = src + t.index[o * K + k] * inner;
+                    for (int64_t i = 0; i < inner; ++i) dst[i] += w * line[i];
+                }
+            }
+        });
+        shape[t.axis] = Lout;
+        cur.swap(next);
+    }
+    constexpr bool is_signed = T(-1) < T(0);
+    const i128 lo = is_signed ? i128(std::numeric_limits<T>::min()) : i128(0);
+    const i128 hi = i128(std::numeric_limits<T>::max());
+    parallel_for(static_cast<int64_t>(cur.size()), threads, 1 << 14, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+            const i128 v = round_half_even_div(cur[i], scale);
+            y[i] = static_cast<T>(v < lo ? lo : v > hi ? hi : v);
+        }
+    });
+}
+
 template <class T>
 void resize(const T* x, T* y, std::vector<int64_t> shape, const std::vector<int64_t>& pads,
-            const std::vector<TableView>& tables, double extrap_value, int threads) {
+            const std::vector<TableView>& tables, double extrap_value, int threads,
+            bool exact_integers = false) {
     const size_t r = shape.size();
+    if constexpr (std::is_integral<T>::value) {
+        // Linear / cubic on integers: exact, as the oracle (nearest, OpenVINO pads or a fractional extrapolation
+        // value take the float64 path below, as there).
+        const bool no_pads = std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; });
+        if (exact_integers && no_pads && !tables.empty() && std::nearbyint(extrap_value) == extrap_value &&
+            product(shape, 0, r) > 0) {
+            for (const TableView& t : tables)
+                if (!t.num || t.den <= 0)
+                    throw std::invalid_argument("integer Resize needs exact tap weights; these scales have none "
+                                                "within 128 bits");
+            resize_integer(x, y, shape, tables, static_cast<int64_t>(extrap_value), threads);
+            return;
+        }
+    }
     std::vector<double> cur;  // float64 between passes, as the oracle
     bool padded = false;
     if (!pads.empty() && std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; })) {
@@ -138,6 +437,27 @@ void resize(const T* x, T* y, std::vector<int64_t> shape, const std::vector<int6
     }
     if (tables.empty()) {
         for (int64_t i = 0; i < total_out; ++i) y[i] = padded ? store<T>(cur[i]) : x[i];
+        return;
+    }
+    if (!padded && resize_last_two(x, y, shape, tables, extrap_value, threads)) return;
+    if (!padded && std::all_of(tables.begin(), tables.end(), pure_gather)) {
+        // Copies only: every pass in T, exact, no float64 intermediate.
+        std::vector<T> a, b;
+        const T* src = x;
+        for (size_t n = 0; n < tables.size(); ++n) {
+            const TableView& t = tables[n];
+            const int64_t outer = product(shape, 0, t.axis), inner = product(shape, t.axis + 1, r);
+            const bool last = n + 1 == tables.size();
+            T* dst = y;
+            if (!last) {
+                std::vector<T>& buf = (n % 2 == 0) ? a : b;
+                buf.resize(static_cast<size_t>(outer * t.out_len * inner));
+                dst = buf.data();
+            }
+            gather_pass(src, dst, outer, inner, t, threads);
+            shape[t.axis] = t.out_len;
+            src = dst;
+        }
         return;
     }
     for (size_t n = 0; n < tables.size(); ++n) {
@@ -167,24 +487,50 @@ void resize(const T* x, T* y, const ResizePlan& plan, int threads) {
         std::fill(y, y + total, store<T>(0.0));
         return;
     }
-    resize(x, y, plan.bound.in_shape, plan.bound.pads, plan.views, plan.bound.extrapolation_value, threads);
+    resize(x, y, plan.bound.in_shape, plan.bound.pads, plan.views, plan.bound.extrapolation_value, threads,
+           plan.bound.sampler.kind != Kind::nearest);
 }
 
 // ------------------------------------------------------------------------------------------------------------
 // GridSample: x [N, C, spatial...], grid [N, out..., D], y [N, C, out...].
 
+// apply_taps with the tap count known at compile time for the common sets (nearest 1, linear 2-D 4 and 3-D 8,
+// cubic 2-D 16): same operations in the same order, unrolled.
+template <int N, class T>
+inline double apply_taps_n(const T* data, const PointTaps& taps) {
+    double acc = 0.0;
+    for (int c = 0; c < N; ++c) acc += taps.weight[c] * load<double>(data[taps.offset[c]]);
+    return acc;
+}
+
+template <class T>
+RB_SCALAR_LOOP inline void apply_block(const T* xc, const PointTaps* taps, int64_t count, T* out) {
+    switch (count > 0 ? taps[0].n : 0) {  // every point of a spec has the same tap count
+        case 1: for (int64_t i = 0; i < count; ++i) out[i] = store<T>(apply_taps_n<1>(xc, taps[i])); return;
+        case 4: for (int64_t i = 0; i < count; ++i) out[i] = store<T>(apply_taps_n<4>(xc, taps[i])); return;
+        case 8: for (int64_t i = 0; i < count; ++i) out[i] = store<T>(apply_taps_n<8>(xc, taps[i])); return;
+        case 16: for (int64_t i = 0; i < count; ++i) out[i] = store<T>(apply_taps_n<16>(xc, taps[i])); return;
+        default: for (int64_t i = 0; i < count; ++i) out[i] = store<T>(apply_taps(xc, taps[i]));
+    }
+}
+
+// Per block of output points: their taps once (the grid read and the coordinate arithmetic), then every channel
+// over the block (contiguous output, one input plane at a time).
 template <class T, class G>
 void gridsample(const GridSampleSpec& s, const T* x, const G* grid, T* y, int threads) {
     int64_t S = 1;
     for (int d = 0; d < s.D; ++d) S *= s.spatial[d];
-    parallel_for(s.N * s.P, threads, 64, [&](int64_t b, int64_t e) {
-        PointTaps taps;
-        for (int64_t i = b; i < e; ++i) {
-            const int64_t n = i / s.P, p = i % s.P;
-            gridsample_point_taps(s, grid + i * s.D, taps);
+    constexpr int64_t block = 32;
+    const int64_t blocks = (s.P + block - 1) / block;
+    parallel_for(s.N * blocks, threads, 2, [&](int64_t b, int64_t e) {
+        thread_local std::vector<PointTaps> taps;  // kept by each worker across calls
+        taps.resize(block);
+        for (int64_t it = b; it < e; ++it) {
+            const int64_t n = it / blocks, p0 = (it % blocks) * block, np = std::min(block, s.P - p0);
+            for (int64_t q = 0; q < np; ++q) gridsample_point_taps(s, grid + (n * s.P + p0 + q) * s.D, taps[q]);
             const T* xn = x + n * s.C * S;
-            T* yn = y + n * s.C * s.P + p;
-            for (int64_t c = 0; c < s.C; ++c) yn[c * s.P] = store<T>(apply_taps(xn + c * S, taps));
+            T* yn = y + n * s.C * s.P + p0;
+            for (int64_t c = 0; c < s.C; ++c) apply_block(xn + c * S, taps.data(), np, yn + c * s.P);
         }
     });
 }
@@ -193,6 +539,9 @@ void gridsample(const GridSampleSpec& s, const T* x, const G* grid, T* y, int th
 // DeformConv: x [N, C, spatial...], w [OC, C/group, kernel...], offset [N, OG*K*D, out...], b [OC] or null,
 // mask [N, OG*K, out...] or null, y [N, OC, out...]. Per image and tile of output points: sample the columns
 // [C*K, tile] in float64, then multiply with W per group (inner loop over the tile's points).
+
+// Four float64 lanes (GCC / Clang vector extension): the GEMM's register block, whatever the vector width.
+typedef double V4d __attribute__((vector_size(32)));
 
 template <class T>
 void deformconv(const DeformConvSpec& s, const T* x, const T* w, const T* offset, const T* b, const T* mask, T* y,
@@ -206,32 +555,74 @@ void deformconv(const DeformConvSpec& s, const T* x, const T* w, const T* offset
     const int64_t tile = 64;
     const int64_t tiles = (P + tile - 1) / tile;
     parallel_for(s.N * tiles, threads, 1, [&](int64_t b0, int64_t e0) {
-        std::vector<double> cols(static_cast<size_t>(C * K * tile));
-        std::vector<double> acc(static_cast<size_t>(tile));
+        thread_local std::vector<double> cols, acc;  // kept by each worker across calls
+        cols.resize(static_cast<size_t>(C * K * tile));
+        acc.resize(static_cast<size_t>(tile));
         PointTaps taps;
         for (int64_t it = b0; it < e0; ++it) {
             const int64_t n = it / tiles, p0 = (it % tiles) * tile, np = std::min(tile, P - p0);
             const T* xn = x + n * C * S;
+            // Output channel oc over points [q0, np) of this tile, one at a time.
+            auto dot_tail = [&](int64_t oc, int64_t q0) {
+                const int64_t g = oc / ocg;
+                std::fill(acc.begin() + q0, acc.begin() + np, 0.0);
+                const double* wrow = wd.data() + oc * icg * K;
+                for (int64_t r = 0; r < icg * K; ++r) {
+                    const double wv = wrow[r];
+                    const double* col = cols.data() + ((g * icg) * K + r) * tile;
+                    for (int64_t q = q0; q < np; ++q) acc[q] += wv * col[q];
+                }
+                const double bias = b ? load<double>(b[oc]) : 0.0;
+                T* yrow = y + (n * OC + oc) * P + p0;
+                for (int64_t q = q0; q < np; ++q) yrow[q] = store<T>(b ? acc[q] + bias : acc[q]);
+            };
             for (int64_t og = 0; og < s.offset_group; ++og)
                 for (int64_t k = 0; k < K; ++k)
                     for (int64_t q = 0; q < np; ++q) {
                         double factor;
                         deform_point_taps(s, offset, mask, n, og, k, p0 + q, taps, factor);
-                        for (int64_t c = og * cpg; c < (og + 1) * cpg; ++c)
-                            cols[static_cast<size_t>((c * K + k) * tile + q)] = apply_taps(xn + c * S, taps) * factor;
+                        double* col = cols.data() + (og * cpg * K + k) * tile + q;  // channel c: + c' * K * tile
+                        if (taps.n == 4) {  // linear 2-D: the unrolled sum, same order
+                            for (int64_t c = og * cpg; c < (og + 1) * cpg; ++c, col += K * tile)
+                                *col = apply_taps_n<4>(xn + c * S, taps) * factor;
+                        } else {
+                            for (int64_t c = og * cpg; c < (og + 1) * cpg; ++c, col += K * tile)
+                                *col = apply_taps(xn + c * S, taps) * factor;
+                        }
                     }
-            for (int64_t oc = 0; oc < OC; ++oc) {
-                const int64_t g = oc / ocg;
-                std::fill(acc.begin(), acc.begin() + np, 0.0);
-                const double* wrow = wd.data() + oc * icg * K;
-                for (int64_t r = 0; r < icg * K; ++r) {
-                    const double wv = wrow[r];
-                    const double* col = cols.data() + ((g * icg) * K + r) * tile;
-                    for (int64_t q = 0; q < np; ++q) acc[q] += wv * col[q];
+            for (int64_t g = 0; g < s.group; ++g) {
+                const double* gcols = cols.data() + (g * icg) * K * tile;
+                int64_t oc = g * ocg;
+                // Register blocks of 4 output channels x 8 points; per output the sum runs over r in order from
+                // 0 (the oracle's float64 order), so blocking changes no bits.
+                for (; oc + 4 <= (g + 1) * ocg; oc += 4) {
+                    const double* w0 = wd.data() + oc * icg * K;
+                    int64_t q0 = 0;
+                    for (; q0 + 8 <= np; q0 += 8) {
+                        V4d a[4][2] = {};
+                        for (int64_t r = 0; r < icg * K; ++r) {
+                            const double* c = gcols + r * tile + q0;
+                            V4d c0, c1;
+                            __builtin_memcpy(&c0, c, sizeof c0);
+                            __builtin_memcpy(&c1, c + 4, sizeof c1);
+                            for (int u = 0; u < 4; ++u) {
+                                const double wv = w0[u * icg * K + r];
+                                a[u][0] += wv * c0;
+                                a[u][1] += wv * c1;
+                            }
+                        }
+                        for (int u = 0; u < 4; ++u) {
+                            const double bias = b ? load<double>(b[oc + u]) : 0.0;
+                            T* yrow = y + (n * OC + oc + u) * P + p0 + q0;
+                            for (int v = 0; v < 8; ++v) {
+                                const double t = a[u][v / 4][v % 4];
+                                yrow[v] = store<T>(b ? t + bias : t);
+                            }
+                        }
+                    }
+                    for (int64_t u = 0; u < 4 && q0 < np; ++u) dot_tail(oc + u, q0);
                 }
-                const double bias = b ? load<double>(b[oc]) : 0.0;
-                T* yrow = y + (n * OC + oc) * P + p0;
-                for (int64_t q = 0; q < np; ++q) yrow[q] = store<T>(b ? acc[q] + bias : acc[q]);
+                for (; oc < (g + 1) * ocg; ++oc) dot_tail(oc, 0);
             }
         }
     });

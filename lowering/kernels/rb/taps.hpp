@@ -63,6 +63,10 @@ struct TapTable {
     std::vector<int64_t> index;   // [out_len, K], clamped into [0, in_len-1]
     std::vector<double> weight;   // [out_len, K]
     std::vector<uint8_t> extrap;  // [out_len] when the axis has a valid range, else empty
+    // The weights as integer numerators over one denominator (weight = num / den exactly; semantics.taps
+    // integer_taps), for exact integer Resize; den == 0 when a weight is not exact or the fractions do not fit.
+    std::vector<int64_t> num;  // [out_len, K]
+    int64_t den = 0;
 };
 
 inline int window_radius(Kind k) { return k == Kind::linear ? 1 : 2; }
@@ -112,7 +116,7 @@ inline int64_t nearest_pick(N src, Nearest rule) {
 // One output row of a table in number type N; index/weight have K slots.
 template <class N>
 inline void tap_row(N src, N f, N cubic_a, const ResizeSampler& s, Nearest rule, int64_t K, int64_t L,
-                    int64_t* index, double* weight) {
+                    int64_t* index, double* weight, N* exact = nullptr) {
     std::vector<int64_t> taps(static_cast<size_t>(K));
     std::vector<N> w(static_cast<size_t>(K));
     if (s.kind == Kind::nearest) {
@@ -149,7 +153,29 @@ inline void tap_row(N src, N f, N cubic_a, const ResizeSampler& s, Nearest rule,
         int64_t j = taps[k] < 0 ? 0 : taps[k];
         index[k] = j > L - 1 ? L - 1 : j;
         weight[k] = as_double(w[k]);
+        if (exact) exact[k] = w[k];
     }
+}
+
+// num/den of the table's exact weights (one common denominator, every value below 2^62), or den = 0.
+inline void integer_weights(TapTable& t, const std::vector<Rat>& w) {
+    const i128 lim = i128(1) << 62;
+    i128 D = 1;
+    for (const Rat& r : w) {
+        if (r.den >= lim) return;
+        D = D / i128_gcd(D, r.den) * r.den;
+        if (D >= lim) return;
+    }
+    t.num.resize(w.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+        const i128 n = w[i].num * (D / w[i].den);
+        if (i128_abs(n) >= lim) {
+            t.num.clear();
+            return;
+        }
+        t.num[i] = static_cast<int64_t>(n);
+    }
+    t.den = static_cast<int64_t>(D);
 }
 
 inline TapTable build_taps(const AxisSpec& ax, const ResizeSampler& s) {
@@ -164,6 +190,9 @@ inline TapTable build_taps(const AxisSpec& ax, const ResizeSampler& s) {
                        (s.kind != Kind::cubic || s.cubic_a.exact());
     const double fd = stretch_of<double>(s, ax.filter_scale.value, ax.stretch_clamp);
     const int64_t L = ax.in_len;
+    std::vector<Rat> exact_w;
+    bool all_exact = exact;
+    if (exact) exact_w.resize(t.index.size());
     for (int64_t o = 0; o < t.out_len; ++o) {
         int64_t* idx = t.index.data() + o * t.K;
         double* w = t.weight.data() + o * t.K;
@@ -173,10 +202,11 @@ inline TapTable build_taps(const AxisSpec& ax, const ResizeSampler& s) {
             const Rat src = ax.a.rat() * Rat(o) + ax.b.rat();
             const Rat f = stretch_of<Rat>(s, ax.filter_scale.rat(), ax.stretch_clamp);
             const Rat ca = s.kind == Kind::cubic ? s.cubic_a.rat() : Rat(0);
-            tap_row<Rat>(src, f, ca, s, ax.nearest, t.K, L, idx, w);
+            tap_row<Rat>(src, f, ca, s, ax.nearest, t.K, L, idx, w, exact_w.data() + o * t.K);
             if (ax.has_valid) t.extrap[o] = (src < Rat(0) || Rat(L - 1) < src) ? 1 : 0;
             done = !g_rat_overflow;
         }
+        all_exact = all_exact && done;
         if (!done) {
             // Fractions too large for 128 bits (or given as doubles): the same rules in double.
             const double src = ax.a.value * static_cast<double>(o) + ax.b.value;
@@ -184,6 +214,7 @@ inline TapTable build_taps(const AxisSpec& ax, const ResizeSampler& s) {
             if (ax.has_valid) t.extrap[o] = (src < 0.0 || src > static_cast<double>(L - 1)) ? 1 : 0;
         }
     }
+    if (all_exact) integer_weights(t, exact_w);
     return t;
 }
 
@@ -196,6 +227,8 @@ struct TableView {
     const int64_t* index = nullptr;
     const double* weight = nullptr;
     const uint8_t* extrap = nullptr;  // may be null
+    const int64_t* num = nullptr;     // exact numerators over den (TapTable::num), null when not known
+    int64_t den = 0;
 };
 
 // One output element of a separable pass: sum_k w[k] * line[index[k] * stride], in Acc, taps in table order

@@ -1,0 +1,271 @@
+"""Proof by numbers inside the ladder: a rung's candidate is rebuilt on fresh Parameters of the node's input
+shapes and types, compiled on OpenVINO CPU (f32 inference precision), run on probe inputs
+(``lowering.probes``) and compared with the oracle (``semantics.reference.run``): bit-exact for integer
+dtypes, the usual float tolerance otherwise (``verify.default_tolerance``). A compile failure or a mismatch
+becomes a Refusal, so ``passes.climb`` tries the next rung. Verdicts are cached per (rung, IR, input shapes,
+types, constants, conditional): a model with 50 identical nodes compiles once."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import OrderedDict
+
+import numpy as np
+
+from ...semantics.errors import BridgeError
+from ...semantics.ir import DeformConvIR, GridSampleIR
+from ..passes import CUSTOM, Candidate, Refusal
+from ..probes import DYNAMIC_LENGTHS, concrete_shapes, probe_sets, roles
+from .graph import F32, dims
+
+_NAMES = {"data": "X", "roi": "roi", "scales": "scales", "sizes": "sizes", "grid": "grid", "weight": "W",
+          "offset": "offset", "bias": "B", "mask": "mask"}
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 512
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# OpenVINO's messages, one sentence.
+
+_SOURCE = re.compile(r"(Exception from )?\S*src/[\w/.\-]+\.(?:cpp|hpp|h|cc)(:\d+)?:?")
+_CHECK = re.compile(r"Check '.*?' failed at\s*")
+
+
+def plugin_sentence(text: str) -> str:
+    """The meaningful sentence of an OpenVINO exception: no "Exception from <source path>" lines, no
+    "Check '...' failed at" preambles, no control characters; "[CPU] " prefixes dropped."""
+    lines = []
+    for ln in str(text).splitlines():
+        ln = _CHECK.sub("", _SOURCE.sub("", ln)).strip(" :")
+        ln = "".join(c for c in ln if c.isprintable())
+        if ln:
+            lines.append(ln)
+    if not lines:
+        return "OpenVINO gave no reason"
+    s = lines[-1]
+    s = re.sub(r"^\[[A-Z_]+\]\s*", "", s)
+    return s[:300]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The probe graph: the rung rebuilt on fresh inputs.
+
+
+def _fresh_inputs(node):
+    """(inputs, parameters, fed, constants): each input of ``node`` as a fresh Parameter of the same partial
+    shape and type, or a copy of its Constant (a constant input is part of what the rung lowers)."""
+    import openvino.opset13 as ops
+
+    inputs, params, fed, consts = [], [], [], []
+    for i, out in enumerate(node.inputs):
+        new, value = None, None
+        if out is not None and out.get_node().get_type_name() == "Constant":
+            value = np.array(out.get_node().get_data(), copy=True)
+            new = ops.constant(value, dtype=out.get_element_type()).output(0)
+        elif out is not None:
+            p = ops.parameter(out.get_partial_shape(), out.get_element_type(), name=f"probe_in{i}")
+            params.append(p)
+            new = p.output(0)
+        inputs.append(new)
+        fed.append(out is not None and value is None)
+        consts.append(value)
+    return inputs, params, fed, consts
+
+
+def _key(rung, node, candidate: Candidate):
+    parts = [rung.number, rung.name, candidate.unconditional]
+    try:
+        hash(node.ir)
+        parts.append(node.ir)
+    except TypeError:
+        parts.append(repr(node.ir))
+    parts.append(type(node.ir).__name__ + node.ir.origin)
+    for out in node.inputs:
+        if out is None:
+            parts.append(None)
+            continue
+        src = out.get_node()
+        const = src.get_data().tobytes() if src.get_type_name() == "Constant" else None
+        parts.append((str(out.get_partial_shape()), str(out.get_element_type()), const))
+    return tuple(parts)
+
+
+def _concrete(ir, shapes: list) -> list[list]:
+    """Concrete shapes of every input, one list per probe round: unknown dimensions get representative
+    lengths (several); inputs tied to X (grid / offset / mask batch and spatial) follow it."""
+    x = shapes[0]
+    if x is None:
+        raise BridgeError("the input's rank is unknown")
+    rounds = []
+    for k, xs in enumerate(concrete_shapes(x)):
+        row = [xs]
+        for i, s in enumerate(shapes[1:], start=1):
+            if s is None:
+                row.append(None)
+                continue
+            if all(d is not None for d in s):
+                row.append(tuple(s))
+                continue
+            if isinstance(ir, GridSampleIR):
+                row.append((xs[0],) + tuple(d if d is not None else DYNAMIC_LENGTHS[k] for d in s[1:-1])
+                           + (s[-1] if s[-1] is not None else ir.spatial_rank,))
+            elif isinstance(ir, DeformConvIR):
+                from ...semantics.reference import deformconv_out_shape
+
+                w = row[1] if len(row) > 1 else None
+                if w is None or any(d is None for d in w):
+                    raise BridgeError("the weight's shape is unknown")
+                kernel = ir.kernel_shape or tuple(w[2:])
+                out = deformconv_out_shape(ir, xs[2:], kernel)
+                row.append((xs[0], s[1] if s[1] is not None else -1) + tuple(out))
+                if row[-1][1] == -1:
+                    raise BridgeError("the offset / mask channel count is unknown")
+            else:
+                row.append(tuple(d if d is not None else DYNAMIC_LENGTHS[k] for d in s))
+        rounds.append(row)
+    return rounds
+
+
+def _compile(model, rung):
+    import openvino as ov
+
+    core = ov.Core()
+    if rung.number == CUSTOM:
+        from .. import compiled
+
+        core.add_extension(compiled.openvino_extension())
+    return core.compile_model(model, "CPU", F32)
+
+
+def prove_candidate(rung, node, candidate: Candidate):
+    """None when the candidate computes the oracle's numbers on every probe, else a Refusal saying where it
+    does not. Records what was probed on ``candidate.proof["probes"]``."""
+    key = _key(rung, node, candidate)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        verdict = _CACHE[key]
+    else:
+        verdict = _measure(rung, node, candidate)
+        _CACHE[key] = verdict
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    if isinstance(verdict, Refusal):
+        return verdict
+    candidate.proof["probes"] = dict(verdict)
+    return None
+
+
+def _measure(rung, node, candidate: Candidate):
+    """The verdict of one rung on one node: Refusal, or {"count", "max_abs", "shapes", ...}."""
+    import openvino as ov
+
+    from ...semantics.reference import run
+    from .verify import compare
+
+    try:
+        inputs, params, fed, consts = _fresh_inputs(node)
+        probe_node = dataclasses.replace(node, inputs=inputs, why_custom=None, not_native=[], candidates=None,
+                                         refusal=None)
+        got = rung.lower(probe_node)
+    except BridgeError as e:
+        return Refusal(f"the probe graph could not be built: {e.message}", e.field)
+    if isinstance(got, Refusal):
+        return Refusal(f"the probe graph could not be built: {got.reason}", got.field)
+    try:
+        model = ov.Model([o for o in got.produced], params, "probe")
+        compiled = _compile(model, rung)
+    except BridgeError as e:
+        return Refusal(f"OpenVINO CPU cannot compile it: {e.message}", e.field or "rung")
+    except Exception as e:  # noqa: BLE001 -- the plugin's refusal, in its own words
+        return Refusal(f"OpenVINO CPU cannot compile it: {plugin_sentence(e)}", "rung")
+    try:
+        rounds = _concrete(node.ir, [dims(o) if o is not None else None for o in node.inputs])
+    except BridgeError as e:
+        return {"count": 0, "skipped": e.message}
+    kinds = roles(node.ir)
+    dtypes = [None if o is None else o.get_element_type().to_dtype().name for o in node.inputs]
+    count, worst, tol = 0, 0.0, None
+    wants = []  # the oracle's outputs: all equal = the output depends on no fed value (OpenVINO folds it)
+    for shapes in rounds:
+        for ps in probe_sets(node.ir, shapes, dtypes, fed, conditional=not candidate.unconditional):
+            arrays = [c if a is None else a for a, c in zip(ps.arrays, consts)]
+            arrays += [None] * (len(kinds) - len(arrays))
+            try:
+                with np.errstate(over="ignore", invalid="ignore"):  # overflow is compared, not warned about
+                    want = run(node.ir, *arrays)
+            except BridgeError:
+                continue  # values outside the node's domain (e.g. a zero-length output): nothing to compare
+            feeds = [a for a, f in zip(arrays, fed) if f]
+            try:
+                out = np.asarray(compiled(feeds)[0])
+            except Exception as e:  # noqa: BLE001
+                return Refusal(f"OpenVINO CPU fails to run it on {ps.what}: {plugin_sentence(e)}", "rung")
+            c = compare(out, want, *_tolerance(want.dtype))
+            count += 1
+            tol = (c["atol"], c["rtol"])
+            if not c["ok"]:
+                varied = _varied(ps, kinds)
+                where = (f"output shape {c['shape_mismatch']}" if "shape_mismatch" in c else
+                         f"worst element {c['worst']} is {c['got']:.9g}, oracle {c['want']:.9g}")
+                return Refusal(f"differs from the oracle on {ps.what}, shape {list(shapes[0])}: {where}", varied)
+            worst = max(worst, c["max_abs"] or 0.0)
+            if len(rounds) == 1:
+                wants.append(want)
+    verdict = {"count": count, "max_abs": worst, "shapes": [list(s[0]) for s in rounds],
+               "tolerance": list(tol) if tol else None}
+    if len(wants) > 1 and all(np.array_equal(w, wants[0], equal_nan=True) for w in wants[1:]):
+        verdict["constant_output"] = wants[0]
+    return verdict
+
+
+def _tolerance(dtype) -> tuple:
+    """(atol, rtol) for ``verify.compare``: its defaults (fp32: 1e-5 of the data's magnitude plus 1e-4
+    relative; integers bit-exact), except float16, held to two of its ulps (2^-9 relative) rather than
+    verify's looser report threshold."""
+    if np.dtype(dtype) == np.float16:
+        return 2.0**-9, 2.0**-9
+    return None, None
+
+
+def _varied(ps, kinds) -> str:
+    """The ONNX input a failing probe set exercised (its description names it), X by default."""
+    what = ps.what
+    for role in ("grid", "offset", "mask", "scales", "sizes", "roi"):
+        if role in what:
+            return _NAMES[role]
+    return _NAMES[kinds[0]]
+
+
+def proven(rung):
+    """The rung with proof by numbers: its candidate is returned only when the probes agree with the oracle;
+    otherwise the probe's Refusal is."""
+    from ..passes import Rung
+
+    def lower(node):
+        try:
+            got = rung.lower(node)
+        except BridgeError:
+            raise
+        except Exception as e:  # noqa: BLE001 -- a rung that cannot build this node refuses it; the next may
+            kind = "" if isinstance(e, RuntimeError) else f"{type(e).__name__}: "  # RuntimeError: OpenVINO's words
+            return Refusal(f"cannot be built here: {kind}{plugin_sentence(e)}", "rung")
+        if isinstance(got, Refusal):
+            return got
+        if not got.unconditional and getattr(node, "strict", False):
+            return got  # the policy declines it anyway: climb records why, nothing to measure
+        refusal = prove_candidate(rung, node, got)
+        if refusal is None:
+            return got
+        if rung.number < CUSTOM and getattr(node, "why_custom", "") is None:
+            node.why_custom = f"{rung.name}: {refusal.reason}"
+        return refusal
+
+    return Rung(rung.number, rung.name, lower)
+
+
+__all__ = ["prove_candidate", "proven", "plugin_sentence", "clear_cache"]

@@ -1,0 +1,142 @@
+"""``check --report`` / ``verify --report``: the HTML page, judged from what a real browser shows."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from resample_bridge.tools.cli import main
+from resample_bridge.tools.report import HEAT_FRAME
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+INFERNO_0 = (0, 0, 4)  # the colour of error 0 on the heatmaps
+
+
+def two_nodes(name_a="nn", name_b="up") -> onnx.ModelProto:
+    """``nn``: 20 -> 6 nearest with ties OpenVINO's importer resolves differently (silently different);
+    ``up``: linear x2, which it computes exactly."""
+    sizes = numpy_helper.from_array(np.array([1, 1, 6, 6], np.int64), "sizes")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    nodes = [helper.make_node("Resize", ["X", "", "", "sizes"], ["A"], name=name_a, mode="nearest",
+                              coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
+             helper.make_node("Resize", ["X", "", "scales"], ["B"], name=name_b, mode="linear")]
+    graph = helper.make_graph(nodes, "two", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 20, 20])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "AB"],
+                              [sizes, scales])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+def _screenshot(page: str, out: str, tmp_path) -> np.ndarray:
+    import matplotlib.image as mimage
+
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+           "--force-device-scale-factor=1", "--window-size=1280,1800", f"--user-data-dir={tmp_path / 'profile'}",
+           f"--screenshot={out}", "file://" + page]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    img = mimage.imread(out)
+    return np.round(img[..., :3] * 255).astype(int)
+
+
+def _frames(rgb: np.ndarray, colour: str) -> list[tuple[int, int, int, int]]:
+    """Bounding boxes (top, left, bottom, right) of the connected regions drawn in ``colour``, top to bottom
+    and left to right."""
+    want = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    mask = (np.abs(rgb - want) <= 2).all(axis=-1)
+    seen = np.zeros_like(mask)
+    boxes = []
+    for y, x in zip(*np.nonzero(mask)):
+        if seen[y, x]:
+            continue
+        stack, box = [(y, x)], [y, x, y, x]
+        seen[y, x] = True
+        while stack:
+            cy, cx = stack.pop()
+            box = [min(box[0], cy), min(box[1], cx), max(box[2], cy), max(box[3], cx)]
+            for ny, nx in ((cy + 1, cx), (cy - 1, cx), (cy, cx + 1), (cy, cx - 1)):
+                if 0 <= ny < mask.shape[0] and 0 <= nx < mask.shape[1] and mask[ny, nx] and not seen[ny, nx]:
+                    seen[ny, nx] = True
+                    stack.append((ny, nx))
+        if box[2] - box[0] > 20 and box[3] - box[1] > 20:  # a frame, not a stray pixel
+            boxes.append(tuple(box))
+    return sorted(boxes)
+
+
+def _inside(rgb, box, border=3):
+    t, l, b, r = box
+    return rgb[t + border:b - border + 1, l + border:r - border + 1].reshape(-1, 3)
+
+
+def _black_fraction(pixels) -> float:
+    return float((np.abs(pixels - np.array(INFERNO_0)) <= 3).all(axis=-1).mean())
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_check_report_heatmaps_show_in_chromium(tmp_path, capsys):
+    model = tmp_path / "two.onnx"
+    onnx.save(two_nodes(), model)
+    rep = tmp_path / "rep"
+    assert main(["check", str(model), "--target", "openvino", "--report", str(rep)]) == 1  # nn fails the gate
+    assert f"report: {rep / 'index.html'}" in capsys.readouterr().err
+    page = (rep / "index.html").read_text()
+    assert page.index("<table") < page.index('id="node0"')  # the summary comes first
+    assert "arith (output indices on a rounding boundary: H [1, 4]; W [1, 4])" in page  # the IR difference table
+    rgb = _screenshot(str(rep / "index.html"), str(tmp_path / "shot.png"), tmp_path)
+    frames = _frames(rgb, HEAT_FRAME)
+    # Per node: the importer's error heatmap, then ours; nn above up.
+    assert len(frames) == 4, frames
+    nn_importer, nn_ours, up_importer, up_ours = (_inside(rgb, f) for f in frames)
+    assert frames[0][0] == frames[1][0] < frames[2][0] == frames[3][0]
+    # The importer's error on nn shows: the tie rows/columns light up, the rest stays at 0.
+    assert 0.3 < _black_fraction(nn_importer) < 0.95
+    assert len(np.unique(nn_importer, axis=0)) >= 3
+    lit = nn_importer[(np.abs(nn_importer - np.array(INFERNO_0)) > 3).any(axis=-1)]
+    assert lit[:, 0].mean() > 150  # bright (inferno's top end: orange to yellow), not a grey broken-image icon
+    # Where the numbers agree the heatmap is uniformly 0.
+    for exact in (nn_ours, up_importer, up_ours):
+        assert _black_fraction(exact) > 0.99
+
+
+def test_report_page_escapes_what_comes_from_the_model(tmp_path):
+    pytest.importorskip("matplotlib")
+    model = tmp_path / "evil.onnx"
+    onnx.save(two_nodes(name_a="<script>alert(1)</script>", name_b="b&<i>"), model)
+    assert main(["check", str(model), "--report", str(tmp_path / "rep"), "--fail-on", "none"]) == 0
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert "<script>" not in page and "<i>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "b&amp;&lt;i&gt;" in page
+
+
+def test_verify_report(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    model = tmp_path / "two.onnx"
+    onnx.save(two_nodes(), model)
+    assert main(["verify", str(model), "--report", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert "PASSED" in page and 'href="#node0">nn<' in page and 'href="#node1">up<' in page
+    names = sorted(os.listdir(tmp_path / "rep"))
+    assert "node00_importer_error.png" in names and "node01_ours_error.png" in names
+    assert not [n for n in names if n.startswith(".")]  # nothing staged is left behind
+
+
+def test_without_matplotlib_exit_2_naming_the_extra(tmp_path, capsys, monkeypatch):
+    model = tmp_path / "two.onnx"
+    onnx.save(two_nodes(), model)
+    for mod in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    assert main(["check", str(model), "--report", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "pip install 'resample-bridge[report]'" in err
+    assert not (tmp_path / "rep").exists()  # said before any work
+
+
+def test_report_needs_the_openvino_target(tmp_path, capsys):
+    model = tmp_path / "two.onnx"
+    onnx.save(two_nodes(), model)
+    assert main(["check", str(model), "--target", "tensorrt", "--report", str(tmp_path / "rep")]) == 2
+    assert "--report" in capsys.readouterr().err

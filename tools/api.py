@@ -1,0 +1,298 @@
+"""The Python API (imported as ``resample_bridge.api``): the CLI's verbs as functions returning typed records.
+
+    from resample_bridge import api
+
+    rows = api.inspect("model.onnx")                  # [InspectRow]: the IR of every resampling node
+    result = api.check("model.onnx")                  # CheckResult: what OpenVINO's own importer does, per node
+    conv = api.convert("model.onnx", "out/model.xml") # Conversion: files written, one NodeRecord per node
+    report = api.verify("model.onnx", converted=conv.output)  # VerifyResult: errors per output and per node
+
+Saving is exact: an ``openvino.Model`` converted here holds tap tables and coordinates as f32 constants, and
+``openvino.save_model`` compresses every constant to f16 by default, which rounds them (errors around 1e-3
+instead of 1e-7). ``convert`` and ``save`` never do that; ``compress_to_fp16=True`` compresses only the
+constants whose rounding changes no value. Call ``openvino.save_model(model, path, compress_to_fp16=False)`` if
+you save a model yourself.
+
+Every function takes a path or an ``onnx.ModelProto`` and ``convention`` (``"spec"``, the default, or
+``"reference"``: see ``--onnx-convention``). Bad input raises ``BridgeError`` (``.node``, ``.field``,
+``.message``). openvino / onnxruntime are imported when a function needs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..lowering.passes import NodeRecord
+from ..semantics.errors import BridgeError
+
+__all__ = ["inspect", "check", "convert", "convert_model", "save", "verify", "InspectRow", "CheckRow",
+           "CheckResult", "Conversion", "ErrorStats", "VerifyResult", "NodeRecord", "BridgeError"]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Typed results
+
+
+@dataclass(frozen=True)
+class InspectRow:
+    """One resampling node's canonical semantics."""
+
+    name: str
+    op: str
+    ir: Any  # ResizeIR / GridSampleIR / DeformConvIR (semantics.ir)
+    text: tuple[str, ...]  # the IR in words, one line per axis
+    ties: dict  # axis -> output indices on a rounding boundary
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """What the target's own importer does with one node, and the rung resample-bridge takes instead."""
+
+    name: str
+    op: str
+    importer: str  # "exact", "silently different", "refused", "exact only if" (the row's words)
+    outcome: str  # the same as one of "exact", "different", "refused", "conditional"
+    fields: tuple[str, ...]  # "field: the model's value vs the importer's"
+    max_error: float | None  # on a probe input, where the importer's model ran
+    reason: str  # the importer's own message when it refuses
+    conditions: tuple[str, ...]  # for "exact only if"
+    rung: int | None  # resample-bridge's rung; None: refused
+    rung_name: str
+    rung_reason: str
+    raw: dict = field(repr=False, compare=False, default_factory=dict)  # the row as --json prints it
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    target: str
+    rows: tuple[CheckRow, ...]
+    summary: dict  # counts per outcome and the gate, as ``check --json`` prints them
+
+    @property
+    def passed(self) -> bool:
+        """The CI gate (``check`` exits 1 when False): no node the importer gets silently different."""
+        return bool(self.summary.get("gate", {}).get("passed", True))
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """What ``convert`` wrote: ``output`` (and ``files``: xml, bin, extension library) and one record per
+    resampling node."""
+
+    target: str
+    output: str
+    files: dict
+    records: tuple[NodeRecord, ...]
+    kept_f32: tuple[str, ...] = ()  # under compress_to_fp16: constants left in f32 because f16 changes them
+    extra: dict = field(default_factory=dict, repr=False)  # target-specific report (TensorRT commands)
+
+    @property
+    def extension(self) -> str | None:
+        """The resample-bridge extension library beside the model, when a node needs it (load it with
+        ``openvino.Core().add_extension(path)`` before ``read_model``)."""
+        return self.files.get("extension")
+
+
+@dataclass(frozen=True)
+class ErrorStats:
+    """Errors of one model output or one resampling node (``raw`` has mean / median / p99 and the worst
+    element too)."""
+
+    name: str
+    ok: bool | None  # None: not judged (``not_judged`` says why)
+    max_abs: float | None  # None where there is nothing to compare (see ``shape_mismatch``)
+    max_rel: float | None
+    shape: tuple | None = None  # of the expected output
+    shape_mismatch: str | None = None
+    not_judged: str | None = None
+    raw: dict = field(repr=False, compare=False, default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    ok: bool
+    outputs: tuple[ErrorStats, ...]  # the converted model vs onnxruntime
+    nodes: tuple[ErrorStats, ...]  # each resampling node vs the oracle on the same inputs
+    raw: dict = field(repr=False, compare=False, default_factory=dict)  # everything verify reports
+
+    @property
+    def not_judged(self) -> int:
+        return sum(o.ok is None for o in self.outputs)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Model arguments
+
+
+@contextlib.contextmanager
+def _model_file(model, convention: str | None):
+    """A path for ``model`` (written to a temporary file when it is a ModelProto), under ``convention``."""
+    from ..translate.onnx import DEFAULT_CONVENTION, onnx_convention
+
+    with onnx_convention(convention or DEFAULT_CONVENTION):
+        if isinstance(model, (str, os.PathLike)):
+            yield os.fspath(model)
+            return
+        import onnx
+
+        if not isinstance(model, onnx.ModelProto):
+            raise BridgeError(f"expected a path or an onnx.ModelProto, got {type(model).__name__}", field="model")
+        with tempfile.TemporaryDirectory(prefix="resample-bridge-") as d:
+            path = os.path.join(d, (model.graph.name or "model") + ".onnx")
+            onnx.save(model, path)
+            yield path
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The verbs
+
+
+def inspect(model, *, convention: str | None = None) -> list[InspectRow]:
+    """The canonical semantics of every resampling node, in graph order."""
+    from ..semantics import text
+    from ..translate.onnx import parse_model
+
+    with _model_file(model, convention) as path:
+        return [InspectRow(name, ir.origin, ir, tuple(text.describe(ir)), dict(text.ties(ir)))
+                for name, ir in parse_model(path)]
+
+
+def check(model, *, target: str = "openvino", convention: str | None = None,
+          fail_on: tuple[str, ...] = ("different",)) -> CheckResult:
+    """Per resampling node, what the target's own importer does with it (OpenVINO: converted and run on a
+    probe; TensorRT: predicted from onnx-tensorrt's rules) and the rung resample-bridge takes instead."""
+    from .gate import importer_outcome, importer_verdict, summary
+
+    with _model_file(model, convention) as path:
+        if target == "openvino":
+            from ..lowering.openvino import check_openvino
+
+            rows = check_openvino(path)
+        elif target == "tensorrt":
+            from .tensorrt import check_tensorrt
+
+            rows = check_tensorrt(path)
+        else:
+            raise BridgeError(f"unknown target {target!r}; expected openvino or tensorrt", field="target")
+    typed = []
+    for r in rows:
+        v, ours = importer_verdict(r), r.get("resample_bridge") or {}
+        typed.append(CheckRow(
+            name=r.get("name", ""), op=r.get("op", ""), importer=v.get("verdict", ""), outcome=importer_outcome(r),
+            fields=tuple(map(str, v.get("fields", ()))), max_error=v.get("max_error"),
+            reason=str(v.get("reason", "")), conditions=tuple(map(str, v.get("conditions", ()))),
+            rung=ours.get("rung"), rung_name=str(ours.get("rung_name", "refused")),
+            rung_reason=str(ours.get("reason", "")), raw=r))
+    return CheckResult(target, tuple(typed), summary(rows, target, tuple(fail_on)))
+
+
+def convert_model(model, *, fallback: str = "decompose", strict: bool = False, extensions=(),
+                  convention: str | None = None):
+    """(``openvino.Model``, [NodeRecord]) in memory, every resampling node lowered and proven. Save it with
+    :func:`save`, not with ``openvino.save_model``'s defaults (they round the tap tables to f16)."""
+    from .convert import convert_openvino_model
+
+    with _model_file(model, convention) as path:
+        return convert_openvino_model(path, fallback=fallback, strict=strict, extensions=extensions)
+
+
+def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp16: bool = False,
+         extensions=()) -> Conversion:
+    """Write a model from :func:`convert_model` to ``output`` (.xml, the .bin beside it, the extension library
+    when a node needs it): no f16 rounding of what must stay exact, re-read and proven from disk, renamed
+    into place only then."""
+    from ..lowering.artifacts import check_output_path
+    from .convert import save_openvino
+
+    out = check_output_path(os.fspath(output), force, ".xml", (".bin",))
+    files, kept = save_openvino(ov_model, list(records), out, force=force, extensions=extensions,
+                                compress_to_fp16=compress_to_fp16)
+    return Conversion("openvino", out, dict(files), tuple(records), tuple(kept))
+
+
+def convert(model, output: str | None = None, *, target: str = "openvino", fallback: str = "decompose",
+            strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
+            convention: str | None = None) -> Conversion:
+    """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
+    in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
+    (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX)."""
+    from .convert import output_path, remove_created
+
+    if target not in ("openvino", "onnx", "tensorrt"):
+        raise BridgeError(f"unknown target {target!r}; expected openvino, onnx or tensorrt", field="target")
+    stem_of = model if isinstance(model, (str, os.PathLike)) else "model"
+    out, created = output_path(os.fspath(stem_of), None if output is None else os.fspath(output), target, force)
+    try:
+        with _model_file(model, convention) as path:
+            if target == "openvino":
+                from .convert import convert_openvino_file
+
+                rep = convert_openvino_file(path, out, fallback=fallback, strict=strict, force=force,
+                                            extensions=extensions, compress_to_fp16=compress_to_fp16)
+                return Conversion("openvino", out, dict(rep["files"]), tuple(rep["records"]),
+                                  tuple(rep.get("kept_f32", ())))
+            if target == "onnx":
+                return _convert_onnx(path, out, strict)
+            return _convert_tensorrt(path, out, strict)
+    except BaseException:
+        remove_created(created)
+        raise
+
+
+def _convert_onnx(path: str, out: str, strict: bool) -> Conversion:
+    from ..lowering.artifacts import write_proven_onnx
+    from ..lowering.onnx.target import OnnxTarget, convert as lower
+    from ..lowering.passes import PassResult
+
+    result = lower(path, strict=strict)
+    write_proven_onnx(result.model, out, lambda written: OnnxTarget().prove(PassResult(written, result.records)))
+    return Conversion("onnx", out, {"onnx": out}, tuple(result.records))
+
+
+def _convert_tensorrt(path: str, out: str, strict: bool) -> Conversion:
+    from ..lowering import tensorrt as low
+    from ..translate.onnx import load
+
+    result = low.lower(load(path), strict=strict)
+    low.save(result, out)
+    extra = low.report(result.records)
+    extra.update(low.finish(out, extra.get("plugin_library") is not None))
+    return Conversion("tensorrt", out, {"onnx": out}, tuple(result.records), extra=extra)
+
+
+def verify(model, converted: str | None = None, *, inputs: dict | None = None, fallback: str = "decompose",
+           strict: bool = False, convention: str | None = None, **options) -> VerifyResult:
+    """Run the source (onnxruntime; each resampling node also through the oracle) and the converted model
+    (OpenVINO CPU in f32) on the same inputs. ``converted``: an .xml written by ``convert`` (its extension
+    library beside it is loaded); None converts ``model`` first with ``fallback`` / ``strict``. ``inputs``:
+    arrays by graph input name (default: seeded inputs chosen by what reads them). Further ``options`` (e.g.
+    ``atol={"": 1e-5}``, ``seed``, ``shapes``, ``val_range``, ``extensions``) go to
+    ``lowering.openvino.verify_openvino``."""
+    import inspect as _inspect
+
+    from ..lowering.openvino import verify_openvino
+
+    unknown = [k for k in options if k not in _inspect.signature(verify_openvino).parameters]
+    if unknown:
+        raise BridgeError(f"verify takes no option {unknown[0]!r}", field=unknown[0])
+    kw = {"inputs": inputs, "fallback": fallback, "strict": strict,
+          "converted": None if converted is None else os.fspath(converted), **options}
+    with _model_file(model, convention) as path:
+        rep = verify_openvino(path, **kw)
+    return VerifyResult(bool(rep.get("ok")), tuple(_stats(r) for r in rep.get("outputs", [])),
+                        tuple(_stats(r) for r in rep.get("nodes", [])), rep)
+
+
+def _stats(r: dict) -> ErrorStats:
+    def num(v):
+        return None if v is None or not math.isfinite(v) else float(v)
+
+    shape = r.get("shape")
+    return ErrorStats(name=str(r.get("name", "")), ok=r.get("ok"), max_abs=num(r.get("max_abs")),
+                      max_rel=num(r.get("max_rel")), shape=tuple(shape) if isinstance(shape, (list, tuple)) else None,
+                      shape_mismatch=r.get("shape_mismatch"), not_judged=r.get("not_judged"), raw=r)

@@ -1,0 +1,163 @@
+"""`make bench`: one table. Per case, single-node models on OpenVINO CPU (f32 hint): our extension op (rung 4,
+the shared C++ kernels), OpenVINO's own importer (``ov.convert_model``), onnxruntime, and a memory bound (a numpy
+copy of the output's bytes); medians of interleaved runs, ms, and ratios.
+
+    python tools/bench.py [--repeats 30] [--only SUBSTRING]
+
+"OV exact?" is ``check``'s verdict on OpenVINO's importer; "peer" is the fastest exact peer (the importer where
+exact, onnxruntime). Goals (issue 12): ours/peer <= 1.0 on GridSample 5-D, DeformConv and antialias, <= 1.5
+elsewhere; nearest upsampling within 2x of the copy (>= 50% of copy bandwidth).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def _time_interleaved(fns: list, repeats: int) -> list:
+    """Median ms per callable (None stays None), round-robin so that other load falls on all alike."""
+    live = [f for f in fns if f is not None]
+    for f in live:
+        f()
+        f()  # warm-up (first-run allocations, lazy compilation)
+    ts = {id(f): [] for f in live}
+    for _ in range(repeats):
+        for f in live:
+            t0 = time.perf_counter()
+            f()
+            ts[id(f)].append(time.perf_counter() - t0)
+    return [statistics.median(ts[id(f)]) * 1e3 if f is not None else None for f in fns]
+
+
+def cases():
+    """(name, ONNX model, feeds): the issue's rows, then shapes of our own (not tuned to)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    f = TensorProto.FLOAT
+
+    def model(node, inputs, inits=()):
+        g = helper.make_graph([node], "b", [helper.make_tensor_value_info(n, f, s) for n, s in inputs],
+                              [helper.make_tensor_value_info("y", f, None)],
+                              [numpy_helper.from_array(np.asarray(v, dtype=dt), k) for k, v, dt in inits])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
+        feeds = {}
+        for n, s in inputs:
+            if n == "grid":
+                feeds[n] = rng.uniform(-1.1, 1.1, s)
+            elif n == "off":
+                feeds[n] = rng.standard_normal(s) * 2
+            elif n == "mask":
+                feeds[n] = rng.uniform(0, 1, s)
+            else:
+                feeds[n] = rng.standard_normal(s)
+        return m, {k: v.astype(np.float32) for k, v in feeds.items()}
+
+    def resize(name, shape, mode="linear", scales=None, sizes=None, **attrs):
+        inits = [("s", scales, np.float32)] if scales else [("sz", sizes, np.int64)]
+        ins = ["x", "", "s"] if scales else ["x", "", "", "sz"]
+        return (name, *model(helper.make_node("Resize", ins, ["y"], mode=mode, **attrs), [("x", shape)], inits))
+
+    def gridsample(name, shape, out, **attrs):
+        grid = [shape[0], *out, len(out)]
+        return (name, *model(helper.make_node("GridSample", ["x", "grid"], ["y"], **attrs),
+                             [("x", shape), ("grid", grid)]))
+
+    def deformconv(name, shape, oc, k=3):
+        n, c, h, w = shape
+        return (name, *model(helper.make_node("DeformConv", ["x", "w", "off", "", "mask"], ["y"],
+                                              pads=[k // 2] * 4),
+                             [("x", shape), ("off", [n, 2 * k * k, h, w]), ("mask", [n, k * k, h, w])],
+                             [("w", rng.standard_normal((oc, c, k, k)) / np.sqrt(c * k * k), np.float32)]))
+
+    yield resize("linear x2 1x16x160x200", [1, 16, 160, 200], scales=[1, 1, 2, 2])
+    yield resize("nearest x2 1x32x200x152", [1, 32, 200, 152], "nearest", scales=[1, 1, 2, 2])
+    yield resize("cubic 1x8x120x96->180x144", [1, 8, 120, 96], "cubic", sizes=[1, 8, 180, 144])
+    yield resize("linear AA 1x3x600x800->300x400", [1, 3, 600, 800], sizes=[1, 3, 300, 400], antialias=1)
+    yield gridsample("GridSample 4-D 1x16x96x128 border", [1, 16, 96, 128], [96, 128], padding_mode="border")
+    yield gridsample("GridSample 5-D 1x4x24x28x20", [1, 4, 24, 28, 20], [24, 28, 20])
+    yield deformconv("DeformConv 1x32x48x40 3x3 + mask", [1, 32, 48, 40], 32)
+    # Our own shapes.
+    yield resize("linear x2 align_corners 2x24x72x88", [2, 24, 72, 88], scales=[1, 1, 2, 2],
+                 coordinate_transformation_mode="align_corners")
+    yield resize("nearest x4 1x8x64x96 (floor)", [1, 8, 64, 96], "nearest", scales=[1, 1, 4, 4],
+                 nearest_mode="floor", coordinate_transformation_mode="asymmetric")
+    yield resize("linear x0.5 1x24x160x160", [1, 24, 160, 160], scales=[1, 1, 0.5, 0.5])
+    yield gridsample("GridSample 4-D bicubic 1x8x64x80", [1, 8, 64, 80], [48, 56], mode="cubic")
+    yield deformconv("DeformConv 1x48x28x36 3x3 + mask", [1, 48, 28, 36], 64)
+
+
+def main(argv=None) -> int:
+    import onnx
+    import onnxruntime as ort
+    import openvino as ov
+
+    from resample_bridge.lowering import openvino as low
+    from resample_bridge.lowering.openvino import F32, check_openvino
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--only", default="", help="run the cases whose name contains this")
+    args = ap.parse_args(argv)
+    core = ov.Core()
+    rows = []
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as d:
+        for name, model, feeds in cases():
+            if args.only not in name:
+                continue
+            path = os.path.join(d, "m.onnx")
+            onnx.save(model, path)
+            ours_model, _ = low.convert(path, fallback="extension")
+            ours = core.compile_model(ours_model, "CPU", F32)
+            try:
+                imp = core.compile_model(ov.convert_model(path), "CPU", F32)
+            except Exception:
+                imp = None  # OpenVINO's importer refuses the node
+            try:
+                verdict = check_openvino(path)[0]["openvino"]["verdict"] if imp else "refused"
+            except Exception:
+                verdict = "?"
+            try:
+                sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            except Exception:
+                sess = None
+            y = ours(feeds)[0]
+            src = np.ones(y.size, dtype=np.float32)
+            dst = np.empty_like(src)
+            fns = [lambda: ours(feeds), (lambda: imp(feeds)) if imp else None,
+                   (lambda: sess.run(None, feeds)) if sess else None, lambda: np.copyto(dst, src)]
+            rows.append((name, verdict, *_time_interleaved(fns, args.repeats)))
+    print(f"OpenVINO {ov.__version__} CPU f32 hint ({os.cpu_count()} cores), onnxruntime {ort.__version__}; "
+          f"median of {args.repeats} interleaved runs, ms")
+    head = (f"{'case':<36} {'ours':>7} {'OV imp.':>7} {'OV exact?':>10} {'ORT':>7} {'copy':>6} "
+            f"{'ours/OV':>7} {'ours/ORT':>8} {'ours/peer':>9} {'ours/copy':>9}")
+    print(head)
+    print("-" * len(head))
+    f = lambda v: f"{v:.2f}" if v is not None else "-"  # noqa: E731
+    r = lambda a, b: f"{a / b:.2f}" if a is not None and b else "-"  # noqa: E731
+    peers = []
+    for name, verdict, t_ours, t_ov, t_ort, t_copy in rows:
+        exact_peers = [t for t in (t_ov if verdict == "exact" else None, t_ort) if t is not None]
+        peer = min(exact_peers) if exact_peers else None
+        if peer:
+            peers.append(t_ours / peer)
+        print(f"{name:<36} {f(t_ours):>7} {f(t_ov):>7} {verdict[:10]:>10} {f(t_ort):>7} {f(t_copy):>6} "
+              f"{r(t_ours, t_ov):>7} {r(t_ours, t_ort):>8} {r(t_ours, peer):>9} {r(t_ours, t_copy):>9}")
+    if peers:
+        print(f"ours / fastest exact peer: geomean {float(np.exp(np.mean(np.log(peers)))):.2f}, "
+              f"max {max(peers):.2f}")
+    print("copy = numpy copy of the output's bytes (one thread); ours/copy <= 2 is >= 50% of copy bandwidth")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""``check`` as a CI gate: one summary of check rows for every target (what the target's own importer does,
+what resample-bridge does), and the exit status chosen by ``--fail-on``.
+
+Importer outcomes, whatever words the target's row uses:
+  exact        the importer computes the model's numbers;
+  different    it converts and computes something else (silently);
+  refused      it fails loudly (the model does not convert or does not run);
+  conditional  it is exact only under a run-time condition.
+"""
+
+from __future__ import annotations
+
+OUTCOMES = ("exact", "different", "refused", "conditional")
+DEFAULT_FAIL_ON = ("different",)
+_OUTCOME_OF = {"exact": "exact", "silently different": "different", "refused": "refused", "rejected": "refused",
+               "not parsed": "refused", "exact only if": "conditional"}
+
+
+def importer_verdict(row: dict) -> dict:
+    """The importer's verdict of a check row (``row["openvino"]`` or ``row["tensorrt"]``)."""
+    for key in ("openvino", "tensorrt", "importer"):
+        if key in row:
+            return row[key]
+    return {}
+
+
+def importer_outcome(row: dict) -> str:
+    v = importer_verdict(row)
+    return _OUTCOME_OF.get(v.get("verdict", ""), "refused")
+
+
+def ours_outcome(row: dict) -> str:
+    ours = row.get("resample_bridge", {})
+    if ours.get("rung") is None:
+        return "refused"
+    if ours.get("condition") or ours.get("conditions"):
+        return f"rung {ours['rung']} ({ours.get('rung_name', '?')}) conditional"
+    return f"rung {ours['rung']} ({ours.get('rung_name', '?')})"
+
+
+def parse_fail_on(text: str) -> tuple[str, ...]:
+    from ..semantics.errors import BridgeError, clip
+
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [x for x in items if x not in OUTCOMES[1:] + ("none",)]
+    if bad:
+        raise BridgeError(f"unknown value {clip(bad[0], 40)!r}; expected a comma-separated list of "
+                          f"{', '.join(OUTCOMES[1:])} (or none)", field="fail-on")
+    return tuple(x for x in items if x != "none")
+
+
+def summary(rows: list[dict], target: str, fail_on=DEFAULT_FAIL_ON) -> dict:
+    """{"nodes", "importer": {outcome: n}, "resample_bridge": {rung: n}, "gate": {...}} (plain JSON)."""
+    importer = {k: 0 for k in OUTCOMES}
+    ours: dict = {}
+    failing = []
+    for r in rows:
+        o = importer_outcome(r)
+        importer[o] += 1
+        k = ours_outcome(r)
+        ours[k] = ours.get(k, 0) + 1
+        if o in fail_on:
+            failing.append({"node": r.get("name"), "outcome": o})
+    return {"target": target, "nodes": len(rows), "importer": importer, "resample_bridge": dict(sorted(ours.items())),
+            "gate": {"fail_on": list(fail_on), "passed": not failing, "failing": failing}}
+
+
+def format_summary(s: dict) -> str:
+    from ..semantics.errors import clip
+
+    imp = ", ".join(f"{k} {v}" for k, v in s["importer"].items())
+    ours = ", ".join(f"{k} {v}" for k, v in s["resample_bridge"].items()) or "nothing to do"
+    lines = [f"summary: {s['nodes']} resampling nodes; {s['target']}'s importer: {imp}; resample-bridge: {ours}"]
+    g = s["gate"]
+    on = ",".join(g["fail_on"]) or "none"
+    if g["passed"]:
+        lines.append(f"gate (--fail-on {on}): PASSED")
+    else:
+        names = ", ".join(clip(f["node"], 60) for f in g["failing"][:5])
+        more = f" and {len(g['failing']) - 5} more" if len(g["failing"]) > 5 else ""
+        lines.append(f"gate (--fail-on {on}): FAILED: {len(g['failing'])} node(s) {names}{more}")
+    return "\n".join(lines)
+
+
+def exit_status(s: dict) -> int:
+    return 0 if s["gate"]["passed"] else 1

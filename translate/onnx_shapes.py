@@ -1,0 +1,117 @@
+"""Input shapes fixed by the user before anything else reads the model: ovc's ``--input NAME[1,3,224,224]``
+(``?`` or -1 for a dynamic dimension, several inputs comma-separated) and Polygraphy's ``--input-shapes
+NAME:[1,3,224,224]``; both become {input name: [int | None, ...]} and ``with_input_shapes`` writes them into
+a copy of the model's graph inputs."""
+
+from __future__ import annotations
+
+import re
+
+from ..semantics.errors import BridgeError, clip
+
+MAX_DIM = 1 << 31
+
+_OVC_ITEM = re.compile(r"\s*([^\[\],]+?)\s*\[([^\]]*)\]\s*(?:,|$)")
+
+
+def _dims(text: str, name: str, field: str) -> list[int | None]:
+    parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
+    out: list[int | None] = []
+    for p in parts:
+        if p in ("?", "-1"):
+            out.append(None)
+            continue
+        if not re.fullmatch(r"\d+", p) or not 0 < int(p) < MAX_DIM:
+            raise BridgeError(f"input {clip(name, 80)!r}: dimension {clip(p, 40)!r} is not a positive integer, "
+                              f"'?' or -1", field=field)
+        out.append(int(p))
+    return out
+
+
+def parse_ovc_inputs(spec: str, field: str = "input") -> dict[str, list[int | None]]:
+    """``x[1,3,224,224],y[?,3]`` (ovc's ``--input``; spaces between dimensions also accepted)."""
+    out: dict[str, list[int | None]] = {}
+    pos = 0
+    spec = spec.strip()
+    while pos < len(spec):
+        m = _OVC_ITEM.match(spec, pos)
+        if not m:
+            raise BridgeError(f"cannot read {clip(spec[pos:], 80)!r}: expected NAME[d0,d1,...] with '?' for a "
+                              f"dynamic dimension, several inputs separated by commas", field=field)
+        name = m.group(1)
+        if name in out:
+            raise BridgeError(f"input {clip(name, 80)!r} is given twice", field=field)
+        out[name] = _dims(m.group(2), name, field)
+        pos = m.end()
+    if not out:
+        raise BridgeError("no input shape given", field=field)
+    return out
+
+
+def parse_polygraphy_shapes(items: list[str], field: str = "input-shapes") -> dict[str, list[int | None]]:
+    """``name:[1,3,224,224]`` items (Polygraphy's ``--input-shapes``)."""
+    out: dict[str, list[int | None]] = {}
+    for item in items:
+        m = re.fullmatch(r"\s*(.+?):\s*\[([^\]]*)\]\s*", item)
+        if not m:
+            raise BridgeError(f"cannot read {clip(item, 80)!r}: expected NAME:[d0,d1,...]", field=field)
+        out[m.group(1)] = _dims(m.group(2), m.group(1), field)
+    return out
+
+
+def graph_inputs(model) -> list:
+    """The graph inputs that are not initializers (what a user feeds)."""
+    inits = {i.name for i in model.graph.initializer}
+    return [vi for vi in model.graph.input if vi.name not in inits]
+
+
+def declared_shape(vi) -> list[int | str | None] | None:
+    """An input's declared dims: int (static), str (a named symbol), None (unknown); None when the rank is."""
+    t = vi.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+
+
+def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "input"):
+    """A copy of ``model`` whose graph inputs have the given shapes; stale inferred shapes of intermediate
+    values and outputs are dropped so shape inference derives them again."""
+    import onnx
+
+    if not shapes:
+        return model
+    feeds = {vi.name: vi for vi in graph_inputs(model)}
+    for name, dims in shapes.items():
+        vi = feeds.get(name)
+        if vi is None:
+            known = ", ".join(clip(n, 40) for n in list(feeds)[:8]) or "none"
+            raise BridgeError(f"the model has no input {clip(name, 80)!r} (its inputs: {known})", field=field)
+        if not vi.type.HasField("tensor_type"):
+            raise BridgeError(f"input {clip(name, 80)!r} is not a tensor", field=field)
+        old = declared_shape(vi)
+        if old is not None and len(old) != len(dims):
+            raise BridgeError(f"input {clip(name, 80)!r} has rank {len(old)}; {len(dims)} dimensions given",
+                              field=field)
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for vi in m.graph.input:
+        if vi.name not in shapes:
+            continue
+        shape = vi.type.tensor_type.shape
+        old = declared_shape(vi)
+        shape.ClearField("dim")
+        for i, d in enumerate(shapes[vi.name]):
+            dim = shape.dim.add()
+            if d is not None:
+                dim.dim_value = d
+            elif old is not None and isinstance(old[i], str):
+                dim.dim_param = old[i]
+            else:
+                dim.dim_param = f"{vi.name}_{i}"
+    del m.graph.value_info[:]
+    for o in m.graph.output:
+        if o.type.HasField("tensor_type") and o.type.tensor_type.HasField("shape"):
+            for d in o.type.tensor_type.shape.dim:
+                if d.HasField("dim_value"):
+                    d.ClearField("dim_value")
+    return m

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..semantics.errors import BridgeError
+from ..semantics.errors import BridgeError, clip
 
 # The rung numbers are the same on every target, so records and summaries compare across targets.
 BUILTIN, REWRITE, DECOMPOSE, CUSTOM = 1, 2, 3, 4
@@ -96,8 +96,8 @@ class NodeRecord:
 
     def summary(self) -> str:
         if self.rung is None:
-            return f"{self.node}: refused: {self.reason}"
-        s = f"{self.node}: rung {self.rung} ({self.rung_name}): {self.reason}"
+            return f"{clip(self.node, 80)}: refused: {self.reason}"
+        s = f"{clip(self.node, 80)}: rung {self.rung} ({self.rung_name}): {self.reason}"
         if self.conditions:
             s += f" [exact if {self.condition}]"
         if self.assumptions:

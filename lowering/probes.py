@@ -107,7 +107,10 @@ def grid_probes(ir: GridSampleIR, x_shape, grid_shape, dtype, rng) -> list[tuple
         # g with unnormalize(g) = k + 1/2 for each k (and one past each end), solved from the same formula.
         ks = np.arange(-1, L) + 0.5
         p0, p1 = unnormalize(np.float64(-1.0), L, ir.align_corners), unnormalize(np.float64(1.0), L, ir.align_corners)
-        g = -1.0 + 2.0 * (ks - p0) / (p1 - p0)
+        if p1 == p0:  # align_corners over length 1: every grid value reads index 0, no tie to aim at
+            g = np.zeros_like(ks)
+        else:
+            g = -1.0 + 2.0 * (ks - p0) / (p1 - p0)
         flat[:, d] = np.resize(g, flat.shape[0])
     t32 = ties.astype(np.float32)
     for name, arr in (("grid points on .5 ties", t32), ("grid points one step above ties",

@@ -207,7 +207,7 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
     when a node needs it): no f16 rounding of what must stay exact, re-read and proven from disk, renamed
     into place only then."""
     from ..lowering.artifacts import check_output_path
-    from .convert import save_openvino
+    from ..lowering.openvino.write import save as save_openvino
 
     out = check_output_path(os.fspath(output), force, ".xml", (".bin",))
     files, kept = save_openvino(ov_model, list(records), out, force=force, extensions=extensions,
@@ -261,7 +261,7 @@ def _convert_tensorrt(path: str, out: str, strict: bool) -> Conversion:
     result = low.lower(load(path), strict=strict)
     low.save(result, out)
     extra = low.report(result.records)
-    extra.update(low.finish(out, extra.get("plugin_library") is not None))
+    extra.update(low.finish(out, extra.get("plugin_library") is not None, source=os.path.abspath(path)))
     return Conversion("tensorrt", out, {"onnx": out}, tuple(result.records), extra=extra)
 
 

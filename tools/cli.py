@@ -31,15 +31,18 @@ def inspect_model(model_or_path) -> list[dict]:
 def format_rows(rows: list[dict]) -> str:
     if not rows:
         return "no resampling nodes (Resize, Upsample, GridSample, DeformConv) in this model"
-    wn = max(max(len(r["name"]) for r in rows), 4)
+    from ..semantics.errors import clip
+
+    names = [clip(r["name"], 80) for r in rows]  # names come from the model: escaped, capped
+    wn = max(max(len(n) for n in names), 4)
     wo = max(max(len(r["op"]) for r in rows), 2)
     out = [f"{'node':<{wn}}  {'op':<{wo}}  semantics", f"{'-' * wn}  {'-' * wo}  {'-' * 9}"]
-    for r in rows:
+    for r, name in zip(rows, names):
         lines = list(r["text"])
         for ax, idx in r["ties"].items():
             lines.append(f"ties: {ax} output indices {idx} sit exactly on a rounding boundary")
         for i, line in enumerate(lines):
-            head = (r["name"], r["op"]) if i == 0 else ("", "")
+            head = (name, r["op"]) if i == 0 else ("", "")
             out.append(f"{head[0]:<{wn}}  {head[1]:<{wo}}  {line}")
     return "\n".join(out)
 
@@ -181,7 +184,7 @@ def _convert(args, path: str, out: str) -> dict:
     if args.target == "tensorrt":
         from .tensorrt import convert_to_tensorrt, format_convert_tensorrt
 
-        rep = convert_to_tensorrt(path, out, force=args.force, strict=args.strict)
+        rep = convert_to_tensorrt(path, out, force=args.force, strict=args.strict, source=args.model)
         return {**rep, "text": format_convert_tensorrt(rep) + f"\n[ SUCCESS ] ONNX file: {out}"}
     if args.target == "onnx":
         from ..lowering.onnx import convert_to_onnx, format_convert_onnx

@@ -55,7 +55,7 @@ def quiet_other_libraries(loud: bool) -> None:
     ort = sys.modules.get("onnxruntime")
     if ort is not None:
         with contextlib.suppress(Exception):
-            ort.set_default_logger_severity(1 if loud else 3)
+            ort.set_default_logger_severity(1 if loud else 4)  # errors reach the user as our one line
 
 
 def verbose() -> bool:

@@ -24,11 +24,14 @@ def check_tensorrt(model_path, *, strict: bool = False) -> list[dict]:
     return _check_rows(model_path, strict=strict)
 
 
-def convert_to_tensorrt(model_path, out_path: str, force: bool = False, *, strict: bool = False) -> dict:
+def convert_to_tensorrt(model_path, out_path: str, force: bool = False, *, strict: bool = False,
+                        source: str | None = None) -> dict:
     """Write the TensorRT-ready ONNX of ``model_path`` to ``out_path`` (atomically; nothing is left behind on
     failure) and return the report: per-node rungs, plugins and their library (built, or the command that builds
     it), what is unverified on TensorRT, and either the engine built (tensorrt importable) or the trtexec command
-    that builds it, and the polygraphy command comparing TensorRT with onnxruntime."""
+    that builds it, and the polygraphy command comparing TensorRT with onnxruntime. ``source``: the model the
+    polygraphy command compares against (default ``model_path``; the CLI passes the user's file when
+    ``--input`` made a temporary copy)."""
     from ..lowering import tensorrt as low
     from ..translate.onnx import load
 
@@ -37,7 +40,8 @@ def convert_to_tensorrt(model_path, out_path: str, force: bool = False, *, stric
     low.save(result, out)
     rep = low.report(result.records)
     rep["output"] = out
-    source = os.path.abspath(model_path) if isinstance(model_path, (str, os.PathLike)) else None
+    source = source or model_path
+    source = os.path.abspath(source) if isinstance(source, (str, os.PathLike)) else None
     rep.update(low.finish(out, rep["plugin_library"] is not None, source=source))
     return rep
 

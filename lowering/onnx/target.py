@@ -25,7 +25,7 @@ class OnnxTarget(Target):
     def rungs(self, policy: Policy):
         return (Rung(BUILTIN, "onnx op as is", rungs.as_is),
                 Rung(REWRITE, "onnx Resize respelled", rungs.respell),
-                Rung(DECOMPOSE, "tap-table decomposition", rungs.decompose))
+                Rung(DECOMPOSE, "decomposition", rungs.decompose))
 
     def lower_model(self, model, policy: Policy = DEFAULT_POLICY) -> PassResult:
         import onnx

@@ -17,7 +17,7 @@ lazily: the package imports without it.
 """
 
 from .builtin import deformconv_rewrite_reason, gridsample_native_reason, native_gridsample, rewrite_deformconv
-from .check import check_openvino, format_check, probe, single_node_models
+from .check import check_openvino, format_check, probe_input, single_node_models
 from .decompose import decompose_resize
 from .frontend import ConversionLog, conversion_extensions, node_names, openvino_error_reason
 from .graph import F32, TAG
@@ -29,7 +29,7 @@ from .verify import format_verify, make_inputs, verify_openvino
 from .write import EXTENSION_NAME, extension_path, save
 
 __all__ = ["deformconv_rewrite_reason", "gridsample_native_reason", "native_gridsample", "rewrite_deformconv",
-           "check_openvino", "format_check", "probe", "single_node_models", "decompose_resize", "ConversionLog",
+           "check_openvino", "format_check", "probe_input", "single_node_models", "decompose_resize", "ConversionLog",
            "conversion_extensions", "node_names", "openvino_error_reason", "F32", "TAG", "runtime_conditions",
            "ties_text", "DECOMPOSE", "EXTENSION", "LADDERS", "NATIVE", "REWRITE", "RUNG_NAMES", "TARGET", "Node",
            "lower", "policy_for", "prove", "OPENVINO", "OpenVINOTarget", "convert", "format_verify", "make_inputs",

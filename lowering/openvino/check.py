@@ -22,7 +22,7 @@ import tempfile
 
 import numpy as np
 
-from ...semantics.errors import BridgeError
+from ...semantics.errors import BridgeError, clip
 from ...semantics.ir import ResizeIR, has_runtime_params
 from .frontend import openvino_error_reason
 from .graph import compile_f32
@@ -68,7 +68,7 @@ def single_node_models(model):
             if vi is None or not vi.type.tensor_type.HasField("shape"):
                 raise BridgeError(f"input {inp!r} has no known shape; check needs one", name, "X")
             inputs.append(vi)
-            feeds[inp] = probe(node.op_type, pos, vi, rng, infos.get(node.input[0]))
+            feeds[inp] = probe_input(node.op_type, pos, vi, rng, infos.get(node.input[0]))
         out = helper.make_tensor_value_info(node.output[0], infos[node.input[0]].type.tensor_type.elem_type, None)
         one = helper.make_model(helper.make_graph([node], name, inputs, [out], inits), opset_imports=opset,
                                 ir_version=min(model.ir_version, 10))
@@ -80,7 +80,7 @@ def _dims(vi) -> list[int]:
             for d in vi.type.tensor_type.shape.dim]
 
 
-def probe(op_type: str, pos: int, vi, rng, x_info=None) -> np.ndarray:
+def probe_input(op_type: str, pos: int, vi, rng, x_info=None) -> np.ndarray:
     """Probe values that expose differences: N(0,1) data, grids reaching outside [-1, 1], offsets of a few
     pixels, masks in [0, 1]; run-time Resize parameters get a fractional up-scale of the spatial axes
     (x1.7, lengths to match) and an off-centre roi."""
@@ -454,7 +454,7 @@ def format_check(rows: list[dict]) -> str:
     out = []
     for r in rows:
         v = r["openvino"]
-        line = f"{r['name']} ({r['op']}): OpenVINO importer: {v['verdict']}"
+        line = f"{clip(r['name'], 80)} ({r['op']}): OpenVINO importer: {v['verdict']}"
         if v["verdict"] == "refused":
             line += f": {v['reason']}"
         elif v["verdict"] == "silently different":

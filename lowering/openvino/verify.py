@@ -158,7 +158,7 @@ def make_inputs(model, seed: int = 0, specs: list[dict] | None = None, val_range
     reaching outside [-1, 1], offsets of a few pixels, masks in [0, 1], sensible run-time scales/sizes/roi).
     ``specs``: settled shapes (``input_specs``); ``val_range``: {name or "": (low, high)} for data inputs."""
     from ...translate.onnx_shapes import graph_inputs, with_input_shapes
-    from .check import probe
+    from .check import probe_input
 
     if specs is not None:
         model = with_input_shapes(model, {s["name"]: s["shape"] for s in specs if s.get("source") != "given"})
@@ -177,7 +177,7 @@ def make_inputs(model, seed: int = 0, specs: list[dict] | None = None, val_range
         if rr is not None and not (parameter and vi.name not in val_range):
             feeds[vi.name] = _in_range(vi, rng, rr)
         else:
-            feeds[vi.name] = probe(op_type, pos, vi, rng, x_info)
+            feeds[vi.name] = probe_input(op_type, pos, vi, rng, x_info)
     return feeds
 
 
@@ -281,20 +281,9 @@ def _ort_options():
     import onnxruntime as ort
 
     so = ort.SessionOptions()
-    so.log_severity_level = 1 if logging.getLogger("resample_bridge").isEnabledFor(logging.DEBUG) else 3
+    # Fatal only by default: its errors reach the user as our one line.
+    so.log_severity_level = 1 if logging.getLogger("resample_bridge").isEnabledFor(logging.DEBUG) else 4
     return so
-
-
-def _convert(path: str, allow_conditional, **kw):
-    import inspect
-
-    from .target import convert
-
-    if allow_conditional is not None and "allow_conditional" in inspect.signature(convert).parameters:
-        kw["allow_conditional"] = allow_conditional
-    if not kw.get("extensions"):
-        kw.pop("extensions", None)
-    return convert(path, **kw)
 
 
 def _read_converted(xml: str, extensions=()):
@@ -383,11 +372,13 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     else:
         import openvino as ov
 
+        from .target import convert
+
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "source.onnx")
             onnx.save(model, p)
-            ov_model, records = _convert(p, allow_conditional, fallback=fallback, strict=strict,
-                                         extensions=list(extensions))
+            ov_model, records = convert(p, fallback=fallback, strict=strict, allow_conditional=allow_conditional,
+                                        extensions=list(extensions))
         core = ov.Core()
         report["rungs"] = [r.summary() for r in records]
         if any(r.rung == 4 for r in records):

@@ -38,8 +38,9 @@ from .compare import compare, imported_assumptions, importer_verdict
 from .plugin import plugin_attributes
 
 NATIVE, PLUGIN = BUILTIN, CUSTOM
-RUNG_NAMES = {NATIVE: "native (onnx-tensorrt maps the node as it is)", REWRITE: "native after exact rewrite",
-              DECOMPOSE: "tap-table decomposition", PLUGIN: "resample-bridge TensorRT plugin"}
+# Named as on every target (lowering/passes.py): native = onnx-tensorrt maps the node as it is.
+RUNG_NAMES = {NATIVE: "native", REWRITE: "native after exact rewrite", DECOMPOSE: "decomposition",
+              PLUGIN: "plugin"}
 # The decomposition's dtype policy on TensorRT (no float64 tensors): float32 in float32, float16 computed in
 # float32 and cast back (as the oracle). Integer dtypes are absent: their exact rounding needs float64.
 TENSORRT_COMPUTE = {"float32": "float32", "float16": "float32"}

@@ -32,7 +32,7 @@ def _ort_node(node, values: dict, opset_imports, ir_version: int):
     model = helper.make_model(helper.make_graph([node], "one", inputs, outs, []), opset_imports=default,
                               ir_version=min(ir_version, 10))
     so = ort.SessionOptions()
-    so.log_severity_level = 3
+    so.log_severity_level = 4
     sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return list(sess.run(None, feeds))
 
@@ -92,6 +92,22 @@ def _with_opset_spelling(node, opset: int):
         if a.name == "mode":
             a.s = _TRT_SPELLINGS[a.s.decode()].encode()
     return node
+
+
+def opset_spelled(model):
+    """``model`` with every GridSample in TensorRT's parser spelling given back its opset's own name (a copy;
+    ``model`` itself where none is): what the ONNX parser and onnxruntime read."""
+    from ...translate.onnx import default_opset
+
+    opset = default_opset(model)
+    nodes = [_with_opset_spelling(n, opset) for n in model.graph.node]
+    if all(a is b for a, b in zip(nodes, model.graph.node)):
+        return model
+    out = type(model)()
+    out.CopyFrom(model)
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    return out
 
 
 def run_tensorrt_ready(model, feeds: dict, *, resampling: str = "onnxruntime") -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...semantics.errors import BridgeError
 from ..artifacts import write_proven_onnx
-from ..passes import NodeRecord, PassResult, Policy, Target
+from ..passes import NodeRecord, PassResult, Policy, Target, records_json
 from .plan import PLUGIN, RUNGS, plan_model
 from .plugin import PLUGIN_LIBRARY, PLUGIN_OPS
 from .prove import prove, prove_nodes
@@ -91,10 +91,9 @@ def tensorrt_ready(model, *, strict: bool = False):
 
 def report(records: list[NodeRecord]) -> dict:
     return {
-        "nodes": [{"name": r.node, "op": r.op, "rung": r.rung, "rung_name": r.rung_name, "reason": r.reason,
-                   "assumptions": r.assumptions,
-                   "importer": {k: v for k, v in r.extra.get("importer", {}).items() if k != "settings"},
-                   "nodes": r.produced} for r in records],
+        # The records as every target writes them (``records_json``), with onnx-tensorrt's verdict beside.
+        "nodes": [{**d, "importer": {k: v for k, v in r.extra.get("importer", {}).items() if k != "settings"}}
+                  for r, d in zip(records, records_json(records))],
         "plugins": sorted({PLUGIN_OPS[r.ir.kind] for r in records if r.rung == PLUGIN}),
         "plugin_library": PLUGIN_LIBRARY if any(r.rung == PLUGIN for r in records) else None,
         "unverified": sorted({a for r in records for a in r.assumptions}),

@@ -67,7 +67,7 @@ def test_sigterm_while_writing_removes_the_staged_outputs(tmp_path):
     p = tmp_path / "m.onnx"
     onnx.save(resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear"), p)
     code = ("import os, signal, sys\n"
-            "import resample_bridge.tools.convert as c\n"
+            "import resample_bridge.lowering.openvino.write as c\n"
             "orig = c.publish\n"
             "def publish(moves, force=True):\n"
             "    assert all(os.path.exists(s) for s in moves)\n"
@@ -84,12 +84,12 @@ def test_sigterm_while_writing_removes_the_staged_outputs(tmp_path):
 def test_names_from_the_model_are_escaped_in_text_output(tmp_path, capsys):
     pytest.importorskip("openvino")
     p = tmp_path / "m.onnx"
-    onnx.save(resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear", name="\x1b[31mred\x07\u202e"), p)
+    onnx.save(resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear", name="\x1b[31mred\x07\u202e\nx"), p)
     for verb in (["inspect", str(p)], ["check", str(p)], ["convert", str(p), "-o", str(tmp_path / "o.xml")]):
         assert main(verb) == 0
         out = capsys.readouterr()
         assert not CTRL.search(out.out + out.err), verb
-        assert "\\x1b[31mred\\x07\\u202e" in out.out, verb
+        assert "\\x1b[31mred\\x07\\u202e\\x0ax" in out.out, verb  # a newline in a name splits no line
 
 
 def test_quiet_and_verbose(tmp_path, capsys):

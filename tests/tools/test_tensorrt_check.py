@@ -90,7 +90,7 @@ def test_format_names_what_is_unverified(tmp_path):
     text = format_check_tensorrt(rows)
     assert f"onnx-tensorrt importer: exact ({UNVERIFIED})" in text
     assert f"{UNVERIFIED}: cubic taps outside the input" in text
-    assert "summary: onnx-tensorrt exact 1 (1 of the exact ones unverified on TensorRT)" in text
+    assert "1 of onnx-tensorrt's exact verdicts are unverified on TensorRT" in text
     strict = check_tensorrt(path, strict=True)
     assert strict[0]["resample_bridge"]["rung"] == 3
     # A documented case says nothing of the kind.

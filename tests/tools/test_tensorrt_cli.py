@@ -124,7 +124,7 @@ def assert_agree(check, convert):
         return
     assert "error" not in convert, f"check says every node has a rung; convert refuses: {convert['error']}"
     assert [(r["name"], r["resample_bridge"]["rung"]) for r in rows] == \
-        [(n["name"], n["rung"]) for n in convert["nodes"]]
+        [(n["node"], n["rung"]) for n in convert["nodes"]]
 
 
 @pytest.mark.parametrize("name", REAL)
@@ -192,6 +192,36 @@ def test_convert_names_the_library_or_the_command_that_builds_it_and_a_polygraph
     rep = json.loads(out_json)
     assert rc == 0 and rep["plugin_library"] is None and rep["build_command"] is None
     assert "--plugins" not in rep["polygraphy_command"] and "--onnxrt" in rep["polygraphy_command"]
+
+
+def test_cubic_gridsample_respelled_beside_a_decomposition(capsys, tmp_path):
+    """A GridSample-20 cubic respelled 'bicubic' (onnx-tensorrt's name, which the ONNX parser refuses) in the
+    same model as a decomposed Resize: the decomposition's proof reads the model as the ONNX parser does, so
+    both nodes convert (the respelling once broke the other node's proof)."""
+    nodes = [helper.make_node("Resize", ["X", "", "", "sz"], ["Z"], name="aa", mode="cubic", antialias=1),
+             helper.make_node("GridSample", ["Z", "grid"], ["Y"], name="gs", mode="cubic", padding_mode="border")]
+    m = _model(nodes, [helper.make_tensor_value_info("X", F, [1, 2, 12, 12]),
+                       helper.make_tensor_value_info("grid", F, [1, 5, 5, 2])],
+               [_const("sz", [1, 2, 7, 7], np.int64)], opset=22)
+    src = tmp_path / "m.onnx"
+    onnx.save(m, src)
+    rc, out_json, err = _cli(capsys, "convert", src, "--target", "tensorrt", "-o", tmp_path / "o.onnx", "--json")
+    assert rc == 0, err
+    rungs = {n["node"]: n["rung"] for n in json.loads(out_json)["nodes"]}
+    assert rungs == {"aa": 3, "gs": 2}, rungs
+
+
+def test_polygraphy_command_names_the_users_model_when_input_fixes_shapes(capsys, tmp_path):
+    """--input converts a temporary copy with the shapes fixed; the printed comparison must still name the
+    user's file (the copy is gone when the command is run)."""
+    m = resize_model((1, 1, 4, 4), sizes=[1, 1, 8, 8], mode="linear")
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
+    src = tmp_path / "dyn.onnx"
+    onnx.save(m, src)
+    rc, out_json, err = _cli(capsys, "convert", src, "--target", "tensorrt", "-o", tmp_path / "o.onnx",
+                             "--input", "X[1,1,4,4]", "--json")
+    assert rc == 0, err
+    assert f"polygraphy run {src} --onnxrt" in json.loads(out_json)["polygraphy_command"]
 
 
 def test_build_plugin_names_what_is_missing(capsys, tmp_path, monkeypatch):

@@ -122,6 +122,7 @@ class Policy:
 
     allow_conditional: bool = True
     floor: int = BUILTIN
+    prefer: str = "builtin"  # builtin: the lowest exact rung; fastest: a target's cost model may pick a later one
 
 
 def climb(rungs: Sequence[Rung], node, record: NodeRecord, policy: Policy = Policy(),
@@ -143,20 +144,21 @@ def climb(rungs: Sequence[Rung], node, record: NodeRecord, policy: Policy = Poli
             record.tried.append((rung.number, rung.name, got.reason))
             continue
         if got.unconditional:
-            return _take(record, rung, got)
+            return take(record, rung, got)
         if policy.allow_conditional and held is None:
             held = (rung, got)
         why = ("exact only if " + "; and ".join(got.conditions) if got.conditions else
                "rests on: " + "; ".join(got.assumptions))
         record.tried.append((rung.number, rung.name, why))
     if held is not None:
-        return _take(record, *held)
+        return take(record, *held)
     record.rung, record.rung_name = None, "refused"
     record.reason = "; ".join(f"{name}: {why}" for _, name, why in record.tried) or "no rung applies"
     return None
 
 
-def _take(record: NodeRecord, rung: Rung, c: Candidate) -> Candidate:
+def take(record: NodeRecord, rung: Rung, c: Candidate) -> Candidate:
+    """Record ``c`` from ``rung`` as the node's lowering."""
     record.rung, record.rung_name, record.reason = rung.number, rung.name, c.reason
     record.conditions, record.assumptions, record.proof = list(c.conditions), list(c.assumptions), dict(c.proof)
     return c

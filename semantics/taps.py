@@ -18,6 +18,7 @@ tests/lowering/test_kernels.py proves the two agree (equal indices, weights with
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -125,7 +126,25 @@ def source_coords(axis: BoundAxis) -> list[Fraction]:
 
 
 def axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: bool = False) -> TapTable:
-    """The tap table of one bound axis."""
+    """The tap table of one bound axis (read-only: one table serves every caller that asks for the same
+    axis, since oracle, proof, probes and decomposition all ask for the same few, in exact arithmetic)."""
+    try:
+        t = _axis_taps_cached(axis, sampler, bool(exclude_outside), bool(exact))
+    except TypeError:  # an unhashable field (never in the IR's own values): computed each time
+        return _axis_taps(axis, sampler, exclude_outside, exact)
+    return TapTable(t.index, [list(w) for w in t.weight], t.extrapolate) if exact else t
+
+
+@functools.lru_cache(maxsize=4096)
+def _axis_taps_cached(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: bool) -> TapTable:
+    t = _axis_taps(axis, sampler, exclude_outside, exact)
+    for a in (t.index, t.weight, t.extrapolate):
+        if isinstance(a, np.ndarray):
+            a.setflags(write=False)
+    return t
+
+
+def _axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: bool) -> TapTable:
     L = axis.in_len
     srcs = source_coords(axis)
     f = stretch(sampler, axis.filter_scale, axis.stretch_clamp)

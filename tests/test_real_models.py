@@ -46,10 +46,9 @@ CONVERT_XFAIL: dict = {}
 # error 8, through OpenVINO's own importer).
 NEEDS_EXTENSION = {"dy20_gridsample_5d_bilinear_zeros", "ts20_gridsample_5d_nearest_border",
                    "dy20_gridsample_nearest_zeros_ties", "ts16_gridsample_nearest_border_ties"}
-# Run-time sizes (F.interpolate(size=other.shape[-2:]) with dynamic H/W): Interpolate-11 is exact only if no
-# source coordinate lands on a float32 rounding boundary, a condition the default policy does not take silently.
-NO_EXTENSION_XFAIL: dict = {c: "nearest with run-time sizes: the built-in op is exact only under a condition"
-                            for c in ("dy18_dynhw_nearest_size_fpn", "ts18_nearest_size_dynhw")}
+# Run-time sizes (F.interpolate(size=other.shape[-2:]) with dynamic H/W): Interpolate-11 is exact only under a
+# condition the default policy declines; nearest takes the integer index decomposition (rung 3) instead.
+NO_EXTENSION_XFAIL: dict = {}
 
 _cache: dict = {}
 SUMMARY: dict = {}

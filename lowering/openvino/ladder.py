@@ -1,8 +1,8 @@
 """The OpenVINO ladder of each IR kind on the pass interface (``lowering.passes``), and ``lower`` for one node.
 
-Resize: native Interpolate (1), Interpolate after an exact rewrite (2), tap-table decomposition (3),
-extension (4). GridSample: GridSample-9 (1), extension (4). DeformConv: DeformableConvolution-8 + Add (2),
-extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
+Resize: native Interpolate (1), Interpolate after an exact rewrite (2), decomposition (3: tap tables for
+static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
+extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
 ``--allow-conditional`` (``policy_for``; never with ``--strict``).
 """
@@ -14,8 +14,9 @@ from typing import Any
 
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
-from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, NodeRecord, Policy, Refusal, Rung, climb
-from . import builtin, decompose, extension, interpolate
+from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
+    take
+from . import builtin, decompose, extension, interpolate, nearest_index
 from .probe import proven
 
 TARGET = "openvino"
@@ -46,13 +47,15 @@ class Node:
         return Refusal(reason)
 
 
-def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditional: bool = False) -> Policy:
+def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditional: bool = False,
+               prefer: str = "builtin") -> Policy:
     """``--fallback extension`` starts at rung 4. By default only candidates exact for every run-time value are
     taken; ``allow_conditional`` (``--allow-conditional``) also takes one exact under stated run-time conditions
     (recorded, and written into the model's rt_info); ``--strict`` declines conditions and assumptions whatever
-    ``allow_conditional`` says."""
+    ``allow_conditional`` says. ``prefer="fastest"``: a Resize takes the extension instead of the exact rung the
+    ladder chose where the cost model (``cost``) estimates it faster by a margin."""
     return Policy(allow_conditional=bool(allow_conditional) and not strict,
-                  floor=EXTENSION if fallback == "extension" else NATIVE)
+                  floor=EXTENSION if fallback == "extension" else NATIVE, prefer=prefer)
 
 
 def _rung(number: int, lower) -> Rung:
@@ -86,9 +89,20 @@ def _extension(own=lambda node: None) -> Rung:
     return _rung(EXTENSION, lower)
 
 
+def _decomposition(node):
+    """Rung 3: the static tap tables; where lengths are known only at run time, nearest's integer index form
+    instead (one refusal naming both when neither applies)."""
+    got = decompose.rung(node)
+    if not isinstance(got, Refusal) or not nearest_index.applies(node):
+        return got
+    other = nearest_index.rung(node)
+    return other if not isinstance(other, Refusal) else Refusal(f"{got.reason}; {other.reason}",
+                                                                   other.field or got.field)
+
+
 LADDERS = {
     "resize": (_rung(NATIVE, interpolate.native), _rung(REWRITE, interpolate.rewrite),
-               _rung(DECOMPOSE, decompose.rung), _extension()),
+               _rung(DECOMPOSE, _decomposition), _extension()),
     "gridsample": (_rung(NATIVE, builtin.gridsample),
                    _extension(lambda n: builtin.gridsample_native_reason(n.ir))),
     "deformconv": (_rung(REWRITE, builtin.deformconv),
@@ -110,7 +124,27 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
     if chosen is None:
         refusal = node.refusal or Refusal(refusal_text(record.tried), "rung")
         raise BridgeError(refusal.reason, name, refusal.field)
+    if policy.prefer == "fastest" and ir.kind == "resize" and record.rung != EXTENSION and not record.conditions:
+        chosen = _fastest(node, record, chosen)
     return chosen.produced, record
+
+
+def _fastest(node, record, chosen):
+    """The extension instead of ``chosen`` where the cost model estimates it faster (its proof by numbers runs
+    as on the ladder); the rung given up is kept in ``record.tried`` with the estimate."""
+    from . import cost
+
+    why = cost.faster_extension(node, record)
+    if why is None:
+        return chosen
+    rung = LADDERS["resize"][-1]
+    got = rung.lower(node)
+    if isinstance(got, Refusal):
+        record.extra["cost"]["extension_refused"] = got.reason
+        return chosen
+    record.tried.append((record.rung, record.rung_name, "exact, but estimated slower (--prefer fastest)"))
+    take(record, rung, Candidate(got.produced, f"{got.reason.split(': ', 1)[0]}: {why}", proof=got.proof))
+    return got
 
 
 def refusal_text(tried: list, limit: int = 230) -> str:

@@ -1,6 +1,7 @@
 """The proof (the pass's postcondition): every lowered node re-read from the produced model and compared with its
 source IR. Rungs 1-2: the built-in op parsed back into IR (``translate.openvino``: what the CPU plugin computes)
-and diffed; rung 3: the tap tables; rung 4: the extension op's attributes."""
+and diffed; rung 3: the tap tables, or the integer index subgraphs run over a grid of lengths; rung 4: the
+extension op's attributes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, has_runtime_params
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
-from . import decompose, extension
+from . import decompose, extension, nearest_index
 from .graph import all_ops, consumer, tagged
 
 
@@ -34,7 +35,9 @@ def prove(ov_model, records: list[NodeRecord]) -> list[str]:
         if _folded(rec, by_tag, ov_model):
             continue  # proven by value at conversion (``frontend.prove_by_value``): OpenVINO folded it
         try:
-            if rec.rung == DECOMPOSE:
+            if rec.rung == DECOMPOSE and rec.proof.get("form") == "nearest_index":
+                failures += nearest_index.prove(rec, by_tag, ov_model)
+            elif rec.rung == DECOMPOSE:
                 failures += decompose.prove(rec, by_tag)
             elif rec.rung == CUSTOM:
                 failures += extension.prove(rec, by_tag)

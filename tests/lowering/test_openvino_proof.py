@@ -328,3 +328,34 @@ def test_a_model_that_does_not_compile_is_refused_in_one_line(tmp_path, monkeypa
         _convert(m, tmp_path)
     assert "cannot compile this" in str(e.value) and "\n" not in str(e.value) and "src/" not in str(e.value)
     probe.clear_cache()
+
+
+@pytest.mark.parametrize("configs", [
+    # two decomposed nodes with the same IR on the same input: OpenVINO merges them whole, one tag survives
+    [("cubic_xo", [1, 3, 12, 12]), ("cubic_xo", [1, 3, 12, 12])],
+    # the same H mapping, another W: only the H tables are merged
+    [("cubic_xo", [1, 3, 21, 21]), ("cubic_xo", [1, 3, 21, 22])],
+    # two equal built-in Interpolate ops on one input
+    [("linear", [1, 3, 24, 24]), ("linear", [1, 3, 24, 24])],
+], ids=["same-ir", "shared-axis-table", "same-native"])
+def test_nodes_openvino_merges_are_still_proven(configs, tmp_path):
+    """OpenVINO merges equal Constants and equal ops and keeps one op's rt_info: a node whose tables or op were
+    merged into another's is proven through them (equal values), and the converted model computes the oracle."""
+    modes = {"cubic_xo": dict(mode="cubic", coordinate_transformation_mode="half_pixel", exclude_outside=1),
+             "linear": dict(mode="linear", coordinate_transformation_mode="half_pixel")}
+    nodes, inits, outs = [], [], []
+    for i, (mode, sizes) in enumerate(configs):
+        inits.append(numpy_helper.from_array(np.array(sizes, np.int64), f"sz{i}"))
+        nodes.append(helper.make_node("Resize", ["X", "", "", f"sz{i}"], [f"Y{i}"], name=f"r{i}", **modes[mode]))
+        outs.append(vi(f"Y{i}", None))
+    g = helper.make_graph(nodes, "g", [vi("X", [1, 3, 16, 16])], outs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+    onnx.save(m, tmp_path / "m.onnx")
+    ov_model, records = low.convert(str(tmp_path / "m.onnx"))
+    assert len(records) == 2
+    x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    got = ov.Core().compile_model(ov_model, "CPU", F32)([x])
+    irs = dict(parse_model(m))
+    for i in range(2):
+        want = run(irs[f"r{i}"], x, None, None, np.array(configs[i][1], np.int64))
+        np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-5)

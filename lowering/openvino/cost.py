@@ -1,0 +1,167 @@
+"""``--prefer fastest``: among the exact rungs of a Resize node, the one a cost model says runs fastest on this
+machine. The model is a rate (ns per output element) per rung class and sampler, calibrated once by a benchmark
+run of single-node models on OpenVINO CPU and cached per machine (CPU, OpenVINO version, kernel sources). The
+extension is charged a reorder of its input and output on top (a custom op makes the plugin convert blocked
+layouts around it in a real model), and it must win by ``MARGIN`` to be chosen: a close call keeps the built-in
+op, which needs no library beside the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+log = logging.getLogger("resample_bridge")
+
+MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
+SHAPE = (1, 8, 64, 64)  # the calibration input: big enough to time, small enough to calibrate in seconds
+SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", True), ("cubic", True))
+# The rung classes: the coordinate mode that lands each on it (half_pixel_symmetric has no Interpolate-11
+# spelling: the decomposition takes it); the extension is asked for with --fallback extension.
+CLASSES = {"builtin": ("half_pixel", "decompose"), "decomposition": ("half_pixel_symmetric", "decompose"),
+           "extension": ("half_pixel", "extension")}
+_RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
+_rates: dict | None = None
+
+
+def cache_file():
+    from ..compiled.build import cache_root, project_hash, KERNELS_DIR
+
+    import openvino
+
+    key = project_hash(KERNELS_DIR, extra=f"cost openvino {openvino.__version__}")
+    return cache_root() / f"cost-{key}.json"
+
+
+def rates() -> dict:
+    """{"class/kind/antialias/direction": ns per output element, "copy": ns per element copied}, calibrated on
+    first use and cached."""
+    global _rates
+    if _rates is None:
+        path = cache_file()
+        try:
+            _rates = json.loads(path.read_text())
+        except (OSError, ValueError):
+            _rates = calibrate()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(_rates, indent=1))
+            os.replace(tmp, path)
+    return _rates
+
+
+def _key(cls: str, kind: str, antialias: bool, up: bool) -> str:
+    return f"{cls}/{kind}/{'aa' if antialias else 'plain'}/{'up' if up else 'down'}"
+
+
+def _model(kind: str, antialias: bool, up: bool, coord: str):
+    from onnx import TensorProto, helper, numpy_helper
+
+    out = [SHAPE[0], SHAPE[1]] + [d * 2 if up else d // 2 for d in SHAPE[2:]]
+    node = helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], name="r", mode=kind, antialias=int(antialias),
+                            coordinate_transformation_mode=coord)
+    g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(SHAPE))],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.array(out, np.int64), "sz")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), int(np.prod(out))
+
+
+def _median_ms(compiled, x, repeats: int = 15) -> float:
+    compiled([x])
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        compiled([x])
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts) * 1e3
+
+
+def calibrate() -> dict:
+    """Time every (rung class, sampler, direction) on ``SHAPE`` once; classes a machine cannot run (no C++
+    compiler for the extension) are left out, and the model then never prefers them."""
+    import onnx
+    import openvino as ov
+
+    from ..passes import CUSTOM
+    from .graph import F32
+    from .target import convert
+
+    log.info("calibrating the cost model of --prefer fastest (once per machine) ...")
+    t0 = time.perf_counter()
+    core = ov.Core()
+    x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as d:
+        for kind, aa in SAMPLERS:
+            for up in (True, False):
+                for cls, (coord, fallback) in CLASSES.items():
+                    model, n_out = _model(kind, aa, up, coord)
+                    path = os.path.join(d, "m.onnx")
+                    onnx.save(model, path)
+                    try:
+                        ov_model, (rec,) = convert(path, fallback=fallback)
+                        if cls == "extension":
+                            if rec.rung != CUSTOM:
+                                continue
+                            from .. import compiled as cpp
+
+                            core.add_extension(cpp.openvino_extension())
+                        elif _RUNG_CLASS.get(rec.rung) != cls:
+                            continue  # this sampler never lands on that rung: nothing to estimate with
+                        ms = _median_ms(core.compile_model(ov_model, "CPU", F32), x)
+                    except Exception as e:  # noqa: BLE001 -- a class this machine cannot run is left out
+                        log.debug(f"cost model: {cls} {kind} antialias={aa} up={up} not timed: {e}")
+                        continue
+                    out[_key(cls, kind, aa, up)] = ms * 1e6 / n_out
+    big = np.ones(1 << 22, np.float32)
+    t = min(_timed(lambda: big.copy()) for _ in range(5))
+    out["copy"] = t * 1e9 / big.size
+    log.info(f"calibrated the cost model in {time.perf_counter() - t0:.1f} s")
+    return out
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def estimate(ir, rung: int, input_shape) -> tuple[float, float] | None:
+    """(ms of the rung the ladder chose, ms of the extension with its reorders) for a static ``ir``, None where
+    the model has no rate for either (dynamic shapes, a class not calibrated)."""
+    from ...semantics.coords import bind_resize
+    from ...semantics.errors import BridgeError
+
+    if input_shape is None or any(d is None for d in input_shape):
+        return None
+    try:
+        bound = bind_resize(ir, input_shape)
+    except BridgeError:  # run-time scales / sizes: no static size to estimate with
+        return None
+    n_in, n_out = int(np.prod(bound.in_shape)), int(np.prod(bound.out_shape))
+    up = n_out >= n_in
+    kind, aa = ir.sampler.kind, bool(ir.sampler.antialias and ir.sampler.kind != "nearest")
+    r = rates()
+    cur, ext = r.get(_key(_RUNG_CLASS.get(rung, ""), kind, aa, up)), r.get(_key("extension", kind, aa, up))
+    if cur is None or ext is None:
+        return None
+    return cur * n_out / 1e6, (ext * n_out + r.get("copy", 0.0) * (n_in + n_out)) / 1e6
+
+
+def faster_extension(node, record) -> str | None:
+    """The reason to take the extension instead of the chosen rung (the estimate, in words), or None."""
+    est = estimate(node.ir, record.rung, getattr(node.ir, "input_shape", None))
+    if est is None:
+        return None
+    cur, ext = est
+    record.extra["cost"] = {"chosen_ms": cur, "extension_ms": ext, "margin": MARGIN}
+    if ext * MARGIN > cur:
+        return None
+    return (f"--prefer fastest: estimated {ext:.3g} ms against {cur:.3g} ms for rung {record.rung} "
+            f"({record.rung_name}), reorders included (cost model calibrated on this machine)")

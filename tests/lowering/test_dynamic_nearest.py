@@ -1,0 +1,144 @@
+"""Nearest Resize with run-time lengths on OpenVINO: rung 3's integer index decomposition
+(lowering/openvino/nearest_index.py), run on OpenVINO CPU against the oracle, exact equality, and its proof."""
+
+import itertools
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+ov = pytest.importorskip("openvino")
+
+from resample_bridge.lowering.openvino import convert  # noqa: E402
+from resample_bridge.lowering.openvino import nearest_index as ni  # noqa: E402
+from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
+from resample_bridge.semantics.reference import run  # noqa: E402
+from resample_bridge.translate.onnx import parse_model  # noqa: E402
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners", "tf_half_pixel_for_nn",
+          "half_pixel_symmetric")
+ROUNDINGS = ("floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
+# (x H, W), (y H, W): up, down, odd ratios, out == 1, in == 1
+SHAPES = [((3, 4), (7, 9)), ((9, 7), (4, 3)), ((5, 5), (1, 1)), ((1, 1), (6, 5)), ((1, 6), (4, 1)),
+          ((6, 10), (6, 10)), ((13, 5), (17, 2))]
+NP = {TensorProto.FLOAT: np.float32, TensorProto.UINT8: np.uint8, TensorProto.INT32: np.int32,
+      TensorProto.FLOAT16: np.float16}
+
+
+def fpn_model(coord, rounding, dtype=TensorProto.FLOAT, opset=19):
+    """F.interpolate(x, size=y.shape[-2:]) as exporters write it: sizes = Concat(Shape(x)[:2], Shape(y)[2:])
+    with dynamic H/W on both inputs; the output is the resized x alone."""
+    nodes = [
+        helper.make_node("Shape", ["X"], ["sx"]), helper.make_node("Shape", ["Yref"], ["sy"]),
+        helper.make_node("Slice", ["sx", "z", "two"], ["nc"]),
+        helper.make_node("Slice", ["sy", "two", "four"], ["hw"]),
+        helper.make_node("Concat", ["nc", "hw"], ["S"], axis=0),
+        helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="nearest", nearest_mode=rounding,
+                         coordinate_transformation_mode=coord, name="r"),
+    ]
+    inits = [onnx.numpy_helper.from_array(np.array([v], np.int64), n) for n, v in (("z", 0), ("two", 2), ("four", 4))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", dtype, [1, 2, "h", "w"]),
+                                           helper.make_tensor_value_info("Yref", dtype, [1, 2, "h2", "w2"])],
+                              [helper.make_tensor_value_info("Y", dtype, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def sizes_input_model(coord, rounding, dtype=TensorProto.FLOAT):
+    """sizes fed as a graph input (axes H, W), X with dynamic H/W."""
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="nearest", nearest_mode=rounding,
+                            coordinate_transformation_mode=coord, axes=[2, 3], name="r")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", dtype, [1, 2, "h", "w"]),
+                                            helper.make_tensor_value_info("S", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("Y", dtype, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+def _convert(model, tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    ov_model, records = convert(str(path))
+    (ir,) = [ir for _, ir in parse_model(str(path))]
+    return ov_model, records, ir
+
+
+def _data(shape, dtype, rng):
+    dt = np.dtype(dtype)
+    if np.issubdtype(dt, np.integer):
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, shape, endpoint=True).astype(dt)
+    return rng.permutation(int(np.prod(shape))).reshape(shape).astype(dt)  # distinct: a wrong tap shows
+
+
+@pytest.mark.parametrize("coord,rounding", list(itertools.product(COORDS, ROUNDINGS)))
+def test_fpn_every_mode(coord, rounding, tmp_path):
+    ov_model, records, ir = _convert(fpn_model(coord, rounding), tmp_path)
+    (rec,) = records
+    assert rec.rung == 3 and rec.proof.get("form") == "nearest_index", rec.summary()
+    assert "index decomposition: source indices computed in int64 for every run-time size" in rec.reason
+    compiled = ov.Core().compile_model(ov_model, "CPU", F32)
+    rng = np.random.default_rng(0)
+    for (h, w), (h2, w2) in SHAPES:
+        x = _data((1, 2, h, w), np.float32, rng)
+        yref = np.zeros((1, 2, h2, w2), np.float32)
+        want = run(ir, x, None, None, np.array([1, 2, h2, w2], np.int64))
+        got = compiled([x, yref])[0]
+        assert got.shape == want.shape and np.array_equal(got, want), (coord, rounding, h, w, h2, w2)
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.UINT8, TensorProto.INT32, TensorProto.FLOAT16])
+@pytest.mark.parametrize("coord,rounding", [("half_pixel", "round_prefer_ceil"), ("align_corners", "ceil"),
+                                            ("asymmetric", "floor")])
+def test_sizes_input_integer_dtypes(dtype, coord, rounding, tmp_path):
+    ov_model, (rec,), ir = _convert(sizes_input_model(coord, rounding, dtype), tmp_path)
+    assert rec.rung == 3 and rec.proof.get("form") == "nearest_index", rec.summary()
+    compiled = ov.Core().compile_model(ov_model, "CPU", F32)
+    rng = np.random.default_rng(1)
+    for (h, w), (h2, w2) in SHAPES:
+        x = _data((1, 2, h, w), NP[dtype], rng)
+        sizes = np.array([h2, w2], np.int64)
+        want = run(ir, x, None, None, sizes)
+        got = compiled([x, sizes])[0]
+        assert got.dtype == want.dtype and np.array_equal(got, want), (h, w, h2, w2)
+
+
+def test_index_subgraph_grid_for_every_mode():
+    """The index computation alone, compiled on CPU, over (in, out) in 1..48 and large pairs."""
+    for coord, rounding in itertools.product(COORDS, ROUNDINGS):
+        (_, ir), = parse_model(sizes_input_model(coord, rounding))
+        form = ni.nearest_index(ir)
+        assert ni.grid_verdict(ni._standalone(form), ir) is None, (coord, rounding)
+
+
+def test_grid_catches_a_wrong_subgraph():
+    (_, ir), = parse_model(sizes_input_model("half_pixel", "round_prefer_floor"))
+    (_, other), = parse_model(sizes_input_model("half_pixel", "round_prefer_ceil"))
+    verdict = ni.grid_verdict(ni._standalone(ni.nearest_index(other)), ir)
+    assert verdict and "differ from the oracle's taps" in verdict
+
+
+def test_proof_rereads_the_produced_model(tmp_path):
+    """prove() re-reads the index subgraphs; a produced model whose Gather indices were swapped for another
+    mode's fails it."""
+    ov_model, records, _ = _convert(fpn_model("half_pixel", "round_prefer_floor"), tmp_path)
+    assert prove(ov_model, records) == []
+    from resample_bridge.lowering.openvino.graph import ops, tagged
+
+    gather = tagged(ov_model)["r/index_2/gather"]
+    o = ops()
+    wrong = o.range(o.constant(np.int64(0)), o.constant(np.int64(3)), o.constant(np.int64(1)), "i64")
+    gather.input(1).replace_source_output(wrong.output(0))
+    failures = prove(ov_model, records)
+    assert failures and "axis 2" in failures[0]
+
+
+def test_refused_where_no_integer_form(tmp_path):
+    """Linear with run-time sizes: no index form; the rung says why (the node goes elsewhere)."""
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="linear", axes=[2, 3], name="r")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"]),
+                                            helper.make_tensor_value_info("S", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    (_, ir), = parse_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10))
+    got = ni.form_of(ir)
+    assert got.field == "mode" and "no exact integer index form" in got.reason

@@ -217,10 +217,11 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
 
 def convert(model, output: str | None = None, *, target: str = "openvino", fallback: str = "decompose",
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
-            convention: str | None = None) -> Conversion:
+            convention: str | None = None, prefer: str = "builtin") -> Conversion:
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
-    (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX)."""
+    (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
+    (OpenVINO): "builtin", or "fastest" for the extension where a cost model estimates it faster."""
     from .convert import output_path, remove_created
 
     if target not in ("openvino", "onnx", "tensorrt"):
@@ -233,7 +234,8 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
                 from .convert import convert_openvino_file
 
                 rep = convert_openvino_file(path, out, fallback=fallback, strict=strict, force=force,
-                                            extensions=extensions, compress_to_fp16=compress_to_fp16)
+                                            extensions=extensions, compress_to_fp16=compress_to_fp16,
+                                            prefer=prefer)
                 return Conversion("openvino", out, dict(rep["files"]), tuple(rep["records"]),
                                   tuple(rep.get("kept_f32", ())))
             if target == "onnx":

@@ -158,7 +158,8 @@ def cmd_convert(args) -> int:
     _target(args, "convert")
     if args.target != "openvino":
         for flag, given in (("compress_to_fp16", args.compress_to_fp16), ("extension", args.extension),
-                            ("fallback", args.fallback != "decompose"), ("allow-conditional", args.allow_conditional)):
+                            ("fallback", args.fallback != "decompose"), ("allow-conditional", args.allow_conditional),
+                            ("prefer", args.prefer != "builtin")):
             if given:
                 raise BridgeError(f"--{flag} applies to --target openvino only", field=flag)
     require({"openvino": "openvino", "onnx": "onnxruntime"}.get(args.target, "onnx"),
@@ -196,6 +197,7 @@ def _convert(args, path: str, out: str) -> dict:
 
     rep = convert_openvino_file(path, out, fallback=args.fallback, strict=args.strict, force=args.force,
                               allow_conditional=_allow_conditional(args), extensions=args.extension or (),
+                              prefer=args.prefer,
                               compress_to_fp16=args.compress_to_fp16)
     records = rep.pop("records")
     files = rep["files"]
@@ -338,6 +340,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="output file or folder (created when missing); default: <model stem>.xml in the current "
                          "folder (.portable.onnx / .tensorrt.onnx for the ONNX targets)")
     _lowering_options(pc)
+    pc.add_argument("--prefer", choices=["builtin", "fastest"], default="builtin",
+                    help="builtin: the lowest exact rung (nothing to ship where a built-in op is exact); fastest: "
+                         "the extension op where a cost model calibrated on this machine estimates it faster, "
+                         "reorders included (OpenVINO)")
     pc.add_argument("--force", action="store_true", help="overwrite an existing output")
     pc.add_argument("--compress_to_fp16", "--compress-to-fp16", dest="compress_to_fp16", nargs="?", const=True,
                     default=False, type=_bool,

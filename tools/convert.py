@@ -89,13 +89,13 @@ def check_extensions(paths) -> list[str]:
 
 
 def convert_openvino_model(model_path: str, *, fallback: str = "decompose", strict: bool = False,
-                           allow_conditional: bool | None = None, extensions=()):
+                           allow_conditional: bool | None = None, extensions=(), prefer: str = "builtin"):
     """(openvino.Model, records) through ``lowering.openvino.convert``."""
     from ..lowering.openvino import convert
 
     with step("lowering and proving every resampling node (OpenVINO's ONNX frontend)"):
         return convert(model_path, fallback=fallback, strict=strict, allow_conditional=allow_conditional,
-                       extensions=list(extensions))
+                       extensions=list(extensions), prefer=prefer)
 
 
 def convert_to_openvino(model_path: str, out: str, *, fallback: str = "decompose", strict: bool = False,
@@ -106,7 +106,7 @@ def convert_to_openvino(model_path: str, out: str, *, fallback: str = "decompose
 
 def convert_openvino_file(model_path: str, out: str, *, fallback: str = "decompose", strict: bool = False,
                           force: bool = False, allow_conditional: bool | None = None, extensions=(),
-                          compress_to_fp16: bool = False) -> dict:
+                          compress_to_fp16: bool = False, prefer: str = "builtin") -> dict:
     """Write OUT.xml/.bin (and the extension library when a node needs it) atomically; returns the report
     (plain dict: records, files, kept-f32 constants). Nothing is left behind on failure."""
     from ..lowering.openvino.write import save
@@ -114,7 +114,8 @@ def convert_openvino_file(model_path: str, out: str, *, fallback: str = "decompo
     out = check_output_path(out, force, ".xml", (".bin",))
     extensions = check_extensions(extensions)
     ov_model, records = convert_openvino_model(model_path, fallback=fallback, strict=strict,
-                                               allow_conditional=allow_conditional, extensions=extensions)
+                                               allow_conditional=allow_conditional, extensions=extensions,
+                                               prefer=prefer)
     with step("writing and proving the written model again from disk"):
         files, kept = save(ov_model, records, out, force=force, extensions=extensions,
                                     compress_to_fp16=compress_to_fp16)

@@ -20,12 +20,11 @@ import numpy as np
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
-SHAPE = (1, 8, 64, 64)  # the calibration input: big enough to time, small enough to calibrate in seconds
+SHAPE = (1, 16, 96, 96)  # the calibration input: big enough to time, small enough to calibrate in seconds
 SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", True), ("cubic", True))
-# The rung classes: the coordinate mode that lands each on it (half_pixel_symmetric has no Interpolate-11
-# spelling: the decomposition takes it); the extension is asked for with --fallback extension.
-CLASSES = {"builtin": ("half_pixel", "decompose"), "decomposition": ("half_pixel_symmetric", "decompose"),
-           "extension": ("half_pixel", "extension")}
+# Coordinate modes that land a sampler on different rungs (half_pixel_symmetric has no Interpolate-11
+# spelling: the decomposition takes it); each timing is filed under the rung it actually took.
+COORDS = ("half_pixel", "half_pixel_symmetric")
 _RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
 _rates: dict | None = None
 
@@ -82,7 +81,7 @@ def _median_ms(compiled, x, repeats: int = 15) -> float:
     return statistics.median(ts) * 1e3
 
 
-def calibrate() -> dict:
+def calibrate(samplers=SAMPLERS) -> dict:
     """Time every (rung class, sampler, direction) on ``SHAPE`` once; classes a machine cannot run (no C++
     compiler for the extension) are left out, and the model then never prefers them."""
     import onnx
@@ -98,25 +97,24 @@ def calibrate() -> dict:
     x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
     out: dict = {}
     with tempfile.TemporaryDirectory() as d:
-        for kind, aa in SAMPLERS:
+        path = os.path.join(d, "m.onnx")
+        for kind, aa in samplers:
             for up in (True, False):
-                for cls, (coord, fallback) in CLASSES.items():
+                for coord, fallback in [(c, "decompose") for c in COORDS] + [(COORDS[0], "extension")]:
                     model, n_out = _model(kind, aa, up, coord)
-                    path = os.path.join(d, "m.onnx")
                     onnx.save(model, path)
                     try:
                         ov_model, (rec,) = convert(path, fallback=fallback)
+                        cls = "extension" if rec.rung == CUSTOM else _RUNG_CLASS[rec.rung]
+                        if _key(cls, kind, aa, up) in out:
+                            continue
                         if cls == "extension":
-                            if rec.rung != CUSTOM:
-                                continue
                             from .. import compiled as cpp
 
                             core.add_extension(cpp.openvino_extension())
-                        elif _RUNG_CLASS.get(rec.rung) != cls:
-                            continue  # this sampler never lands on that rung: nothing to estimate with
                         ms = _median_ms(core.compile_model(ov_model, "CPU", F32), x)
                     except Exception as e:  # noqa: BLE001 -- a class this machine cannot run is left out
-                        log.debug(f"cost model: {cls} {kind} antialias={aa} up={up} not timed: {e}")
+                        log.debug(f"cost model: {coord} {kind} antialias={aa} up={up} not timed: {e}")
                         continue
                     out[_key(cls, kind, aa, up)] = ms * 1e6 / n_out
     big = np.ones(1 << 22, np.float32)

@@ -113,11 +113,14 @@ OPENVINO = OpenVINOTarget()
 
 
 def convert(model_path: str, *, fallback: str = "decompose", strict: bool = False, extensions=(),
-            allow_conditional: bool | None = None):
+            allow_conditional: bool | None = None, prefer: str = "builtin"):
     """ONNX file -> (openvino.Model, [NodeRecord]): resampling nodes through resample-bridge, the rest through
     OpenVINO's importer (with the user's ``extensions`` for other custom ops); every lowered node proven, or
     BridgeError with the reasons. ``allow_conditional``: take candidates exact only under stated run-time
-    conditions (default: no); ``strict`` declines them whatever it says."""
-    policy = policy_for(fallback, strict, allow_conditional=bool(allow_conditional))
+    conditions (default: no); ``strict`` declines them whatever it says. ``prefer``: "builtin" (the lowest
+    exact rung) or "fastest" (the extension where the cost model estimates it faster, ``cost``)."""
+    if prefer not in ("builtin", "fastest"):
+        raise BridgeError(f"unknown preference {prefer!r}; expected builtin or fastest", field="prefer")
+    policy = policy_for(fallback, strict, allow_conditional=bool(allow_conditional), prefer=prefer)
     result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, policy)
     return result.model, result.records

@@ -1,0 +1,168 @@
+"""`make bench`, whole models: latency of models converted by resample-bridge (the default ladder, and
+``--prefer fastest``) next to OpenVINO's own importer and onnxruntime, on OpenVINO CPU (f32 hint); medians of
+interleaved runs, ms. Where the importer is not exact ("OV exact?" from ``check``), its time is shown but it is
+no peer.
+
+    python tools/bench_models.py [--repeats 20] [--only SUBSTRING] [--corpus]
+
+Models (built here, shapes of our own): a YOLO-style neck (Conv -> nearest x2 -> Concat -> Conv), a
+segmentation head (Conv -> bilinear x4 -> Conv), an antialiased preprocessing step (600x800 -> 300x400 ->
+Conv), a DCN block (Conv offsets -> DeformConv with mask -> Relu), a 5-D warp (GridSample over a volume ->
+Conv3d). ``--corpus`` adds the real exported models of tests/models at their saved input shapes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from bench import _time_interleaved  # noqa: E402  (same directory; one timing loop)
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "models"
+
+
+def _conv(helper, numpy_helper, rng, name, x, y, cin, cout, k=3, dims=2):
+    w = numpy_helper.from_array((rng.standard_normal((cout, cin) + (k,) * dims) * 0.1).astype(np.float32),
+                                f"{name}_w")
+    node = helper.make_node("Conv", [x, f"{name}_w"], [y], name=name, pads=[k // 2] * (2 * dims))
+    return node, w
+
+
+def models():
+    """(name, ONNX model, feeds)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    F = TensorProto.FLOAT
+
+    def make(nodes, inits, inputs):
+        g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info(n, F, s) for n, s in inputs],
+                              [helper.make_tensor_value_info("y", F, None)], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
+        feeds = {n: (rng.uniform(-1, 1, s) if n == "grid" else rng.standard_normal(s)).astype(np.float32)
+                 for n, s in inputs}
+        return m, feeds
+
+    def const(name, values, dtype):
+        return numpy_helper.from_array(np.asarray(values, dtype), name)
+
+    c1, w1 = _conv(helper, numpy_helper, rng, "c1", "x", "a", 64, 64)
+    c2, w2 = _conv(helper, numpy_helper, rng, "c2", "cat", "y", 128, 64, k=1)
+    yolo = [c1, helper.make_node("Resize", ["a", "", "s2"], ["up"], name="up", mode="nearest"),
+            helper.make_node("Concat", ["up", "skip"], ["cat"], axis=1), c2]
+    yield ("YOLO-style neck: nearest x2 1x64x40x40", *make(
+        yolo, [w1, w2, const("s2", [1, 1, 2, 2], np.float32)], [("x", [1, 64, 40, 40]), ("skip", [1, 64, 80, 80])]))
+
+    c1, w1 = _conv(helper, numpy_helper, rng, "c1", "x", "a", 32, 19, k=1)
+    c2, w2 = _conv(helper, numpy_helper, rng, "c2", "up", "y", 19, 19)
+    seg = [c1, helper.make_node("Resize", ["a", "", "s4"], ["up"], name="up", mode="linear",
+                                coordinate_transformation_mode="half_pixel"), c2]
+    yield ("segmentation head: bilinear x4 1x19x64x64", *make(
+        seg, [w1, w2, const("s4", [1, 1, 4, 4], np.float32)], [("x", [1, 32, 64, 64])]))
+
+    c1, w1 = _conv(helper, numpy_helper, rng, "c1", "small", "y", 3, 16)
+    pre = [helper.make_node("Resize", ["x", "", "", "sz"], ["small"], name="aa", mode="linear", antialias=1), c1]
+    yield ("antialias preprocessing 600x800 -> 300x400", *make(
+        pre, [w1, const("sz", [1, 3, 300, 400], np.int64)], [("x", [1, 3, 600, 800])]))
+
+    c1, w1 = _conv(helper, numpy_helper, rng, "off", "x", "o", 32, 18)
+    c2, w2 = _conv(helper, numpy_helper, rng, "msk", "x", "mr", 32, 9)
+    wd = const("wd", rng.standard_normal((32, 32, 3, 3)) * 0.05, np.float32)
+    dcn = [c1, c2, helper.make_node("Sigmoid", ["mr"], ["m"]),
+           helper.make_node("DeformConv", ["x", "wd", "o", "", "m"], ["d"], name="dcn", pads=[1, 1, 1, 1]),
+           helper.make_node("Relu", ["d"], ["y"])]
+    yield ("DCN block 1x32x48x40 3x3 + mask", *make(dcn, [w1, w2, wd], [("x", [1, 32, 48, 40])]))
+
+    c1, w1 = _conv(helper, numpy_helper, rng, "c3", "w", "y", 4, 8, dims=3)
+    warp = [helper.make_node("GridSample", ["x", "grid"], ["w"], name="warp", padding_mode="border"), c1]
+    yield ("5-D warp 1x4x24x28x20 -> Conv3d", *make(
+        warp, [w1], [("x", [1, 4, 24, 28, 20]), ("grid", [1, 24, 28, 20, 3])]))
+
+
+def corpus():
+    """The real exported models of tests/models with their saved inputs."""
+    import onnx
+
+    for d in sorted(p for p in CORPUS.iterdir() if (p / "model.onnx").is_file()):
+        feeds = dict(np.load(d / "inputs.npz")) if (d / "inputs.npz").is_file() else None
+        if feeds is None:
+            continue
+        yield f"corpus: {d.name}", onnx.load(str(d / "model.onnx")), feeds
+
+
+def main(argv=None) -> int:
+    import onnx
+    import onnxruntime as ort
+    import openvino as ov
+
+    from resample_bridge.lowering import compiled
+    from resample_bridge.lowering.openvino import F32, check_openvino, convert
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--corpus", action="store_true", help="also the real exported models of tests/models")
+    args = ap.parse_args(argv)
+    core = ov.Core()
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    rows = []
+    cases = list(models()) + (list(corpus()) if args.corpus else [])
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.onnx")
+        for name, model, feeds in cases:
+            if args.only not in name:
+                continue
+            onnx.save(model, path)
+            compiled_ = {}
+            for key, prefer in (("ours", "builtin"), ("fastest", "fastest")):
+                ovm, recs = convert(path, prefer=prefer)
+                if any(r.rung == 4 for r in recs):
+                    core.add_extension(compiled.openvino_extension())
+                compiled_[key] = (core.compile_model(ovm, "CPU", F32), [r.rung for r in recs])
+            try:
+                imp = core.compile_model(ov.convert_model(path), "CPU", F32)
+                verdicts = {r["openvino"]["verdict"] for r in check_openvino(path)}
+                exact = verdicts == {"exact"}
+            except Exception:  # noqa: BLE001 -- the importer refuses the model
+                imp, exact = None, False
+            try:
+                sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            except Exception:  # noqa: BLE001
+                sess = None
+            ours, fastest = compiled_["ours"][0], compiled_["fastest"][0]
+            times = _time_interleaved([lambda: ours(feeds), lambda: fastest(feeds),
+                                       (lambda: imp(feeds)) if imp else None,
+                                       (lambda: sess.run(None, feeds)) if sess else None], args.repeats)
+            rows.append((name, compiled_["ours"][1], compiled_["fastest"][1], "yes" if exact else
+                         ("refused" if imp is None else "no"), *times))
+    print(f"whole models: OpenVINO {ov.__version__} CPU f32 hint ({os.cpu_count()} cores), onnxruntime "
+          f"{ort.__version__}; median of {args.repeats} interleaved runs, ms")
+    head = (f"{'model':<44} {'rungs':>8} {'ours':>7} {'fastest':>7} {'OV imp.':>7} {'OV exact?':>9} {'ORT':>7} "
+            f"{'ours/OV':>7} {'fast/OV':>7} {'ours/ORT':>8}")
+    print(head)
+    print("-" * len(head))
+    f = lambda v: f"{v:.2f}" if v is not None else "-"  # noqa: E731
+    r = lambda a, b: f"{a / b:.2f}" if a is not None and b else "-"  # noqa: E731
+    vs_ov = []
+    for name, rungs, frungs, exact, t_ours, t_fast, t_ov, t_ort in rows:
+        tag = ",".join(map(str, sorted(set(rungs)))) + ("" if frungs == rungs else "/" + ",".join(
+            map(str, sorted(set(frungs)))))
+        if exact == "yes" and t_ov:
+            vs_ov.append(t_ours / t_ov)
+        print(f"{name[:44]:<44} {tag:>8} {f(t_ours):>7} {f(t_fast):>7} {f(t_ov):>7} {exact:>9} {f(t_ort):>7} "
+              f"{r(t_ours, t_ov):>7} {r(t_fast, t_ov):>7} {r(t_ours, t_ort):>8}")
+    if vs_ov:
+        print(f"ours / OpenVINO importer where it is exact: geomean {float(np.exp(np.mean(np.log(vs_ov)))):.3f}, "
+              f"max {max(vs_ov):.3f} ({len(vs_ov)} models)")
+    print("rungs: the default ladder's / --prefer fastest's where they differ")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,8 +22,9 @@ import tempfile
 
 import numpy as np
 
-from ...semantics.errors import BridgeError, clip
+from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, has_runtime_params
+from ..passes import format_check_rows
 from .frontend import openvino_error_reason
 from .graph import compile_f32
 
@@ -449,32 +450,20 @@ def check_openvino(model_path, progress=None) -> list[dict]:
 
 
 def format_check(rows: list[dict]) -> str:
-    if not rows:
-        return "no resampling nodes in this model"
-    out = []
-    for r in rows:
-        v = r["openvino"]
-        line = f"{clip(r['name'], 80)} ({r['op']}): OpenVINO importer: {v['verdict']}"
-        if v["verdict"] == "refused":
-            line += f": {v['reason']}"
-        elif v["verdict"] == "silently different":
-            err = v.get("max_error")
-            line += f" (max error {err:.3g} on a probe input)" if err is not None and np.isfinite(err) else \
-                " (output shape differs)"
-        out.append(line)
-        for f in v.get("fields", []):
-            out.append(f"    {f}")
-        for c in v.get("conditions", []):
-            out.append(f"    {c}")
-        for ax, idx in v.get("ties", {}).items():
-            out.append(f"    {ax}: output indices {idx} read another element (fp32 coordinates at a rounding boundary)")
-        for ax, idx in v.get("ties_resolved", {}).items():
-            out.append(f"    {ax}: output indices {idx} sit at a rounding boundary; OpenVINO's fp32 coordinates "
-                       f"resolve them as the exact ones on this shape (measured)")
-        ours = r["resample_bridge"]
-        if ours["rung"] is None:
-            out.append(f"  resample-bridge: refuses: {ours['reason']}")
-        else:
-            cond = f" [exact if {ours['condition']}]" if ours.get("condition") else ""
-            out.append(f"  resample-bridge: rung {ours['rung']} ({ours['rung_name']}): {ours['reason']}{cond}")
-    return "\n".join(out)
+    return format_check_rows(rows, "openvino", "OpenVINO importer", _importer_lines)
+
+
+def _importer_lines(v: dict) -> tuple[str, list[str]]:
+    suffix = ""
+    if v["verdict"] == "refused":
+        suffix = f": {v['reason']}"
+    elif v["verdict"] == "silently different":
+        err = v.get("max_error")
+        suffix = f" (max error {err:.3g} on a probe input)" if err is not None and np.isfinite(err) else \
+            " (output shape differs)"
+    lines = [f"    {f}" for f in v.get("fields", [])] + [f"    {c}" for c in v.get("conditions", [])]
+    lines += [f"    {ax}: output indices {idx} read another element (fp32 coordinates at a rounding boundary)"
+              for ax, idx in v.get("ties", {}).items()]
+    lines += [f"    {ax}: output indices {idx} sit at a rounding boundary; OpenVINO's fp32 coordinates resolve "
+              f"them as the exact ones on this shape (measured)" for ax, idx in v.get("ties_resolved", {}).items()]
+    return suffix, lines

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...semantics.errors import clip
 from ...translate.tensorrt import UNVERIFIED
-from ..passes import Policy
+from ..passes import Policy, format_check_rows
 from .plan import plan_model
 
 
@@ -40,6 +40,19 @@ def _unverified(assumptions) -> list[str]:
     return [f"    {UNVERIFIED}: {_bare(a)}" for a in assumptions]
 
 
+def _importer_lines(v: dict) -> tuple[str, list[str]]:
+    suffix = ""
+    if v["verdict"] == "rejected":
+        suffix = f" at {v.get('stage', 'import')}: {v['message']}" + ("" if v.get("quoted", True) else " (paraphrased)")
+    elif v.get("assumptions"):
+        suffix = f" ({UNVERIFIED})"
+    lines = [f"    {f}" for f in v.get("fields", [])] + _unverified(v.get("assumptions", []))
+    lines += [f"    importer: {n}" for n in v.get("notes", [])]
+    if v.get("decided"):
+        lines.append(f"    ({v['decided']})")
+    return suffix, lines
+
+
 def _counts(values) -> str:
     counts: dict = {}
     for v in values:
@@ -48,28 +61,8 @@ def _counts(values) -> str:
 
 
 def format_check(rows: list[dict]) -> str:
-    if not rows:
-        return "no resampling nodes in this model"
-    out = []
-    for r in rows:
-        v = r["tensorrt"]
-        line = f"{clip(r['name'], 80)} ({r['op']}): onnx-tensorrt importer: {v['verdict']}"
-        if v["verdict"] == "rejected":
-            line += f" at {v.get('stage', 'import')}: {v['message']}" + ("" if v.get("quoted", True) else
-                                                                        " (paraphrased)")
-        elif v.get("assumptions"):
-            line += f" ({UNVERIFIED})"
-        out.append(line)
-        out += [f"    {f}" for f in v.get("fields", [])] + _unverified(v.get("assumptions", []))
-        out += [f"    importer: {n}" for n in v.get("notes", [])]
-        if v.get("decided"):
-            out.append(f"    ({v['decided']})")
-        ours = r["resample_bridge"]
-        if ours["rung"] is None:
-            out.append(f"  resample-bridge: refuses: {ours['reason']}")
-        else:
-            out.append(f"  resample-bridge: rung {ours['rung']} ({ours['rung_name']}): {ours['reason']}")
-            out += _unverified(ours.get("assumptions", []))
+    out = [format_check_rows(rows, "tensorrt", "onnx-tensorrt importer", _importer_lines,
+                             lambda ours: _unverified(ours.get("assumptions", [])))]
     unverified = sum(1 for r in rows if r["tensorrt"].get("assumptions") and r["tensorrt"]["verdict"] == "exact")
     if unverified:  # the counts themselves are the gate's summary line (tools/gate.py), printed after this
         out.append(f"{unverified} of onnx-tensorrt's exact verdicts are {UNVERIFIED}")

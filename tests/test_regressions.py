@@ -438,3 +438,12 @@ def test_check_tensorrt_refuses_what_convert_refuses(tmp_path):
     m = resize_model((1, 1, 4, 4), sizes=[1, 1, 8], name="short")   # sizes of the wrong length
     rc, out, err = cli("check", save(m, tmp_path), "--target", "tensorrt", cwd=tmp_path)
     assert_refused(rc, err, "sizes")
+
+
+def test_verify_names_the_node_onnxruntime_cannot_run(tmp_path):
+    """Found by tools/fuzz.py (seed 7): a node onnxruntime refuses at run time (here sizes with a zero length,
+    which its scale validation rejects) left verify's one line without a node."""
+    m = resize_model((1, 1, 4, 4), sizes=[1, 1, 0, 2], mode="nearest", name="zero_len")
+    rc, out, err = cli("verify", save(m, tmp_path), cwd=tmp_path)
+    assert_refused(rc, err, field="op")
+    assert "node 'zero_len'" in err and "onnxruntime cannot run this node" in err, err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -269,6 +270,10 @@ def _run_onnxruntime(model, feeds: dict) -> dict:
             return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
         except Exception as e:
             msg = str(e).replace(d + os.sep, "").splitlines()[0] if str(e) else type(e).__name__
+            node = re.search(r"Name:'([^']*)'", msg)  # onnxruntime names the node that failed to run
+            if node:
+                raise BridgeError(f"onnxruntime cannot run this node of the source model, so verify has no "
+                                  f"reference: {clip(msg, 160)}", node.group(1), "op") from None
             raise BridgeError(f"onnxruntime cannot run the source model: {clip(msg, 160)}",
                               field="model") from None
 

@@ -82,7 +82,8 @@ def _exact_integer(x: np.ndarray, bound) -> bool:
     and sums can land an exact half on the wrong side. Not with OpenVINO pads or a fractional
     extrapolation value (float64 as before there)."""
     return (np.issubdtype(x.dtype, np.integer) and bound.sampler.kind != "nearest" and bool(bound.axes)
-            and not bound.pads and x.size > 0 and float(bound.extrapolation_value).is_integer())
+            and not bound.pads and x.size > 0 and float(bound.extrapolation_value).is_integer()
+            and all(a.out_len > 0 for a in bound.axes))  # an empty output has nothing to accumulate
 
 
 def _run_resize_integer(x: np.ndarray, bound):

@@ -11,6 +11,7 @@ import stat
 from fractions import Fraction
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -447,3 +448,40 @@ def test_verify_names_the_node_onnxruntime_cannot_run(tmp_path):
     rc, out, err = cli("verify", save(m, tmp_path), cwd=tmp_path)
     assert_refused(rc, err, field="op")
     assert "node 'zero_len'" in err and "onnxruntime cannot run this node" in err, err
+
+
+def test_verify_names_a_node_onnxruntime_refuses_to_load(tmp_path):
+    """Found by tools/fuzz.py (seed 7): onnxruntime's Resize kernel refuses exclude_outside with nearest when
+    the session is created, naming no node; verify finds the node by loading each one alone."""
+    m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="nearest", exclude_outside=1, name="xo_nearest")
+    rc, out, err = cli("verify", save(m, tmp_path), cwd=tmp_path)
+    assert_refused(rc, err, field="op")
+    assert "node 'xo_nearest'" in err and "exclude_outside" in err, err
+
+
+def test_tensorrt_reads_an_empty_value_floats_constant(tmp_path):
+    """Found by tools/fuzz.py (seed 7): roi as Constant(value_floats=[]) (an exporter's "absent") broke the
+    TensorRT and ONNX rewrites (onnx-graphsurgeon cannot type an empty list attribute): exit 3."""
+    m = resize_model((1, 1, 7, 4), scales=[1, 1, 0.75, 3], mode="linear",
+                     coordinate_transformation_mode="pytorch_half_pixel")
+    node = m.graph.node[0]
+    node.input[1] = "roi_c"
+    const = helper.make_node("Constant", [], ["roi_c"])
+    const.attribute.add(name="value_floats", type=onnx.AttributeProto.FLOATS)  # helper cannot type an empty list
+    m.graph.node.insert(0, const)
+    p = save(m, tmp_path)
+    for verb in (["check", p, "--target", "tensorrt"], ["convert", p, "--target", "tensorrt", "-o", "o.onnx"],
+                 ["convert", p, "--target", "onnx", "-o", "p.onnx"]):
+        rc, out, err = cli(*verb, cwd=tmp_path)
+        assert rc == 0, err
+
+
+def test_integer_resize_to_a_zero_length_axis_at_run_time_is_no_internal_error(tmp_path):
+    """Found by tools/fuzz.py (seed 7): the exact integer oracle had no tap to accumulate on an empty output."""
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    m = resize_model((1, 3, 1, 6), scales=[0.1, 1, 1], mode="cubic", axes=[3, 2, 1], dtype=TensorProto.INT8)
+    (_, ir), = parse_model(m)
+    y = run(ir, np.ones((1, 3, 1, 6), np.int8))
+    assert y.shape == (1, 3, 1, 0) and y.dtype == np.int8

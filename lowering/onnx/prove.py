@@ -3,10 +3,13 @@
 * rungs 1-2: the written node re-parsed; onnxruntime's semantics of it diffed against the source IR
   (``rungs.ort_gap``); rung 1 must also parse to the source IR itself;
 * rung 3: the Gather / Mul / Where constants, found by node name, equal the tap tables recomputed from the
-  source IR (``semantics.taps``), axis by axis, and the source node is gone;
+  source IR (``semantics.taps``), axis by axis, and the source node is gone; for the nearest index form (run-time
+  lengths), the Gathers' axes and wiring, their lengths' sources, and each index subgraph, cut out with its
+  lengths as inputs, run on onnxruntime over a grid of lengths against the oracle's taps (``prove_index``);
 * then each lowered node, cut out of the written model, runs on onnxruntime on probe inputs (random, ramps,
   dtype extremes, integers near 2^24 and .5 ties) against ``semantics.reference.run``: bit-exact for integer
-  dtypes, rtol 1e-5 / atol 1e-6 for float32.
+  dtypes, rtol 1e-5 / atol 1e-6 for float32; the index form on concrete shapes and sizes, bit-exact for every
+  dtype (``_probe_index``).
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import numpy as np
 
 from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
-from ...semantics.ir import ResizeIR, has_runtime_params, is_static
+from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.reference import run as oracle
 from ...semantics.taps import axis_taps
 from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
 from .decompose import check_decomposable, fill_value, tap_name
+from .nearest_index import FORM, grid_verdict, index_name
 from .rungs import ort_gap
 
 TOLERANCE = {"float32": (1e-5, 1e-6), "float16": (1e-3, 1e-3), "float64": (1e-9, 1e-9)}  # (rtol, atol)
@@ -45,13 +49,15 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
     graph = Graph(model) if any(not isinstance(r.ir, ResizeIR) for r in lowered) else None
     failures = []
     for rec in lowered:
+        index = rec.proof.get("form") == FORM
         if rec.rung == DECOMPOSE:
             why = [f"{rec.node}: the source node is still in the written model"] if rec.node in written else \
+                prove_index(rec, model, nodes, consts) if index else \
                 prove_tables(rec.node, rec.ir, nodes, consts, compute)
         else:
             why = _spelled(rec, written, nodes.get(rec.node))
         if not why and probes:
-            why = _probe(rec, model, consts, graph)
+            why = _probe_index(rec, model) if index else _probe(rec, model, consts, graph)
         failures += why
     return failures
 
@@ -101,6 +107,75 @@ def prove_tables(name: str, ir, nodes: dict, consts: dict, compute: dict) -> lis
                 and _equal(consts.get(where.input[1]), fill_value(bound, np.dtype(ir.dtype), work)))):
             out.append(f"{name}: axis {a}: the extrapolation mask or value differs from the source IR's")
     return out
+
+
+def prove_index(rec, model, nodes: dict, consts: dict) -> list[str]:
+    """The index decomposition of ``rec`` in the written model: one Gather per resized axis, on that axis, in the
+    op's order from X to the node's output; each reading in = Shape(X)[axis] and out = sizes[i] (or the static
+    size); and each index subgraph, cut out with its two lengths as inputs, computes the oracle's taps over
+    ``nearest_index.GRID`` on onnxruntime."""
+    import onnx
+
+    name, ir, args = rec.node, rec.ir, rec.proof["inputs"]
+    if list(rec.proof.get("axes", [])) != list(ir.axes):
+        return [f"{name}: the index form was recorded for axes {rec.proof.get('axes')}, the source resizes "
+                f"{list(ir.axes)}"]
+    producer = {o: n for n in model.graph.node for o in n.output}
+
+    def attrs(node):
+        return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+    out, prev = [], args[0]
+    for i, axis in enumerate(ir.axes):
+        gather = nodes.get(index_name(name, axis, "gather"))
+        if gather is None or gather.op_type != "Gather":
+            out.append(f"{name}: axis {axis}: no index Gather in the written model")
+            continue
+        if attrs(gather).get("axis", 0) % ir.rank != axis:
+            out.append(f"{name}: axis {axis}: the Gather reads axis {attrs(gather).get('axis', 0)}")
+        if gather.input[0] != prev:
+            out.append(f"{name}: axis {axis}: the Gather does not read the previous axis' result")
+        prev = gather.output[0]
+        lengths = [_length_in(nodes.get(index_name(name, axis, "in")), producer, consts, args[0], axis, attrs),
+                   _length_out(nodes.get(index_name(name, axis, "out")), consts, args, ir, i, attrs)]
+        out += [f"{name}: axis {axis}: {m}" for m in lengths if m]
+        if any(lengths):
+            continue
+        try:
+            cut = _submodel(model, {index_name(name, axis, r) + ":0": np.dtype(np.int64) for r in ("in", "out")},
+                            gather.input[1])
+        except BridgeError as e:
+            out.append(f"{name}: axis {axis}: the index subgraph reads more than its lengths ({e.message})")
+            continue
+        verdict = grid_verdict(cut, ir, index_name(name, axis, "in") + ":0", index_name(name, axis, "out") + ":0")
+        if verdict:
+            out.append(f"{name}: axis {axis}: {verdict}")
+    if prev != rec.proof["output"]:
+        out.append(f"{name}: the last index Gather does not write the node's output")
+    return out
+
+
+def _length_in(node, producer: dict, consts: dict, x: str, axis: int, attrs) -> str | None:
+    """None when ``node`` is Gather(Shape(X), axis) along axis 0 with no Shape start/end, else what differs."""
+    shape = producer.get(node.input[0]) if node is not None and node.op_type == "Gather" else None
+    if shape is None or shape.op_type != "Shape" or shape.input[0] != x or attrs(shape) or attrs(node).get("axis", 0):
+        return "its input length is not Shape(X)[axis]"
+    k = consts.get(node.input[1])
+    return None if k is not None and k.shape == () and int(k) == axis else "its input length reads another axis"
+
+
+def _length_out(node, consts: dict, args, ir, i: int, attrs) -> str | None:
+    """None when ``node`` gives the i-th output length: Gather(sizes, i) of the node's run-time sizes input, or
+    Identity of the static size."""
+    if isinstance(ir.sizes, RuntimeValue):
+        ok = node is not None and node.op_type == "Gather" and len(args) > 3 and node.input[0] == args[3] \
+            and not attrs(node).get("axis", 0)
+        k = consts.get(node.input[1]) if ok else None
+        return None if k is not None and k.shape == () and int(k) == i else \
+            f"its output length is not sizes[{i}] of the node's sizes input"
+    k = consts.get(node.input[0]) if node is not None and node.op_type == "Identity" else None
+    return None if k is not None and k.shape == () and int(k) == ir.sizes[i] else \
+        f"its output length is not the static size {ir.sizes[i]}"
 
 
 def _equal(got, want) -> bool:
@@ -177,6 +252,69 @@ def _probe(rec, model, consts, graph) -> list[str]:
         if bad.any():
             i = tuple(int(v) for v in np.argwhere(bad)[0])
             return [f"{rec.node}: probe {k}: onnxruntime gives {got[i]} at {i}, the oracle {want[i]}"]
+    return []
+
+
+# (in, out) per resized axis for the index form's probes (taken in turn across axes): up, down, out == 1,
+# in == 1, equal, odd ratios.
+INDEX_PROBES = [(3, 7), (9, 4), (5, 1), (1, 6), (6, 6), (13, 17), (7, 3)]
+
+
+def _index_shapes(ir):
+    """(input shape, sizes fed or None) for the index form's probes: unknown lengths and run-time sizes from
+    ``INDEX_PROBES``, the static ones as they are; other unknown lengths 2."""
+    shape = ir.input_shape or (None,) * ir.rank
+    for k in range(len(INDEX_PROBES)):
+        dims, outs = [d if d is not None else 2 for d in shape], []
+        for j, axis in enumerate(ir.axes):
+            i, o = INDEX_PROBES[(k + j) % len(INDEX_PROBES)]
+            if shape[axis] is None:
+                dims[axis] = i
+            outs.append(o)
+        yield tuple(dims), (np.asarray(outs, np.int64) if isinstance(ir.sizes, RuntimeValue) else None)
+
+
+def _index_data(dtype: np.dtype, shape, rng) -> list[np.ndarray]:
+    """Probe inputs for the index form. 64-bit integers stay within 2^53: the oracle resamples them in float64,
+    which rounds larger values (a Gather moves every value; the grid proves the indices)."""
+    if dtype.kind in "iu" and dtype.itemsize == 8:
+        lo = 0 if dtype.kind == "u" else -2**53
+        return [rng.integers(lo, 2**53, shape, endpoint=True).astype(dtype),
+                np.where(rng.integers(0, 2, shape) == 1, 2**53, lo).astype(dtype)]
+    return _data_probes(dtype, shape, rng) if dtype.kind in "fiu" else [rng.integers(0, 2, shape).astype(dtype)]
+
+
+def _probe_index(rec, model) -> list[str]:
+    """The index decomposition cut out of the written model (inputs X and, when fed at run time, the sizes) run
+    on onnxruntime on concrete shapes against ``semantics.reference.run``: bit-exact, whatever the dtype."""
+    import onnxruntime as ort
+
+    ir, args = rec.ir, rec.proof["inputs"]
+    dtype = np.dtype(ir.dtype)
+    fed = {args[0]: dtype}
+    if isinstance(ir.sizes, RuntimeValue):
+        fed[args[3]] = np.dtype(np.int64)
+    try:
+        sub = _submodel(model, fed, rec.proof["output"])
+        sess = ort.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"])
+    except BridgeError as e:
+        return [f"{rec.node}: the index decomposition reads more than X and sizes ({e.message})"]
+    except Exception as e:  # noqa: BLE001 -- onnxruntime's own words
+        return [f"{rec.node}: onnxruntime cannot run the index decomposition: {str(e).splitlines()[0]}"]
+    rng = np.random.default_rng(0)
+    for shape, sizes in _index_shapes(ir):
+        for k, x in enumerate(_index_data(dtype, shape, rng)):
+            feeds = {args[0]: x, **({args[3]: sizes} if sizes is not None else {})}
+            want = oracle(ir, x, None, None, sizes) if sizes is not None else oracle(ir, x)
+            try:
+                got = sess.run(None, feeds)[0]
+            except Exception as e:  # noqa: BLE001
+                return [f"{rec.node}: input {shape}: onnxruntime fails: {str(e).splitlines()[0]}"]
+            if got.shape != want.shape or got.dtype != want.dtype or not np.array_equal(got, want):
+                return [f"{rec.node}: input {shape}, sizes {None if sizes is None else sizes.tolist()}, probe {k}: "
+                        f"onnxruntime gives {got.dtype}{got.shape}, not the oracle's numbers ({want.dtype}"
+                        f"{want.shape})"]
+    rec.extra["probe"] = f"probed on {len(INDEX_PROBES)} input shapes, bit-exact"
     return []
 
 

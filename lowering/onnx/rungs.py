@@ -22,6 +22,7 @@ from ...semantics.taps import coarser, tie_indices
 from ...translate.onnx import NodeView, parse_view
 from ...translate.onnxruntime import ort_output_shape, ort_semantics
 from ..passes import Candidate, Refusal
+from . import nearest_index
 from .decompose import check_decomposable
 
 # Measured (onnxruntime 1.32, CPU): Resize has kernels for these element types only.
@@ -235,21 +236,32 @@ def spellings(ir: ResizeIR, out_shape, opset: int):
 
 
 def decompose(n: Node):
-    """Rung 3: the tap-table decomposition (static shapes, Resize only)."""
+    """Rung 3: the tap-table decomposition (static shapes, Resize only); where lengths are known only at run time,
+    the nearest index form (``nearest_index.py``) instead."""
     ir = n.ir
     if not isinstance(ir, ResizeIR):
         return Refusal(f"the decomposition covers Resize only, not {n.proto.op_type}", "op")
     if not n.top_level:
         return Refusal("inside an If/Loop/Scan body: only rung 1 applies there", "graph")
+    static = _static_refusal(ir)
+    if static is not None:
+        index = nearest_index.candidate(ir, n.opset)
+        # One rung 3 either way; a node neither takes is told both reasons.
+        return index if isinstance(index, Candidate) else Refusal(f"{static.reason}; {index.reason}", static.field)
+    bound, work = check_decomposable(ir, ir.input_shape, n.opset, n.compute)
+    return Candidate(None, f"per-axis tap tables from semantics.taps (Gather/Mul/Add, {work})",
+                     proof={"shape": list(ir.input_shape), "axes": [ax.axis for ax in bound.axes]})
+
+
+def _static_refusal(ir: ResizeIR) -> Refusal | None:
+    """Why the tap tables cannot be built here (a length or parameter known only at run time), or None."""
     if not is_static(ir.input_shape):
         return Refusal(f"input shape {ir.input_shape} is not static: the tap tables need every length",
                        "input_shape")
     for f in ("scales", "sizes", "roi"):
         if has_runtime_params(ir, (f,)):
             return Refusal(f"{f} is fed at run time: the tap tables need its value", f)
-    bound, work = check_decomposable(ir, ir.input_shape, n.opset, n.compute)
-    return Candidate(None, f"per-axis tap tables from semantics.taps (Gather/Mul/Add, {work})",
-                     proof={"shape": list(ir.input_shape), "axes": [ax.axis for ax in bound.axes]})
+    return None
 
 
 __all__ = ["Node", "ort_gap", "as_is", "respell", "decompose", "spellings", "ORT_RESIZE_TYPES"]

@@ -3,6 +3,7 @@ pass interface (``lowering/passes.py``). Everything but the resampling nodes is 
 
 from __future__ import annotations
 
+from ...semantics.coords import NearestIndex
 from ...semantics.errors import BridgeError
 from ..artifacts import check_output_path
 from ..artifacts import write_proven_onnx as write_proven
@@ -10,6 +11,7 @@ from ..passes import BUILTIN, DECOMPOSE, REWRITE, NodeRecord, PassResult, Policy
     records_json, summary_counts
 from . import rungs
 from .decompose import PORTABLE, decompose_resize
+from .nearest_index import decompose_nearest_index
 
 # Run-time conditions are never taken by default: a portable model must be exact for every value.
 DEFAULT_POLICY = Policy(allow_conditional=False)
@@ -32,6 +34,7 @@ class OnnxTarget(Target):
         import onnx_graphsurgeon as gs
 
         from ...translate.onnx import default_opset, inline_functions, load, parse_model, resampling_nodes
+        from ..gs import import_graph
 
         m = onnx.ModelProto()
         m.CopyFrom(inline_functions(load(model)))
@@ -45,7 +48,7 @@ class OnnxTarget(Target):
         # Main-graph nodes by their first output: unique, and never an output name inside a body (ONNX forbids
         # shadowing), where protobuf wrappers give no stable identity.
         position = {p.output[0]: i for i, p in enumerate(m.graph.node) if p.output}
-        graph = gs.import_onnx(m)
+        graph = import_graph(m)
         gs_nodes = list(graph.nodes)  # in m's order; lowering reorders graph.nodes
         records = []
         for (name, ir), (_, proto) in zip(parse_model(m), resampling_nodes(m)):
@@ -77,10 +80,14 @@ class OnnxTarget(Target):
                                                     if k != "sizes" or c.size]
             return [node.name]
         x, y = gs_node.inputs[0], gs_node.outputs[0]
+        sizes = gs_node.inputs[3] if len(gs_node.inputs) > 3 else None
         gs_node.outputs.clear()
         graph.nodes.remove(gs_node)
-        added = decompose_resize(graph, node.ir, x, y, node.ir.input_shape, node.name, compute=self.compute,
-                                 opset=node.opset)
+        if isinstance(produced, NearestIndex):  # run-time lengths: the index form
+            added = decompose_nearest_index(graph, node.ir, x, sizes, y, node.name)
+        else:
+            added = decompose_resize(graph, node.ir, x, y, node.ir.input_shape, node.name, compute=self.compute,
+                                     opset=node.opset)
         return [n.name for n in added]
 
     def prove(self, result: PassResult) -> list[str]:

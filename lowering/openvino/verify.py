@@ -19,7 +19,7 @@ import tempfile
 
 import numpy as np
 
-from ...semantics.errors import BridgeError, clip
+from ...semantics.errors import BridgeError, clip, without_source
 from .graph import F32
 
 MAX_INPUT_BYTES = 1 << 30  # per input: what verify will allocate for a probe
@@ -270,12 +270,43 @@ def _run_onnxruntime(model, feeds: dict) -> dict:
             return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
         except Exception as e:
             msg = str(e).replace(d + os.sep, "").splitlines()[0] if str(e) else type(e).__name__
-            node = re.search(r"Name:'([^']*)'", msg)  # onnxruntime names the node that failed to run
-            if node:
+            msg = _ort_text(msg)
+            found = re.search(r"Name:'([^']*)'", msg)  # onnxruntime names the node that failed to run
+            node = found.group(1) if found else _node_onnxruntime_refuses(model)
+            if node is not None:
                 raise BridgeError(f"onnxruntime cannot run this node of the source model, so verify has no "
-                                  f"reference: {clip(msg, 160)}", node.group(1), "op") from None
+                                  f"reference: {clip(msg, 160)}", node, "op") from None
             raise BridgeError(f"onnxruntime cannot run the source model: {clip(msg, 160)}",
                               field="model") from None
+
+
+# onnxruntime's error text: a status prefix and C++ signatures ("onnxruntime::X<T>::Compute(...) const
+# [with T = float]") before the sentence that says what is wrong.
+_ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |(?:\w+(?:::[\w<>]+)+ )?\b\w+(?:::[\w<>]+)+\([^()]*\)"
+                        r"(?: const)?(?: \[with [^\]]*\])?\s*")
+
+
+def _ort_text(msg: str) -> str:
+    return _ORT_NOISE.sub("", without_source(msg)).strip()
+
+
+def _node_onnxruntime_refuses(model) -> str | None:
+    """The first resampling node onnxruntime refuses to load on its own (its kernel constructors reject some
+    attribute combinations the ONNX spec allows, without naming the node), or None."""
+    import onnxruntime as ort
+
+    from .check import single_node_models
+
+    try:
+        singles = list(single_node_models(model))
+    except Exception:  # noqa: BLE001 -- only a better message is at stake
+        return None
+    for name, _, one, _ in singles:
+        try:
+            ort.InferenceSession(one.SerializeToString(), _ort_options(), providers=["CPUExecutionProvider"])
+        except Exception:  # noqa: BLE001
+            return name
+    return None
 
 
 def _ort_options():

@@ -11,14 +11,17 @@ source IR (``translate.onnx_tensorrt.import_node``):
    split into per-axis passes (the separable filter's taps per axis proven equal to the source's);
 3. decomposition: a static-shape Resize as the portable ONNX target's tap-table Gather/Mul/Add ops
    (``lowering.onnx.decompose_resize``) in float32 (TensorRT has no float64, so integer dtypes go to the plugin),
-   proven like the ONNX target (the tables re-read and probed on onnxruntime against the oracle);
+   proven like the ONNX target (the tables re-read and probed on onnxruntime against the oracle); a nearest
+   Resize whose lengths are known only at run time as the ONNX target's integer index form
+   (``lowering.onnx.nearest_index``), resting on TensorRT's int64 arithmetic (``INDEX_ASSUMPTION``);
 4. plugin: a ``ResampleBridge*`` node whose attributes carry the IR (``plugin``).
 
 Native rungs may rest on what TensorRT does not document (``translate.tensorrt.assumptions``): such a candidate
 carries them as ``assumptions`` and ``passes.climb`` takes it only when nothing on rungs 1-2 is exact without
 one, and never under ``strict``. The decomposition and the plugin are the fallbacks, climbed in that order only
 when no native rung was taken, so an exact native spelling that rests on an assumption beats them unless
-``strict``.
+``strict``; among the fallbacks, a decomposition that rests on an assumption beats the plugin (a library to
+ship) unless ``strict``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,11 @@ from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, has_runtime_params, is_static
 from ...translate.onnx_tensorrt import import_node
+from ...translate.tensorrt.settings import UNVERIFIED
 from ..onnx.decompose import check_decomposable
+from ..onnx.nearest_index import INT32_MAX_OUT
+from ..onnx.nearest_index import REASON as INDEX_REASON
+from ..onnx.nearest_index import candidate as index_candidate
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb
 from . import spell
 from .compare import compare, imported_assumptions, importer_verdict
@@ -45,6 +52,14 @@ RUNG_NAMES = {NATIVE: "native", REWRITE: "native after exact rewrite", DECOMPOSE
 # float32 and cast back (as the oracle). Integer dtypes are absent: their exact rounding needs float64.
 TENSORRT_COMPUTE = {"float32": "float32", "float16": "float32"}
 TARGET = "tensorrt"
+# The index form moves elements with a Gather: the types onnx-tensorrt 10.x's Gather takes (its importer refuses
+# UINT8; INT8 is a quantized type there).
+INDEX_DTYPES = ("float32", "float16", "bfloat16", "int32", "int64", "bool")
+INDEX_ASSUMPTION = (
+    "TensorRT computes the index arithmetic (Shape, Range, Mul, Add, Sub, Mod fmod=0, Div, Equal/Less/Greater, "
+    "Where, Gather on int64 scalars) exactly: onnx-tensorrt 10.x lists INT64 for each and its importer keeps INT64 "
+    f"(Range as an INT64 fill, Mod as kFLOOR_DIV); computed in int32 instead (TensorRT 9 and earlier cast INT64 "
+    f"down) the indices stay exact for output lengths up to {INT32_MAX_OUT} ({UNVERIFIED})")
 
 
 @dataclass
@@ -161,16 +176,32 @@ def _decompose(n: Node) -> Candidate | Refusal:
     src = n.src
     if not isinstance(src, ResizeIR):
         return Refusal(f"the decomposition covers Resize only, not {src.origin}", "op")
-    if not is_static(src.input_shape):
-        return Refusal(f"input shape {src.input_shape} is not static: the tap tables need every length",
-                       "input_shape")
-    if has_runtime_params(src):
-        return Refusal("scales/sizes/roi fed at run time: the tap tables need their values", "scales")
+    static = _static_refusal(src)
+    if static is not None:
+        index = _index_form(n)
+        return index if isinstance(index, Candidate) else Refusal(f"{static.reason}; {index.reason}", static.field)
     bound, work = check_decomposable(src, src.input_shape, n.opset, TENSORRT_COMPUTE)
     return Candidate(None, f"per-axis tap tables from semantics.taps as Gather/Mul/Add in {work} (layers "
                            "TensorRT maps as they are; build the engine in FP32, without --fp16/--best)",
                      proof={"decomposed": True, "shape": list(src.input_shape),
                             "axes": [ax.axis for ax in bound.axes]})
+
+
+def _static_refusal(src: ResizeIR) -> Refusal | None:
+    """Why the tap tables cannot be built (a length or parameter known only at run time), or None."""
+    if not is_static(src.input_shape):
+        return Refusal(f"input shape {src.input_shape} is not static: the tap tables need every length",
+                       "input_shape")
+    if has_runtime_params(src):
+        return Refusal("scales/sizes/roi fed at run time: the tap tables need their values", "scales")
+    return None
+
+
+def _index_form(n: Node) -> Candidate | Refusal:
+    """The ONNX target's nearest index form, for run-time lengths: exact on TensorRT if its int64 arithmetic is."""
+    return index_candidate(n.src, n.opset, dtypes=INDEX_DTYPES, assumptions=(INDEX_ASSUMPTION,),
+                           reason=INDEX_REASON + "; layers TensorRT maps as they are; exact in int64, and in int32 "
+                           f"too for output lengths up to {INT32_MAX_OUT} (input lengths below 2^28)")
 
 
 def _plugin(n: Node) -> Candidate | Refusal:
@@ -199,8 +230,9 @@ def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None
     n = Node(view, opset, src, not policy.allow_conditional, importer)
     record = NodeRecord(view.name, src.origin, src, TARGET, extra={"importer": importer})
     native = [r for r in RUNGS if r.number < DECOMPOSE]
+    # last_resort: a decomposition that rests on an assumption (the index form) beats the plugin unless strict.
     if climb(native, n, record, policy) is None and climb([r for r in RUNGS if r.number >= DECOMPOSE], n, record,
-                                                          policy) is None:
+                                                          policy, last_resort=PLUGIN) is None:
         # The plugin's refusal says why nothing else applies either.
         record.reason = record.tried[-1][2] if record.tried else "no rung applies"
         record.extra["field"] = n.field
@@ -235,4 +267,4 @@ def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> 
 
 
 __all__ = ["plan_model", "plan_node", "RUNGS", "RUNG_NAMES", "NATIVE", "REWRITE", "DECOMPOSE", "PLUGIN", "Node",
-           "TENSORRT_COMPUTE"]
+           "TENSORRT_COMPUTE", "INDEX_DTYPES", "INDEX_ASSUMPTION"]

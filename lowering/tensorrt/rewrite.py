@@ -10,6 +10,8 @@ import numpy as np
 
 from ..passes import NodeRecord
 from ..onnx.decompose import decompose_resize
+from ..onnx.nearest_index import FORM as INDEX_FORM
+from ..onnx.nearest_index import decompose_nearest_index
 from ..passes import DECOMPOSE
 from .plan import NATIVE, PLUGIN, TENSORRT_COMPUTE
 from .plugin import PLUGIN_DOMAIN, PLUGIN_DOMAIN_VERSION, PLUGIN_OPS, plugin_attributes, plugin_inputs
@@ -46,12 +48,18 @@ def _apply(graph, gs, rec: NodeRecord, opset: int) -> None:
     node = next(n for n in graph.nodes if n.name == rec.node)
     if rec.rung == DECOMPOSE:
         x, y = node.inputs[0], node.outputs[0]
+        inputs = [t.name for t in node.inputs]
         node.outputs.clear()
         graph.nodes.remove(node)
-        added = decompose_resize(graph, rec.ir, x, y, rec.ir.input_shape, rec.node, compute=TENSORRT_COMPUTE,
-                                 opset=opset)
+        if rec.proof.get("form") == INDEX_FORM:  # run-time lengths: the nearest index form
+            added = decompose_nearest_index(graph, rec.ir, x, node.inputs[3] if len(inputs) > 3 else None, y,
+                                            rec.node)
+        else:
+            added = decompose_resize(graph, rec.ir, x, y, rec.ir.input_shape, rec.node, compute=TENSORRT_COMPUTE,
+                                     opset=opset)
+            inputs = [x.name]
         rec.produced = [n.name for n in added]
-        rec.proof.update(inputs=[x.name], output=y.name, top_level=True)  # the ONNX target's probe reads these
+        rec.proof.update(inputs=inputs, output=y.name, top_level=True)  # the ONNX target's proof reads these
         return
     if rec.rung == PLUGIN:
         inputs, extra = plugin_inputs(rec.ir, list(node.inputs))
@@ -120,8 +128,9 @@ def rewrite(named, records: list[NodeRecord]):
     import onnx_graphsurgeon as gs
 
     from ...translate.onnx import default_opset
+    from ..gs import import_graph
 
-    graph = gs.import_onnx(_with_shapes(named))
+    graph = import_graph(_with_shapes(named))
     opset = default_opset(named)
     for rec in records:
         if not rec.refused:  # a refused node stays as it is (check rewrites the others to prove them)

@@ -145,8 +145,16 @@ def _material_axes(a: ResizeIR, ba, bb) -> list[tuple[str, str, str]]:
     return out
 
 
+# Fields listed per resized axis: a spelling over other axes changes them together (all four axes with N and
+# C at scale 1 is the same op as H and W alone), so one is never taken without the others.
+_PER_AXIS = ("axes", "scales", "sizes", "roi")
+
+
 def _with_field(ir: ResizeIR, other: ResizeIR, name: str) -> ResizeIR:
-    """``ir`` with the one (possibly nested, ``sampler.nearest``) field ``name`` taken from ``other``."""
+    """``ir`` with the one (possibly nested, ``sampler.nearest``) field ``name`` taken from ``other``; a
+    per-axis field comes with the other per-axis fields."""
+    if name in _PER_AXIS:
+        return dataclasses.replace(ir, **{f: getattr(other, f) for f in _PER_AXIS})
     head, _, tail = name.partition(".")
     if tail:
         inner = dataclasses.replace(getattr(ir, head), **{tail: getattr(getattr(other, head), tail)})

@@ -100,6 +100,10 @@ def _files(case, call, before: dict, after: dict) -> list[tuple[str, str]]:
         allowed = {x, x[:-4] + ".bin", os.path.join(os.path.dirname(x), LIB)}
     elif call.verb == "convert-trt" and call.rc == 0:
         allowed = {os.path.normpath(case.out_onnx)}
+    for path in list(allowed):  # folders convert created for its outputs (as ovc does)
+        while os.path.dirname(path):
+            path = os.path.dirname(path)
+            allowed.add(path)
     forced = "--force" in case.convert_flags
     # $TMPDIR/.ses is OpenVINO telemetry's session id file, kept on purpose by a third-party library.
     tmp = [k for k in new if k.startswith("tmp" + os.sep) and k not in THIRD_PARTY_TMP]

@@ -9,7 +9,8 @@ before each step, so a crash names the step it happened in.
 
 OpenVINO vs oracle: bit-exact for integer dtypes; floats within 1e-5 * magnitude + 1e-4 * |want| (f16:
 1e-3 and 2e-3). onnxruntime vs oracle: "agree", "explained by <IR fields>" (the oracle run on
-``translate.onnxruntime.ort_semantics`` equals onnxruntime), "known: integer results truncated",
+``translate.onnxruntime.ort_semantics`` equals onnxruntime), "known: integer results truncated" (or wrapped
+around their type),
 "onnxruntime limitation: <what its kernels lack>" (it refuses a valid model), or "UNEXPLAINED" (a bad
 outcome of its own). When onnxruntime and onnx.reference agree with each other and both differ from the
 oracle, the oracle (and anything proven against it) is "disputed".
@@ -143,9 +144,23 @@ def ort_verdict(ort_y, want, ir, args, mag) -> str:
     if (np.issubdtype(np.asarray(want).dtype, np.integer) and not c.get("shape")
             and getattr(getattr(ir, "sampler", None), "kind", "") in ("linear", "cubic") and c["max_abs"] <= 1):
         return "known: integer results truncated"
+    if _wraps(want, ort_y, ir):
+        return "known: integer results wrap around their type (accumulated in it), else truncated"
     if _axis_by_axis(ir, args, ort_y, mag):
         return "known: integer antialias resized axis by axis, innermost first, rounded between passes"
     return "UNEXPLAINED " + (c.get("shape") or f"max abs {c['max_abs']:.3g} at {c['worst']}")
+
+
+def _wraps(want, got, ir) -> bool:
+    """onnxruntime's integer linear / cubic: each element within 2 of the exact result modulo 2^bits (an
+    accumulation in the element type that overflows, then truncation)."""
+    want, got = np.asarray(want), np.asarray(got)
+    if not np.issubdtype(want.dtype, np.integer) or want.shape != got.shape or \
+            getattr(getattr(ir, "sampler", None), "kind", "") not in ("linear", "cubic"):
+        return False
+    m = 1 << (8 * want.dtype.itemsize)
+    r = (got.astype(object) - want.astype(object)) % m
+    return bool(np.all((r <= 2) | (r >= m - 2)))
 
 
 def _axis_by_axis(ir, args, ort_y, mag) -> bool:

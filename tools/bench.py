@@ -109,6 +109,8 @@ def main(argv=None) -> int:
     core = ov.Core()
     rows = []
     so = ort.SessionOptions()
+    # Interleaved runs: onnxruntime's workers would spin on after each run and take the cores the next one needs.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.intra_op_num_threads = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as d:
         for name, model, feeds in cases():

@@ -110,6 +110,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     core = ov.Core()
     so = ort.SessionOptions()
+    # Interleaved runs: onnxruntime's workers would spin on after each run and take the cores the next one needs.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.log_severity_level = 4
     rows = []
     cases = list(models()) + (list(corpus()) if args.corpus else [])

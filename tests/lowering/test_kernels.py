@@ -349,6 +349,91 @@ def test_deformconv_matches_oracle(seed, dtype):
     _round_trips(ir)
 
 
+# ----------------------------------------------------------------------------------------------------------
+# float32 accumulation: float32 X sums in float32 (fused 2-D Resize up to 8 taps per axis, GridSample, DeformConv's
+# columns and GEMM). The proof compares with the float64 oracle within atol 1e-5 * max(1, max|want|) + rtol 1e-4
+# (lowering/openvino/verify.compare); measured here on random, large, sign-alternating and mixed-magnitude data,
+# the error stays below F32_BOUND (relative to max(1, max|want|)), a tenth of that atol.
+
+F32_BOUND = 1e-6
+
+
+def _f32_data(shape, rng):
+    a = np.arange(math.prod(shape)).reshape(shape)
+    yield "normal", rng.standard_normal(shape)
+    yield "large", rng.uniform(-1e6, 1e6, shape)
+    yield "alternating", np.where((a + a // shape[-1]) % 2 == 0, 1e6, -1e6)
+    yield "alternating columns", np.where(a % 2 == 0, 1e6, -1e6 + 1)
+    yield "mixed magnitudes", rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 7, shape)
+
+
+def _f32_error(got, want64):
+    assert got.dtype == np.float32
+    return float(np.abs(got.astype(np.float64) - want64).max() / max(1.0, np.abs(want64).max()))
+
+
+@needs_library
+@pytest.mark.parametrize("sampler,scale", [
+    (Sampler("linear"), F(2)), (Sampler("linear"), F(1, 2)), (Sampler("cubic", cubic_a=F(-3, 4)), F(3, 2)),
+    (Sampler("linear", antialias=True), F(1, 2)), (Sampler("linear", antialias=True), F(1, 4)),
+    (Sampler("cubic", cubic_a=F(-3, 4), antialias=True), F(1, 2)),
+    (Sampler("linear", antialias=True), F(1, 8))], ids=str)
+@pytest.mark.parametrize("order", [(2, 3), (3, 2)], ids=["HW", "WH"])
+def test_float32_accumulation_resize_bound(sampler, scale, order):
+    ir = ResizeIR(rank=4, axes=order, scales=(scale, scale), sizes=None, roi=None, coord="half_pixel",
+                  sampler=sampler)
+    for what, x in _f32_data((1, 3, 48, 64), np.random.default_rng(1)):
+        x = x.astype(np.float32)
+        err = _f32_error(compiled.resize(ir, x), reference.run(ir, x.astype(np.float64)))
+        assert err < F32_BOUND, (what, err)
+
+
+@needs_library
+@pytest.mark.parametrize("kind", SAMPLER_KINDS)
+@pytest.mark.parametrize("D", [1, 2, 3])
+def test_float32_accumulation_gridsample_bound(kind, D):
+    rng = np.random.default_rng(D)
+    sampler = (Sampler("nearest", nearest="half_even") if kind == "nearest" else
+               Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler("linear"))
+    ir = GridSampleIR(spatial_rank=D, sampler=sampler, padding="border", align_corners=False)
+    spatial = (9, 7, 5)[3 - D:]
+    grid = rng.uniform(-1.1, 1.1, (1,) + (6, 5, 4)[3 - D:] + (D,)).astype(np.float32)
+    for what, x in _f32_data((1, 5) + spatial, rng):
+        x = x.astype(np.float32)
+        err = _f32_error(compiled.gridsample(ir, x, grid), reference.run(ir, x.astype(np.float64), grid))
+        assert err < F32_BOUND, (what, err)
+
+
+@needs_library
+@pytest.mark.parametrize("group,offset_group,stride,dilation,has_b,has_m,border", [
+    (1, 1, (1, 1), (1, 1), False, True, "zero_taps"),
+    (2, 3, (2, 1), (1, 2), True, True, "zero_taps"),
+    (3, 1, (1, 2), (2, 1), True, False, "clamp_in_range"),
+    (1, 2, (1, 1), (1, 1), True, True, "clamp_in_range")])
+def test_float32_deformconv_groups_mask_stride_dilation(group, offset_group, stride, dilation, has_b, has_m, border):
+    """The float32 path (columns + blocked GEMM): more points than one tile, output channels that are not a
+    multiple of the GEMM's 4-row block, groups and offset groups, against the float64 oracle; the error bound on
+    extreme data too."""
+    rng = np.random.default_rng(group * 10 + offset_group)
+    C, OC, kernel, spatial = 6 * group * offset_group // math.gcd(group, offset_group), 7 * group, (3, 3), (13, 11)
+    ir = DeformConvIR(2, kernel, stride, (1, 1, 1, 1), dilation, group, offset_group, has_b, has_m,
+                      sampler=Sampler("linear"), border=border)
+    out = deformconv_out_shape(ir, spatial, kernel)
+    K = math.prod(kernel)
+    off = (rng.standard_normal((1, offset_group * K * 2) + out) * 2).astype(np.float32)
+    w = (rng.standard_normal((OC, C // group) + kernel) / math.sqrt(C * K)).astype(np.float32)
+    b = rng.standard_normal(OC).astype(np.float32) if has_b else None
+    m = rng.uniform(0, 1, (1, offset_group * K) + out).astype(np.float32) if has_m else None
+    for what, x in _f32_data((1, C) + spatial, rng):
+        x = x.astype(np.float32)
+        got = compiled.deformconv(ir, x, w, off, b, m)
+        want = reference.run(ir, *(None if a is None else a.astype(np.float64) for a in (x, w, off, b, m)))
+        err = _f32_error(got, want)
+        assert err < F32_BOUND, (what, err)
+        if what == "normal":
+            _close(got, want.astype(np.float32), np.float32, what)
+
+
 @needs_library
 def test_kernel_refusals_are_bridge_errors():
     ir = DeformConvIR(4, None, (1,) * 4, (0,) * 8, (1,) * 4, 1, 1, False, False)

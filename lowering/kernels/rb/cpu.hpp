@@ -1,9 +1,12 @@
 // CPU launchers over the shared per-element code: OpenVINO's thread pool inside the extension (std::thread
-// workers in the ctypes library), float64 accumulation (the oracle's), contiguous inner loops. Element type T:
-// float, _Float16, double, and the integer types (saturating round half to even; exact integer Resize).
+// workers in the ctypes library), contiguous inner loops. Element type T: float, _Float16, double, and the integer
+// types (saturating round half to even; exact integer Resize). Accumulation is float64 (the oracle's bits), except
+// float X on the paths marked float32 below (GridSample, DeformConv, the fused 2-D Resize with short windows): the
+// coordinates and tap weights stay the shared float64 code, only the weighted sums run in float32.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cmath>
 #include <exception>
@@ -15,6 +18,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "bind.hpp"
 #include "common.hpp"
@@ -55,26 +62,33 @@ inline int thread_count(int requested) {
 }
 
 // f(begin, end) over [0, n) in contiguous chunks of at least ``grain`` items; the first exception wins.
+// Up to 4 chunks per worker, taken from a shared counter: the pool splits statically, so on a shared machine a
+// worker that is scheduled late would otherwise hold back its whole share; here the others take its chunks.
+// Chunk boundaries depend only on n, grain and the thread count, never on which worker runs what.
 template <class F>
 void parallel_for(int64_t n, int threads, int64_t grain, F&& f) {
     if (n <= 0) return;
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(thread_count(threads), (n + grain - 1) / grain));
-    if (chunks == 1) {
+    const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(thread_count(threads), (n + grain - 1) / grain));
+    if (workers == 1) {
         f(int64_t(0), n);
         return;
     }
+    const int64_t chunks = std::min<int64_t>(4 * workers, std::max<int64_t>(workers, n / std::max<int64_t>(1, grain)));
+    std::atomic<int64_t> next{0};
     std::exception_ptr err;
     std::mutex mu;
-    auto run = [&](int64_t c) {
-        const int64_t b = n * c / chunks, e = n * (c + 1) / chunks;
-        try {
-            f(b, e);
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(mu);
-            if (!err) err = std::current_exception();
+    auto run = [&](int64_t) {
+        for (int64_t c = next++; c < chunks; c = next++) {
+            const int64_t b = n * c / chunks, e = n * (c + 1) / chunks;
+            try {
+                f(b, e);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(mu);
+                if (!err) err = std::current_exception();
+            }
         }
     };
-    run_chunks(chunks, run);
+    run_chunks(workers, run);
     if (err) std::rethrow_exception(err);
 }
 
@@ -85,27 +99,115 @@ inline int64_t product(const std::vector<int64_t>& v, size_t b, size_t e) {
 }
 
 // ------------------------------------------------------------------------------------------------------------
+// float32 accumulation (float X only; float16 and the integer types keep the oracle's float64 bits). The
+// coordinates and tap weights are still the shared float64 code (points.hpp); only the weighted sums over the
+// data run in float32: per output a handful of products and a short sum, within a few float32 ulps of the
+// float64 result (tests/lowering/test_kernels.py bounds it against the oracle).
+
+// Taps of points in a compact layout, ``nt`` per point, tap-major ([t][q], row length ``ld``) so that a row of
+// points is a vector loop: int32 element offsets (planes below 2^31 elements; the callers check) and float32
+// weights (times ``factor``, the mask / inside test of DeformConv).
+inline void compact_taps(const PointTaps& taps, double factor, int64_t ld, int32_t* off, float* w) {
+    for (int c = 0; c < taps.n; ++c) {
+        off[c * ld] = static_cast<int32_t>(taps.offset[c]);
+        w[c * ld] = static_cast<float>(taps.weight[c] * factor);
+    }
+}
+
+// Full-width gathers through the masked forms with a zero source: the unmasked intrinsics start from an
+// undefined register, which g++ 12 reports as maybe-uninitialized.
+#if defined(__AVX512F__)
+inline __m512 gather16(const float* base, __m512i idx) {
+    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), __mmask16(0xFFFF), idx, base, 4);
+}
+#elif defined(__AVX2__)
+inline __m256 gather8(const float* base, __m256i idx) {
+    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, idx, _mm256_castsi256_ps(_mm256_set1_epi32(-1)), 4);
+}
+#endif
+
+// out[q] = sum_t w[t][q] * xc[off[t][q]], float32, q in [0, np): vectorised over points with explicit gathers
+// (g++ does not vectorise gathers under its Intel tunings). Measured on an AVX-512 Xeon: 16 float32 lanes with
+// int32 indices beat scalar loads (linear x2 Resize 1.6x, GridSample 1.2x); the float64 / int64 gathers that
+// line_taps_k avoids were the slow case on AMD. The lanes do the scalar tail's operations in the same order (no
+// FMA), so a point's value does not depend on where a row starts.
+template <int NT>
+inline void sample_row_f32_n(const float* xc, const int32_t* off, const float* w, int64_t ld, int64_t np,
+                             float* out) {
+    int64_t q0 = 0;
+#if defined(__AVX512F__)
+    for (; q0 + 16 <= np; q0 += 16) {
+        __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(w + q0), gather16(xc, _mm512_loadu_si512(off + q0)));
+        for (int t = 1; t < NT; ++t) {
+            const __m512i i = _mm512_loadu_si512(off + t * ld + q0);
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(w + t * ld + q0), gather16(xc, i)));
+        }
+        _mm512_storeu_ps(out + q0, acc);
+    }
+#elif defined(__AVX2__)
+    for (; q0 + 8 <= np; q0 += 8) {
+        auto idx = [&](int64_t at) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(off + at)); };
+        __m256 acc = _mm256_mul_ps(_mm256_loadu_ps(w + q0), gather8(xc, idx(q0)));
+        for (int t = 1; t < NT; ++t)
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(w + t * ld + q0),
+                                                   gather8(xc, idx(t * ld + q0))));
+        _mm256_storeu_ps(out + q0, acc);
+    }
+#endif
+    for (int64_t q = q0; q < np; ++q) {
+        float acc = w[q] * xc[off[q]];
+        for (int t = 1; t < NT; ++t) acc += w[t * ld + q] * xc[off[t * ld + q]];
+        out[q] = acc;
+    }
+}
+
+inline void sample_row_f32(const float* xc, const int32_t* off, const float* w, int64_t ld, int64_t np, int nt,
+                           float* out) {
+    switch (nt) {
+        case 1: return sample_row_f32_n<1>(xc, off, w, ld, np, out);
+        case 2: return sample_row_f32_n<2>(xc, off, w, ld, np, out);
+        case 4: return sample_row_f32_n<4>(xc, off, w, ld, np, out);
+        case 8: return sample_row_f32_n<8>(xc, off, w, ld, np, out);
+        case 16: return sample_row_f32_n<16>(xc, off, w, ld, np, out);
+        default:
+            for (int64_t q = 0; q < np; ++q) {
+                float acc = 0.0f;
+                for (int t = 0; t < nt; ++t) acc += w[t * ld + q] * xc[off[t * ld + q]];
+                out[q] = acc;
+            }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------------------
 // Resize: optional zero padding (OpenVINO pads_begin/pads_end), then one separable pass per table.
 
 // Scratch reused across calls by each worker thread (no allocation in the hot path once warm).
-inline double* scratch(size_t n) {
-    thread_local std::vector<double> buf;
+template <class Acc = double>
+inline Acc* scratch(size_t n) {
+    thread_local std::vector<Acc> buf;
     if (buf.size() < n) buf.resize(n);
     return buf.data();
 }
 
+// The fused 2-D Resize passes accumulate in float32 for float X when every output sums at most this many taps
+// per axis (linear, cubic, antialias down to 1/4): the error stays a few float32 ulps of the inputs' magnitude,
+// well inside the proof's tolerance (tests/lowering/test_kernels.py measures it on adversarial inputs); longer
+// antialias windows keep float64.
+constexpr int64_t kF32MaxTaps = 8;
+
 // One output line of a pass along an axis with ``inner`` > 1 contiguous values per position: acc[0:inner] =
 // sum_k w[k] * src[idx[k]][0:inner], k outermost so the inner loop is a contiguous vector loop; per element the
 // operations are tap_sum's (0 + w0*x0 + w1*x1 ...), so the bits are the oracle's float64 order.
-template <class In>
-inline void tap_line(const In* src, int64_t inner, const int64_t* idx, const double* w, int64_t K, double* acc) {
+// Acc float (float X only): the same loop in float32 lanes, weights rounded once to float.
+template <class In, class Acc>
+inline void tap_line(const In* src, int64_t inner, const int64_t* idx, const double* w, int64_t K, Acc* acc) {
     const In* l0 = src + idx[0] * inner;
-    const double w0 = w[0];
-    for (int64_t i = 0; i < inner; ++i) acc[i] = 0.0 + w0 * load<double>(l0[i]);
+    const Acc w0 = static_cast<Acc>(w[0]);
+    for (int64_t i = 0; i < inner; ++i) acc[i] = Acc(0) + w0 * load<Acc>(l0[i]);
     for (int64_t k = 1; k < K; ++k) {
         const In* l = src + idx[k] * inner;
-        const double wk = w[k];
-        for (int64_t i = 0; i < inner; ++i) acc[i] += wk * load<double>(l[i]);
+        const Acc wk = static_cast<Acc>(w[k]);
+        for (int64_t i = 0; i < inner; ++i) acc[i] += wk * load<Acc>(l[i]);
     }
 }
 
@@ -119,7 +221,7 @@ inline void tap_line(const In* src, int64_t inner, const int64_t* idx, const dou
 #define RB_SCALAR_LOOP
 #endif
 
-template <int K, class In, class Out>
+template <int K, class Acc, class In, class Out>
 RB_SCALAR_LOOP inline void line_taps_k(const In* line, Out* out, const TableView& t, double extrap_value) {
     for (int64_t o = 0; o < t.out_len; ++o) {
         if (t.extrap && t.extrap[o]) {
@@ -128,25 +230,26 @@ RB_SCALAR_LOOP inline void line_taps_k(const In* line, Out* out, const TableView
         }
         const int64_t* idx = t.index + o * K;
         const double* w = t.weight + o * K;
-        double acc = 0.0;
-        for (int k = 0; k < K; ++k) acc += w[k] * load<double>(line[idx[k]]);
+        Acc acc = Acc(0);
+        for (int k = 0; k < K; ++k) acc += static_cast<Acc>(w[k]) * load<Acc>(line[idx[k]]);
         out[o] = store<Out>(acc);
     }
 }
 
-template <class In, class Out>
+// Acc: double (the oracle's bits), or float for a float32 line into float32 (the fused 2-D pass on float X).
+template <class In, class Out, class Acc = double>
 inline void line_taps(const In* line, Out* out, const TableView& t, double extrap_value) {
     switch (t.K) {
-        case 1: return line_taps_k<1>(line, out, t, extrap_value);
-        case 2: return line_taps_k<2>(line, out, t, extrap_value);
-        case 4: return line_taps_k<4>(line, out, t, extrap_value);
-        case 6: return line_taps_k<6>(line, out, t, extrap_value);
-        case 8: return line_taps_k<8>(line, out, t, extrap_value);
+        case 1: return line_taps_k<1, Acc>(line, out, t, extrap_value);
+        case 2: return line_taps_k<2, Acc>(line, out, t, extrap_value);
+        case 4: return line_taps_k<4, Acc>(line, out, t, extrap_value);
+        case 6: return line_taps_k<6, Acc>(line, out, t, extrap_value);
+        case 8: return line_taps_k<8, Acc>(line, out, t, extrap_value);
         default:
             for (int64_t o = 0; o < t.out_len; ++o)
-                out[o] = store<Out>(t.extrap && t.extrap[o] ? extrap_value
-                                                            : tap_sum<double>(line, 1, t.index + o * t.K,
-                                                                              t.weight + o * t.K, t.K));
+                out[o] = t.extrap && t.extrap[o] ? store<Out>(extrap_value)
+                                                 : store<Out>(tap_sum<Acc>(line, 1, t.index + o * t.K,
+                                                                           t.weight + o * t.K, t.K));
     }
 }
 
@@ -222,6 +325,10 @@ void gather_pass(const T* x, T* y, int64_t outer, int64_t inner, const TableView
 template <class T>
 void gather_2d(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, int threads) {
     const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len;
+    std::vector<int32_t> idx32_buf;  // W's indices as int32 for the vector gather (one small table per call)
+    if (sizeof(T) == 4 && Win <= std::numeric_limits<int32_t>::max()) idx32_buf.assign(tw.index, tw.index + Wout);
+    const int32_t* idx32 = idx32_buf.empty() ? nullptr : idx32_buf.data();
+    (void)idx32;
     parallel_for(planes * Hout, threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, Wout)),
                  [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
@@ -232,46 +339,99 @@ void gather_2d(const T* x, T* y, int64_t planes, const TableView& th, const Tabl
                 continue;
             }
             const T* src = x + (p * Hin + th.index[oh]) * Win;
-            for (int64_t o = 0; o < Wout; ++o) dst[o] = src[tw.index[o]];
+            int64_t o = 0;
+#if defined(__AVX512F__)
+            if constexpr (sizeof(T) == 4)  // 32-bit elements: 16 at a time by index gather (bits copied as is)
+                if (idx32)
+                    for (; o + 16 <= Wout; o += 16)
+                        _mm512_storeu_si512(dst + o, _mm512_mask_i32gather_epi32(
+                                                         _mm512_setzero_si512(), __mmask16(0xFFFF),
+                                                         _mm512_loadu_si512(idx32 + o), src, 4));
+#endif
+            for (; o < Wout; ++o) dst[o] = src[tw.index[o]];
         }
     });
 }
 
+// A table as compact taps (tap-major int32 indices, float32 weights) for sample_row_f32: a float32 line pass
+// along the contiguous axis vectorises with gathers. Built once per call (out_len * K values, small next to the
+// pass); false when the line is too long for int32 indices.
+struct F32Table {
+    std::vector<int32_t> index;
+    std::vector<float> weight;
+};
+
+inline bool f32_table(const TableView& t, F32Table& out) {
+    if (t.in_len > std::numeric_limits<int32_t>::max()) return false;
+    out.index.resize(static_cast<size_t>(t.K * t.out_len));
+    out.weight.resize(out.index.size());
+    for (int64_t o = 0; o < t.out_len; ++o)
+        for (int64_t k = 0; k < t.K; ++k) {
+            out.index[k * t.out_len + o] = static_cast<int32_t>(t.index[o * t.K + k]);
+            out.weight[k * t.out_len + o] = static_cast<float>(t.weight[o * t.K + k]);
+        }
+    return true;
+}
+
+// line_taps in float32 through the compact table when there is one, then the extrapolated outputs.
+inline void line_taps_f32(const float* line, float* out, const TableView& t, const F32Table* ft,
+                          double extrap_value) {
+    if (!ft) return line_taps<float, float, float>(line, out, t, extrap_value);
+    sample_row_f32(line, ft->index.data(), ft->weight.data(), t.out_len, t.out_len, static_cast<int>(t.K), out);
+    if (t.extrap)
+        for (int64_t o = 0; o < t.out_len; ++o)
+            if (t.extrap[o]) out[o] = static_cast<float>(extrap_value);
+}
+
 // Linear / cubic on the last two axes, H's table first (the oracle's order when the op lists H before W): per
-// output row, the H taps combine input rows into one float64 row (contiguous vector loop), whose W taps give
-// the output row. No float64 intermediate tensor; the bits are those of the two separate passes.
-template <class T>
+// output row, the H taps combine input rows into one row of Acc (contiguous vector loop), whose W taps give the
+// output row. No intermediate tensor; with Acc double the bits are those of the two separate passes. Acc float
+// (float X, short windows): both passes in float32, the W pass through the compact table (gathers).
+template <class T, class Acc>
 void resize_2d_hw(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, double extrap_value,
                   int threads) {
+    F32Table ftw;
+    const bool compact = std::is_same<T, float>::value && std::is_same<Acc, float>::value && f32_table(tw, ftw);
+    (void)compact;
     const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len, Kh = th.K;
     parallel_for(planes * Hout, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, Win * Kh)),
                  [&](int64_t b, int64_t e) {
-        double* row = scratch(static_cast<size_t>(Win));
+        Acc* row = scratch<Acc>(static_cast<size_t>(Win));
         for (int64_t r = b; r < e; ++r) {
             const int64_t p = r / Hout, oh = r % Hout;
             T* dst = y + r * Wout;
             if (th.extrap && th.extrap[oh]) {
-                for (int64_t i = 0; i < Win; ++i) row[i] = extrap_value;
+                for (int64_t i = 0; i < Win; ++i) row[i] = static_cast<Acc>(extrap_value);
             } else {
                 tap_line(x + p * Hin * Win, Win, th.index + oh * Kh, th.weight + oh * Kh, Kh, row);
             }
-            line_taps(row, dst, tw, extrap_value);
+            if constexpr (std::is_same<T, float>::value && std::is_same<Acc, float>::value)
+                line_taps_f32(row, dst, tw, compact ? &ftw : nullptr, extrap_value);
+            else
+                line_taps<Acc, T, Acc>(row, dst, tw, extrap_value);
         }
     });
 }
 
 // ... W's table first: each plane's input rows through the W taps into a per-thread float64 plane [Hin, Wout],
 // then each output row from the H taps over it (contiguous vector loop).
-template <class T>
+template <class T, class Acc>
 void resize_2d_wh(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, double extrap_value,
                   int threads) {
+    F32Table ftw;
+    const bool compact = std::is_same<T, float>::value && std::is_same<Acc, float>::value && f32_table(tw, ftw);
+    (void)compact;
     const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len, Kh = th.K;
     parallel_for(planes, threads, 1, [&](int64_t b, int64_t e) {
-        double* buf = scratch(static_cast<size_t>(Hin * Wout + Wout));
-        double* acc = buf + Hin * Wout;
+        Acc* buf = scratch<Acc>(static_cast<size_t>(Hin * Wout + Wout));
+        Acc* acc = buf + Hin * Wout;
         for (int64_t p = b; p < e; ++p) {
             const T* xp = x + p * Hin * Win;
-            for (int64_t ih = 0; ih < Hin; ++ih) line_taps(xp + ih * Win, buf + ih * Wout, tw, extrap_value);
+            for (int64_t ih = 0; ih < Hin; ++ih)
+                if constexpr (std::is_same<T, float>::value && std::is_same<Acc, float>::value)
+                    line_taps_f32(xp + ih * Win, buf + ih * Wout, tw, compact ? &ftw : nullptr, extrap_value);
+                else
+                    line_taps<T, Acc, Acc>(xp + ih * Win, buf + ih * Wout, tw, extrap_value);
             for (int64_t oh = 0; oh < Hout; ++oh) {
                 T* dst = y + (p * Hout + oh) * Wout;
                 if (th.extrap && th.extrap[oh]) {
@@ -298,9 +458,19 @@ bool resize_last_two(const T* x, T* y, const std::vector<int64_t>& shape, const 
     const TableView& tw = hw ? tables[1] : tables[0];
     if (th.in_len != shape[r - 2] || tw.in_len != shape[r - 1]) return false;
     const int64_t planes = product(shape, 0, static_cast<size_t>(r - 2));
-    if (pure_gather(th) && pure_gather(tw)) gather_2d(x, y, planes, th, tw, threads);
-    else if (hw) resize_2d_hw(x, y, planes, th, tw, extrap_value, threads);
-    else resize_2d_wh(x, y, planes, th, tw, extrap_value, threads);
+    if (pure_gather(th) && pure_gather(tw)) {
+        gather_2d(x, y, planes, th, tw, threads);
+        return true;
+    }
+    if constexpr (std::is_same<T, float>::value) {
+        if (th.K <= kF32MaxTaps && tw.K <= kF32MaxTaps) {
+            if (hw) resize_2d_hw<T, float>(x, y, planes, th, tw, extrap_value, threads);
+            else resize_2d_wh<T, float>(x, y, planes, th, tw, extrap_value, threads);
+            return true;
+        }
+    }
+    if (hw) resize_2d_hw<T, double>(x, y, planes, th, tw, extrap_value, threads);
+    else resize_2d_wh<T, double>(x, y, planes, th, tw, extrap_value, threads);
     return true;
 }
 
@@ -514,12 +684,50 @@ RB_SCALAR_LOOP inline void apply_block(const T* xc, const PointTaps* taps, int64
     }
 }
 
+// Taps per point of a sampler over D axes (every point of a spec has the same count).
+inline int taps_per_point(Kind kind, int D) {
+    const int per_axis = kind == Kind::nearest ? 1 : kind == Kind::linear ? 2 : 4;
+    int n = 1;
+    for (int d = 0; d < D; ++d) n *= per_axis;
+    return n;
+}
+
+// GridSample, float X: per block of points their compact taps once, then every channel over the block.
+template <class G>
+void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, float* y, int threads) {
+    int64_t S = 1;
+    for (int d = 0; d < s.D; ++d) S *= s.spatial[d];
+    const int nt = taps_per_point(s.kind, s.D);
+    constexpr int64_t block = 64;
+    const int64_t blocks = (s.P + block - 1) / block;
+    parallel_for(s.N * blocks, threads, 2, [&](int64_t b, int64_t e) {
+        thread_local std::vector<int32_t> off;  // kept by each worker across calls
+        thread_local std::vector<float> w;
+        off.resize(static_cast<size_t>(block * nt));
+        w.resize(static_cast<size_t>(block * nt));
+        PointTaps taps;
+        for (int64_t it = b; it < e; ++it) {
+            const int64_t n = it / blocks, p0 = (it % blocks) * block, np = std::min(block, s.P - p0);
+            for (int64_t q = 0; q < np; ++q) {
+                gridsample_point_taps(s, grid + (n * s.P + p0 + q) * s.D, taps);
+                compact_taps(taps, 1.0, block, off.data() + q, w.data() + q);
+            }
+            const float* xn = x + n * s.C * S;
+            float* yn = y + n * s.C * s.P + p0;
+            for (int64_t c = 0; c < s.C; ++c)
+                sample_row_f32(xn + c * S, off.data(), w.data(), block, np, nt, yn + c * s.P);
+        }
+    });
+}
+
 // Per block of output points: their taps once (the grid read and the coordinate arithmetic), then every channel
 // over the block (contiguous output, one input plane at a time).
 template <class T, class G>
 void gridsample(const GridSampleSpec& s, const T* x, const G* grid, T* y, int threads) {
     int64_t S = 1;
     for (int d = 0; d < s.D; ++d) S *= s.spatial[d];
+    if constexpr (std::is_same<T, float>::value)
+        if (S <= std::numeric_limits<int32_t>::max()) return gridsample_f32(s, x, grid, y, threads);
     constexpr int64_t block = 32;
     const int64_t blocks = (s.P + block - 1) / block;
     parallel_for(s.N * blocks, threads, 2, [&](int64_t b, int64_t e) {
@@ -543,11 +751,127 @@ void gridsample(const GridSampleSpec& s, const T* x, const G* grid, T* y, int th
 // Four float64 lanes (GCC / Clang vector extension): the GEMM's register block, whatever the vector width.
 typedef double V4d __attribute__((vector_size(32)));
 
+// float32 GEMM register block: MR output channels x 32 points, y[u][q] = sum_r w[u][r] * cols[r][q] (+ bias),
+// r in order. Sixteen float lanes per vector (one AVX-512 register, two AVX2 ones). FMA contraction is allowed
+// here only: these sums are float32 anyway, and nothing here decides a tap or a rounding boundary.
+typedef float V16f __attribute__((vector_size(64)));
+#if defined(__GNUC__) && !defined(__clang__)
+#define RB_FP_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define RB_FP_CONTRACT
+#endif
+
+template <int MR>
+RB_FP_CONTRACT void sgemm_block(const float* w, int64_t ldw, const float* cols, int64_t ldc, int64_t R,
+                                const float* bias, float* y, int64_t ldy, int64_t nq) {
+    V16f a[MR][2];
+    for (int u = 0; u < MR; ++u) a[u][0] = a[u][1] = V16f{};
+    for (int64_t r = 0; r < R; ++r) {
+        V16f c0, c1;
+        __builtin_memcpy(&c0, cols + r * ldc, sizeof c0);
+        __builtin_memcpy(&c1, cols + r * ldc + 16, sizeof c1);
+        for (int u = 0; u < MR; ++u) {
+            const float wv = w[u * ldw + r];
+            a[u][0] += wv * c0;
+            a[u][1] += wv * c1;
+        }
+    }
+    for (int u = 0; u < MR; ++u) {
+        if (bias) {
+            a[u][0] += bias[u];
+            a[u][1] += bias[u];
+        }
+        float* yr = y + u * ldy;
+        if (nq == 32) {
+            __builtin_memcpy(yr, &a[u][0], sizeof a[u][0]);
+            __builtin_memcpy(yr + 16, &a[u][1], sizeof a[u][1]);
+        } else {
+            for (int64_t q = 0; q < nq; ++q) yr[q] = q < 16 ? a[u][0][q] : a[u][1][q - 16];
+        }
+    }
+}
+
+// DeformConv, float X: per image and tile of points, per offset group the compact taps of every (kernel tap,
+// point) once (deform_point_taps, the shared float64 coordinates), reused over the group's channels to sample
+// the columns [C*K, tile] in float32; then per group a blocked float32 GEMM with W, points in the vector lanes.
+inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float* w, const float* offset,
+                           const float* b, const float* mask, float* y, int threads) {
+    int64_t S = 1;
+    for (int d = 0; d < s.D; ++d) S *= s.spatial[d];
+    const int64_t K = s.K, P = s.P, C = s.C, OC = s.OC;
+    const int64_t icg = C / s.group, ocg = OC / s.group, cpg = C / s.offset_group, R = icg * K;
+    const int nt = taps_per_point(s.kind, s.D);
+    constexpr int64_t tile = 64;  // a multiple of the GEMM block's 32 points
+    const int64_t tiles = (P + tile - 1) / tile;
+    std::vector<int64_t> kdec(static_cast<size_t>(K * kMaxSpatial));  // kernel tap k decoded per axis
+    for (int64_t k = 0; k < K; ++k) decode_index(k, s.D, s.kernel, kdec.data() + k * kMaxSpatial);
+    parallel_for(s.N * tiles, threads, 1, [&](int64_t b0, int64_t e0) {
+        thread_local std::vector<float> cols, tw;  // kept by each worker across calls
+        thread_local std::vector<int32_t> toff;
+        cols.resize(static_cast<size_t>(C * K * tile));
+        toff.resize(static_cast<size_t>(K * tile * nt));
+        tw.resize(static_cast<size_t>(K * tile * nt));
+        PointTaps taps;
+        // Compact taps of every (kernel tap, point) of the tile; points and kernel taps decoded per axis once.
+        auto fill_taps = [&](auto rank, int64_t og, int64_t n, int64_t p0, int64_t np) {
+            constexpr int D = decltype(rank)::value;
+            int64_t o[kMaxSpatial] = {};
+            for (int64_t q = 0; q < np; ++q) {
+                decode_index(p0 + q, D, s.out, o);
+                for (int64_t k = 0; k < K; ++k) {
+                    double factor;
+                    deform_point_taps_at<D>(s, offset, mask, n, og, k, kdec.data() + k * kMaxSpatial, p0 + q, o,
+                                            taps, factor);
+                    compact_taps(taps, factor, tile, toff.data() + k * nt * tile + q, tw.data() + k * nt * tile + q);
+                }
+            }
+        };
+        for (int64_t it = b0; it < e0; ++it) {
+            const int64_t n = it / tiles, p0 = (it % tiles) * tile, np = std::min(tile, P - p0);
+            const float* xn = x + n * C * S;
+            for (int64_t og = 0; og < s.offset_group; ++og) {
+                switch (s.D) {
+                    case 1: fill_taps(std::integral_constant<int, 1>(), og, n, p0, np); break;
+                    case 2: fill_taps(std::integral_constant<int, 2>(), og, n, p0, np); break;
+                    default: fill_taps(std::integral_constant<int, 3>(), og, n, p0, np);
+                }
+                for (int64_t c = og * cpg; c < (og + 1) * cpg; ++c)
+                    for (int64_t k = 0; k < K; ++k) {
+                        float* col = cols.data() + (c * K + k) * tile;
+                        sample_row_f32(xn + c * S, toff.data() + k * nt * tile, tw.data() + k * nt * tile, tile, np, nt,
+                                       col);
+                        std::fill(col + np, col + tile, 0.0f);  // the GEMM runs whole blocks
+                    }
+            }
+            for (int64_t g = 0; g < s.group; ++g) {
+                const float* gcols = cols.data() + g * R * tile;
+                for (int64_t q0 = 0; q0 < np; q0 += 32) {
+                    const int64_t nq = std::min<int64_t>(32, np - q0);
+                    int64_t oc = g * ocg;
+                    const int64_t oc_end = (g + 1) * ocg;
+                    auto at = [&](int64_t o) { return y + (n * OC + o) * P + p0 + q0; };
+#if defined(__AVX512F__)
+                    // 8 x 2 accumulators fit AVX-512's 32 registers (not AVX2's 16): fewer loads per FMA.
+                    for (; oc + 8 <= oc_end; oc += 8)
+                        sgemm_block<8>(w + oc * R, R, gcols + q0, tile, R, b ? b + oc : nullptr, at(oc), P, nq);
+#endif
+                    for (; oc + 4 <= oc_end; oc += 4)
+                        sgemm_block<4>(w + oc * R, R, gcols + q0, tile, R, b ? b + oc : nullptr, at(oc), P, nq);
+                    for (; oc < oc_end; ++oc)
+                        sgemm_block<1>(w + oc * R, R, gcols + q0, tile, R, b ? b + oc : nullptr, at(oc), P, nq);
+                }
+            }
+        }
+    });
+}
+
 template <class T>
 void deformconv(const DeformConvSpec& s, const T* x, const T* w, const T* offset, const T* b, const T* mask, T* y,
                 int threads) {
     int64_t S = 1;
     for (int d = 0; d < s.D; ++d) S *= s.spatial[d];
+    if constexpr (std::is_same<T, float>::value)
+        if (S <= std::numeric_limits<int32_t>::max()) return deformconv_f32(s, x, w, offset, b, mask, y, threads);
     const int64_t K = s.K, P = s.P, C = s.C, OC = s.OC;
     const int64_t icg = C / s.group, ocg = OC / s.group, cpg = C / s.offset_group;
     std::vector<double> wd(static_cast<size_t>(OC * icg * K));

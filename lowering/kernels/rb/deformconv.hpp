@@ -33,19 +33,12 @@ struct DeformConvSpec {
 
 // Taps of kernel tap k at output point p for image n, offset group og; ``factor`` receives what multiplies the
 // sampled value (the clamp_in_range inside test times the mask). offset is [N, OG, K, D, P]; mask [N, OG, K, P]
-// or null.
-template <class T>
-RB_HD inline void deform_point_taps(const DeformConvSpec& s, const T* offset, const T* mask, int64_t n,
-                                    int64_t og, int64_t k, int64_t p, PointTaps& taps, double& factor) {
-    const int D = s.D;
-    int64_t o[kMaxSpatial], kk[kMaxSpatial];
-    int64_t rp = p, rk = k;
-    for (int d = D - 1; d >= 0; --d) {
-        o[d] = rp % s.out[d];
-        rp /= s.out[d];
-        kk[d] = rk % s.kernel[d];
-        rk /= s.kernel[d];
-    }
+// or null. ``o`` and ``kk`` are p and k decoded per axis; the rank D is a compile-time constant here (the CPU's
+// per-point loop calls this directly, with the decoding hoisted).
+template <int D, class T>
+RB_HD inline void deform_point_taps_at(const DeformConvSpec& s, const T* offset, const T* mask, int64_t n,
+                                       int64_t og, int64_t k, const int64_t* kk, int64_t p, const int64_t* o,
+                                       PointTaps& taps, double& factor) {
     const int64_t okd = ((n * s.offset_group + og) * s.K + k);
     double pts[kMaxSpatial], lo[kMaxSpatial], hi[kMaxSpatial];
     bool inside = true;
@@ -57,10 +50,29 @@ RB_HD inline void deform_point_taps(const DeformConvSpec& s, const T* offset, co
         inside = inside && pts[d] >= 0.0 && pts[d] < static_cast<double>(s.spatial[d]);
     }
     const bool clamp = s.border == DeformBorder::clamp_in_range;
-    point_taps(pts, D, s.spatial, s.kind, s.cubic_a, clamp ? Padding::border : Padding::zeros, lo, hi, taps);
+    point_taps_d<D>(pts, s.spatial, s.kind, s.cubic_a, clamp ? Padding::border : Padding::zeros, lo, hi, taps);
     factor = 1.0;
     if (clamp) factor = inside ? 1.0 : 0.0;
     if (mask) factor = factor * load<double>(mask[okd * s.P + p]);
+}
+
+// p = sum o[d] * prod(out[d+1:]) (and k over kernel), decoded per axis, last axis fastest.
+RB_HD inline void decode_index(int64_t i, int D, const int64_t* lens, int64_t* out) {
+    for (int d = D - 1; d >= 0; --d) {
+        out[d] = i % lens[d];
+        i /= lens[d];
+    }
+}
+
+template <class T>
+RB_HD inline void deform_point_taps(const DeformConvSpec& s, const T* offset, const T* mask, int64_t n,
+                                    int64_t og, int64_t k, int64_t p, PointTaps& taps, double& factor) {
+    int64_t o[kMaxSpatial] = {}, kk[kMaxSpatial] = {};  // zeroed: g++ cannot see that only D are read
+    decode_index(p, s.D, s.out, o);
+    decode_index(k, s.D, s.kernel, kk);
+    if (s.D == 1) deform_point_taps_at<1>(s, offset, mask, n, og, k, kk, p, o, taps, factor);
+    else if (s.D == 2) deform_point_taps_at<2>(s, offset, mask, n, og, k, kk, p, o, taps, factor);
+    else deform_point_taps_at<3>(s, offset, mask, n, og, k, kk, p, o, taps, factor);
 }
 
 // Host: a checked spec from the shapes (ONNX DeformConv rules). pads: begins then ends.

@@ -92,8 +92,11 @@ struct PointTaps {
 };
 
 // Tap-level padding: zeros (outside taps weigh 0), border (clamp), reflection (mirror at [lo, hi], then clamp).
-RB_HD inline void point_taps(const double* pts, int D, const int64_t* spatial, Kind kind, double cubic_a,
-                             Padding padding, const double* lo, const double* hi, PointTaps& out) {
+// The body is written for a rank D known at compile time (the loops over axes unroll; once per output point, this
+// is most of GridSample's and DeformConv's cost) and dispatched from the rank below: one formula.
+template <int D>
+RB_HD inline void point_taps_d(const double* pts, const int64_t* spatial, Kind kind, double cubic_a,
+                               Padding padding, const double* lo, const double* hi, PointTaps& out) {
     Taps1D t[kMaxSpatial];
     int64_t stride[kMaxSpatial];
     int64_t s = 1;
@@ -110,14 +113,14 @@ RB_HD inline void point_taps(const double* pts, int D, const int64_t* spatial, K
     int total = 1;
     for (int d = 0; d < D; ++d) total *= t[d].n;
     out.n = total;
+    // The combinations as an odometer, the last axis fastest (no integer division per tap).
+    int ks[kMaxSpatial] = {};
     for (int c = 0; c < total; ++c) {
-        // Decode the combination: the last axis varies fastest.
-        int rem = c;
-        int ks[kMaxSpatial];
-        for (int d = D - 1; d >= 0; --d) {
-            ks[d] = rem % t[d].n;
-            rem /= t[d].n;
-        }
+        if (c > 0)
+            for (int d = D - 1; d >= 0; --d) {
+                if (++ks[d] < t[d].n) break;
+                ks[d] = 0;
+            }
         double w = 1.0;
         int64_t lin = 0;
         bool ok = true;
@@ -132,6 +135,13 @@ RB_HD inline void point_taps(const double* pts, int D, const int64_t* spatial, K
         out.offset[c] = lin;
         out.weight[c] = ok ? w : 0.0;
     }
+}
+
+RB_HD inline void point_taps(const double* pts, int D, const int64_t* spatial, Kind kind, double cubic_a,
+                             Padding padding, const double* lo, const double* hi, PointTaps& out) {
+    if (D == 1) point_taps_d<1>(pts, spatial, kind, cubic_a, padding, lo, hi, out);
+    else if (D == 2) point_taps_d<2>(pts, spatial, kind, cubic_a, padding, lo, hi, out);
+    else point_taps_d<3>(pts, spatial, kind, cubic_a, padding, lo, hi, out);
 }
 
 // sum_c weight[c] * data[offset[c]] in float64, in tap order.

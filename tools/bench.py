@@ -22,14 +22,16 @@ import numpy as np
 
 
 def _time_interleaved(fns: list, repeats: int) -> list:
-    """Median ms per callable (None stays None), round-robin so that other load falls on all alike."""
+    """Median ms per callable (None stays None), round-robin so that other load falls on all alike; each round
+    starts one further along, since the call after another framework's pays for waking its own threads (15-50%
+    on models of tens of microseconds, measured)."""
     live = [f for f in fns if f is not None]
     for f in live:
         f()
         f()  # warm-up (first-run allocations, lazy compilation)
     ts = {id(f): [] for f in live}
-    for _ in range(repeats):
-        for f in live:
+    for r in range(repeats):
+        for f in live[r % len(live):] + live[:r % len(live)]:
             t0 = time.perf_counter()
             f()
             ts[id(f)].append(time.perf_counter() - t0)

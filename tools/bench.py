@@ -38,6 +38,18 @@ def _time_interleaved(fns: list, repeats: int) -> list:
     return [statistics.median(ts[id(f)]) * 1e3 if f is not None else None for f in fns]
 
 
+def ms(v) -> str:
+    return f"{v:.2f}" if v is not None else "-"
+
+
+def ratio(a, b) -> str:
+    return f"{a / b:.2f}" if a is not None and b else "-"
+
+
+def geomean(values) -> float:
+    return float(np.exp(np.mean(np.log(values))))
+
+
 def cases():
     """(name, ONNX model, feeds): the issue's rows, then shapes of our own (not tuned to)."""
     from onnx import TensorProto, helper, numpy_helper
@@ -146,18 +158,17 @@ def main(argv=None) -> int:
             f"{'ours/OV':>7} {'ours/ORT':>8} {'ours/peer':>9} {'ours/copy':>9}")
     print(head)
     print("-" * len(head))
-    f = lambda v: f"{v:.2f}" if v is not None else "-"  # noqa: E731
-    r = lambda a, b: f"{a / b:.2f}" if a is not None and b else "-"  # noqa: E731
     peers = []
     for name, verdict, t_ours, t_ov, t_ort, t_copy in rows:
         exact_peers = [t for t in (t_ov if verdict == "exact" else None, t_ort) if t is not None]
         peer = min(exact_peers) if exact_peers else None
         if peer:
             peers.append(t_ours / peer)
-        print(f"{name:<36} {f(t_ours):>7} {f(t_ov):>7} {verdict[:10]:>10} {f(t_ort):>7} {f(t_copy):>6} "
-              f"{r(t_ours, t_ov):>7} {r(t_ours, t_ort):>8} {r(t_ours, peer):>9} {r(t_ours, t_copy):>9}")
+        print(f"{name:<36} {ms(t_ours):>7} {ms(t_ov):>7} {verdict[:10]:>10} {ms(t_ort):>7} {ms(t_copy):>6} "
+              f"{ratio(t_ours, t_ov):>7} {ratio(t_ours, t_ort):>8} {ratio(t_ours, peer):>9} "
+              f"{ratio(t_ours, t_copy):>9}")
     if peers:
-        print(f"ours / fastest exact peer: geomean {float(np.exp(np.mean(np.log(peers)))):.2f}, "
+        print(f"ours / fastest exact peer: geomean {geomean(peers):.2f}, "
               f"max {max(peers):.2f}")
     print("copy = numpy copy of the output's bytes (one thread); ours/copy <= 2 is >= 50% of copy bandwidth")
     return 0

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import _time_interleaved  # noqa: E402  (same directory; one timing loop)
+from bench import _time_interleaved, geomean, ms, ratio  # noqa: E402  (same directory: one timing loop, one table)
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "models"
 
@@ -149,18 +149,16 @@ def main(argv=None) -> int:
             f"{'ours/OV':>7} {'fast/OV':>7} {'ours/ORT':>8}")
     print(head)
     print("-" * len(head))
-    f = lambda v: f"{v:.2f}" if v is not None else "-"  # noqa: E731
-    r = lambda a, b: f"{a / b:.2f}" if a is not None and b else "-"  # noqa: E731
     vs_ov = []
     for name, rungs, frungs, exact, t_ours, t_fast, t_ov, t_ort in rows:
         tag = ",".join(map(str, sorted(set(rungs)))) + ("" if frungs == rungs else "/" + ",".join(
             map(str, sorted(set(frungs)))))
         if exact == "yes" and t_ov:
             vs_ov.append(t_ours / t_ov)
-        print(f"{name[:44]:<44} {tag:>8} {f(t_ours):>7} {f(t_fast):>7} {f(t_ov):>7} {exact:>9} {f(t_ort):>7} "
-              f"{r(t_ours, t_ov):>7} {r(t_fast, t_ov):>7} {r(t_ours, t_ort):>8}")
+        print(f"{name[:44]:<44} {tag:>8} {ms(t_ours):>7} {ms(t_fast):>7} {ms(t_ov):>7} {exact:>9} {ms(t_ort):>7} "
+              f"{ratio(t_ours, t_ov):>7} {ratio(t_fast, t_ov):>7} {ratio(t_ours, t_ort):>8}")
     if vs_ov:
-        print(f"ours / OpenVINO importer where it is exact: geomean {float(np.exp(np.mean(np.log(vs_ov)))):.3f}, "
+        print(f"ours / OpenVINO importer where it is exact: geomean {geomean(vs_ov):.3f}, "
               f"max {max(vs_ov):.3f} ({len(vs_ov)} models)")
     print("rungs: the default ladder's / --prefer fastest's where they differ")
     return 0

@@ -20,21 +20,15 @@ made inputs, and runs it on onnxruntime over ``GRID`` against ``oracle_nearest_i
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from ...semantics.coords import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
+from ...semantics.coords import NearestIndex
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
+from ..index_form import GRID as _GRID, INT32_MAX_OUT, axis_key, form_of, grid_mismatch
 from ..passes import Candidate, Refusal
 
-# Largest output length whose index arithmetic fits int32: r <= 4*out and b*x + d < r*out (the OpenVINO form's
-# bound, lowering/openvino/nearest_index.py, where the CPU plugin does compute i64 as i32).
-INT32_MAX_OUT = 23000
-# Every (in, out) in 1..48, and large pairs: around and past the int32 bound (int64 must stay exact there).
-GRID = [(i, o) for i in range(1, 49) for o in range(1, 49)] + \
-    [(1000, 2000), (4097, 3), (3, 4097), (INT32_MAX_OUT, 7), (7, INT32_MAX_OUT), (INT32_MAX_OUT, INT32_MAX_OUT - 1),
-     (12345, 12346), (30001, 30000), (100000, 3)]
+# The shared grid, and pairs past the int32 bound: int64 must stay exact there.
+GRID = _GRID + [(30001, 30000), (100000, 3)]
 FORM = "nearest_index"
 REASON = ("index decomposition: source indices computed in int64 from the run-time lengths (Shape, Range, "
           "Mul/Add, floor division by Mod/Div, Where clamps), one Gather per resized axis")
@@ -46,16 +40,6 @@ _VERDICTS: dict = {}
 def index_name(name: str, axis: int, part: str) -> str:
     """Where the proof finds axis ``axis``'s nodes: ``gather`` (the data), ``in`` / ``out`` (the lengths)."""
     return f"{name}/index{axis}/{part}"
-
-
-def form_of(ir) -> NearestIndex | Refusal:
-    """The integer index form of ``ir`` (one formula: ``semantics.coords.nearest_index``), or why there is none."""
-    if not isinstance(ir, ResizeIR):
-        return Refusal("not a Resize", "op")
-    form = nearest_index(ir)
-    if isinstance(form, NoNearestIndex):
-        return Refusal(f"no exact integer index form: {form.reason}", form.field)
-    return form
 
 
 def runtime_lengths(ir: ResizeIR) -> bool:
@@ -194,25 +178,12 @@ def index_model(form: NearestIndex, opset: int = 13):
 # Proof by numbers of an index subgraph, over a grid of lengths
 
 
-@functools.lru_cache(maxsize=None)
-def _oracle(one: ResizeIR, in_len: int, out_len: int):
-    return oracle_nearest_indices(one, in_len, out_len)
-
-
-def _oracle_key(ir: ResizeIR) -> ResizeIR:
-    """``ir`` reduced to what decides one axis' taps, so that every node of the same modes shares the cache."""
-    import dataclasses
-
-    return dataclasses.replace(ir, rank=1, axes=(0,), sizes=(1,), scales=None, roi=None, input_shape=None, pads=())
-
-
 def grid_verdict(model, ir: ResizeIR, in_name: str = "in", out_name: str = "out") -> str | None:
     """None when ``model`` (inputs: the int64 scalars ``in_name``, ``out_name``; first output: the index vector)
     computes the oracle's nearest taps of ``ir`` on onnxruntime for every (in, out) of ``GRID``, else where it
     does not. Verdicts are cached by the serialized subgraph."""
     data = model.SerializeToString()
-    one = _oracle_key(ir)
-    key = (data, one, in_name, out_name)
+    key = (data, axis_key(ir), in_name, out_name)
     if key in _VERDICTS:
         return _VERDICTS[key]
     try:
@@ -224,15 +195,8 @@ def grid_verdict(model, ir: ResizeIR, in_name: str = "in", out_name: str = "out"
     except Exception as e:  # noqa: BLE001 -- onnxruntime's own words
         verdict = f"onnxruntime cannot run the index subgraph: {str(e).splitlines()[0]}"
     else:
-        verdict = None
-        for i, o in GRID:
-            got = np.asarray(sess.run(None, {in_name: np.array(i, np.int64), out_name: np.array(o, np.int64)})[0])
-            want = _oracle(one, i, o)
-            if got.shape != want.shape or not np.array_equal(got, want):
-                bad = f"shape {got.shape}" if got.shape != want.shape else \
-                    f"index {int(np.flatnonzero(got != want)[0])}"
-                verdict = f"source indices differ from the oracle's taps at in={i}, out={o} ({bad})"
-                break
+        verdict = grid_mismatch(ir, GRID, lambda i, o: sess.run(
+            None, {in_name: np.array(i, np.int64), out_name: np.array(o, np.int64)})[0])
     _VERDICTS[key] = verdict
     return verdict
 

@@ -22,17 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.coords import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
+from ...semantics.coords import NearestIndex, NoNearestIndex, nearest_index
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
+from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, form_of, grid_mismatch, oracle_indices
 from ..passes import Candidate, Refusal
 from .decompose import _WIDE
 from .graph import F32, dims, ops, tag
 
-# Largest output length whose index arithmetic stays inside int32 (r <= 4*out, b*x + d < r*out, plus one r of
-# slack for the quotient correction in ``_floor_div``).
-MAX_OUT = 23000
-GRID = [(i, o) for i in range(1, 49) for o in range(1, 49)] + \
-    [(1000, 2000), (4097, 3), (3, 4097), (MAX_OUT, 7), (7, MAX_OUT), (MAX_OUT, MAX_OUT - 1), (12345, 12346)]
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
 _VERDICTS: dict = {}
 
@@ -96,15 +92,6 @@ def index_graph(form: NearestIndex, in_len, out_len):
     return idx
 
 
-def form_of(ir) -> NearestIndex | Refusal:
-    if not isinstance(ir, ResizeIR):
-        return Refusal("not a Resize")
-    form = nearest_index(ir)
-    if isinstance(form, NoNearestIndex):
-        return Refusal(f"no exact integer index form: {form.reason}", form.field)
-    return form
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Proof by numbers of the index subgraph, over a grid of lengths
 
@@ -148,17 +135,10 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
 
         verdict = f"the index subgraph does not compile: {plugin_sentence(e)}"
     else:
-        verdict = None
-        for i, o in grid:
+        def run_at(i, o):
             feeds = [np.array(v, np.int64) for v, f in ((i, fi), (o, fo)) if f is None and (v, f) != (i, "out")]
-            got = np.asarray(run.infer(feeds)[0]).reshape(-1)
-            o = got.size if fo == "length" else o
-            want = oracle_nearest_indices(ir, i, o)
-            if got.shape != want.shape or not np.array_equal(got, want):
-                bad = "its length" if got.shape != want.shape else \
-                    f"index {int(np.flatnonzero(got != want)[0])}"
-                verdict = f"source indices differ from the oracle's taps at in={i}, out={o} ({bad})"
-                break
+            return run.infer(feeds)[0]
+        verdict = grid_mismatch(ir, [(i, None if fo == "length" else o) for i, o in grid], run_at)
     _VERDICTS[key] = verdict
     return verdict
 
@@ -286,7 +266,7 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
         got = src.get_data().reshape(-1)
         if fi is None or (fo is not None and fo != got.size):
             return ["the index vector is a constant but the lengths are not static"]
-        return [] if np.array_equal(got, oracle_nearest_indices(rec.ir, fi, got.size)) else \
+        return [] if np.array_equal(got, oracle_indices(rec.ir, fi, got.size)) else \
             ["the constant index vector differs from the oracle's taps"]
     # The lengths: the tagged Maximum ops, unless OpenVINO folded one (a static length, recorded at lowering).
     roles, boundary = [], []

@@ -383,6 +383,28 @@ inline void line_taps_f32(const float* line, float* out, const TableView& t, con
             if (t.extrap[o]) out[o] = static_cast<float>(extrap_value);
 }
 
+// The W pass of a fused 2-D resize: float X with a float accumulator goes through the compact float32 table
+// (gathers) where the table fits one; every other type through the generic tap loop.
+template <class T, class Acc>
+struct WPass {
+    static constexpr bool kF32 = std::is_same<T, float>::value && std::is_same<Acc, float>::value;
+    const TableView& tw;
+    double extrap_value;
+    F32Table ft;
+    bool compact = false;
+
+    WPass(const TableView& t, double e) : tw(t), extrap_value(e) {
+        if constexpr (kF32) compact = f32_table(tw, ft);
+    }
+    template <class In, class Out>
+    void operator()(const In* line, Out* out) const {
+        if constexpr (kF32)
+            line_taps_f32(line, out, tw, compact ? &ft : nullptr, extrap_value);
+        else
+            line_taps<In, Out, Acc>(line, out, tw, extrap_value);
+    }
+};
+
 // Linear / cubic on the last two axes, H's table first (the oracle's order when the op lists H before W): per
 // output row, the H taps combine input rows into one row of Acc (contiguous vector loop), whose W taps give the
 // output row. No intermediate tensor; with Acc double the bits are those of the two separate passes. Acc float
@@ -390,9 +412,7 @@ inline void line_taps_f32(const float* line, float* out, const TableView& t, con
 template <class T, class Acc>
 void resize_2d_hw(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, double extrap_value,
                   int threads) {
-    F32Table ftw;
-    const bool compact = std::is_same<T, float>::value && std::is_same<Acc, float>::value && f32_table(tw, ftw);
-    (void)compact;
+    const WPass<T, Acc> wpass(tw, extrap_value);
     const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len, Kh = th.K;
     parallel_for(planes * Hout, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, Win * Kh)),
                  [&](int64_t b, int64_t e) {
@@ -405,10 +425,7 @@ void resize_2d_hw(const T* x, T* y, int64_t planes, const TableView& th, const T
             } else {
                 tap_line(x + p * Hin * Win, Win, th.index + oh * Kh, th.weight + oh * Kh, Kh, row);
             }
-            if constexpr (std::is_same<T, float>::value && std::is_same<Acc, float>::value)
-                line_taps_f32(row, dst, tw, compact ? &ftw : nullptr, extrap_value);
-            else
-                line_taps<Acc, T, Acc>(row, dst, tw, extrap_value);
+            wpass(row, dst);
         }
     });
 }
@@ -418,20 +435,14 @@ void resize_2d_hw(const T* x, T* y, int64_t planes, const TableView& th, const T
 template <class T, class Acc>
 void resize_2d_wh(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, double extrap_value,
                   int threads) {
-    F32Table ftw;
-    const bool compact = std::is_same<T, float>::value && std::is_same<Acc, float>::value && f32_table(tw, ftw);
-    (void)compact;
+    const WPass<T, Acc> wpass(tw, extrap_value);
     const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len, Kh = th.K;
     parallel_for(planes, threads, 1, [&](int64_t b, int64_t e) {
         Acc* buf = scratch<Acc>(static_cast<size_t>(Hin * Wout + Wout));
         Acc* acc = buf + Hin * Wout;
         for (int64_t p = b; p < e; ++p) {
             const T* xp = x + p * Hin * Win;
-            for (int64_t ih = 0; ih < Hin; ++ih)
-                if constexpr (std::is_same<T, float>::value && std::is_same<Acc, float>::value)
-                    line_taps_f32(xp + ih * Win, buf + ih * Wout, tw, compact ? &ftw : nullptr, extrap_value);
-                else
-                    line_taps<T, Acc, Acc>(xp + ih * Win, buf + ih * Wout, tw, extrap_value);
+            for (int64_t ih = 0; ih < Hin; ++ih) wpass(xp + ih * Win, buf + ih * Wout);
             for (int64_t oh = 0; oh < Hout; ++oh) {
                 T* dst = y + (p * Hout + oh) * Wout;
                 if (th.extrap && th.extrap[oh]) {

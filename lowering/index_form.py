@@ -1,0 +1,61 @@
+"""What the OpenVINO and ONNX index decompositions of nearest Resize share (``openvino/nearest_index.py``,
+``onnx/nearest_index.py``): the form itself (``semantics.coords.nearest_index``, one formula), the length bound
+of its int32 arithmetic, the grid of lengths its proof runs, and the comparison with the oracle's taps."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from ..semantics.coords import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
+from ..semantics.ir import ResizeIR
+from .passes import Refusal
+
+# Largest output length whose index arithmetic stays inside int32: the largest intermediate b*x + d stays
+# below r*out with r <= 4*out (half-pixel modes with rounding), plus one r of slack for a quotient correction.
+INT32_MAX_OUT = 23000
+# Every (in, out) in 1..48, and large pairs around the int32 bound.
+GRID = [(i, o) for i in range(1, 49) for o in range(1, 49)] + \
+    [(1000, 2000), (4097, 3), (3, 4097), (INT32_MAX_OUT, 7), (7, INT32_MAX_OUT), (INT32_MAX_OUT, INT32_MAX_OUT - 1),
+     (12345, 12346)]
+
+
+def form_of(ir) -> NearestIndex | Refusal:
+    """The integer index form of ``ir``, or why there is none."""
+    if not isinstance(ir, ResizeIR):
+        return Refusal("not a Resize", "op")
+    form = nearest_index(ir)
+    if isinstance(form, NoNearestIndex):
+        return Refusal(f"no exact integer index form: {form.reason}", form.field)
+    return form
+
+
+@functools.lru_cache(maxsize=None)
+def _oracle(one: ResizeIR, in_len: int, out_len: int) -> np.ndarray:
+    return oracle_nearest_indices(one, in_len, out_len)
+
+
+def axis_key(ir: ResizeIR) -> ResizeIR:
+    """``ir`` reduced to what decides one axis' nearest taps (the modes), so every node of the same modes shares
+    the exact-arithmetic taps and the grid verdicts."""
+    return dataclasses.replace(ir, rank=1, axes=(0,), sizes=(1,), scales=None, roi=None, input_shape=None, pads=())
+
+
+def oracle_indices(ir: ResizeIR, in_len: int, out_len: int) -> np.ndarray:
+    """The oracle's nearest source indices of one axis of ``ir`` (cached by ``axis_key``)."""
+    return _oracle(axis_key(ir), in_len, out_len)
+
+
+def grid_mismatch(ir: ResizeIR, grid, run) -> str | None:
+    """None when ``run(in, out)`` (an index vector; ``out`` None: the subgraph has its length built in) equals
+    the oracle's taps for every pair of ``grid``, else where it first does not."""
+    for i, o in grid:
+        got = np.asarray(run(i, o)).reshape(-1)
+        o = got.size if o is None else o
+        want = oracle_indices(ir, i, o)
+        if got.shape != want.shape or not np.array_equal(got, want):
+            bad = f"shape {got.shape}" if got.shape != want.shape else f"index {int(np.flatnonzero(got != want)[0])}"
+            return f"source indices differ from the oracle's taps at in={i}, out={o} ({bad})"
+    return None

@@ -1,5 +1,5 @@
 """What the OpenVINO and ONNX index decompositions of nearest Resize share (``openvino/nearest_index.py``,
-``onnx/nearest_index.py``): the form itself (``semantics.coords.nearest_index``, one formula), the length bound
+``onnx/nearest_index.py``): the form itself (``semantics.nearest_index``, one formula), the length bound
 of its int32 arithmetic, the grid of lengths its proof runs, and the comparison with the oracle's taps."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import functools
 
 import numpy as np
 
-from ..semantics.coords import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
+from ..semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
 from ..semantics.ir import ResizeIR
 from .passes import Refusal
 

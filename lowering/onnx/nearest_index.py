@@ -1,7 +1,7 @@
 """Rung 3 for nearest Resize whose lengths are known only at run time: the source index of every output position
 computed in the graph by exact integer arithmetic from the run-time lengths, then one Gather per resized axis.
 
-The formula is ``semantics.coords.nearest_index`` (floor((p*x + q) / r) clamped to [0, in-1], p, q, r
+The formula is ``semantics.nearest_index`` (floor((p*x + q) / r) clamped to [0, in-1], p, q, r
 integer-linear in (in, out)); here it is written in plain ONNX ops on int64 scalars: in = Gather(Shape(X), axis),
 out = Gather(sizes, i) (or the static size), x = Range(0, out, 1). No float coordinate, so no float32 rounding
 boundary: exact for every dtype a Gather moves.
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.coords import NearestIndex
+from ...semantics.nearest_index import NearestIndex
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ..index_form import GRID as _GRID, INT32_MAX_OUT, axis_key, form_of, grid_mismatch
 from ..passes import Candidate, Refusal

@@ -3,7 +3,7 @@ pass interface (``lowering/passes.py``). Everything but the resampling nodes is 
 
 from __future__ import annotations
 
-from ...semantics.coords import NearestIndex
+from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
 from ..artifacts import check_output_path
 from ..artifacts import write_proven_onnx as write_proven

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.coords import NearestIndex, NoNearestIndex, nearest_index
+from ...semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, form_of, grid_mismatch, oracle_indices
 from ..passes import Candidate, Refusal

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 from resample_bridge.lowering.onnx import OnnxTarget, convert
 from resample_bridge.lowering.onnx import nearest_index as ni
 from resample_bridge.lowering.passes import DECOMPOSE, PassResult, Policy
-from resample_bridge.semantics.coords import nearest_index, oracle_nearest_indices
+from resample_bridge.semantics.nearest_index import nearest_index, oracle_nearest_indices
 from resample_bridge.semantics.reference import run as oracle
 from resample_bridge.tools.cli import main
 from resample_bridge.translate.onnx import parse_model

@@ -1,4 +1,4 @@
-"""The exact integer nearest index form (semantics.coords.nearest_index) equals the oracle's own nearest taps
+"""The exact integer nearest index form (semantics.nearest_index) equals the oracle's own nearest taps
 for every in, out in 1..40, every coordinate mode and nearest rounding it covers, both ONNX conventions; and it
 refuses what it cannot express."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from resample_bridge.semantics.coords import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
+from resample_bridge.semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
 from resample_bridge.semantics.ir import ResizeIR, RuntimeValue, Sampler
 from resample_bridge.translate.onnx import onnx_convention, parse_model
 

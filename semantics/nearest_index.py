@@ -1,0 +1,162 @@
+"""Nearest source index as exact integer arithmetic in (x, in, out): the form a decomposition computes in the
+graph when the lengths are known only at run time. Equal to ``affine`` + ``taps.nearest_pick`` + the edge
+clamp for every length (tests/semantics/test_nearest_index.py checks every in, out in 1..40 against the
+oracle's own taps, both ONNX conventions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .coords import bind_resize
+from .ir import ResizeIR
+
+
+@dataclass(frozen=True)
+class Linear:
+    """c_in*in + c_out*out + c_one, integer coefficients: one coefficient of the index formula."""
+
+    c_in: int
+    c_out: int
+    c_one: int
+
+    def __call__(self, in_len, out_len):
+        return self.c_in * in_len + self.c_out * out_len + self.c_one
+
+    def __add__(self, other: "Linear") -> "Linear":
+        return Linear(self.c_in + other.c_in, self.c_out + other.c_out, self.c_one + other.c_one)
+
+    def times(self, k: int) -> "Linear":
+        return Linear(k * self.c_in, k * self.c_out, k * self.c_one)
+
+    def __str__(self) -> str:
+        terms = [f"{c}*{n}" for c, n in ((self.c_in, "in"), (self.c_out, "out")) if c] + \
+                ([str(self.c_one)] if self.c_one or not (self.c_in or self.c_out) else [])
+        return " + ".join(terms).replace("+ -", "- ").replace("1*", "")
+
+
+ONE = Linear(0, 0, 1)
+
+
+@dataclass(frozen=True)
+class NearestIndex:
+    """The source index of output x along one resized axis, for every (in, out) with in, out >= 1:
+
+        x                                  if copy_equal and in == out (an axis whose lengths agree is copied)
+        clamp(out1, 0, in-1)               elif out1 is not None and out == 1
+        clamp(floor((p*x + q) / r), 0, in-1)   otherwise (r > 0 there)
+
+    p, q, r are integer-linear in (in, out), with the nearest rounding folded in, so the whole map is exact
+    integer arithmetic for every run-time length."""
+
+    p: Linear
+    q: Linear
+    r: Linear
+    out1: int | None = None
+    copy_equal: bool = False
+
+    def indices(self, in_len: int, out_len: int):
+        """The index table (int64 [out_len]) in numpy: what a lowering computes in the graph."""
+        import numpy as np
+
+        x = np.arange(out_len, dtype=np.int64)
+        if self.copy_equal and in_len == out_len:
+            return x
+        if self.out1 is not None and out_len == 1:
+            return np.full(1, min(max(self.out1, 0), in_len - 1), dtype=np.int64)
+        p, q, r = (int(f(in_len, out_len)) for f in (self.p, self.q, self.r))
+        return np.clip((p * x + q) // r, 0, in_len - 1)
+
+    def __str__(self) -> str:
+        s = f"floor(({self.p})*x + {self.q}) / ({self.r})), clamped to [0, in-1]"
+        if self.out1 is not None:
+            s += f"; {self.out1} at out == 1"
+        if self.copy_equal:
+            s += "; x where in == out"
+        return s
+
+
+@dataclass(frozen=True)
+class NoNearestIndex:
+    """Why a Resize has no exact integer index form (``field``: the IR field that decides it)."""
+
+    reason: str
+    field: str
+
+
+# src = (p*x + q) / r per coordinate mode, output length from sizes (scale out/in, formula length out).
+_BASE = {
+    "asymmetric": (Linear(1, 0, 0), Linear(0, 0, 0), Linear(0, 1, 0)),          # x*in/out
+    "half_pixel": (Linear(2, 0, 0), Linear(1, -1, 0), Linear(0, 2, 0)),         # ((2x+1)*in - out) / 2out
+    "tf_half_pixel_for_nn": (Linear(2, 0, 0), Linear(1, 0, 0), Linear(0, 2, 0)),  # (2x+1)*in / 2out
+    "align_corners": (Linear(1, 0, -1), Linear(0, 0, 0), Linear(0, 1, -1)),     # x*(in-1)/(out-1), out > 1
+}
+# pytorch_half_pixel is half_pixel but for its length-1 rule; half_pixel_symmetric's offset
+# in/2 * (1 - out/formula_length) is 0 when the formula length is the integer out (sizes, stretch).
+_BASE["pytorch_half_pixel"] = _BASE["half_pixel_symmetric"] = _BASE["half_pixel"]
+
+
+def _rounded(p: Linear, q: Linear, r: Linear, rule: str):
+    """Fold a nearest rounding of (p*x + q)/r into one floor: ceil(n/r) = floor((n + r - 1)/r),
+    round half down ceil(n/r - 1/2) = floor((2n + r - 1)/2r), round half up floor((2n + r)/2r)."""
+    if rule == "floor":
+        return p, q, r
+    if rule == "ceil":
+        return p, q + r + Linear(0, 0, -1), r
+    if rule == "round_prefer_floor":
+        return p.times(2), q.times(2) + r + Linear(0, 0, -1), r.times(2)
+    if rule == "round_prefer_ceil":
+        return p.times(2), q.times(2) + r, r.times(2)
+    return None
+
+
+def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
+    """The exact integer source-index form shared by every resized axis of a nearest Resize whose output
+    lengths are given (sizes, static or fed at run time), or why there is none."""
+    from .taps import nearest_pick
+
+    s = ir.sampler
+    if s.kind != "nearest":
+        return NoNearestIndex(f"{s.kind} reads more than one tap (an index form is for nearest only)", "mode")
+    if ir.sizes is None:
+        return NoNearestIndex("the output lengths come from scales (a float32 product, not a given length)",
+                              "scales")
+    if ir.aspect_policy != "stretch":
+        return NoNearestIndex(f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded "
+                              f"common scale", "keep_aspect_ratio_policy")
+    if ir.coord not in _BASE:
+        return NoNearestIndex(f"{ir.coord} reads the roi and an extrapolation value",
+                              "coordinate_transformation_mode")
+    if ir.pads:
+        return NoNearestIndex("OpenVINO pads add zeros before the resize", "pads")
+    if ir.exclude_outside:
+        return NoNearestIndex("exclude_outside turns a pick outside the input into 0", "exclude_outside")
+    folded = _rounded(*_BASE[ir.coord], s.nearest)
+    if folded is None:
+        return NoNearestIndex(f"nearest rounding {s.nearest} has no integer form here", "nearest_mode")
+    # Output length 1: align_corners reads 0; pytorch_half_pixel reads 0 or -1/2 (its length1 rule), which
+    # every rounding then clamps to 0. Elsewhere the general formula holds at out == 1 too.
+    out1 = None
+    if ir.coord == "align_corners":
+        out1 = 0
+    elif ir.coord == "pytorch_half_pixel":
+        out1 = nearest_pick(Fraction(-1, 2) if ir.length1 == "minus_half" else Fraction(0), s.nearest)
+    return NearestIndex(*folded, out1=out1, copy_equal=ir.equal_length_identity)
+
+
+def oracle_nearest_indices(ir: ResizeIR, in_len: int, out_len: int):
+    """The oracle's own nearest taps (``bind_resize`` + ``taps.axis_taps``) for one axis of ``ir`` resized
+    from in_len to out_len: what ``NearestIndex.indices`` must equal."""
+    import dataclasses
+
+    import numpy as np
+
+    from .taps import axis_taps
+
+    one = dataclasses.replace(ir, rank=1, axes=(0,), sizes=(int(out_len),), scales=None, roi=None,
+                              input_shape=None, pads=())
+    bound = bind_resize(one, (int(in_len),))
+    if not bound.axes:
+        return np.arange(out_len, dtype=np.int64)
+    return axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside).index[:, 0]

@@ -25,7 +25,8 @@ from .interpolate import runtime_conditions, ties_text
 from .ladder import DECOMPOSE, EXTENSION, LADDERS, NATIVE, REWRITE, RUNG_NAMES, TARGET, Node, lower, policy_for
 from .prove import prove
 from .target import OPENVINO, OpenVINOTarget, convert
-from .verify import format_verify, make_inputs, verify_openvino
+from .verify import format_verify, verify_openvino
+from .verify_inputs import make_inputs
 from .write import EXTENSION_NAME, extension_path, save
 
 __all__ = ["deformconv_rewrite_reason", "gridsample_native_reason", "native_gridsample", "rewrite_deformconv",

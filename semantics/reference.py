@@ -122,13 +122,24 @@ def _rint_half_even(x):
     return np.rint(x)
 
 
+_INDEX_LIMIT = 2.0 ** 62
+
+
+def _to_index(v: np.ndarray) -> np.ndarray:
+    """Integral float64 -> int64 with the out-of-range cases defined: beyond +-2^62 saturates and NaN goes far
+    below, so such a tap is padded like any outside tap. (numpy's cast, like the frameworks' C++ casts, is
+    platform-defined there: x86 gives INT64_MIN even for +1e30, reading the first element at the far end.)"""
+    v = np.where(np.isnan(v), -_INDEX_LIMIT, np.clip(v, -_INDEX_LIMIT, _INDEX_LIMIT))
+    return v.astype(np.int64)
+
+
 def _tap_weights_1d(x: np.ndarray, sampler: Sampler):
     """Tap positions [P, K] and weights [P, K] for float coordinates x [P]."""
     if sampler.kind == "nearest":
-        return np.trunc(x).astype(np.int64)[:, None], np.ones((x.size, 1))
+        return _to_index(np.trunc(x))[:, None], np.ones((x.size, 1))
     fl = np.floor(x)
     t = x - fl
-    fl = fl.astype(np.int64)
+    fl = _to_index(fl)
     if sampler.kind == "linear":
         return np.stack([fl, fl + 1], 1), np.stack([1 - t, t], 1)
     a = float(sampler.cubic_a)
@@ -160,7 +171,7 @@ def sample_points(data: np.ndarray, pts: list[np.ndarray], sampler: Sampler, pad
             if padding == "zeros":
                 ok &= (j >= 0) & (j < L)
             elif padding == "reflection":
-                j = np.trunc(coords.reflect(j.astype(np.float64), *bounds[d])).astype(np.int64)
+                j = _to_index(np.trunc(coords.reflect(j.astype(np.float64), *bounds[d])))
             j = np.clip(j, 0, L - 1)
             lin += j * strides[d]
         vals = flat[:, lin]

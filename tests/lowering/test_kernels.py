@@ -8,6 +8,7 @@ can build the library.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from fractions import Fraction as F
@@ -303,6 +304,48 @@ def test_gridsample_padding_on_is_honoured():
     np.testing.assert_allclose(yb, reference.run(b, x, grid), rtol=1e-5, atol=1e-6)
 
 
+# Non-finite and huge grid values over more than two 64-point blocks (the float32 kernel computes a block's taps
+# at once, block_taps.hpp): NaN and inf propagate as the oracle's, coordinates beyond int64 saturate.
+EXTREME = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 3e9, -3e9, 1.0, -1.0, 0.0, -0.0, 0.5, -0.5, 1 / 3, -1 / 3,
+                    1.2, -1.2, 7.0, -7.0], np.float32)
+
+
+def _sampler(kind: str) -> Sampler:
+    return (Sampler("nearest", nearest="half_even") if kind == "nearest" else
+            Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler(kind))
+
+
+@needs_library
+@pytest.mark.parametrize("D", [1, 2, 3])
+@pytest.mark.parametrize("kind", SAMPLER_KINDS)
+def test_gridsample_extreme_grid_values(D, kind):
+    n = 0
+    for padding, padding_on, arith, align in itertools.product(GRID_PADDINGS, PADDING_ON, ("fp32", "fp64",
+                                                                                           "fp32_fused"), (0, 1)):
+        rng = np.random.default_rng(n)
+        n += 1
+        ir = GridSampleIR(D, _sampler(kind), padding, bool(align), padding_on=padding_on, arith=arith)
+        x = rng.standard_normal((2, 3) + (5, 6, 4)[:D]).astype(np.float32)
+        grid = rng.uniform(-1.3, 1.3, (2,) + (11, 13, 3)[:D] + (D,)).astype(np.float32)
+        pick = rng.random(grid.shape) < 0.3
+        grid[pick] = rng.choice(EXTREME, size=int(pick.sum()))
+        with np.errstate(invalid="ignore"):
+            want = reference.run(ir, x, grid)
+        np.testing.assert_allclose(compiled.gridsample(ir, x, grid), want, rtol=1e-4, atol=1e-5, err_msg=str(ir))
+
+
+def test_oracle_saturates_coordinates_beyond_int64():
+    """A coordinate of +1e30 reads the last element under border padding (numpy's own cast would give INT64_MIN
+    on x86, the first element); a NaN grid value samples NaN under cubic as under linear."""
+    x = np.arange(1, 6, dtype=np.float32).reshape(1, 1, 5)
+    grid = np.array([1e30, -1e30, np.nan], np.float32).reshape(1, 3, 1)
+    for kind in ("linear", "cubic"):
+        ir = GridSampleIR(1, _sampler(kind), "border", True, padding_on="taps")
+        with np.errstate(invalid="ignore"):
+            y = reference.run(ir, x, grid).ravel()
+        assert y[0] == 5 and y[1] == 1 and np.isnan(y[2]), (kind, y)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # DeformConv
 
@@ -347,6 +390,36 @@ def test_deformconv_matches_oracle(seed, dtype):
     want = reference.run(ir, *inputs)
     _close(compiled.deformconv(ir, *inputs), want, dtype, f"seed {seed}: {ir}")
     _round_trips(ir)
+
+
+@needs_library
+@pytest.mark.parametrize("D", [1, 2, 3])
+@pytest.mark.parametrize("kind", SAMPLER_KINDS)
+def test_deformconv_extreme_offsets_and_masks(D, kind):
+    """The float32 path over more than one tile: NaN, inf and huge offsets; masks of inf and NaN (the mask then
+    multiplies the sampled value, not each tap: the oracle's +-inf, not NaN from a tap weighing 0)."""
+    for n, (border, has_m) in enumerate(itertools.product(DEFORM_BORDERS, (False, True))):
+        rng = np.random.default_rng(n)
+        kernel, spatial = (3, 2, 2)[:D], (11, 9, 5)[:D]
+        ir = DeformConvIR(D, kernel, (1,) * D, (1,) * (2 * D), (1,) * D, 1, 1, True, has_m, sampler=_sampler(kind),
+                          border=border)
+        out, K = deformconv_out_shape(ir, spatial, kernel), math.prod(kernel)
+        x = rng.standard_normal((1, 4) + spatial).astype(np.float32)
+        w = rng.standard_normal((5, 4) + kernel).astype(np.float32)
+        off = (rng.standard_normal((1, K * D) + out) * 2).astype(np.float32)
+        pick = rng.random(off.shape) < 0.2
+        off[pick] = rng.choice(EXTREME, size=int(pick.sum()))
+        b = rng.standard_normal(5).astype(np.float32)
+        m = None
+        if has_m:
+            m = rng.uniform(0, 1, (1, K) + out).astype(np.float32)
+            pick = rng.random(m.shape) < 0.1
+            m[pick] = rng.choice(np.array([np.nan, np.inf, 0.0], np.float32), size=int(pick.sum()))
+        with np.errstate(invalid="ignore"):
+            want = reference.run(ir, x, w, off, b, m)
+        scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isinf(want), 0, want)))))
+        np.testing.assert_allclose(compiled.deformconv(ir, x, w, off, b, m), want, rtol=1e-4, atol=1e-5 * scale,
+                                   err_msg=str(ir))
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -112,7 +112,7 @@ inline GridSampleSpec gridsample_spec_c(const rb_tensor* inputs, int32_t n, cons
     GridSampleSpec s = make_gridsample_spec(
         D, xs.data(), gs.data() + 1, checked_enum<Kind>(p.kind, 3, "sampler kind"), p.cubic_a,
         checked_enum<Padding>(p.padding, 3, "padding"), checked_enum<PaddingOn>(p.padding_on, 2, "padding_on"),
-        p.align_corners != 0, checked_enum<Arith>(p.arith, 3, "arith"));
+        p.align_corners != 0, checked_enum<Arith>(p.arith, 4, "arith"));
     check_output(y, x, s.N * s.C * s.P);
     return s;
 }

@@ -24,6 +24,7 @@
 #endif
 
 #include "bind.hpp"
+#include "block_taps.hpp"
 #include "common.hpp"
 #include "deformconv.hpp"
 #include "gridsample.hpp"
@@ -709,7 +710,7 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
     int64_t S = 1;
     for (int d = 0; d < s.D; ++d) S *= s.spatial[d];
     const int nt = taps_per_point(s.kind, s.D);
-    constexpr int64_t block = 64;
+    constexpr int64_t block = kBlock;
     const int64_t blocks = (s.P + block - 1) / block;
     parallel_for(s.N * blocks, threads, 2, [&](int64_t b, int64_t e) {
         thread_local std::vector<int32_t> off;  // kept by each worker across calls
@@ -717,11 +718,27 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
         off.resize(static_cast<size_t>(block * nt));
         w.resize(static_cast<size_t>(block * nt));
         PointTaps taps;
+        double pts[kMaxSpatial][kBlock];
+        // The block's taps at once (block_taps.hpp); reflection's repeated mirroring stays per point.
+        auto fill = [&](auto rank, const G* g, int64_t np) {
+            constexpr int D = decltype(rank)::value;
+            gridsample_block_coords<D>(s, g, np, pts);
+            block_taps<D>(pts, np, s.spatial, s.kind, s.cubic_a, s.padding, block_ones(), block, off.data(), w.data());
+        };
         for (int64_t it = b; it < e; ++it) {
             const int64_t n = it / blocks, p0 = (it % blocks) * block, np = std::min(block, s.P - p0);
-            for (int64_t q = 0; q < np; ++q) {
-                gridsample_point_taps(s, grid + (n * s.P + p0 + q) * s.D, taps);
-                compact_taps(taps, 1.0, block, off.data() + q, w.data() + q);
+            const G* g = grid + (n * s.P + p0) * s.D;
+            if (s.padding == Padding::reflection) {
+                for (int64_t q = 0; q < np; ++q) {
+                    gridsample_point_taps(s, g + q * s.D, taps);
+                    compact_taps(taps, 1.0, block, off.data() + q, w.data() + q);
+                }
+            } else if (s.D == 1) {
+                fill(std::integral_constant<int, 1>(), g, np);
+            } else if (s.D == 2) {
+                fill(std::integral_constant<int, 2>(), g, np);
+            } else {
+                fill(std::integral_constant<int, 3>(), g, np);
             }
             const float* xn = x + n * s.C * S;
             float* yn = y + n * s.C * s.P + p0;
@@ -812,29 +829,63 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
     const int64_t K = s.K, P = s.P, C = s.C, OC = s.OC;
     const int64_t icg = C / s.group, ocg = OC / s.group, cpg = C / s.offset_group, R = icg * K;
     const int nt = taps_per_point(s.kind, s.D);
-    constexpr int64_t tile = 64;  // a multiple of the GEMM block's 32 points
+    constexpr int64_t tile = kBlock;  // a multiple of the GEMM block's 32 points
     const int64_t tiles = (P + tile - 1) / tile;
     std::vector<int64_t> kdec(static_cast<size_t>(K * kMaxSpatial));  // kernel tap k decoded per axis
     for (int64_t k = 0; k < K; ++k) decode_index(k, s.D, s.kernel, kdec.data() + k * kMaxSpatial);
     parallel_for(s.N * tiles, threads, 1, [&](int64_t b0, int64_t e0) {
         thread_local std::vector<float> cols, tw;  // kept by each worker across calls
         thread_local std::vector<int32_t> toff;
+        thread_local std::vector<float> tpost;  // per kernel tap, a factor applied after sampling (see below)
+        thread_local std::vector<char> tpost_used;
+        tpost.resize(static_cast<size_t>(K * tile));
+        tpost_used.resize(static_cast<size_t>(K));
         cols.resize(static_cast<size_t>(C * K * tile));
         toff.resize(static_cast<size_t>(K * tile * nt));
         tw.resize(static_cast<size_t>(K * tile * nt));
-        PointTaps taps;
-        // Compact taps of every (kernel tap, point) of the tile; points and kernel taps decoded per axis once.
+        // Compact taps of every (kernel tap, point) of the tile (deform_point_taps_at's arithmetic per point,
+        // as arrays over the tile's points: block_taps.hpp); the points decoded per axis once per tile.
         auto fill_taps = [&](auto rank, int64_t og, int64_t n, int64_t p0, int64_t np) {
             constexpr int D = decltype(rank)::value;
+            int64_t ob[D][kBlock];  // o[d] * stride[d] per point
             int64_t o[kMaxSpatial] = {};
             for (int64_t q = 0; q < np; ++q) {
                 decode_index(p0 + q, D, s.out, o);
-                for (int64_t k = 0; k < K; ++k) {
-                    double factor;
-                    deform_point_taps_at<D>(s, offset, mask, n, og, k, kdec.data() + k * kMaxSpatial, p0 + q, o,
-                                            taps, factor);
-                    compact_taps(taps, factor, tile, toff.data() + k * nt * tile + q, tw.data() + k * nt * tile + q);
+                for (int d = 0; d < D; ++d) ob[d][q] = o[d] * s.stride[d];
+            }
+            double pts[D][kBlock], factor[kBlock];
+            bool inside[kBlock];
+            const bool clamp = s.border == DeformBorder::clamp_in_range;
+            for (int64_t k = 0; k < K; ++k) {
+                const int64_t okd = (n * s.offset_group + og) * K + k;
+                const int64_t* kk = kdec.data() + k * kMaxSpatial;
+                for (int64_t q = 0; q < np; ++q) inside[q] = true;
+                for (int d = 0; d < D; ++d) {
+                    const int64_t shift = kk[d] * s.dilation[d] - s.pad_begin[d];
+                    const float* od = offset + (okd * D + d) * P + p0;
+                    const double L = static_cast<double>(s.spatial[d]);
+                    for (int64_t q = 0; q < np; ++q) {
+                        pts[d][q] = static_cast<double>(ob[d][q] + shift) + static_cast<double>(od[q]);
+                        inside[q] = inside[q] & (pts[d][q] >= 0.0) & (pts[d][q] < L);
+                    }
                 }
+                for (int64_t q = 0; q < np; ++q) factor[q] = clamp ? (inside[q] ? 1.0 : 0.0) : 1.0;
+                if (mask) {
+                    const float* mk = mask + okd * P + p0;
+                    for (int64_t q = 0; q < np; ++q) factor[q] = factor[q] * static_cast<double>(mk[q]);
+                }
+                // The factor is folded into the tap weights, except where it is not finite: the oracle's
+                // (sum of taps) * inf is +-inf, a tap weighing 0 times inf would make it NaN. Then it
+                // multiplies the sampled column instead (rare: a mask of inf or NaN).
+                bool finite = true;
+                for (int64_t q = 0; q < np; ++q) finite = finite & (std::abs(factor[q]) <= 1e308);
+                float* post = tpost.data() + k * tile;
+                tpost_used[static_cast<size_t>(k)] = !finite;
+                if (!finite)
+                    for (int64_t q = 0; q < np; ++q) post[q] = static_cast<float>(factor[q]);
+                block_taps<D>(pts, np, s.spatial, s.kind, s.cubic_a, clamp ? Padding::border : Padding::zeros,
+                              finite ? factor : block_ones(), tile, toff.data() + k * nt * tile,
+                              tw.data() + k * nt * tile);
             }
         };
         for (int64_t it = b0; it < e0; ++it) {
@@ -851,6 +902,8 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
                         float* col = cols.data() + (c * K + k) * tile;
                         sample_row_f32(xn + c * S, toff.data() + k * nt * tile, tw.data() + k * nt * tile, tile, np, nt,
                                        col);
+                        if (tpost_used[static_cast<size_t>(k)])
+                            for (int64_t q = 0; q < np; ++q) col[q] *= tpost[k * tile + q];
                         std::fill(col + np, col + tile, 0.0f);  // the GEMM runs whole blocks
                     }
             }

@@ -23,11 +23,13 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 # Single nodes: our extension kernels vs OpenVINO's importer vs onnxruntime vs a copy (tools/bench.py); whole
-# models: the ladder's choice and --prefer fastest vs the importer and onnxruntime (tools/bench_models.py). The others
-# by hand: tools/bench_inspect.py (inspect at model scale), tools/bench_openvino.py (the ladder's choice).
+# models: the ladder's choice and --prefer fastest vs the importer and onnxruntime (tools/bench_models.py); check on
+# 50-node models and the convert curve up to 500 nodes (tools/bench_check.py). The others by hand:
+# tools/bench_inspect.py (inspect at model scale), tools/bench_openvino.py (the ladder's choice).
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py
 	$(BIN)/python tools/bench_models.py --corpus
+	$(BIN)/python -m resample_bridge.tools.bench_check
 
 fuzz: $(STAMP)
 	$(BIN)/python -m resample_bridge.tools.fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) --jobs 2 --keep-failures fuzz-failures

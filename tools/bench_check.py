@@ -1,10 +1,11 @@
 """Benchmark of ``check --target openvino`` on 50-node models: the batched importer run (one model for all
-distinct node configurations) against one model per node (the way check worked before), same code otherwise.
+distinct node configurations) against one model per node (the way check worked before), same code otherwise;
+then the ``convert`` curve: the command, as a user runs it, on fan models of 50 to 500 Resize nodes.
 
     python -m resample_bridge.tools.bench_check [--repeats 3]
 
 Models: "chain" (40 Resize nodes of 8 configurations in a chain over 1x8x32x32, 5 GridSample, 5 DeformConv)
-and "fan" (50 Resize nodes reading one 1x3x16x16 input, 32 distinct configurations).
+and "fan" (N Resize nodes reading one 1x3x16x16 input, 32 distinct configurations).
 """
 
 from __future__ import annotations
@@ -55,13 +56,13 @@ def chain_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
 
 
-def fan_model():
+def fan_model(n: int = 50):
     from onnx import TensorProto, helper, numpy_helper
 
     F = TensorProto.FLOAT
     scales = [[1, 1, 2, 2], [1, 1, 0.5, 0.5], [1, 1, 1.5, 1.5], [1, 1, 3, 3]]
     nodes, inits, outs = [], [], []
-    for i in range(50):
+    for i in range(n):
         inits.append(numpy_helper.from_array(np.array(scales[(i // 8) % 4], np.float32), f"s{i}"))
         nodes.append(helper.make_node("Resize", ["X", "", f"s{i}"], [f"Y{i}"], name=f"r{i}", **MODES[i % 8]))
         outs.append(helper.make_tensor_value_info(f"Y{i}", F, None))
@@ -94,7 +95,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
-    print(f"OpenVINO {ov.__version__}, {os.cpu_count()} cores; median of {args.repeats} runs (seconds, in-process)")
+    with tempfile.TemporaryDirectory() as d:  # first, before this process holds OpenVINO's threads
+        convert_curve(d, args.repeats)
+    print(f"\nOpenVINO {ov.__version__}, {os.cpu_count()} cores; median of {args.repeats} runs (seconds, in-process)")
     print(f"{'model':<8} {'nodes':>5} {'one model per node':>20} {'batched':>9} {'same verdicts':>14}")
     with tempfile.TemporaryDirectory() as d:
         for name, build in (("chain", chain_model), ("fan", fan_model)):
@@ -113,6 +116,34 @@ def main(argv=None) -> int:
             print(f"{name:<8} {len(b):>5} {statistics.median(times['per']):>20.2f} "
                   f"{statistics.median(times['batch']):>9.2f} {str(same):>14}")
     return 0
+
+
+def convert_curve(folder: str, repeats: int, sizes=(50, 125, 250, 500)) -> None:
+    """``resample-bridge convert`` (a fresh process, as a user runs it) on fan models of growing size: median
+    seconds, and the least-squares line through them (fixed cost + per node)."""
+    import subprocess
+    import sys
+
+    import onnx
+
+    print(f"convert --target openvino, fan models; median of {repeats} runs (seconds, whole command)")
+    print(f"{'nodes':>5} {'seconds':>8} {'ms/node':>8}")
+    xs, ys = [], []
+    for n in sizes:
+        path = os.path.join(folder, f"fan{n}.onnx")
+        onnx.save(fan_model(n), path)
+        cmd = [sys.executable, "-m", "resample_bridge.tools.cli", "convert", path, "-o",
+               os.path.join(folder, f"fan{n}.xml"), "--force", "-q"]
+        runs = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            runs.append(time.perf_counter() - t0)
+        xs.append(n)
+        ys.append(statistics.median(runs))
+        print(f"{n:>5} {ys[-1]:>8.2f} {1000 * ys[-1] / n:>8.1f}")
+    slope, icept = np.polyfit(xs, ys, 1)
+    print(f"fit: {icept:.2f} s + {1000 * slope:.1f} ms per node")
 
 
 if __name__ == "__main__":

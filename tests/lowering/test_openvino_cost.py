@@ -92,7 +92,8 @@ def test_calibration_times_each_rung_and_is_cached(monkeypatch, tmp_path):
     got = cost.rates()
     assert got["builtin/nearest/plain/up"] > 0 and got["copy"] > 0
     assert set(got) <= {"builtin/nearest/plain/up", "builtin/nearest/plain/down", "extension/nearest/plain/up",
-                        "extension/nearest/plain/down", "copy"}
+                        "extension/nearest/plain/down", "copy", "layout"}
+    assert got.get("layout", 0) >= 0  # the reorders around a custom op, measured between Conv layers
     # Once per machine: the next process reads the file.
     monkeypatch.setattr(cost, "_rates", None)
     monkeypatch.setattr(cost, "calibrate", lambda: pytest.fail("calibrated twice"))
@@ -107,3 +108,15 @@ def test_cli_prefer(tmp_path, capsys, rates):
     assert "rung 4 (extension)" in out and "--prefer fastest" in out
     assert main(["convert", path, "--prefer", "fastest", "--target", "onnx", "-o", str(tmp_path / "o.onnx")]) == 2
     assert "--prefer applies to --target openvino only" in capsys.readouterr().err
+
+
+def test_the_measured_layout_cost_outweighs_a_copy(rates, tmp_path):
+    """The extension pays the reorders measured between Conv layers where they exceed a plain copy: a rate
+    that wins alone by the margin (0.5 against 1.0 per output) loses once 2 ns per element in and out are
+    charged."""
+    rates({"builtin/linear/plain/up": 1.0, "extension/linear/plain/up": 0.5, "copy": 0.01, "layout": 2.0})
+    m, path = _linear_up(tmp_path)
+    ov_model, (rec,) = convert(path, prefer="fastest")
+    assert rec.rung == 1, rec.summary()
+    n_out, n_in = 4 * 48 * 40, 4 * 24 * 20
+    assert rec.extra["cost"]["extension_ms"] == pytest.approx((0.5 * n_out + 2.0 * (n_in + n_out)) / 1e6)

@@ -19,6 +19,9 @@ from .logs import log, step
 SUFFIX = {"openvino": ".xml", "onnx": ".onnx", "tensorrt": ".onnx"}
 DEFAULT_TAIL = {"openvino": ".xml", "onnx": ".portable.onnx", "tensorrt": ".tensorrt.onnx"}
 COMPANIONS = {"openvino": (".bin",), "onnx": (), "tensorrt": ()}
+# Suffixes of another format: refused rather than appended to (``-o m.onnx`` for OpenVINO is a mistake).
+WRONG_SUFFIXES = {"openvino": (".onnx", ".bin", ".engine", ".plan"), "onnx": (".xml", ".bin", ".engine", ".plan"),
+                  "tensorrt": (".xml", ".bin", ".engine", ".plan")}
 
 
 def output_path(model_path: str, out: str | None, target: str, force: bool) -> tuple[str, list[str]]:
@@ -32,6 +35,11 @@ def output_path(model_path: str, out: str | None, target: str, force: bool) -> t
     elif out.endswith(os.sep) or os.path.isdir(out) and not out.endswith(SUFFIX[target]):
         out = os.path.join(out, name)
     elif not out.endswith(SUFFIX[target]):
+        wrong = os.path.splitext(out)[1].lower()
+        if wrong in WRONG_SUFFIXES[target]:  # another format's file: model.onnx.xml would hide the mistake
+            raise BridgeError(f"{clip(out)} ends in {wrong}, not {SUFFIX[target]}: --target {target} writes "
+                              f"{SUFFIX[target]}" + (" and .bin" if target == "openvino" else "") +
+                              " (pass a path ending in it, or a folder)", field="output")
         out += SUFFIX[target]  # as ovc does: "-o model" writes model.xml / model.bin
     out = os.path.abspath(out)
     created = []

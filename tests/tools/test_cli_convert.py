@@ -93,6 +93,16 @@ def test_a_name_without_suffix_gets_it_as_with_ovc(model_path, tmp_path, capsys)
     assert (tmp_path / "plain.bin").exists()
 
 
+@pytest.mark.parametrize("target, out", [("openvino", "m.onnx"), ("openvino", "sub/m.bin"), ("onnx", "m.xml"),
+                                         ("tensorrt", "m.engine")])
+def test_another_formats_suffix_is_refused_not_appended_to(model_path, tmp_path, capsys, target, out):
+    """``-o m.onnx`` for OpenVINO would write m.onnx.xml; it is a mistake, named in one line, nothing written."""
+    assert main(["convert", str(model_path), "--target", target, "-o", out]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "field 'output'" in err[0] and "ends in" in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [model_path.name]
+
+
 def test_input_fixes_a_dynamic_shape_before_anything_else(tmp_path, monkeypatch, capsys):
     """With H/W dynamic, linear x1.5 has no built-in form exact for every length here (the JSON says which
     rung); --input X[1,3,5,7] makes the shapes static before lowering, and the written model has them."""

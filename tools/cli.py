@@ -338,7 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="openvino (IR .xml/.bin, default), onnx (portable ONNX), tensorrt (TensorRT-ready ONNX)")
     pc.add_argument("-o", "--output", "--output_model", dest="output", default=None,
                     help="output file or folder (created when missing); default: <model stem>.xml in the current "
-                         "folder (.portable.onnx / .tensorrt.onnx for the ONNX targets)")
+                         "folder (.portable.onnx / .tensorrt.onnx for the ONNX targets); a name without the "
+                         "target's suffix gets it, as with ovc; another format's suffix is refused")
     _lowering_options(pc)
     pc.add_argument("--prefer", choices=["builtin", "fastest"], default="builtin",
                     help="builtin: the lowest exact rung (nothing to ship where a built-in op is exact); fastest: "

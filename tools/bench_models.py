@@ -141,7 +141,8 @@ def main(argv=None) -> int:
             todo = {key: ovm for key, (ovm, _) in converted.items()}
             if imported is not None:
                 todo["imp"] = imported
-            built = {key: core.compile_model(todo[key], "CPU", F32) for key in order.permutation(sorted(todo))}
+            keys = sorted(todo)
+            built = {keys[i]: core.compile_model(todo[keys[i]], "CPU", F32) for i in order.permutation(len(keys))}
             compiled_ = {key: (built[key], [r.rung for r in recs]) for key, (_, recs) in converted.items()}
             imp = built.get("imp")
             ours, fastest = compiled_["ours"][0], compiled_["fastest"][0]

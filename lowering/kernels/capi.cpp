@@ -17,6 +17,7 @@ namespace {
 using rb::Kind;
 
 using rb::capi::checked_enum;
+using rb::capi::vocab_enum;
 using rb::capi::guarded;
 
 rb_number c_number(const rb::Number& n) {
@@ -39,7 +40,7 @@ rb::Number number(const rb_number& n) {
 
 rb::ResizeSampler sampler_of(const rb_resize_sampler& s) {
     rb::ResizeSampler r;
-    r.kind = checked_enum<Kind>(s.kind, 3, "sampler kind");
+    r.kind = vocab_enum<Kind>(s.kind, rb::kKindField, "sampler kind");
     r.antialias = s.antialias != 0;
     r.exclude_outside = s.exclude_outside != 0;
     r.cubic_a = number(s.cubic_a);

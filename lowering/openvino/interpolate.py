@@ -41,17 +41,17 @@ def candidates(ir: ResizeIR, bound, static: bool = False):
             # Spelled as OpenVINO's own importer does: every axis, no axes input (the same op, one Constant
             # fewer, measured 2-6% faster on CPU than passing only the resized axes). A dynamic axis stays
             # unlisted: listed, even with scale 1, it would take OpenVINO's length bound (``length_free``).
-            scales = dict(zip(ir.axes, ir.scales))
+            scale = dict(zip(ir.axes, ir.scales))
+            listed = list(range(ir.rank)) if static else list(ir.axes)
             yield BUILTIN, "Interpolate-11 with the same attributes", dict(
-                mode, coord=coord, calc="scales", **(
-                    dict(values=[float(scales.get(a, 1)) for a in range(ir.rank)], axes=None) if static else
-                    dict(values=[float(s) for s in ir.scales],
-                         axes=None if list(ir.axes) == list(range(ir.rank)) else list(ir.axes))))
+                mode, coord=coord, calc="scales", values=[float(scale.get(a, 1)) for a in listed],
+                axes=None if listed == list(range(ir.rank)) else listed)
         if coord:
+            full = static and not any(ir.pads)
             yield (BUILTIN if ir.sizes is not None and ir.aspect_policy == "stretch" else REWRITE,
-                   "Interpolate-11 in sizes mode", dict(mode, coord=coord, calc="sizes", **(
-                       dict(values=list(bound.out_shape), axes=None) if static and not any(ir.pads) else
-                       dict(values=sizes, axes=axes))))
+                   "Interpolate-11 in sizes mode", dict(mode, coord=coord, calc="sizes",
+                                                        values=list(bound.out_shape) if full else sizes,
+                                                        axes=None if full else axes))
         for other in OPENVINO_COORD_MODES:  # another spelling of the same coordinate map for these lengths
             if other != coord:
                 yield REWRITE, f"Interpolate-11, {ir.coord} spelled as {other}", dict(

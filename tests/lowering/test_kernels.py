@@ -258,12 +258,16 @@ def test_resize_threads_do_not_change_the_result():
 # GridSample
 
 
+def _sampler(kind: str) -> Sampler:
+    """The sampler of a kind as the tests use it: nearest rounds half to even, cubic a = -3/4."""
+    return (Sampler("nearest", nearest="half_even") if kind == "nearest" else
+            Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler(kind))
+
+
 def gridsample_case(seed: int, dtype):
     rng = np.random.default_rng(seed)
     D = int(rng.integers(1, 4))
-    kind = str(rng.choice(SAMPLER_KINDS))
-    sampler = (Sampler("nearest", nearest="half_even") if kind == "nearest" else
-               Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler("linear"))
+    sampler = _sampler(str(rng.choice(SAMPLER_KINDS)))
     ir = GridSampleIR(spatial_rank=D, sampler=sampler, padding=str(rng.choice(GRID_PADDINGS)),
                       align_corners=bool(rng.random() < 0.5), padding_on=str(rng.choice(PADDING_ON)),
                       arith=str(rng.choice(("fp32", "fp32", "fp64"))))
@@ -308,11 +312,6 @@ def test_gridsample_padding_on_is_honoured():
 # at once, block_taps.hpp): NaN and inf propagate as the oracle's, coordinates beyond int64 saturate.
 EXTREME = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 3e9, -3e9, 1.0, -1.0, 0.0, -0.0, 0.5, -0.5, 1 / 3, -1 / 3,
                     1.2, -1.2, 7.0, -7.0], np.float32)
-
-
-def _sampler(kind: str) -> Sampler:
-    return (Sampler("nearest", nearest="half_even") if kind == "nearest" else
-            Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler(kind))
 
 
 @needs_library
@@ -466,9 +465,7 @@ def test_float32_accumulation_resize_bound(sampler, scale, order):
 @pytest.mark.parametrize("D", [1, 2, 3])
 def test_float32_accumulation_gridsample_bound(kind, D):
     rng = np.random.default_rng(D)
-    sampler = (Sampler("nearest", nearest="half_even") if kind == "nearest" else
-               Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler("linear"))
-    ir = GridSampleIR(spatial_rank=D, sampler=sampler, padding="border", align_corners=False)
+    ir = GridSampleIR(spatial_rank=D, sampler=_sampler(kind), padding="border", align_corners=False)
     spatial = (9, 7, 5)[3 - D:]
     grid = rng.uniform(-1.1, 1.1, (1,) + (6, 5, 4)[3 - D:] + (D,)).astype(np.float32)
     for what, x in _f32_data((1, 5) + spatial, rng):

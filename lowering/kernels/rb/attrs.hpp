@@ -170,6 +170,9 @@ std::vector<AttrField> attribute_fields() {
 // ------------------------------------------------------------------------------------------------------------
 // Vocabulary strings -> enums (the IR's tuples, in order; see common.hpp).
 
+// The fields, in rb_vocabulary()'s numbering.
+enum VocabField : int { kKindField = 0, kNearestField, kPaddingField, kPaddingOnField, kArithField, kBorderField };
+
 inline const char* const* vocabulary(int field) {
     static const char* kind[] = {"nearest", "linear", "cubic", nullptr};
     static const char* nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "half_even",
@@ -180,6 +183,13 @@ inline const char* const* vocabulary(int field) {
     static const char* border[] = {"zero_taps", "clamp_in_range", nullptr};
     static const char* const* fields[] = {kind, nearest, padding, padding_on, arith, border};
     return field >= 0 && field < 6 ? fields[field] : nullptr;
+}
+
+// How many names a vocabulary field has: the largest valid code plus one.
+inline int32_t vocabulary_size(int field) {
+    int32_t n = 0;
+    for (const char* const* names = vocabulary(field); names && names[n];) ++n;
+    return n;
 }
 
 template <class E>
@@ -193,12 +203,12 @@ E enum_of(int field, const std::string& name, const char* what) {
     throw std::invalid_argument(std::string(what) + " '" + name + "' is not one of " + allowed);
 }
 
-inline Kind kind_of(const std::string& s) { return enum_of<Kind>(0, s, "sampler"); }
-inline Nearest nearest_of(const std::string& s) { return enum_of<Nearest>(1, s, "nearest"); }
-inline Padding padding_of(const std::string& s) { return enum_of<Padding>(2, s, "padding"); }
-inline PaddingOn padding_on_of(const std::string& s) { return enum_of<PaddingOn>(3, s, "padding_on"); }
-inline Arith arith_of(const std::string& s) { return enum_of<Arith>(4, s, "arith"); }
-inline DeformBorder border_of(const std::string& s) { return enum_of<DeformBorder>(5, s, "border"); }
+inline Kind kind_of(const std::string& s) { return enum_of<Kind>(kKindField, s, "sampler"); }
+inline Nearest nearest_of(const std::string& s) { return enum_of<Nearest>(kNearestField, s, "nearest"); }
+inline Padding padding_of(const std::string& s) { return enum_of<Padding>(kPaddingField, s, "padding"); }
+inline PaddingOn padding_on_of(const std::string& s) { return enum_of<PaddingOn>(kPaddingOnField, s, "padding_on"); }
+inline Arith arith_of(const std::string& s) { return enum_of<Arith>(kArithField, s, "arith"); }
+inline DeformBorder border_of(const std::string& s) { return enum_of<DeformBorder>(kBorderField, s, "border"); }
 
 // ------------------------------------------------------------------------------------------------------------
 // The text form "name=value\n..." (lists space-separated; bools 0/1): how the C ABI receives attributes.

@@ -32,14 +32,6 @@ inline int32_t block_index(double fl, double len) {
     return static_cast<int32_t>(c);
 }
 
-// cubic_filter as a select (both polynomials, same operations), which vectorises.
-inline double cubic_select(double x, double a) {
-    x = abs_of(x);
-    const double near = ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
-    const double far = ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
-    return x <= 1.0 ? near : (x < 2.0 ? far : 0.0 * x);
-}
-
 // rint (round half to even under the default rounding mode) and floor as additions and selects, which g++
 // vectorises (std::floor / std::rint need -fno-trapping-math to vectorise): below 2^52 adding and subtracting
 // 2^52 rounds to an integer exactly as rint does; at or above it every double is an integer already.
@@ -75,7 +67,7 @@ inline void block_axis_taps(const double* x, int64_t np, int64_t len, double cub
             t.w[1][q] = f;
         } else {
             t.j0[q] = block_index(fl, L) - 1;
-            for (int i = 0; i < 4; ++i) t.w[i][q] = cubic_select(f - static_cast<double>(i - 1), cubic_a);
+            for (int i = 0; i < 4; ++i) t.w[i][q] = cubic_filter<double>(f - static_cast<double>(i - 1), cubic_a);
         }
     }
 }
@@ -137,7 +129,7 @@ inline void block_taps(const double (*pts)[kBlock], int64_t np, const int64_t* s
 
 // GridSample's coordinates of np points (grid values g[q * D + component], x first), the per-point rule of
 // gridsample_point_taps without reflection: unnormalise in the spec's arithmetic, round nearest half to even,
-// then the coordinate-level padding (coordinate_padding).
+// then the coordinate-level padding.
 template <int D, class G>
 inline void gridsample_block_coords(const GridSampleSpec& s, const G* g, int64_t np, double (*pts)[kBlock]) {
     for (int d = 0; d < D; ++d) {
@@ -155,14 +147,9 @@ inline void gridsample_block_coords(const GridSampleSpec& s, const G* g, int64_t
         if (s.kind == Kind::nearest)
             for (int64_t q = 0; q < np; ++q) p[q] = rint_add(p[q]);
         if (s.padding != Padding::border) continue;  // zeros moves no coordinate
-        double lo, hi;
-        grid_bounds(L, s.align_corners, lo, hi);
-        const double last = static_cast<double>(L - 1);
-        if (s.padding_on == PaddingOn::coordinate_and_taps) {
-            for (int64_t q = 0; q < np; ++q) p[q] = (p[q] < lo || p[q] > hi) ? clip(p[q], 0.0, last) : p[q];
-        } else if (s.kind != Kind::cubic) {
-            for (int64_t q = 0; q < np; ++q) p[q] = clip(p[q], 0.0, last);
-        }
+        const BorderArgs a = border_args(L, s);  // loop-invariant locals: the loop below vectorises
+        for (int64_t q = 0; q < np; ++q)
+            p[q] = border_coordinate(p[q], a.lo, a.hi, a.last, a.outside_only, a.taps_only);
     }
 }
 

@@ -58,6 +58,12 @@ E checked_enum(int32_t v, int32_t count, const char* what) {
     return static_cast<E>(v);
 }
 
+// A code of vocabulary ``field`` (attrs.hpp), checked against that table's length (no count to keep in step).
+template <class E>
+E vocab_enum(int32_t v, int field, const char* what) {
+    return checked_enum<E>(v, vocabulary_size(field), what);
+}
+
 inline std::vector<int64_t> shape_of(const rb_tensor& t) {
     if (t.rank < 0 || (t.rank > 0 && !t.shape)) throw std::invalid_argument("a tensor has no shape");
     return std::vector<int64_t>(t.shape, t.shape + t.rank);
@@ -110,9 +116,10 @@ inline GridSampleSpec gridsample_spec_c(const rb_tensor* inputs, int32_t n, cons
     if (gs.size() != xs.size() || gs.back() != D || gs[0] != xs[0])
         throw std::invalid_argument("X and grid do not fit a " + std::to_string(D) + "-D GridSample");
     GridSampleSpec s = make_gridsample_spec(
-        D, xs.data(), gs.data() + 1, checked_enum<Kind>(p.kind, 3, "sampler kind"), p.cubic_a,
-        checked_enum<Padding>(p.padding, 3, "padding"), checked_enum<PaddingOn>(p.padding_on, 2, "padding_on"),
-        p.align_corners != 0, checked_enum<Arith>(p.arith, 4, "arith"));
+        D, xs.data(), gs.data() + 1, vocab_enum<Kind>(p.kind, kKindField, "sampler kind"), p.cubic_a,
+        vocab_enum<Padding>(p.padding, kPaddingField, "padding"),
+        vocab_enum<PaddingOn>(p.padding_on, kPaddingOnField, "padding_on"), p.align_corners != 0,
+        vocab_enum<Arith>(p.arith, kArithField, "arith"));
     check_output(y, x, s.N * s.C * s.P);
     return s;
 }
@@ -126,9 +133,10 @@ inline DeformConvSpec deformconv_spec_c(const rb_tensor* inputs, int32_t n, cons
         if (inputs[i].data && inputs[i].dtype != x.dtype) throw std::invalid_argument("inputs must have X's dtype");
     const std::vector<int64_t> xs = shape_of(x), ws = shape_of(w);
     if (ws.size() != xs.size()) throw std::invalid_argument("W must have the rank of X");
-    DeformConvSpec s = make_deformconv_spec(x.rank - 2, xs.data(), ws.data(), p.strides, p.pads, p.dilations, p.group,
-                                            p.offset_group, checked_enum<Kind>(p.kind, 3, "sampler kind"), p.cubic_a,
-                                            checked_enum<DeformBorder>(p.border, 2, "border"));
+    DeformConvSpec s = make_deformconv_spec(
+        x.rank - 2, xs.data(), ws.data(), p.strides, p.pads, p.dilations, p.group, p.offset_group,
+        vocab_enum<Kind>(p.kind, kKindField, "sampler kind"), p.cubic_a,
+        vocab_enum<DeformBorder>(p.border, kBorderField, "border"));
     check_output(y, x, s.N * s.OC * s.P);
     return s;
 }

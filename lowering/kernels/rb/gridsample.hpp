@@ -25,23 +25,42 @@ struct GridSampleSpec {
     Arith arith = Arith::fp32;
 };
 
+// reference._coordinate_padding, border padding: plain arguments and selects, so that a loop over points
+// (block_taps.hpp) inlines and vectorises it.
+RB_HD inline double border_coordinate(double x, double lo, double hi, double last, bool outside_only,
+                                      bool taps_only) {
+    // ONNX reference (outside_only): only coordinates outside [lo, hi] move. PyTorch / onnxruntime / OpenVINO:
+    // linear and nearest clip; cubic pads each tap only (taps_only).
+    const double c = clip(x, 0.0, last);
+    return outside_only ? ((x < lo || x > hi) ? c : x) : (taps_only ? x : c);
+}
+
+// The arguments of border_coordinate for axis length L: (lo, hi, last, outside_only, taps_only).
+struct BorderArgs {
+    double lo, hi, last;
+    bool outside_only, taps_only;
+};
+RB_HD inline BorderArgs border_args(int64_t L, const GridSampleSpec& s) {
+    BorderArgs a;
+    grid_bounds(L, s.align_corners, a.lo, a.hi);
+    a.last = static_cast<double>(L - 1);
+    a.outside_only = s.padding_on == PaddingOn::coordinate_and_taps;
+    a.taps_only = s.kind == Kind::cubic;
+    return a;
+}
+
 // reference._coordinate_padding.
 RB_HD inline double coordinate_padding(double x, int64_t L, const GridSampleSpec& s) {
+    if (s.padding == Padding::border) {
+        const BorderArgs a = border_args(L, s);
+        return border_coordinate(x, a.lo, a.hi, a.last, a.outside_only, a.taps_only);
+    }
+    if (s.padding != Padding::reflection) return x;
     double lo, hi;
     grid_bounds(L, s.align_corners, lo, hi);
-    const double last = static_cast<double>(L - 1);
-    if (s.padding_on == PaddingOn::coordinate_and_taps) {
-        // ONNX reference: only coordinates outside [lo, hi] move.
-        if (!(x < lo || x > hi)) return x;
-        if (s.padding == Padding::border) return clip(x, 0.0, last);
-        if (s.padding == Padding::reflection) return reflect(x, lo, hi);
-        return x;
-    }
-    // PyTorch / onnxruntime / OpenVINO: linear and nearest clip (after reflecting); cubic pads each tap only.
-    if (s.kind == Kind::cubic) return x;
-    if (s.padding == Padding::border) return clip(x, 0.0, last);
-    if (s.padding == Padding::reflection) return clip(reflect(x, lo, hi), 0.0, last);
-    return x;
+    if (s.padding_on == PaddingOn::coordinate_and_taps) return (x < lo || x > hi) ? reflect(x, lo, hi) : x;
+    // PyTorch / onnxruntime / OpenVINO: reflected, then clipped; cubic pads each tap only.
+    return s.kind == Kind::cubic ? x : clip(reflect(x, lo, hi), 0.0, static_cast<double>(L - 1));
 }
 
 // Taps of one output point; ``g`` points at its D grid values, listed innermost axis first (x, y[, z]).

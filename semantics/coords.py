@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
+import numpy as np
+
 from .errors import BridgeError
 from .ir import ResizeIR, RuntimeValue, Sampler
 
@@ -81,15 +83,11 @@ def output_length(in_len: int, scale: Fraction, rule: str) -> int:
         # 300 random (L, k/L and its float32 predecessor) agree, static and dynamic input shapes.
         if scale == 1:
             return in_len
-        import numpy as np
-
         s32 = np.float32(float(scale))
         return int(np.float32(np.float32(in_len) * np.float32(s32 + np.float32(1e-6))))
     if rule == "floor_fp32":
         # onnxruntime: static_cast<int64_t>(scale * input_dim) evaluated in float32 (measured: 0.7f * 10 -> 7,
         # where the exact floor of 10 * 0.699999988 is 6).
-        import numpy as np
-
         return int(np.float32(np.float32(float(scale)) * np.float32(in_len)))
     raise BridgeError(f"unknown size rule {rule!r}", field="size_rule")
 
@@ -287,8 +285,6 @@ def unnormalize_as(g, length: int, align_corners: bool, arith: str):
     reference); ``fp32`` evaluates each operation in float32 (onnxruntime's GsDenormalize); ``fp32_fused``
     rounds the float64 value to float32 once (OpenVINO CPU GridSample-9, measured: grid float32(-1/3) on
     length 6 reads row 2 where the others read row 1; 20,000 random values agree with this rule)."""
-    import numpy as np
-
     if arith == "fp32":
         f = np.float32
         g = np.asarray(g, dtype=np.float32)
@@ -307,8 +303,6 @@ def grid_bounds(length: int, align_corners: bool) -> tuple[float, float]:
 
 def reflect(x, lo: float, hi: float):
     """Mirror x into [lo, hi] by repeated reflection at the borders (vectorised)."""
-    import numpy as np
-
     x = np.asarray(x, dtype=np.float64)
     rng = hi - lo
     if rng <= 0:

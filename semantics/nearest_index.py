@@ -6,11 +6,15 @@ oracle's own taps, both ONNX conventions).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from .coords import bind_resize
 from .ir import ResizeIR
+from .taps import axis_taps, nearest_pick
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,6 @@ class NearestIndex:
 
     def indices(self, in_len: int, out_len: int):
         """The index table (int64 [out_len]) in numpy: what a lowering computes in the graph."""
-        import numpy as np
-
         x = np.arange(out_len, dtype=np.int64)
         if self.copy_equal and in_len == out_len:
             return x
@@ -114,8 +116,6 @@ def _rounded(p: Linear, q: Linear, r: Linear, rule: str):
 def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
     """The exact integer source-index form shared by every resized axis of a nearest Resize whose output
     lengths are given (sizes, static or fed at run time), or why there is none."""
-    from .taps import nearest_pick
-
     s = ir.sampler
     if s.kind != "nearest":
         return NoNearestIndex(f"{s.kind} reads more than one tap (an index form is for nearest only)", "mode")
@@ -148,12 +148,6 @@ def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
 def oracle_nearest_indices(ir: ResizeIR, in_len: int, out_len: int):
     """The oracle's own nearest taps (``bind_resize`` + ``taps.axis_taps``) for one axis of ``ir`` resized
     from in_len to out_len: what ``NearestIndex.indices`` must equal."""
-    import dataclasses
-
-    import numpy as np
-
-    from .taps import axis_taps
-
     one = dataclasses.replace(ir, rank=1, axes=(0,), sizes=(int(out_len),), scales=None, roi=None,
                               input_shape=None, pads=())
     bound = bind_resize(one, (int(in_len),))

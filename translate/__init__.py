@@ -1,1 +1,1 @@
-"""Framework -> IR. One module per framework; each imports its framework lazily."""
+"""Framework -> IR. One module per framework; optional frameworks (openvino, tensorrt) are imported lazily."""

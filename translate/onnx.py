@@ -12,12 +12,16 @@ import contextvars
 from typing import Any
 
 import numpy as np
+import onnx
+from onnx import inliner, numpy_helper, shape_inference
 
 from ..semantics.errors import BridgeError
 from ..semantics.ir import RuntimeValue
+from .onnx_files import check_inline_tensors, read_model
 from .onnx_fold import fold_parameters
 from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, ONNX_NEAREST_MODES, PARSERS
 from .onnx_validate import check_header, check_nodes, check_structure, check_types, validate_node
+from .onnx_walk import node_name, subgraphs, walk
 
 RESAMPLING_OPS = tuple(PARSERS)
 NEAREST_MODES = ONNX_NEAREST_MODES  # the ONNX nearest_mode strings (the IR's rules: semantics.ir)
@@ -50,8 +54,6 @@ def load(model_or_path, validate: bool = True):
 
 
 def _read(model_or_path):
-    import onnx
-
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path
     if isinstance(model_or_path, (bytes, bytearray)):
@@ -60,8 +62,6 @@ def _read(model_or_path):
         except Exception as e:  # protobuf raises DecodeError and friends
             raise BridgeError(f"not an ONNX model ({type(e).__name__})", field="model") from None
     else:
-        from .onnx_files import read_model
-
         model = read_model(str(model_or_path))
     if not model.graph.node and not model.graph.input:
         raise BridgeError("not an ONNX model (no graph)", field="model")
@@ -74,9 +74,6 @@ def default_opset(model) -> int:
 
 def _constant_value(node):
     """The value of a Constant node, or None for spellings that carry no tensor (sparse, strings)."""
-    import onnx
-    from onnx import numpy_helper
-
     for a in node.attribute:
         if a.name == "value":
             return numpy_helper.to_array(a.t)
@@ -89,23 +86,11 @@ def _constant_value(node):
     return None
 
 
-def _subgraphs(node):
-    """(attribute name, GraphProto) of an If / Loop / Scan (or any) node."""
-    for a in node.attribute:
-        if a.HasField("g"):
-            yield a.name, a.g
-        for k, g in enumerate(a.graphs):
-            yield f"{a.name}{k}", g
-
-
 class Graph:
     """Constants, shapes and element types of every tensor of a model, subgraphs included (ONNX forbids a
     subgraph to shadow an outer name, so one table serves every scope)."""
 
     def __init__(self, model, inferred=None):
-        import onnx
-        from onnx import numpy_helper, shape_inference
-
         if inferred is None:
             try:
                 inferred = shape_inference.infer_shapes(model, strict_mode=False)
@@ -150,7 +135,7 @@ class Graph:
 def _all_graphs(graph):
     yield graph
     for node in graph.node:
-        for _, g in _subgraphs(node):
+        for _, g in subgraphs(node):
             yield from _all_graphs(g)
 
 
@@ -166,8 +151,6 @@ class NodeView:
 
     @classmethod
     def from_proto(cls, node, g: Graph, name: str) -> "NodeView":
-        import onnx
-
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         return cls(node.op_type, name, attrs, list(node.input), g.consts, g.shapes, g.dtypes, g.partials)
 
@@ -215,27 +198,11 @@ def model_constants(model) -> dict:
     return dict(Graph(inline_functions(model)).consts)
 
 
-def node_name(node, index: int) -> str:
-    return node.name or f"{node.op_type}_{index}"
-
-
 def inline_functions(model):
     """Local functions inlined (as OpenVINO's importer does), so their nodes have shapes and names."""
     if not len(model.functions):
         return model
-    from onnx import inliner
-
     return inliner.inline_local_functions(model)
-
-
-def walk(graph, prefix: str = ""):
-    """(name, NodeProto) for every node of ``graph`` in order, descending into If / Loop / Scan bodies;
-    a node in a body is named ``<outer node>/<attribute>/<node>``."""
-    for i, node in enumerate(graph.node):
-        name = prefix + node_name(node, i)
-        yield name, node
-        for attr, g in _subgraphs(node):
-            yield from walk(g, f"{name}/{attr}/")
 
 
 def resampling_nodes(model):
@@ -288,8 +255,6 @@ def check_model(model, convention: str | None = None) -> None:
 def _parse_checked(model, convention, lenient: bool = False):
     """Validate ``model`` and parse its resampling nodes. ``lenient``: a node whose input rank is unknown here
     (no shape information) is left to the caller, which may know it (OpenVINO's frontend does)."""
-    from .onnx_files import check_inline_tensors
-
     check_header(model)
     check_inline_tensors(model.graph)
     model = inline_functions(model)
@@ -350,5 +315,5 @@ def parse_view(view: NodeView, opset: int, convention: str | None = None):
 
 
 __all__ = ["parse_model", "check_model", "model_constants", "parse_view", "NodeView", "Graph", "load", "walk",
-           "resampling_nodes", "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION", "current_convention",
+           "node_name", "resampling_nodes", "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION", "current_convention",
            "onnx_convention"]

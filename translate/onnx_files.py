@@ -8,6 +8,8 @@ import os
 import stat
 
 import numpy as np
+import onnx
+from onnx.external_data_helper import load_external_data_for_model
 
 from ..semantics.errors import BridgeError
 
@@ -15,8 +17,6 @@ PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a message this large; ONNX m
 
 
 def read_model(path: str):
-    import onnx
-
     st = _stat_regular(path, what="ONNX model")
     if st.st_size == 0:
         raise BridgeError(f"{path} is empty, not an ONNX model", field="model")
@@ -38,8 +38,6 @@ def read_model(path: str):
         else:
             _check_inline(t, where)
     if external:
-        from onnx.external_data_helper import load_external_data_for_model
-
         try:
             load_external_data_for_model(model, base)
         except Exception as e:
@@ -80,8 +78,6 @@ def _tensors(graph, prefix: str = ""):
 
 
 def _nbytes(t) -> int | None:
-    import onnx
-
     try:
         itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
     except Exception:
@@ -98,8 +94,6 @@ def _nbytes(t) -> int | None:
 
 def check_inline_tensors(graph) -> None:
     """Every tensor stored in ``graph`` (and its bodies) carries the data its dims claim."""
-    import onnx
-
     for where, t in _tensors(graph):
         if t.data_location != onnx.TensorProto.EXTERNAL:
             _check_inline(t, where)
@@ -112,8 +106,6 @@ _TYPED = {"float_data": ("FLOAT",), "double_data": ("DOUBLE",), "int64_data": ("
 
 
 def _check_typed(t, where: str) -> None:
-    import onnx
-
     kind = onnx.TensorProto.DataType.Name(t.data_type) if t.data_type in onnx.TensorProto.DataType.values() \
         else None
     field = next((f for f, kinds in _TYPED.items() if kind in kinds), None)

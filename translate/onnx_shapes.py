@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import onnx
+
 from ..semantics.errors import BridgeError, clip
 
 MAX_DIM = 1 << 31
@@ -76,8 +78,6 @@ def declared_shape(vi) -> list[int | str | None] | None:
 def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "input"):
     """A copy of ``model`` whose graph inputs have the given shapes; stale inferred shapes of intermediate
     values and outputs are dropped so shape inference derives them again."""
-    import onnx
-
     if not shapes:
         return model
     feeds = {vi.name: vi for vi in graph_inputs(model)}

@@ -8,29 +8,32 @@ package instead of a copy of the spec.
 
 from __future__ import annotations
 
+import re
+
+import onnx
+import onnx.defs
+from onnx import shape_inference
+
 from ..semantics.errors import BridgeError, clip
+from .onnx_walk import node_name, walk
 
 # onnx.defs AttrType names -> what the attribute's proto carries.
 _ATTR_TYPES = {"FLOAT": "a float", "INT": "an int", "STRING": "a string", "FLOATS": "a list of floats",
                "INTS": "a list of ints", "STRINGS": "a list of strings", "TENSOR": "a tensor", "GRAPH": "a graph"}
 
 
-def _schema(op_type: str, opset: int, node_name: str):
-    import onnx.defs
-
+def _schema(op_type: str, opset: int, name: str):
     try:
         schema = onnx.defs.get_schema(op_type, opset, "")
     except Exception:
-        raise BridgeError(f"{op_type} does not exist in opset {opset}", node_name, "opset") from None
+        raise BridgeError(f"{op_type} does not exist in opset {opset}", name, "opset") from None
     if schema.deprecated:
         raise BridgeError(f"{op_type} is deprecated in opset {opset} (since version {schema.since_version}); "
-                          f"use Resize", node_name, "op_type")
+                          f"use Resize", name, "op_type")
     return schema
 
 
 def _attr_type(attr) -> str:
-    import onnx
-
     return onnx.AttributeProto.AttributeType.Name(attr.type)
 
 
@@ -91,15 +94,8 @@ def _tensor_type(np_name: str) -> str | None:
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def _label(node, index: int) -> str:
-    return node.name or f"{node.op_type}_{index}"
-
-
 def check_header(model) -> None:
     """An IR version and a default-domain opset this onnx package knows (onnxruntime refuses newer ones)."""
-    import onnx
-    import onnx.defs
-
     if model.ir_version > onnx.IR_VERSION:
         raise BridgeError(f"IR version {model.ir_version} is newer than the newest known ({onnx.IR_VERSION})",
                           field="ir_version")
@@ -118,7 +114,7 @@ def check_structure(graph, outer: frozenset = frozenset(), prefix: str = "") -> 
     outputs_of_inputs = {i.name for i in graph.input}
     seen: set = set()
     for i, node in enumerate(graph.node):
-        name = prefix + _label(node, i)
+        name = prefix + node_name(node, i)
         for k, t in enumerate(node.input):
             if t and t not in defined:
                 why = ("a later node computes it (the graph is cyclic or not in topological order)"
@@ -142,8 +138,6 @@ def check_structure(graph, outer: frozenset = frozenset(), prefix: str = "") -> 
 
 def _formal_name(node, k: int) -> str:
     """The schema's name of input ``k`` of ``node`` ("X", "scales"...), or "inputs"."""
-    import onnx.defs
-
     if node.domain in _DEFAULT_DOMAINS:
         try:
             formal = list(onnx.defs.get_schema(node.op_type, onnx.defs.onnx_opset_version(), "").inputs)
@@ -157,15 +151,13 @@ def check_nodes(model, graph=None, prefix: str = "") -> None:
     """onnx.checker's per-node rules (the op exists in the model's opset, attribute names and types, input
     and output counts) for every node of the default domain, bodies included; other domains are the
     runtime's business (custom ops)."""
-    import onnx
-
     if graph is None:
         graph = model.graph
     ctx = onnx.checker.C.CheckerContext()
     ctx.ir_version = max(model.ir_version, 3)
     ctx.opset_imports = {d.domain or "": d.version for d in model.opset_import}
     for i, node in enumerate(graph.node):
-        name = prefix + _label(node, i)
+        name = prefix + node_name(node, i)
         if node.domain in _DEFAULT_DOMAINS:
             if "" not in ctx.opset_imports and "ai.onnx" not in ctx.opset_imports:
                 raise BridgeError("the model imports no opset of the default ONNX domain", name, "opset")
@@ -183,8 +175,6 @@ def _without_bodies(node):
     outer names in scope (the checker alone would not see them)."""
     if not any(a.HasField("g") or len(a.graphs) for a in node.attribute):
         return node
-    import onnx
-
     copy = onnx.NodeProto()
     copy.CopyFrom(node)
     for a in copy.attribute:
@@ -200,8 +190,6 @@ def _first_line(e) -> str:
 
 
 def _checker_field(msg: str) -> str:
-    import re
-
     m = re.search(r"attribute: (\S+) for operator|attribute type in '[^':]* : ([^']*)'", msg)
     if m:
         return m.group(1) or m.group(2)
@@ -220,10 +208,6 @@ def check_types(model):
     resolution run it: (inferred model or None, BridgeError or None). An element type that does not fit an op
     is an error naming the node and the tensor; a declared output shape that disagrees with the inferred one
     is not (onnxruntime only warns). None for the model where inference cannot run (over protobuf's limit)."""
-    import re
-
-    from onnx import shape_inference
-
     try:
         return shape_inference.infer_shapes(model, check_type=True, strict_mode=True), None
     except shape_inference.InferenceError as e:
@@ -240,16 +224,12 @@ def check_types(model):
         return None, None  # inference is a check, not a requirement (over 2 GiB, ops without inference)
 
 
-def _tensor_field(model, node_name: str, what: str) -> str:
+def _tensor_field(model, name: str, what: str) -> str:
     """The formal input name of the tensor an inference message names, or "type"."""
-    import re
-
     m = re.search(r"tensor: (\S+?)\.? |[Ii]nput (\d+)", what + " ")
     if not m:
         return "type"
-    from .onnx import walk  # the named nodes of every body
-
-    node = next((n for nm, n in walk(model.graph) if nm == node_name or n.name == node_name), None)
+    node = next((n for nm, n in walk(model.graph) if nm == name or n.name == name), None)
     if node is None:
         return "type"
     k = int(m.group(2)) if m.group(2) else (list(node.input).index(m.group(1)) if m.group(1) in node.input else -1)

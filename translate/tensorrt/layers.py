@@ -10,10 +10,17 @@ from ...semantics.errors import BridgeError
 from .settings import parse_settings
 
 
+def _import_tensorrt():
+    # The one import of the optional tensorrt package: this module must import without it.
+    import tensorrt
+
+    return tensorrt
+
+
 def tensorrt_missing() -> str | None:
     """None when the tensorrt package imports, else why not."""
     try:
-        import tensorrt  # noqa: F401
+        _import_tensorrt()
     except ImportError as e:
         return f"the tensorrt Python package is not installed ({e})"
     return None
@@ -24,9 +31,7 @@ def _trt():
     if why:
         raise BridgeError(why + "; settings_from_layer reads a live layer — pass a settings mapping to "
                                 "parse_settings instead")
-    import tensorrt as trt
-
-    return trt
+    return _import_tensorrt()
 
 
 def _np_dtype(trt, dt) -> str | None:

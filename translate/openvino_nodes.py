@@ -26,7 +26,6 @@ def _ov():
 def load(model_or_path):
     """An ``openvino.Model`` from a Model, or an IR ``.xml`` path (the ``.bin`` next to it)."""
     ov = _ov()
-
     if isinstance(model_or_path, ov.Model):
         return model_or_path
     if isinstance(model_or_path, (str, os.PathLike)):
@@ -70,7 +69,6 @@ def _fold(out, depth: int = 0):
     shape, or an op of such values (the CPU plugin folds them at compile time; ``save_model``'s default
     compress_to_fp16 turns a float Constant into Constant(f16) -> Convert) -- else None."""
     ov = _ov()
-
     src = out.get_node()
     kind = src.get_type_name()
     if kind == "Constant":

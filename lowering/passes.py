@@ -20,10 +20,12 @@ Targets: ``lowering.openvino`` (OpenVINO IR), ``lowering.tensorrt`` (TensorRT-re
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from ..semantics.errors import BridgeError, clip
+from .artifacts import check_output_path
 
 # The rung numbers are the same on every target, so records and summaries compare across targets.
 BUILTIN, REWRITE, DECOMPOSE, CUSTOM = 1, 2, 3, 4
@@ -176,13 +178,59 @@ class PassResult:
         return [r for r in self.records if r.refused]
 
 
+@dataclass(frozen=True)
+class ConvertOptions:
+    """What the user asked of one conversion, whatever the target (a target refuses the options it does not
+    take: ``Target.accept``)."""
+
+    fallback: str = "decompose"  # decompose | extension (OpenVINO)
+    strict: bool = False
+    allow_conditional: bool | None = None  # None: the target's default
+    prefer: str = "builtin"  # builtin | fastest (OpenVINO)
+    force: bool = False
+    compress_to_fp16: bool = False  # (OpenVINO)
+    extensions: tuple = ()  # the user's own libraries for other custom ops (OpenVINO)
+    source: str | None = None  # the user's model, where a follow-up command names it (TensorRT)
+
+    # Options a target may not take, with the value that means "not asked for".
+    OPTIONAL = {"compress_to_fp16": False, "extensions": (), "fallback": "decompose", "allow_conditional": None,
+                "prefer": "builtin"}
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one conversion wrote: the output path, its files by role, one record per node and the target's own
+    report (plain JSON values; ``convert --json`` prints it)."""
+
+    target: str
+    output: str
+    files: dict
+    records: tuple
+    report: dict
+
+
 class Target:
-    """A lowering target: ``rungs`` for one node, ``lower_model`` for a whole model, ``prove`` as the
-    pass's postcondition. Subclasses set ``name`` and implement the three."""
+    """A lowering target, in the spirit of onnx-ir's PassBase: ``lower_model`` (the call), ``prove`` (the
+    postcondition: every lowered node re-read and diffed against its source IR), ``built`` (the whole model
+    compiles), and ``write`` (staged, proven again from disk, renamed into place). What it declares:
+
+    * ``name``; ``suffix`` and ``default_tail`` of the file it writes, ``companions`` beside it;
+    * ``requires``: the Python modules a conversion needs (the CLI names their extra when missing);
+    * ``takes``: the optional ``ConvertOptions`` fields it honours (the registry refuses the others);
+    * ``steps``: the progress lines of its two phases (lowering, writing), None where a phase is quick;
+    * ``rungs(kind, policy)``: its ladder for one IR kind.
+
+    ``convert_file`` is the one convert-and-write path every surface (CLI, API) takes."""
 
     name = "?"
+    suffix = ".onnx"
+    default_tail = ".onnx"
+    companions: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    takes: frozenset = frozenset()
+    steps: tuple = (None, None)
 
-    def rungs(self, policy: Policy) -> Sequence[Rung]:
+    def rungs(self, kind: str, policy: Policy) -> Sequence[Rung]:
         raise NotImplementedError
 
     def lower_model(self, model, policy: Policy) -> PassResult:
@@ -206,6 +254,31 @@ class Target:
 
     def built(self, result: PassResult) -> None:
         """A postcondition on the produced model as a whole (e.g. that it compiles); BridgeError if not."""
+
+    # -- the conversion a user asks for --------------------------------------------------------------------
+
+    def policy(self, options: ConvertOptions) -> Policy:
+        return Policy(allow_conditional=not options.strict)
+
+    def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
+        """The lowered model, every node proven, ready for ``write``."""
+        return self(path, self.policy(options))
+
+    def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
+        raise NotImplementedError
+
+    def convert_file(self, path: str, out: str, options: ConvertOptions = ConvertOptions(), step=None) -> Written:
+        """Lower, prove and write ``path`` to ``out`` (checked first; nothing is left behind on failure).
+        ``step(message)``: a context manager showing progress (the CLI's), or None."""
+        out = check_output_path(out, options.force, self.suffix, self.companions)
+        with _step(step, self.steps[0]):
+            result = self.lower_file(path, options)
+        with _step(step, self.steps[1]):
+            return self.write(result, out, options)
+
+
+def _step(step, message):
+    return step(message) if step is not None and message else contextlib.nullcontext()
 
 
 def proof_error(failures: list[str], records: list[NodeRecord]) -> BridgeError:

@@ -24,10 +24,10 @@ import contextlib
 import math
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..lowering.passes import NodeRecord
+from ..lowering.passes import ConvertOptions, NodeRecord
 from ..semantics.errors import BridgeError
 
 __all__ = ["inspect", "check", "convert", "convert_model", "save", "verify", "InspectRow", "CheckRow",
@@ -89,7 +89,8 @@ class Conversion:
     files: dict
     records: tuple[NodeRecord, ...]
     kept_f32: tuple[str, ...] = ()  # under compress_to_fp16: constants left in f32 because f16 changes them
-    extra: dict = field(default_factory=dict, repr=False)  # target-specific report (TensorRT commands)
+    extra: dict = field(default_factory=dict, repr=False)  # the report as ``convert --json`` prints it (TensorRT:
+    # plugins, what is unverified, the trtexec / polygraphy commands)
 
     @property
     def extension(self) -> str | None:
@@ -163,22 +164,27 @@ def inspect(model, *, convention: str | None = None) -> list[InspectRow]:
 
 
 def check(model, *, target: str = "openvino", convention: str | None = None,
-          fail_on: tuple[str, ...] = ("different",)) -> CheckResult:
+          fail_on: tuple[str, ...] = ("different",), input_shapes: dict | None = None,
+          report: str | None = None, progress=None) -> CheckResult:
     """Per resampling node, what the target's own importer does with it (OpenVINO: converted and run on a
-    probe; TensorRT: predicted from onnx-tensorrt's rules) and the rung resample-bridge takes instead."""
+    probe; TensorRT: predicted from onnx-tensorrt's rules) and the rung resample-bridge takes instead.
+    ``input_shapes``: as ovc's ``--input``; ``report``: a folder for the HTML report (OpenVINO); ``progress``:
+    called as ``progress(done, total)`` while nodes are judged (the CLI's progress lines)."""
     from .gate import importer_outcome, importer_verdict, summary
+    from .inputs import prepared
+    from .targets import entry
 
-    with _model_file(model, convention) as path:
-        if target == "openvino":
-            from ..lowering.openvino import check_openvino
+    e = entry(target, "check")
+    if report and not e.report:
+        raise BridgeError("--report draws OpenVINO CPU runs; it needs --target openvino", field="report")
+    with _model_file(model, convention) as given, prepared(given, input_shapes) as (path, _):
+        rows = e.check(path, progress=progress)
+        if report:
+            import sys
 
-            rows = check_openvino(path)
-        elif target == "tensorrt":
-            from .tensorrt import check_tensorrt
+            from .report import write_check_report
 
-            rows = check_tensorrt(path)
-        else:
-            raise BridgeError(f"unknown target {target!r}; expected openvino or tensorrt", field="target")
+            print(f"report: {write_check_report(report, path, rows)}", file=sys.stderr)
     typed = []
     for r in rows:
         v, ours = importer_verdict(r), r.get("resample_bridge") or {}
@@ -217,54 +223,38 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
 
 def convert(model, output: str | None = None, *, target: str = "openvino", fallback: str = "decompose",
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
-            convention: str | None = None, prefer: str = "builtin") -> Conversion:
+            convention: str | None = None, prefer: str = "builtin", allow_conditional: bool | None = None,
+            input_shapes: dict | None = None, source: str | None = None) -> Conversion:
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
     (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
-    (OpenVINO): "builtin", or "fastest" for the extension where a cost model estimates it faster."""
-    from .convert import output_path, remove_created
+    (OpenVINO): "builtin", or "fastest" for the extension where a cost model estimates it faster.
+    ``input_shapes``: {input name: shape} fixed before anything else (ovc's ``--input``); ``source``: the
+    user's model where a follow-up command names it (default: ``model``)."""
+    from .convert import output_path, reap_stale, remove_created
+    from .inputs import prepared
+    from .logs import step
+    from .targets import convert_file, entry, refuse_options
 
-    if target not in ("openvino", "onnx", "tensorrt"):
-        raise BridgeError(f"unknown target {target!r}; expected openvino, onnx or tensorrt", field="target")
+    entry(target)
+    options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer,
+                             force=force, compress_to_fp16=compress_to_fp16, extensions=tuple(extensions or ()),
+                             source=source)
+    refuse_options(target, options)
     stem_of = model if isinstance(model, (str, os.PathLike)) else "model"
     out, created = output_path(os.fspath(stem_of), None if output is None else os.fspath(output), target, force)
+    reap_stale(os.path.dirname(out))
     try:
-        with _model_file(model, convention) as path:
-            if target == "openvino":
-                from .convert import convert_openvino_file
-
-                rep = convert_openvino_file(path, out, fallback=fallback, strict=strict, force=force,
-                                            extensions=extensions, compress_to_fp16=compress_to_fp16,
-                                            prefer=prefer)
-                return Conversion("openvino", out, dict(rep["files"]), tuple(rep["records"]),
-                                  tuple(rep.get("kept_f32", ())))
-            if target == "onnx":
-                return _convert_onnx(path, out, strict)
-            return _convert_tensorrt(path, out, strict)
+        with _model_file(model, convention) as given, prepared(given, input_shapes) as (path, _):
+            if options.source is None:
+                options = replace(options, source=os.fspath(model) if isinstance(model, (str, os.PathLike))
+                                  else path)
+            written, report = convert_file(target, path, out, options, step=step)
     except BaseException:
         remove_created(created)
         raise
-
-
-def _convert_onnx(path: str, out: str, strict: bool) -> Conversion:
-    from ..lowering.artifacts import write_proven_onnx
-    from ..lowering.onnx.target import OnnxTarget, convert as lower
-    from ..lowering.passes import PassResult
-
-    result = lower(path, strict=strict)
-    write_proven_onnx(result.model, out, lambda written: OnnxTarget().prove(PassResult(written, result.records)))
-    return Conversion("onnx", out, {"onnx": out}, tuple(result.records))
-
-
-def _convert_tensorrt(path: str, out: str, strict: bool) -> Conversion:
-    from ..lowering import tensorrt as low
-    from ..translate.onnx import load
-
-    result = low.lower(load(path), strict=strict)
-    low.save(result, out)
-    extra = low.report(result.records)
-    extra.update(low.finish(out, extra.get("plugin_library") is not None, source=os.path.abspath(path)))
-    return Conversion("tensorrt", out, {"onnx": out}, tuple(result.records), extra=extra)
+    return Conversion(target, out, dict(written.files), tuple(written.records),
+                      tuple(written.report.get("kept_f32", ())), extra=report)
 
 
 def verify(model, converted: str | None = None, *, inputs: dict | None = None, fallback: str = "decompose",

@@ -62,7 +62,7 @@ def main(repeats: int = 5) -> int:
     import onnx
 
     from resample_bridge.semantics import text
-    from resample_bridge.tools.cli import inspect_model
+    from resample_bridge.tools.cli import inspect_rows
     from resample_bridge.translate import onnx as tonnx
 
     model = big_model()
@@ -79,7 +79,7 @@ def main(repeats: int = 5) -> int:
                 text.describe(ir)
                 text.ties(ir)
             t2 = time.perf_counter()
-            inspect_model(path)
+            inspect_rows(path)
             t3 = time.perf_counter()
             times["parse_model (load, shapes, IR)"].append(t1 - t0)
             times["text + ties"].append(t2 - t1)

@@ -12,20 +12,17 @@ import os
 import sys
 
 from ..semantics.errors import BridgeError
-from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, onnx_convention
+from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
+from . import api, targets
+from .targets import DEFAULT, names
 
 
-def inspect_model(model_or_path) -> list[dict]:
-    """One row per resampling node: name, op, the IR (text and JSON), and tie indices."""
-    from ..semantics import text
+def inspect_rows(model) -> list[dict]:
+    """``api.inspect``'s rows as ``inspect --json`` prints them: name, op, the IR (text and JSON), tie indices."""
     from ..semantics.ir import to_dict
-    from ..translate.onnx import parse_model
 
-    rows = []
-    for name, ir in parse_model(model_or_path):
-        rows.append({"name": name, "op": ir.origin, "text": text.describe(ir), "ties": text.ties(ir),
-                     "ir": to_dict(ir)})
-    return rows
+    return [{"name": r.name, "op": r.op, "text": list(r.text), "ties": r.ties, "ir": to_dict(r.ir)}
+            for r in api.inspect(model, convention=current_convention())]
 
 
 def format_rows(rows: list[dict]) -> str:
@@ -48,7 +45,7 @@ def format_rows(rows: list[dict]) -> str:
 
 
 def cmd_inspect(args) -> int:
-    rows = inspect_model(args.model)
+    rows = inspect_rows(args.model)
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
@@ -60,13 +57,6 @@ def cmd_demo(args) -> int:
     from .demo import run_demo
 
     return run_demo(save=args.save, quiet=getattr(args, "quiet", False))
-
-
-def _target(args, verb: str) -> None:
-    if args.target == "tensorrt" and verb == "verify":
-        raise BridgeError("verify --target tensorrt needs the TensorRT runtime, which is not installed here; "
-                          "convert --target tensorrt prints the trtexec / polygraphy command that finishes the job",
-                          field="target")
 
 
 # What each verb needs beyond the core install, and the extra that brings it.
@@ -152,106 +142,46 @@ def _convention_line(args) -> str:
 
 
 def cmd_convert(args) -> int:
-    from .convert import output_path, reap_stale, remove_created
-    from .inputs import prepared
-
-    _target(args, "convert")
-    if args.target != "openvino":
-        for flag, given in (("compress_to_fp16", args.compress_to_fp16), ("extension", args.extension),
-                            ("fallback", args.fallback != "decompose"), ("allow-conditional", args.allow_conditional),
-                            ("prefer", args.prefer != "builtin")):
-            if given:
-                raise BridgeError(f"--{flag} applies to --target openvino only", field=flag)
-    require({"openvino": "openvino", "onnx": "onnxruntime"}.get(args.target, "onnx"),
-            why=f"convert --target {args.target}")
-    out, created = output_path(args.model, args.output, args.target, args.force)
-    reap_stale(os.path.dirname(out))
-    try:
-        with prepared(args.model, _shapes(args)) as (path, _):
-            report = _convert(args, path, out)
-    except BaseException:
-        remove_created(created)
-        raise
-    report["convention"] = args.onnx_convention
+    e = targets.entry(args.target)
+    if args.allow_conditional:
+        _allow_conditional(args)  # --strict with it: refused
+    require(*(e.lowering().requires or ("onnx",)), why=f"convert --target {args.target}")
+    conv = api.convert(args.model, args.output, target=args.target, fallback=args.fallback, strict=args.strict,
+                       force=args.force, compress_to_fp16=args.compress_to_fp16, extensions=args.extension or (),
+                       convention=args.onnx_convention, prefer=args.prefer,
+                       allow_conditional=True if args.allow_conditional else None, input_shapes=_shapes(args),
+                       source=args.model)
+    report = {**conv.extra, "convention": args.onnx_convention}
     if args.json:
-        report.pop("text")
         emit_json(report)
     else:
-        show(_convention_line(args), report.pop("text"))
+        show(_convention_line(args), e.describe(conv.records, conv.extra))
     return 0
 
 
-def _convert(args, path: str, out: str) -> dict:
-    if args.target == "tensorrt":
-        from .tensorrt import convert_to_tensorrt, format_convert_tensorrt
-
-        rep = convert_to_tensorrt(path, out, force=args.force, strict=args.strict, source=args.model)
-        return {**rep, "text": format_convert_tensorrt(rep) + f"\n[ SUCCESS ] ONNX file: {out}"}
-    if args.target == "onnx":
-        from ..lowering.onnx import convert_to_onnx, format_convert_onnx
-
-        rep = convert_to_onnx(path, out, force=args.force, strict=args.strict)
-        return {**rep, "text": format_convert_onnx(rep) + f"\n[ SUCCESS ] ONNX file: {out}"}
-    from ..lowering.passes import CUSTOM, format_records, records_json
-    from .convert import convert_openvino_file
-
-    rep = convert_openvino_file(path, out, fallback=args.fallback, strict=args.strict, force=args.force,
-                              allow_conditional=_allow_conditional(args), extensions=args.extension or (),
-                              prefer=args.prefer,
-                              compress_to_fp16=args.compress_to_fp16)
-    records = rep.pop("records")
-    files = rep["files"]
-    lines = [format_records(records)]
-    if rep["compress_to_fp16"]:
-        lines.append(f"compress_to_fp16: {len(rep['kept_f32'])} constants of resampling nodes kept in f32 "
-                     f"(their f16 rounding would change results); the written model proven again from disk")
-    if any(r.rung == CUSTOM for r in records):
-        lib = files["extension"]
-        lines.append(f"uses the resample-bridge extension {lib}; load it first: core = openvino.Core(); "
-                     f"core.add_extension({lib!r}); core.read_model({out!r})")
-    lines.append(f"[ SUCCESS ] XML file: {files['xml']}")
-    lines.append(f"[ SUCCESS ] BIN file: {files['bin']}")
-    return {**rep, "output": out, "nodes": records_json(records), "text": "\n".join(lines)}
-
-
 def cmd_check(args) -> int:
-    from .gate import exit_status, format_summary, parse_fail_on, summary
-    from .inputs import prepared
+    from .gate import format_summary, parse_fail_on
+    from .logs import Progress
 
-    _target(args, "check")
     fail_on = parse_fail_on(args.fail_on)
     report_needs(args)
-    if args.target == "openvino":
-        require("openvino", why="check --target openvino")
-    with prepared(args.model, _shapes(args)) as (path, _):
-        if args.target == "tensorrt":
-            from .tensorrt import check_tensorrt, format_check_tensorrt
-
-            rows = check_tensorrt(path)
-            text = format_check_tensorrt(rows)
-        else:
-            from ..lowering.openvino import check_openvino, format_check
-
-            from .logs import Progress
-
-            rows = check_openvino(path, progress=Progress("check: distinct node configurations judged"))
-            text = format_check(rows)
-            if args.report:
-                from .report import write_check_report
-
-                print(f"report: {write_check_report(args.report, path, rows)}", file=sys.stderr)
-    s = summary(rows, args.target, fail_on)
+    e = targets.entry(args.target, "check")
+    require(*e.check_requires, why=f"check --target {args.target}")
+    result = api.check(args.model, target=args.target, convention=args.onnx_convention, fail_on=fail_on,
+                       input_shapes=_shapes(args), report=args.report,
+                       progress=Progress("check: distinct node configurations judged"))
+    rows = [r.raw for r in result.rows]
     if args.json:
-        emit_json({"target": args.target, "convention": args.onnx_convention, "nodes": rows, "summary": s})
+        emit_json({"target": args.target, "convention": args.onnx_convention, "nodes": rows, "summary": result.summary})
     else:
-        show(_convention_line(args), text, format_summary(s))
-    return exit_status(s)
+        show(_convention_line(args), e.format_check(rows), format_summary(result.summary))
+    return 0 if result.passed else 1
 
 
 def cmd_verify(args) -> int:
     from .verify_cli import run_verify
 
-    _target(args, "verify")
+    targets.entry(args.target, "verify")
     require("openvino", "onnxruntime", why="verify --target openvino")
     report_needs(args)
     return run_verify(args)
@@ -260,7 +190,7 @@ def cmd_verify(args) -> int:
 def report_needs(args) -> None:
     """``--report DIR``: OpenVINO only, and matplotlib checked before any work (exit 2 naming the extra)."""
     if getattr(args, "report", None):
-        if args.target != "openvino":
+        if not targets.entry(args.target).report:
             raise BridgeError("--report draws OpenVINO CPU runs; it needs --target openvino", field="report")
         require("matplotlib", why="--report")
 
@@ -323,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     pk = sub.add_parser("check", help="what the target's own importer does with each resampling node (a CI gate: "
                                       "exit 1 when a node would be silently different)")
     pk.add_argument("model")
-    pk.add_argument("--target", default="openvino", choices=["openvino", "tensorrt"])
+    pk.add_argument("--target", default=DEFAULT, choices=names("check"))
     pk.add_argument("--json", action="store_true", help="JSON on stdout (rows, summary, gate)")
     pk.add_argument("--fail-on", default="different", metavar="LIST",
                     help="importer outcomes that fail the gate (exit 1): comma-separated of different, refused, "
@@ -334,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     pk.set_defaults(func=cmd_check)
     pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
     pc.add_argument("model")
-    pc.add_argument("--target", default="openvino", choices=["openvino", "onnx", "tensorrt"],
+    pc.add_argument("--target", default=DEFAULT, choices=names(),
                     help="openvino (IR .xml/.bin, default), onnx (portable ONNX), tensorrt (TensorRT-ready ONNX)")
     pc.add_argument("-o", "--output", "--output_model", dest="output", default=None,
                     help="output file or folder (created when missing); default: <model stem>.xml in the current "
@@ -358,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     pv = sub.add_parser("verify", help="run the source (onnxruntime + oracle) and the converted model, report "
                                        "errors; exit 1 when they differ")
     pv.add_argument("model")
-    pv.add_argument("--target", default="openvino", choices=["openvino", "tensorrt"])
+    pv.add_argument("--target", default=DEFAULT, choices=names("verify"))
     pv.add_argument("--converted", metavar="XML", help="the converted model to check (default: convert MODEL "
                                                         "with the same options as convert, in memory)")
     pv.add_argument("--extension", action="append", metavar="LIB",

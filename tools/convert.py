@@ -13,34 +13,39 @@ import os
 import shutil
 
 from ..lowering.artifacts import check_output_path
+from ..lowering.passes import ConvertOptions
 from ..semantics.errors import BridgeError, clip
 from .logs import log, step
+from .targets import TARGETS, convert_file, entry
 
-SUFFIX = {"openvino": ".xml", "onnx": ".onnx", "tensorrt": ".onnx"}
-DEFAULT_TAIL = {"openvino": ".xml", "onnx": ".portable.onnx", "tensorrt": ".tensorrt.onnx"}
-COMPANIONS = {"openvino": (".bin",), "onnx": (), "tensorrt": ()}
-# Suffixes of another format: refused rather than appended to (``-o m.onnx`` for OpenVINO is a mistake).
-WRONG_SUFFIXES = {"openvino": (".onnx", ".bin", ".engine", ".plan"), "onnx": (".xml", ".bin", ".engine", ".plan"),
-                  "tensorrt": (".xml", ".bin", ".engine", ".plan")}
+# Suffixes of a file no target writes (engines): refused rather than appended to, like another target's.
+ENGINE_SUFFIXES = (".engine", ".plan")
+
+
+def wrong_suffixes(target) -> set[str]:
+    """Suffixes of another format than ``target``'s: ``-o m.onnx`` for OpenVINO is a mistake, not m.onnx.xml."""
+    known = {x for e in TARGETS.values() for x in (e.lowering().suffix, *e.lowering().companions)}
+    return (known | set(ENGINE_SUFFIXES)) - {target.suffix}
 
 
 def output_path(model_path: str, out: str | None, target: str, force: bool) -> tuple[str, list[str]]:
     """(absolute output path, folders created for it). ``out``: None (``<model stem><tail>`` in the current
     folder), a folder (existing, or ending in a separator), or a file path (the target's suffix appended when
     missing, as ovc does); missing folders are created."""
+    t = entry(target).lowering()
     stem = os.path.splitext(os.path.basename(str(model_path)))[0] or "model"
-    name = stem + DEFAULT_TAIL[target]
+    name = stem + t.default_tail
     if out is None:
         out = name
-    elif out.endswith(os.sep) or os.path.isdir(out) and not out.endswith(SUFFIX[target]):
+    elif out.endswith(os.sep) or os.path.isdir(out) and not out.endswith(t.suffix):
         out = os.path.join(out, name)
-    elif not out.endswith(SUFFIX[target]):
+    elif not out.endswith(t.suffix):
         wrong = os.path.splitext(out)[1].lower()
-        if wrong in WRONG_SUFFIXES[target]:  # another format's file: model.onnx.xml would hide the mistake
-            raise BridgeError(f"{clip(out)} ends in {wrong}, not {SUFFIX[target]}: --target {target} writes "
-                              f"{SUFFIX[target]}" + (" and .bin" if target == "openvino" else "") +
+        if wrong in wrong_suffixes(t):  # another format's file: model.onnx.xml would hide the mistake
+            raise BridgeError(f"{clip(out)} ends in {wrong}, not {t.suffix}: --target {target} writes "
+                              + " and ".join((t.suffix, *t.companions)) +
                               " (pass a path ending in it, or a folder)", field="output")
-        out += SUFFIX[target]  # as ovc does: "-o model" writes model.xml / model.bin
+        out += t.suffix  # as ovc does: "-o model" writes model.xml / model.bin
     out = os.path.abspath(out)
     created = []
     d = os.path.dirname(out)
@@ -48,7 +53,7 @@ def output_path(model_path: str, out: str | None, target: str, force: bool) -> t
     while d and not os.path.lexists(d):
         missing.append(d)
         d = os.path.dirname(d)
-    if missing and out.endswith(SUFFIX[target]):
+    if missing and out.endswith(t.suffix):
         for m in reversed(missing):
             try:
                 os.mkdir(m)
@@ -59,7 +64,7 @@ def output_path(model_path: str, out: str | None, target: str, force: bool) -> t
                                   field="output") from None
             created.append(m)
     try:
-        return check_output_path(out, force, SUFFIX[target], COMPANIONS[target]), created
+        return check_output_path(out, force, t.suffix, t.companions), created
     except BridgeError:
         remove_created(created)
         raise
@@ -74,61 +79,23 @@ def remove_created(created: list[str]) -> None:
             break
 
 
-def check_extensions(paths) -> list[str]:
-    """The user's ``--extension`` libraries as absolute paths, each an existing file that OpenVINO loads."""
-    out = []
-    for p in paths or ():
-        a = os.path.abspath(p)
-        if not os.path.isfile(a):
-            raise BridgeError(f"{clip(p)} is not a file", field="extension")
-        try:
-            import openvino as ov
-
-            ov.Core().add_extension(a)
-        except ImportError:
-            raise
-        except Exception as e:
-            from ..lowering.openvino.frontend import openvino_error_reason
-
-            raise BridgeError(f"OpenVINO cannot load {clip(p)}: {clip(openvino_error_reason(str(e)), 160)}",
-                              field="extension") from None
-        out.append(a)
-    return out
-
-
 def convert_openvino_model(model_path: str, *, fallback: str = "decompose", strict: bool = False,
                            allow_conditional: bool | None = None, extensions=(), prefer: str = "builtin"):
-    """(openvino.Model, records) through ``lowering.openvino.convert``."""
-    from ..lowering.openvino import convert
+    """(openvino.Model, records) in memory, through the OpenVINO target (``lowering.openvino``)."""
+    from ..lowering.openvino.target import OPENVINO
 
-    with step("lowering and proving every resampling node (OpenVINO's ONNX frontend)"):
-        return convert(model_path, fallback=fallback, strict=strict, allow_conditional=allow_conditional,
-                       extensions=list(extensions), prefer=prefer)
-
-
-def convert_to_openvino(model_path: str, out: str, *, fallback: str = "decompose", strict: bool = False,
-                        force: bool = False, **kw):
-    """Write OUT.xml/.bin atomically; returns the per-node records. Nothing is left behind on failure."""
-    return convert_openvino_file(model_path, out, fallback=fallback, strict=strict, force=force, **kw)["records"]
+    options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional,
+                             extensions=tuple(extensions), prefer=prefer)
+    with step(OPENVINO.steps[0]):
+        result = OPENVINO.lower_file(model_path, options)
+    return result.model, result.records
 
 
-def convert_openvino_file(model_path: str, out: str, *, fallback: str = "decompose", strict: bool = False,
-                          force: bool = False, allow_conditional: bool | None = None, extensions=(),
-                          compress_to_fp16: bool = False, prefer: str = "builtin") -> dict:
-    """Write OUT.xml/.bin (and the extension library when a node needs it) atomically; returns the report
-    (plain dict: records, files, kept-f32 constants). Nothing is left behind on failure."""
-    from ..lowering.openvino.write import save
-
-    out = check_output_path(out, force, ".xml", (".bin",))
-    extensions = check_extensions(extensions)
-    ov_model, records = convert_openvino_model(model_path, fallback=fallback, strict=strict,
-                                               allow_conditional=allow_conditional, extensions=extensions,
-                                               prefer=prefer)
-    with step("writing and proving the written model again from disk"):
-        files, kept = save(ov_model, records, out, force=force, extensions=extensions,
-                                    compress_to_fp16=compress_to_fp16)
-    return {"target": "openvino", "records": records, "files": files, "kept_f32": kept,
-            "compress_to_fp16": compress_to_fp16}
+def convert_to_openvino(model_path: str, out: str, **options):
+    """Write OUT.xml/.bin atomically through the one convert path (``targets.convert_file``); returns the
+    per-node records. Nothing is left behind on failure."""
+    written, _ = convert_file("openvino", model_path, out, ConvertOptions(**options), step=step)
+    return list(written.records)
 
 
 STALE_SECONDS = 3600

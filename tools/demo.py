@@ -138,8 +138,7 @@ def verify_lines(views, report: dict) -> list[str]:
 
 def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
     """The whole demo; returns the exit status (0 when verify passes)."""
-    from ..lowering.openvino import check_openvino, verify_openvino
-    from .convert import convert_openvino_file
+    from . import api
     from .examples import tricky_model
     from .report import compare_nodes
 
@@ -165,22 +164,21 @@ def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
             "      what OpenVINO's own ONNX importer does with each node (fields: the model's value vs the "
             "importer's):")
         with ticking("check: converting and probing each node with OpenVINO's importer"):
-            rows = check_openvino(path)
+            rows = [r.raw for r in api.check(path).rows]
         say(*check_lines(rows), "")
 
         out_xml = os.path.join(d, "out", "tricky.xml")
         say(f"[2/3] resample-bridge convert {os.path.basename(path)} --target openvino -o out/tricky.xml")
         with ticking("convert: lowering, proving and writing"):
-            os.makedirs(os.path.dirname(out_xml), exist_ok=True)
-            written = convert_openvino_file(path, out_xml)
-        ext = written["files"].get("extension")
-        say(*convert_lines(written["records"], "out/tricky.xml", ext and "out/" + os.path.basename(ext)), "")
+            written = api.convert(path, out_xml)
+        ext = written.files.get("extension")
+        say(*convert_lines(written.records, "out/tricky.xml", ext and "out/" + os.path.basename(ext)), "")
 
         say(f"[3/3] resample-bridge verify {os.path.basename(path)} --converted out/tricky.xml",
             "      the importer's error next to resample-bridge's, against the exact result:")
         with ticking("verify: running every node three ways, then the written model"):
             views = compare_nodes(path)
-            report = verify_openvino(path, converted=out_xml)
+            report = api.verify(path, converted=out_xml).raw
         say(*verify_lines(views, report), "", TRY_THESE)
     return 0 if report.get("ok") else 1
 

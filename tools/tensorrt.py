@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 
-from ..lowering.artifacts import check_output_path
 from ..lowering.tensorrt import check_rows as _check_rows
 from ..lowering.tensorrt import conformance_rows as _conformance_rows
 from ..lowering.tensorrt import format_check as format_check_tensorrt
@@ -32,18 +31,11 @@ def convert_to_tensorrt(model_path, out_path: str, force: bool = False, *, stric
     that builds it, and the polygraphy command comparing TensorRT with onnxruntime. ``source``: the model the
     polygraphy command compares against (default ``model_path``; the CLI passes the user's file when
     ``--input`` made a temporary copy)."""
-    from ..lowering import tensorrt as low
-    from ..translate.onnx import load
+    from ..lowering.passes import ConvertOptions
+    from .targets import convert_file
 
-    out = check_output_path(out_path, force, ".onnx")
-    result = low.lower(load(model_path), strict=strict)
-    low.save(result, out)
-    rep = low.report(result.records)
-    rep["output"] = out
-    source = source or model_path
-    source = os.path.abspath(source) if isinstance(source, (str, os.PathLike)) else None
-    rep.update(low.finish(out, rep["plugin_library"] is not None, source=source))
-    return rep
+    options = ConvertOptions(force=force, strict=strict, source=source or model_path)
+    return convert_file("tensorrt", model_path, out_path, options)[1]
 
 
 def conformance_rows(*, strict: bool = False) -> list[dict]:

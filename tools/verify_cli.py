@@ -117,9 +117,9 @@ def run_verify(args) -> int:
     atol, rtol = per_name_floats(args.atol, "atol"), per_name_floats(args.rtol, "rtol")
     ranges = val_ranges(args.val_range)
     inputs = load_npz(args.inputs, "inputs") if args.inputs else None
-    from .convert import check_extensions
+    from ..lowering.openvino.target import user_extensions
 
-    args.extension = check_extensions(args.extension)
+    args.extension = user_extensions(args.extension)
     if args.converted and args.input:
         log.info("--input fixes shapes for a conversion; with --converted it only settles the fed shapes")
     fixed = parse_ovc_inputs(args.input) if args.input else {}

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
-from ..artifacts import check_output_path
 from ..artifacts import write_proven_onnx as write_proven
-from ..passes import BUILTIN, DECOMPOSE, REWRITE, NodeRecord, PassResult, Policy, Rung, Target, climb, \
-    records_json, summary_counts
+from ..passes import BUILTIN, DECOMPOSE, REWRITE, ConvertOptions, NodeRecord, PassResult, Policy, Rung, Target, \
+    Written, climb, records_json, summary_counts
 from . import rungs
 from .decompose import PORTABLE, decompose_resize
 from .nearest_index import decompose_nearest_index
@@ -19,12 +18,15 @@ DEFAULT_POLICY = Policy(allow_conditional=False)
 
 class OnnxTarget(Target):
     name = "onnx"
+    suffix = ".onnx"
+    default_tail = ".portable.onnx"
+    requires = ("onnxruntime",)  # the proof runs each lowered node on it
 
     def __init__(self, compute: dict = PORTABLE, probes: bool = True):
         self.compute = compute  # the decomposition's dtype policy
         self.probes = probes  # the proof also runs each lowered node on onnxruntime
 
-    def rungs(self, policy: Policy):
+    def rungs(self, kind: str = "resize", policy: Policy | None = None):
         return (Rung(BUILTIN, "onnx op as is", rungs.as_is),
                 Rung(REWRITE, "onnx Resize respelled", rungs.respell),
                 Rung(DECOMPOSE, "decomposition", rungs.decompose))
@@ -54,7 +56,7 @@ class OnnxTarget(Target):
         for (name, ir), (_, proto) in zip(parse_model(m), resampling_nodes(m)):
             node = rungs.Node(name, proto, ir, opset, proto.output[0] in position, self.compute)
             rec = NodeRecord(name, proto.op_type, ir, self.name)
-            chosen = climb(self.rungs(policy), node, rec, policy)
+            chosen = climb(self.rungs(ir.kind, policy), node, rec, policy)
             if chosen is not None:
                 gs_node = gs_nodes[position[proto.output[0]]] if node.top_level else None
                 rec.produced = self._apply(graph, gs_node, node, rec.rung, chosen.produced)
@@ -95,6 +97,23 @@ class OnnxTarget(Target):
 
         return prove(result, self.compute, probes=self.probes)
 
+    def policy(self, options: ConvertOptions) -> Policy:
+        return DEFAULT_POLICY  # ``strict`` changes nothing: no candidate exact only under conditions is taken
+
+    def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
+        """Lowered, refused nodes named; the proof runs once, on the written file (``write``)."""
+        result = self.lower_model(path, self.policy(options))
+        if result.refused:
+            r = result.refused[0]
+            raise BridgeError(r.reason, r.node, "rung")
+        return result
+
+    def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
+        write_proven(result.model, out, lambda written: self.prove(PassResult(written, result.records)))
+        report = {"target": self.name, "output": out, "nodes": records_json(result.records),
+                  "lines": [r.summary() for r in result.records], "summary": summary_counts(result.records)}
+        return Written(self.name, out, {"onnx": out}, tuple(result.records), report)
+
 
 def convert(model_path_or_proto, *, strict: bool = False) -> PassResult:
     """The portable ONNX model and one record per resampling node, proven; BridgeError naming the first
@@ -106,15 +125,7 @@ def convert(model_path_or_proto, *, strict: bool = False) -> PassResult:
 def convert_to_onnx(model_path, out_path: str, *, force: bool = False, strict: bool = False) -> dict:
     """Write the portable model to ``out_path`` (proven again from disk; nothing partial is left on failure) and
     return the report. ``strict``: as for ``convert``."""
-    out = check_output_path(out_path, force, ".onnx")
-    target = OnnxTarget()
-    result = target.lower_model(model_path, DEFAULT_POLICY)
-    if result.refused:
-        r = result.refused[0]
-        raise BridgeError(r.reason, r.node, "rung")
-    write_proven(result.model, out, lambda written: target.prove(PassResult(written, result.records)))
-    return {"target": "onnx", "output": out, "nodes": records_json(result.records),
-            "lines": [r.summary() for r in result.records], "summary": summary_counts(result.records)}
+    return OnnxTarget().convert_file(model_path, out_path, ConvertOptions(force=force, strict=strict)).report
 
 
 def format_convert_onnx(report: dict) -> str:

@@ -7,9 +7,10 @@ import contextlib
 import os
 import tempfile
 
-from ...semantics.errors import BridgeError
-from ..passes import CUSTOM, PassResult, Policy, Target
-from .frontend import ConversionLog, conversion_extensions, conversion_message, node_names, source_irs
+from ...semantics.errors import BridgeError, clip
+from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written, records_json
+from .frontend import (ConversionLog, conversion_extensions, conversion_message, node_names, openvino_error_reason,
+                       source_irs)
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
 from .prove import prove
@@ -19,13 +20,41 @@ CONDITION_KEY = "resample_bridge_condition"  # model rt_info: the run-time condi
 
 class OpenVINOTarget(Target):
     name = TARGET
+    suffix = default_tail = ".xml"
+    companions = (".bin",)
+    requires = ("openvino",)
+    takes = frozenset({"compress_to_fp16", "extensions", "fallback", "allow_conditional", "prefer"})
+    steps = ("lowering and proving every resampling node (OpenVINO's ONNX frontend)",
+             "writing and proving the written model again from disk")
 
     def __init__(self, extensions=()):
         self.extensions = list(extensions)  # the user's own OpenVINO extension libraries (other custom ops)
 
-    def rungs(self, policy: Policy, kind: str = "resize"):
+    def rungs(self, kind: str = "resize", policy: Policy | None = None):
         """The ladder of one IR kind (``policy.floor`` is applied by ``passes.climb``)."""
         return LADDERS[kind]
+
+    def policy(self, options: ConvertOptions) -> Policy:
+        if options.prefer not in ("builtin", "fastest"):
+            raise BridgeError(f"unknown preference {options.prefer!r}; expected builtin or fastest", field="prefer")
+        return policy_for(options.fallback, options.strict, allow_conditional=bool(options.allow_conditional),
+                          prefer=options.prefer)
+
+    def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
+        """The user's extension libraries checked (each loads in OpenVINO), then every node lowered and proven."""
+        extensions = user_extensions(options.extensions)
+        return (OpenVINOTarget(extensions) if extensions else self)(path, self.policy(options))
+
+    def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
+        """OUT.xml/.bin (and the extension library when a node needs it), proven again from disk."""
+        from .write import save
+
+        files, kept = save(result.model, result.records, out, force=options.force,
+                           extensions=[os.path.abspath(p) for p in options.extensions],  # checked by lower_file
+                           compress_to_fp16=options.compress_to_fp16)
+        report = {"target": self.name, "files": files, "kept_f32": kept, "compress_to_fp16": options.compress_to_fp16,
+                  "output": out, "nodes": records_json(result.records)}
+        return Written(self.name, out, dict(files), tuple(result.records), report)
 
     def lower_model(self, model_path, policy: Policy) -> PassResult:
         """Every node lowered inside ``openvino.convert_model``; a node no rung takes stops it with the reason."""
@@ -109,6 +138,26 @@ def record_conditions(ov_model, records) -> None:
                     op.get_rt_info()[CONDITION_KEY] = r.condition
 
 
+def user_extensions(paths) -> list[str]:
+    """The user's ``--extension`` libraries as absolute paths, each an existing file that OpenVINO loads."""
+    out = []
+    for p in paths or ():
+        a = os.path.abspath(p)
+        if not os.path.isfile(a):
+            raise BridgeError(f"{clip(p)} is not a file", field="extension")
+        try:
+            import openvino as ov
+
+            ov.Core().add_extension(a)
+        except ImportError:
+            raise
+        except Exception as e:
+            raise BridgeError(f"OpenVINO cannot load {clip(p)}: {clip(openvino_error_reason(str(e)), 160)}",
+                              field="extension") from None
+        out.append(a)
+    return out
+
+
 OPENVINO = OpenVINOTarget()
 
 
@@ -119,8 +168,6 @@ def convert(model_path: str, *, fallback: str = "decompose", strict: bool = Fals
     BridgeError with the reasons. ``allow_conditional``: take candidates exact only under stated run-time
     conditions (default: no); ``strict`` declines them whatever it says. ``prefer``: "builtin" (the lowest
     exact rung) or "fastest" (the extension where the cost model estimates it faster, ``cost``)."""
-    if prefer not in ("builtin", "fastest"):
-        raise BridgeError(f"unknown preference {prefer!r}; expected builtin or fastest", field="prefer")
-    policy = policy_for(fallback, strict, allow_conditional=bool(allow_conditional), prefer=prefer)
-    result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, policy)
+    options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer)
+    result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, OPENVINO.policy(options))
     return result.model, result.records

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...semantics.errors import BridgeError
 from ..artifacts import write_proven_onnx
-from ..passes import NodeRecord, PassResult, Policy, Target, records_json
+from ..passes import ConvertOptions, NodeRecord, PassResult, Policy, Target, Written, records_json
 from .plan import PLUGIN, RUNGS, plan_model
 from .plugin import PLUGIN_LIBRARY, PLUGIN_OPS
 from .prove import prove, prove_nodes
@@ -55,8 +55,10 @@ class TensorRTTarget(Target):
     """ONNX that onnx-tensorrt imports exactly: native nodes, exact respellings, decompositions, plugin nodes."""
 
     name = "tensorrt"
+    suffix = ".onnx"
+    default_tail = ".tensorrt.onnx"
 
-    def rungs(self, policy: Policy):
+    def rungs(self, kind: str = "resize", policy: Policy | None = None):
         return RUNGS
 
     def lower_model(self, model, policy: Policy) -> PassResult:
@@ -71,6 +73,17 @@ class TensorRTTarget(Target):
 
     def __call__(self, model, policy: Policy = Policy()) -> PassResult:
         return self.lower_model(model, policy)  # proven node by node inside
+
+    def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
+        from ...translate.onnx import load
+
+        return self(load(path), self.policy(options))
+
+    def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
+        """The model written and proven again from disk; the report: per-node rungs, plugins and their library,
+        what is unverified on TensorRT."""
+        save(result, out)
+        return Written(self.name, out, {"onnx": out}, tuple(result.records), {**report(result.records), "output": out})
 
 
 TARGET = TensorRTTarget()

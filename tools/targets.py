@@ -1,0 +1,176 @@
+"""The registry of targets: the one place the CLI and the API look a target up.
+
+A target is its lowering package (``lowering/<name>/``: a ``passes.Target`` that lowers, proves and writes) plus,
+here, what the verbs add to it: the text ``convert`` prints, a follow-up after writing (TensorRT: how the model
+becomes an engine), and, where the target has an importer of its own, ``check`` (what that importer does with
+each node) and ``verify`` (running the written model). A new target is its own folder and one line below.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from ..lowering.passes import ConvertOptions, Target, Written, format_records
+from ..semantics.errors import BridgeError
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One target as the verbs see it. ``check(path, progress) -> rows`` and ``format_check(rows) -> text``:
+    what the target's own importer does (None: no such verb); ``check_requires``: the modules check needs;
+    ``verify``: whether ``verify`` runs the written model (OpenVINO CPU today); ``report``: ``--report`` pages."""
+
+    name: str
+    target: Callable[[], Target]
+    describe: Callable[[tuple, dict], str]  # (records, the report ``convert --json`` prints) -> convert's text
+    follow_up: Callable[[Written, ConvertOptions], dict] | None = None
+    check: Callable | None = None
+    format_check: Callable | None = None
+    check_requires: tuple[str, ...] = ()
+    verify: bool | str = False  # True: verify runs the written model; a string: why it cannot run here
+    report: bool = False
+
+    def lowering(self) -> Target:
+        return self.target()
+
+
+# -- what each target adds for the verbs ----------------------------------------------------------------------
+
+
+def _openvino_target():
+    from ..lowering.openvino.target import OPENVINO
+
+    return OPENVINO
+
+
+def _openvino_describe(records, rep: dict) -> str:
+    from ..lowering.passes import CUSTOM
+
+    files, out = rep["files"], rep["output"]
+    lines = [format_records(records)]
+    if rep["compress_to_fp16"]:
+        lines.append(f"compress_to_fp16: {len(rep['kept_f32'])} constants of resampling nodes kept in f32 "
+                     f"(their f16 rounding would change results); the written model proven again from disk")
+    if any(r.rung == CUSTOM for r in records):
+        lib = files["extension"]
+        lines.append(f"uses the resample-bridge extension {lib}; load it first: core = openvino.Core(); "
+                     f"core.add_extension({lib!r}); core.read_model({out!r})")
+    lines.append(f"[ SUCCESS ] XML file: {files['xml']}")
+    lines.append(f"[ SUCCESS ] BIN file: {files['bin']}")
+    return "\n".join(lines)
+
+
+def _openvino_check(path: str, progress=None) -> list[dict]:
+    from ..lowering.openvino import check_openvino
+
+    return check_openvino(path, progress=progress)
+
+
+def _openvino_format_check(rows: list[dict]) -> str:
+    from ..lowering.openvino import format_check
+
+    return format_check(rows)
+
+
+def _onnx_target():
+    from ..lowering.onnx.target import OnnxTarget
+
+    return OnnxTarget()
+
+
+def _onnx_describe(records, rep: dict) -> str:
+    from ..lowering.onnx.target import format_convert_onnx
+
+    return format_convert_onnx(rep) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
+
+
+def _tensorrt_target():
+    from ..lowering.tensorrt.target import TARGET
+
+    return TARGET
+
+
+def _tensorrt_describe(records, rep: dict) -> str:
+    from .tensorrt import format_convert_tensorrt
+
+    return format_convert_tensorrt(rep) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
+
+
+def _tensorrt_follow_up(written: Written, options: ConvertOptions) -> dict:
+    """How the written model becomes an engine: built here where TensorRT imports, else the trtexec /
+    polygraphy commands (polygraphy compares against ``options.source``, the user's model)."""
+    from ..lowering.tensorrt.engine import finish
+
+    source = os.path.abspath(options.source) if isinstance(options.source, (str, os.PathLike)) else None
+    return finish(written.output, written.report["plugin_library"] is not None, source=source)
+
+
+def _tensorrt_check(path: str, progress=None) -> list[dict]:
+    from .tensorrt import check_tensorrt
+
+    return check_tensorrt(path)
+
+
+def _tensorrt_format_check(rows: list[dict]) -> str:
+    from .tensorrt import format_check_tensorrt
+
+    return format_check_tensorrt(rows)
+
+
+TARGETS = {e.name: e for e in (
+    Entry("openvino", _openvino_target, _openvino_describe, check=_openvino_check,
+          format_check=_openvino_format_check, check_requires=("openvino",), verify=True, report=True),
+    Entry("onnx", _onnx_target, _onnx_describe),
+    Entry("tensorrt", _tensorrt_target, _tensorrt_describe, follow_up=_tensorrt_follow_up, check=_tensorrt_check,
+          format_check=_tensorrt_format_check,
+          verify="verify --target tensorrt needs the TensorRT runtime, which is not installed here; convert --target "
+                 "tensorrt prints the trtexec / polygraphy command that finishes the job"),
+)}
+DEFAULT = "openvino"
+
+
+def names(verb: str = "convert") -> list[str]:
+    """The targets a verb takes (``--target``'s choices)."""
+    if verb == "convert":
+        return list(TARGETS)
+    return [n for n, e in TARGETS.items() if getattr(e, verb)]
+
+
+def entry(name: str, verb: str = "convert") -> Entry:
+    """The registry's entry of ``name``; BridgeError when no such target takes ``verb`` (or, for a verb the
+    target offers but cannot run here, why)."""
+    e = TARGETS.get(name)
+    if e is not None and isinstance(getattr(e, verb, None), str):
+        raise BridgeError(getattr(e, verb), field="target")
+    if e is None or (verb != "convert" and not getattr(e, verb)):
+        expected = names(verb)
+        listed = f"{', '.join(expected[:-1])} or {expected[-1]}" if len(expected) > 1 else expected[0]
+        raise BridgeError(f"unknown target {name!r}; expected {listed}", field="target")
+    return e
+
+
+def refuse_options(name: str, options: ConvertOptions) -> None:
+    """BridgeError naming the first option given that target ``name`` does not take (and the targets that do)."""
+    target = TARGETS[name].lowering()
+    for option, unset in ConvertOptions.OPTIONAL.items():
+        if option not in target.takes and getattr(options, option) != unset:
+            flag = {"extensions": "extension", "allow_conditional": "allow-conditional"}.get(option, option)
+            taking = [n for n, e in TARGETS.items() if option in e.lowering().takes]
+            raise BridgeError(f"--{flag} applies to --target {' / '.join(taking)} only", field=flag)
+
+
+def convert_file(name: str, path: str, out: str, options: ConvertOptions = ConvertOptions(),
+                 step=None) -> tuple[Written, dict]:
+    """The one convert-and-write path: target ``name``'s ``convert_file`` (``out`` checked first; lowered,
+    proven, written and proven again from disk), then its follow-up. Returns (what was written, the report
+    ``convert --json`` prints: the target's report and the follow-up's)."""
+    e = entry(name)
+    refuse_options(name, options)
+    written = e.lowering().convert_file(path, out, options, step=step)
+    follow = e.follow_up(written, options) if e.follow_up else {}
+    return written, {**written.report, **follow}
+
+
+__all__ = ["Entry", "TARGETS", "DEFAULT", "names", "entry", "refuse_options", "convert_file"]

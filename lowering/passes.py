@@ -27,10 +27,16 @@ from typing import Any, Callable, Iterable, Sequence
 from ..semantics.errors import BridgeError, clip
 from .artifacts import check_output_path
 
-# The rung numbers are the same on every target, so records and summaries compare across targets.
+# The one rung table: numbers and names are the same on every target, so records and summaries compare across
+# targets; only the custom op is named after what a target ships with it (``rung_names``).
 BUILTIN, REWRITE, DECOMPOSE, CUSTOM = 1, 2, 3, 4
-RUNG_KINDS = {BUILTIN: "built-in op", REWRITE: "built-in op after an exact rewrite",
-              DECOMPOSE: "decomposition", CUSTOM: "custom op"}
+RUNG_NAMES = {BUILTIN: "native", REWRITE: "native after exact rewrite", DECOMPOSE: "decomposition",
+              CUSTOM: "custom op"}
+
+
+def rung_names(custom: str) -> dict:
+    """The rung table with the custom op named as the target ships it (OpenVINO: extension; TensorRT: plugin)."""
+    return {**RUNG_NAMES, CUSTOM: custom}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from ..semantics.errors import BridgeError, clip
+from .cli_common import allow_conditional, convention_line, emit_json, show
 
 
 def add_options(p) -> None:
@@ -109,7 +110,6 @@ def save_npz(path: str, arrays: dict, field: str) -> None:
 def run_verify(args) -> int:
     from ..lowering.openvino.verify import format_verify, verify_openvino
     from ..translate.onnx_shapes import parse_ovc_inputs, parse_polygraphy_shapes
-    from .cli import _allow_conditional, _convention_line, emit_json, show
     from .inputs import prepared
     from .logs import log, step
 
@@ -129,7 +129,7 @@ def run_verify(args) -> int:
         with step("running onnxruntime, the oracle and OpenVINO CPU" +
                   (f" on {clip(args.converted, 80)}" if args.converted else "")):
             report = verify_openvino(path, inputs=inputs, fallback=args.fallback, strict=args.strict,
-                                     allow_conditional=_allow_conditional(args), converted=args.converted,
+                                     allow_conditional=allow_conditional(args), converted=args.converted,
                                      extensions=args.extension or (), shapes={**fixed, **(shapes or {})} or None,
                                      seed=args.seed, val_range=ranges, atol=atol, rtol=rtol)
         if getattr(args, "report", None):
@@ -147,7 +147,7 @@ def run_verify(args) -> int:
     if args.json:
         emit_json(report)
     else:
-        show(_convention_line(args), format_verify(report))
+        show(convention_line(args), format_verify(report))
     return 0 if report["ok"] else 1
 
 

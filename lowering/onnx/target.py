@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
 from ..artifacts import write_proven_onnx as write_proven
-from ..passes import BUILTIN, DECOMPOSE, REWRITE, ConvertOptions, NodeRecord, PassResult, Policy, Rung, Target, \
+from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, NodeRecord, PassResult, Policy, Rung, Target, \
     Written, climb, records_json, summary_counts
 from . import rungs
 from .decompose import PORTABLE, decompose_resize
@@ -27,9 +27,9 @@ class OnnxTarget(Target):
         self.probes = probes  # the proof also runs each lowered node on onnxruntime
 
     def rungs(self, kind: str = "resize", policy: Policy | None = None):
-        return (Rung(BUILTIN, "onnx op as is", rungs.as_is),
-                Rung(REWRITE, "onnx Resize respelled", rungs.respell),
-                Rung(DECOMPOSE, "decomposition", rungs.decompose))
+        return (Rung(BUILTIN, RUNG_NAMES[BUILTIN], rungs.as_is),  # the node as it is
+                Rung(REWRITE, RUNG_NAMES[REWRITE], rungs.respell),  # a Resize respelled
+                Rung(DECOMPOSE, RUNG_NAMES[DECOMPOSE], rungs.decompose))
 
     def lower_model(self, model, policy: Policy = DEFAULT_POLICY) -> PassResult:
         import onnx

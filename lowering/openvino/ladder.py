@@ -15,14 +15,13 @@ from typing import Any
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
-    take
+    rung_names, take
 from . import builtin, decompose, extension, interpolate, nearest_index
 from .probe import proven
 
 TARGET = "openvino"
 NATIVE, EXTENSION = BUILTIN, CUSTOM
-RUNG_NAMES = {NATIVE: "native", REWRITE: "native after exact rewrite", DECOMPOSE: "decomposition",
-              EXTENSION: "extension"}
+RUNG_NAMES = rung_names("extension")
 
 
 @dataclass

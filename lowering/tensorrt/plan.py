@@ -39,15 +39,15 @@ from ..onnx.decompose import check_decomposable
 from ..onnx.nearest_index import INT32_MAX_OUT
 from ..onnx.nearest_index import REASON as INDEX_REASON
 from ..onnx.nearest_index import candidate as index_candidate
-from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb
+from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
+    rung_names
 from . import spell
 from .compare import compare, imported_assumptions, importer_verdict
 from .plugin import plugin_attributes
 
 NATIVE, PLUGIN = BUILTIN, CUSTOM
 # Named as on every target (lowering/passes.py): native = onnx-tensorrt maps the node as it is.
-RUNG_NAMES = {NATIVE: "native", REWRITE: "native after exact rewrite", DECOMPOSE: "decomposition",
-              PLUGIN: "plugin"}
+RUNG_NAMES = rung_names("plugin")
 # The decomposition's dtype policy on TensorRT (no float64 tensors): float32 in float32, float16 computed in
 # float32 and cast back (as the oracle). Integer dtypes are absent: their exact rounding needs float64.
 TENSORRT_COMPUTE = {"float32": "float32", "float16": "float32"}

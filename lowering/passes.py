@@ -248,10 +248,10 @@ class Target:
         raise NotImplementedError
 
     def __call__(self, model, policy: Policy = Policy()) -> PassResult:
+        """requires -> call -> ensures: lowered, no node refused, every lowered node proven, the whole built."""
         result = self.lower_model(model, policy)
-        refused = result.refused
-        if refused:
-            raise BridgeError(refused[0].reason, refused[0].node, "rung")
+        if result.refused:
+            raise self.refusal(result)
         failures = self.prove(result)
         if failures:
             raise proof_error(failures, result.records)
@@ -260,6 +260,11 @@ class Target:
 
     def built(self, result: PassResult) -> None:
         """A postcondition on the produced model as a whole (e.g. that it compiles); BridgeError if not."""
+
+    def refusal(self, result: PassResult) -> BridgeError:
+        """The error for a model with refused nodes: the first one, on one line."""
+        first = result.refused[0]
+        return BridgeError(first.reason, first.node, "rung")
 
     # -- the conversion a user asks for --------------------------------------------------------------------
 

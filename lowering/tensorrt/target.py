@@ -62,17 +62,15 @@ class TensorRTTarget(Target):
         return RUNGS
 
     def lower_model(self, model, policy: Policy) -> PassResult:
-        """The proven model; RefusedNodes when a node has no rung or its rewrite does not prove."""
-        result = lower_checked(model, policy)
-        if result.refused:  # nothing is written for a model with a node that has no rung
-            raise RefusedNodes(result.refused, len(result.records))
-        return result
+        """Planned, rewritten and proven node by node (``lower_checked``): a node whose rewrite does not prove
+        is refused with the proof's reason, like a node no rung takes."""
+        return lower_checked(model, policy)
+
+    def refusal(self, result: PassResult) -> BridgeError:
+        return RefusedNodes(result.refused, len(result.records))  # nothing is written for such a model
 
     def prove(self, result: PassResult) -> list[str]:
         return prove(result.model, result.records)
-
-    def __call__(self, model, policy: Policy = Policy()) -> PassResult:
-        return self.lower_model(model, policy)  # proven node by node inside
 
     def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
         from ...translate.onnx import load

@@ -58,6 +58,7 @@ def cmd_inspect(args) -> int:
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
+    require("openvino", "onnxruntime", why="demo")
     return run_demo(save=args.save, quiet=getattr(args, "quiet", False))
 
 
@@ -306,14 +307,17 @@ def _stderr(line: str) -> None:
 
 
 def entry() -> None:
-    """The ``resample-bridge`` command: ``main``, then exit without waiting for OpenVINO's telemetry sends.
-    ``openvino.convert_model`` (check's importer runs) queues them on non-daemon threads; without a network the
-    interpreter waited out their timeouts at exit (check on a 50-node model: 2.7 s of work, 7.2 s to exit).
-    Everything of ours is finished and flushed by then."""
+    """The ``resample-bridge`` command: ``main``, then exit leaving no process behind and without waiting for
+    OpenVINO's telemetry sends. ``import openvino`` sends one before the command can decline it
+    (``logs.quiet_openvino_telemetry``): from a forked child, on a non-daemon thread; without a network the
+    interpreter waited out their timeouts at exit (check on a 50-node model: 2.7 s of work, 7.2 s to exit),
+    and a child stuck on a lock it inherited would keep our pipes open. Everything of ours is finished and
+    flushed by then."""
     import logging
     import threading
 
     rc = main()
+    end_children()
     waiting = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     if not waiting or "openvino_telemetry" not in sys.modules:
         sys.exit(rc)
@@ -322,6 +326,24 @@ def entry() -> None:
             stream.flush()
     logging.shutdown()
     os._exit(rc)
+
+
+def end_children(grace: float = 0.5) -> None:
+    """Terminate the multiprocessing children still running (OpenVINO's telemetry senders), killing any that
+    outlive ``grace`` seconds."""
+    if "multiprocessing" not in sys.modules:
+        return
+    import multiprocessing
+
+    children = multiprocessing.active_children()
+    for p in children:
+        with contextlib.suppress(Exception):
+            p.terminate()
+    for p in children:
+        with contextlib.suppress(Exception):
+            p.join(grace)
+            if p.is_alive():
+                p.kill()
 
 
 if __name__ == "__main__":

@@ -51,11 +51,28 @@ def _is_tty(stream) -> bool:
 
 def quiet_other_libraries(loud: bool) -> None:
     """onnxruntime's coloured warnings stay off the terminal unless ``-v`` (verify's sessions also set their
-    own log_severity_level); onnxruntime is not imported for this."""
+    own log_severity_level), and OpenVINO's converter sends no telemetry from this process; neither library is
+    imported for this."""
     ort = sys.modules.get("onnxruntime")
     if ort is not None:
         with contextlib.suppress(Exception):
             ort.set_default_logger_severity(1 if loud else 4)  # errors reach the user as our one line
+    quiet_openvino_telemetry()
+
+
+def quiet_openvino_telemetry() -> None:
+    """OpenVINO's converter (``openvino.tools.ovc``, imported with openvino) sends an event per conversion from
+    a forked child process: a child forked while another thread holds a lock can hang with our stdout still
+    open (a convert once hung 300 s that way), and a killed run printed the children's tracebacks. The
+    command line declines it for this process only (the user's consent file is left as it is): telemetry is
+    initialised as ``convert_model`` initialises it (else its first call would initialise it again and ask
+    the consent file anew), then declined."""
+    if "openvino_telemetry" not in sys.modules:
+        return
+    with contextlib.suppress(Exception):
+        from openvino.tools.ovc.telemetry_utils import init_ovc_telemetry
+
+        init_ovc_telemetry().consent = False
 
 
 def verbose() -> bool:

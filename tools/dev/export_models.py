@@ -14,7 +14,7 @@ Not part of the project's dependencies and not run by CI: CI only reads the file
     /work/exportenv/bin/pip install torch==2.14.1 torchvision==0.29.1
     /work/exportenv/bin/pip install onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.32.0 ultralytics==8.4.190 \\
         torch==2.14.1 torchvision==0.29.1
-    YOLO_OFFLINE=1 /work/exportenv/bin/python tools/export_models.py [--only CASE ...] [--out tests/models]
+    YOLO_OFFLINE=1 /work/exportenv/bin/python tools/dev/export_models.py [--only CASE ...] [--out tests/models]
 
 Pins (the versions the committed corpus was exported with; the script records the versions it ran with in
 each meta.json and warns when they differ):
@@ -44,7 +44,7 @@ PINS = {
     "rapidocr-onnxruntime": "1.4.4",  # only the wheel's ch_PP-OCRv4_det_infer.onnx (Apache-2.0), no code
 }
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "tests" / "models"
 RESAMPLING_OPS = {"Resize", "Upsample", "GridSample", "DeformConv"}
 

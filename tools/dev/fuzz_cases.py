@@ -2,7 +2,7 @@
 
 A case is data, not behaviour: the model (or hostile file) to hand to the CLI, the verbs to run on it, what a
 good outcome is (``kind``), and for valid models the inputs on which the converted model must equal the
-oracle. ``tools/fuzz.py`` runs and classifies cases; ``fuzz_valid.py`` / ``fuzz_bad.py`` generate them.
+oracle. ``tools/dev/fuzz.py`` runs and classifies cases; ``fuzz_valid.py`` / ``fuzz_bad.py`` generate them.
 """
 
 from __future__ import annotations

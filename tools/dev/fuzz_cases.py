@@ -97,6 +97,18 @@ def f32(x) -> float:
 # Data: random, plus the values where implementations part ways
 
 
+def random_shape(rng: random.Random, rank: int) -> list[int]:
+    """A small random shape: N and C mostly 1, spatial lengths up to 7 (5 in 5-D)."""
+    if rank == 2:
+        return [rng.randint(1, 6), rng.randint(1, 7)]
+    lead = [rng.choice([1, 1, 2]), rng.choice([1, 1, 2, 3])]
+    return lead + [rng.randint(1, 7 if rank == 4 else 5) for _ in range(rank - 2)]
+
+
+def fmt_floats(vals) -> str:
+    return "[" + ",".join(f"{v:.4g}" for v in vals) + "]"
+
+
 def data(rng: random.Random, shape, dtype, style: str | None = None) -> np.ndarray:
     """Input data for ``shape``/``dtype``. Styles: normal, boundary (integers near 2^24 / extremes, so
     float32 paths and saturation show), halves (small integers whose interpolations land on .5)."""

@@ -22,17 +22,18 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Single nodes: our extension kernels vs OpenVINO's importer vs onnxruntime vs a copy (tools/bench.py); whole
-# models: the ladder's choice and --prefer fastest vs the importer and onnxruntime (tools/bench_models.py); check on
-# 50-node models and the convert curve up to 500 nodes (tools/bench_check.py). The others by hand:
-# tools/bench_inspect.py (inspect at model scale), tools/bench_openvino.py (the ladder's choice).
+# Single nodes: our extension kernels vs OpenVINO's importer vs onnxruntime vs a copy (tools/dev/bench.py);
+# whole models: the ladder's choice and --prefer fastest vs the importer and onnxruntime (tools/dev/bench_models.py);
+# check on 50-node models and the convert curve up to 500 nodes (tools/dev/bench_check.py). The others by hand:
+# tools/dev/bench_inspect.py (inspect at model scale), tools/dev/bench_openvino.py (the ladder's choice).
+# tools/dev/ stays in the repository and out of the wheel (pyproject's packages list leaves it out).
 bench: $(STAMP)
-	$(BIN)/python tools/bench.py
-	$(BIN)/python tools/bench_models.py --corpus
-	$(BIN)/python -m resample_bridge.tools.bench_check
+	$(BIN)/python tools/dev/bench.py
+	$(BIN)/python tools/dev/bench_models.py --corpus
+	$(BIN)/python -m resample_bridge.tools.dev.bench_check
 
 fuzz: $(STAMP)
-	$(BIN)/python -m resample_bridge.tools.fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) --jobs 2 --keep-failures fuzz-failures
+	$(BIN)/python -m resample_bridge.tools.dev.fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) --jobs 2 --keep-failures fuzz-failures
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache fuzz-failures

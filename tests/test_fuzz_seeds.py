@@ -1,4 +1,4 @@
-"""A small fixed slice of the fuzz campaign (tools/fuzz.py) inside ``make test``, each case through the real CLI
+"""A small fixed slice of the fuzz campaign (tools/dev/fuzz.py) inside ``make test``, each case through the real CLI
 and classified as the campaign does (silently wrong, compile failure, hang, exit 3, a refusal that is not one
 clean line naming node and field, leftovers, clobbered files ...). The full campaign is ``make fuzz``.
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from resample_bridge.tools.fuzz import make_case, run_cases
-from resample_bridge.tools.fuzz_classify import BAD
+from resample_bridge.tools.dev.fuzz import make_case, run_cases
+from resample_bridge.tools.dev.fuzz_classify import BAD
 
 SEED = 20260
 

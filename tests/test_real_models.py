@@ -1,5 +1,5 @@
 """Real exported models (issue 9, item 6): tests/models/<case>/{model.onnx, inputs.npz, outputs.npz, meta.json},
-written by tools/export_models.py (PyTorch both exporters, ultralytics' own export, a detector shipped in a pip
+written by tools/dev/export_models.py (PyTorch both exporters, ultralytics' own export, a detector shipped in a pip
 package). No torch needed here: the source framework's outputs are saved beside each model.
 
 Per case:
@@ -174,7 +174,7 @@ def _summary(request):
 
 
 def test_corpus_present():
-    assert len(CASES) >= 30, f"tests/models holds {len(CASES)} cases; run tools/export_models.py"
+    assert len(CASES) >= 30, f"tests/models holds {len(CASES)} cases; run tools/dev/export_models.py"
     total = sum(p.stat().st_size for p in MODELS.rglob("*") if p.is_file())
     assert total <= 15 * 2**20, f"corpus is {total} bytes (limit 15 MiB)"
     for case in CASES:

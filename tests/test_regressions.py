@@ -15,9 +15,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from resample_bridge.tools.fuzz import cli_command, run_process
-from resample_bridge.tools.fuzz_classify import CTRL, message_problems
-from resample_bridge.tools.fuzz_exec import oracle, run_onnxruntime, run_openvino
+from resample_bridge.tools.dev.fuzz import cli_command, run_process
+from resample_bridge.tools.dev.fuzz_classify import CTRL, message_problems
+from resample_bridge.tools.dev.fuzz_exec import oracle, run_onnxruntime, run_openvino
 from tests.models import resize_model
 
 F, I32, U8 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.UINT8
@@ -27,7 +27,7 @@ BUG = "issue 10: "
 
 def xfail(why, found=False):
     """A bug still present; ``found``: found by the fuzz campaign beside issue 10's list."""
-    return pytest.mark.xfail(strict=True, reason=("found by tools/fuzz.py: " if found else BUG) + why)
+    return pytest.mark.xfail(strict=True, reason=("found by tools/dev/fuzz.py: " if found else BUG) + why)
 
 
 def cli(*args, cwd, timeout=60, mem_gb=4.0):
@@ -190,7 +190,7 @@ def test_zero_length_output_axis_does_not_crash(tmp_path):
     if rc == 0:   # run it in a process of its own: a SIGFPE must not take pytest down
         import subprocess
         import sys
-        r = subprocess.run([sys.executable, "-m", "resample_bridge.tools.fuzz_exec", str(p), xml,
+        r = subprocess.run([sys.executable, "-m", "resample_bridge.tools.dev.fuzz_exec", str(p), xml,
                             str(tmp_path / "x.npz")], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and '"ok": true' in r.stdout, (r.returncode, r.stdout[-400:])
 
@@ -442,7 +442,7 @@ def test_check_tensorrt_refuses_what_convert_refuses(tmp_path):
 
 
 def test_verify_names_the_node_onnxruntime_cannot_run(tmp_path):
-    """Found by tools/fuzz.py (seed 7): a node onnxruntime refuses at run time (here sizes with a zero length,
+    """Found by tools/dev/fuzz.py (seed 7): a node onnxruntime refuses at run time (here sizes with a zero length,
     which its scale validation rejects) left verify's one line without a node."""
     m = resize_model((1, 1, 4, 4), sizes=[1, 1, 0, 2], mode="nearest", name="zero_len")
     rc, out, err = cli("verify", save(m, tmp_path), cwd=tmp_path)
@@ -451,7 +451,7 @@ def test_verify_names_the_node_onnxruntime_cannot_run(tmp_path):
 
 
 def test_verify_names_a_node_onnxruntime_refuses_to_load(tmp_path):
-    """Found by tools/fuzz.py (seed 7): onnxruntime's Resize kernel refuses exclude_outside with nearest when
+    """Found by tools/dev/fuzz.py (seed 7): onnxruntime's Resize kernel refuses exclude_outside with nearest when
     the session is created, naming no node; verify finds the node by loading each one alone."""
     m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="nearest", exclude_outside=1, name="xo_nearest")
     rc, out, err = cli("verify", save(m, tmp_path), cwd=tmp_path)
@@ -460,7 +460,7 @@ def test_verify_names_a_node_onnxruntime_refuses_to_load(tmp_path):
 
 
 def test_tensorrt_reads_an_empty_value_floats_constant(tmp_path):
-    """Found by tools/fuzz.py (seed 7): roi as Constant(value_floats=[]) (an exporter's "absent") broke the
+    """Found by tools/dev/fuzz.py (seed 7): roi as Constant(value_floats=[]) (an exporter's "absent") broke the
     TensorRT and ONNX rewrites (onnx-graphsurgeon cannot type an empty list attribute): exit 3."""
     m = resize_model((1, 1, 7, 4), scales=[1, 1, 0.75, 3], mode="linear",
                      coordinate_transformation_mode="pytorch_half_pixel")
@@ -477,7 +477,7 @@ def test_tensorrt_reads_an_empty_value_floats_constant(tmp_path):
 
 
 def test_integer_resize_to_a_zero_length_axis_at_run_time_is_no_internal_error(tmp_path):
-    """Found by tools/fuzz.py (seed 7): the exact integer oracle had no tap to accumulate on an empty output."""
+    """Found by tools/dev/fuzz.py (seed 7): the exact integer oracle had no tap to accumulate on an empty output."""
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model
 

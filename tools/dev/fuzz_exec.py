@@ -1,6 +1,6 @@
 """Numbers for one fuzz case, in a process of its own (OpenVINO may die of SIGFPE on a bad model):
 
-    python -m resample_bridge.tools.fuzz_exec MODEL.onnx OUT.xml FEEDS.npz [FEEDS.npz ...]
+    python -m resample_bridge.tools.dev.fuzz_exec MODEL.onnx OUT.xml FEEDS.npz [FEEDS.npz ...]
 
 For each probe: the oracle (``semantics.reference.run`` on the node's own inputs), the converted model on
 OpenVINO CPU with f32 inference precision (loading the extension library beside OUT.xml if there is one),
@@ -52,7 +52,7 @@ def compare(got, want, mag: float = 1.0) -> dict:
 
 
 def _resampling_nodes(model):
-    from ..translate.onnx import RESAMPLING_OPS
+    from ...translate.onnx import RESAMPLING_OPS
     return [n for n in model.graph.node if n.op_type in RESAMPLING_OPS and n.domain in ("", "ai.onnx")]
 
 
@@ -78,8 +78,8 @@ def _values(model, feeds):
 
 def oracle(model, feeds) -> dict:
     """{output name: oracle array} for every resampling node whose inputs are all known."""
-    from ..semantics.reference import run
-    from ..translate.onnx import parse_model
+    from ...semantics.reference import run
+    from ...translate.onnx import parse_model
     irs = [ir for _, ir in parse_model(model)]
     vals = _values(model, feeds)
     out = {}
@@ -133,8 +133,8 @@ def ort_verdict(ort_y, want, ir, args, mag) -> str:
     try:
         import dataclasses
 
-        from ..semantics.reference import run
-        from ..translate.onnxruntime import ort_semantics
+        from ...semantics.reference import run
+        from ...translate.onnxruntime import ort_semantics
         ir2 = ort_semantics(ir)
         if ir2 != ir and compare(ort_y, run(ir2, *args), mag)["ok"]:
             fields = [f.name for f in dataclasses.fields(ir) if getattr(ir, f.name) != getattr(ir2, f.name)]
@@ -168,7 +168,7 @@ def _axis_by_axis(ir, args, ort_y, mag) -> bool:
     to the element type (the oracle run per axis in that order reproduces it)."""
     import dataclasses
 
-    from ..semantics.reference import run
+    from ...semantics.reference import run
     sampler = getattr(ir, "sampler", None)
     if (not getattr(sampler, "antialias", False) or not np.issubdtype(np.asarray(ort_y).dtype, np.integer)
             or len(ir.axes) < 2 or ir.roi is not None):

@@ -2,7 +2,7 @@
 
 A case is data, not behaviour: the model (or hostile file) to hand to the CLI, the verbs to run on it, what a
 good outcome is (``kind``), and for valid models the inputs on which the converted model must equal the
-oracle. ``tools/fuzz.py`` runs and classifies cases; ``fuzz_valid.py`` / ``fuzz_bad.py`` generate them.
+oracle. ``tools/dev/fuzz.py`` runs and classifies cases; ``fuzz_valid.py`` / ``fuzz_bad.py`` generate them.
 """
 
 from __future__ import annotations
@@ -95,6 +95,18 @@ def f32(x) -> float:
 
 # ----------------------------------------------------------------------------------------------------------
 # Data: random, plus the values where implementations part ways
+
+
+def random_shape(rng: random.Random, rank: int) -> list[int]:
+    """A small random shape: N and C mostly 1, spatial lengths up to 7 (5 in 5-D)."""
+    if rank == 2:
+        return [rng.randint(1, 6), rng.randint(1, 7)]
+    lead = [rng.choice([1, 1, 2]), rng.choice([1, 1, 2, 3])]
+    return lead + [rng.randint(1, 7 if rank == 4 else 5) for _ in range(rank - 2)]
+
+
+def fmt_floats(vals) -> str:
+    return "[" + ",".join(f"{v:.4g}" for v in vals) + "]"
 
 
 def data(rng: random.Random, shape, dtype, style: str | None = None) -> np.ndarray:

@@ -77,7 +77,7 @@ def write_reproducer(r, src: str, dest_root: str, seed: int, cli: list[str]) -> 
     lines = [f"# {case.name}: {r.outcome}", "",
              f"case:    {_safe(case.label, 300)}", f"family:  {case.family} (kind {case.kind})",
              f"verdict: {_safe(r.detail, 1000)}",
-             f"rerun:   python -m resample_bridge.tools.fuzz --seed {seed} --only {case.index} "
+             f"rerun:   python -m resample_bridge.tools.dev.fuzz --seed {seed} --only {case.index} "
              f"--families {case.family} --keep-failures DIR", ""]
     if case.kind == "invalid" and case.model is not None:
         lines += [f"invalid because: {_safe(confirm_invalid(case.model), 400)}", ""]
@@ -85,7 +85,7 @@ def write_reproducer(r, src: str, dest_root: str, seed: int, cli: list[str]) -> 
     lines += ["commands (run in this folder; feeds_*.npz are the inputs the numbers were checked on):", ""]
     for c in r.calls:
         if c.verb == "numbers":
-            cmd = "python -m resample_bridge.tools.fuzz_exec " + " ".join(shlex.quote(a) for a in c.argv)
+            cmd = "python -m resample_bridge.tools.dev.fuzz_exec " + " ".join(shlex.quote(a) for a in c.argv)
         else:
             cmd = exe + " " + " ".join(shlex.quote(a) for a in c.argv)
         lines += [f"$ {_safe(cmd, 600)}",

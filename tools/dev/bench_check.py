@@ -2,7 +2,7 @@
 distinct node configurations) against one model per node (the way check worked before), same code otherwise;
 then the ``convert`` curve: the command, as a user runs it, on fan models of 50 to 500 Resize nodes.
 
-    python -m resample_bridge.tools.bench_check [--repeats 3]
+    python -m resample_bridge.tools.dev.bench_check [--repeats 3]
 
 Models: "chain" (40 Resize nodes of 8 configurations in a chain over 1x8x32x32, 5 GridSample, 5 DeformConv)
 and "fan" (N Resize nodes reading one 1x3x16x16 input, 32 distinct configurations).
@@ -74,8 +74,8 @@ def per_node(path: str) -> list[dict]:
     """check as it was: one importer model, one compile and one resample-bridge conversion per node."""
     import onnx
 
-    from ..lowering.openvino.check import _native_verdict, _ours, single_node_models
-    from ..translate.onnx import load
+    from ...lowering.openvino.check import _native_verdict, _ours, single_node_models
+    from ...translate.onnx import load
 
     rows = []
     with tempfile.TemporaryDirectory() as d:
@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     import onnx
     import openvino as ov
 
-    from ..lowering.openvino import check_openvino
+    from ...lowering.openvino import check_openvino
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)

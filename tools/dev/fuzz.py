@@ -1,6 +1,6 @@
 """A seeded, re-runnable fuzz campaign against the ``resample-bridge`` CLI (issue 10, item 7).
 
-    python -m resample_bridge.tools.fuzz --seed 1 --cases 300 [--families resize,invalid] [--out DIR]
+    python -m resample_bridge.tools.dev.fuzz --seed 1 --cases 300 [--families resize,invalid] [--out DIR]
         [--keep-failures DIR] [--timeout 60] [--jobs 1] [--only 17,42] [--verbs convert-ov,...]
 
 Families: resize, gridsample, deformconv (valid random models), invalid (models the ONNX checker or
@@ -164,7 +164,7 @@ def _clear(tmp):
 
 
 def _numbers(case, res, d, env, mem_gb, model):
-    argv = [sys.executable, "-m", "resample_bridge.tools.fuzz_exec", model, case.out_xml]
+    argv = [sys.executable, "-m", "resample_bridge.tools.dev.fuzz_exec", model, case.out_xml]
     argv += [f"feeds_{i}.npz" for i in range(len(case.feeds))]
     t = time.time()
     rc, out, err, hung = run_process(argv, d, env, 180, mem_gb)
@@ -269,7 +269,7 @@ def _rmtree(root):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m resample_bridge.tools.fuzz", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m resample_bridge.tools.dev.fuzz", description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cases", type=int, default=100)
     p.add_argument("--families", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES))

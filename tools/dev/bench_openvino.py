@@ -1,7 +1,7 @@
 """Benchmark: OpenVINO CPU latency of a model converted by resample-bridge vs by OpenVINO's own importer, with
 onnxruntime beside them, for each rung of the ladder. One table, one run, medians of repeated runs.
 
-    python tools/bench_openvino.py [--repeats 30]
+    python tools/dev/bench_openvino.py [--repeats 30]
 
 "exact?" says whether OpenVINO's importer computes the ONNX numbers (from ``check``); a ratio is the judge
 only where both are exact (aim: ours/OpenVINO <= 1.05). Where OpenVINO refuses, ours is compared with

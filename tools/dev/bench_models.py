@@ -3,7 +3,7 @@
 interleaved runs, ms. Where the importer is not exact ("OV exact?" from ``check``), its time is shown but it is
 no peer.
 
-    python tools/bench_models.py [--repeats 20] [--only SUBSTRING] [--corpus]
+    python tools/dev/bench_models.py [--repeats 20] [--only SUBSTRING] [--corpus]
 
 Models (built here, shapes of our own): a YOLO-style neck (Conv -> nearest x2 -> Concat -> Conv), a
 segmentation head (Conv -> bilinear x4 -> Conv), an antialiased preprocessing step (600x800 -> 300x400 ->
@@ -23,7 +23,7 @@ import numpy as np
 
 from bench import _time_interleaved, geomean, ms, ratio  # noqa: E402  (same directory: one timing loop, one table)
 
-CORPUS = Path(__file__).resolve().parents[1] / "tests" / "models"
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "models"
 
 
 def _conv(helper, numpy_helper, rng, name, x, y, cin, cout, k=3, dims=2):

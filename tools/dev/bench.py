@@ -2,7 +2,7 @@
 the shared C++ kernels), OpenVINO's own importer (``ov.convert_model``), onnxruntime, and a memory bound (a numpy
 copy of the output's bytes); medians of interleaved runs, ms, and ratios.
 
-    python tools/bench.py [--repeats 30] [--only SUBSTRING]
+    python tools/dev/bench.py [--repeats 30] [--only SUBSTRING]
 
 "OV exact?" is ``check``'s verdict on OpenVINO's importer; "peer" is the fastest exact peer (the importer where
 exact, onnxruntime). Goals (issue 12): ours/peer <= 1.0 on GridSample 5-D, DeformConv and antialias, <= 1.5

@@ -22,7 +22,7 @@ import signal
 import stat
 from dataclasses import dataclass
 
-from ..semantics.errors import LINE_CAP
+from ...semantics.errors import LINE_CAP
 
 GOOD = ("exact", "refused-ok", "ok")
 SEVERITY = ("SILENTLY-WRONG", "ORT-UNEXPLAINED", "COMPILE-FAIL", "HANG", "INTERNAL-ERROR", "CLOBBERED",

@@ -1,4 +1,5 @@
-"""Generators of valid random models: Resize/Upsample, GridSample, DeformConv.
+"""Generators of valid random models: Resize/Upsample, GridSample, DeformConv (and, from fuzz_forms.py, a
+Resize's inputs in the spellings exporters write).
 
 Every model produced here is valid under the ONNX specification of its opset (attributes of that version
 only, inputs in the forms exporters write them), so the only good outcomes are "converted and equal to the
@@ -11,7 +12,9 @@ import random
 
 import numpy as np
 
-from .fuzz_cases import Case, const_init, const_node, data, elem, f32, grid_values, make_model, out_vi, vi
+from .fuzz_cases import (Case, const_init, const_node, data, elem, f32, fmt_floats, grid_values, make_model, out_vi,
+                         random_shape, vi)
+from .fuzz_forms import gen_forms  # the exporters' spellings of a valid Resize, one family of this set
 
 RESIZE_OPSETS = (10, 11, 12, 13, 17, 18, 19, 20, 21)
 DTYPES = ("float32", "float32", "float32", "float16", "uint8", "int8", "int32")
@@ -20,13 +23,6 @@ SPATIAL_SCALES = (1.0, 2.0, 3.0, 0.5, 0.25, 1.5, 0.75, 0.63, 1.7, 4 / 3, 2 / 3, 
 
 def _version(opset: int) -> int:
     return max(v for v in (10, 11, 13, 18, 19) if v <= opset)
-
-
-def _shape(rng: random.Random, rank: int) -> list[int]:
-    if rank == 2:
-        return [rng.randint(1, 6), rng.randint(1, 7)]
-    lead = [rng.choice([1, 1, 2]), rng.choice([1, 1, 2, 3])]
-    return lead + [rng.randint(1, 7 if rank == 4 else 5) for _ in range(rank - 2)]
 
 
 def _scale_for(rng: random.Random, axis: int, rank: int) -> float:
@@ -67,7 +63,7 @@ def gen_resize(rng: random.Random) -> Case:
     opset = rng.choice(RESIZE_OPSETS)
     ver = _version(opset)
     rank = rng.choice([2, 3, 4, 4, 4, 5])
-    shape = _shape(rng, rank)
+    shape = random_shape(rng, rank)
     dtype = rng.choice(DTYPES)
     attrs: dict = {}
     modes = ["nearest", "linear"] + (["cubic"] if ver >= 11 else [])
@@ -171,26 +167,22 @@ def gen_resize(rng: random.Random) -> Case:
             alt["roi"] = np.array([0.0] * len(axes) + [1.0] * len(axes), np.float32)
         probes.append(alt)
     desc = (f"Resize opset {opset} {dtype} rank {rank} X{xdims if dynamic else shape} {mode} {coord}"
-            f"{' scales ' + _fmt(scales) if scales else ' sizes ' + str(sizes)}"
+            f"{' scales ' + fmt_floats(scales) if scales else ' sizes ' + str(sizes)}"
             f"{' axes ' + str(attrs['axes']) if 'axes' in attrs else ''}"
             f"{' antialias' if attrs.get('antialias') else ''}"
             f"{' exclude_outside' if attrs.get('exclude_outside') else ''}"
             f"{' ' + policy if policy != 'stretch' else ''}"
             f"{' nearest ' + attrs['nearest_mode'] if 'nearest_mode' in attrs else ''}"
             f"{' a=' + str(attrs['cubic_coeff_a']) if 'cubic_coeff_a' in attrs else ''}"
-            f"{' roi ' + _fmt(roi.tolist()) if roi is not None else ''}"
+            f"{' roi ' + fmt_floats(roi.tolist()) if roi is not None else ''}"
             f"{' [run-time ' + ','.join(k for k, v in forms.items() if v == 'runtime') + ']' if runtime else ''}")
     return Case("resize", desc, model=model, feeds=probes)
-
-
-def _fmt(vals) -> str:
-    return "[" + ",".join(f"{v:.4g}" for v in vals) + "]"
 
 
 def gen_upsample(rng: random.Random) -> Case:
     opset = rng.choice([7, 8, 9])
     rank = rng.choice([3, 4, 4])
-    shape = _shape(rng, rank)
+    shape = random_shape(rng, rank)
     dtype = rng.choice(["float32", "float32", "uint8", "int32"])
     mode = rng.choice(["nearest", "linear"])
     scales = [1.0] * 2 + [rng.choice([1.0, 2.0, 3.0, 1.5, 2.5]) for _ in range(rank - 2)]
@@ -204,7 +196,7 @@ def gen_upsample(rng: random.Random) -> Case:
         nodes.append(helper.make_node("Upsample", ["X", "scales"], ["Y"], name="upsample", mode=mode))
     model = make_model(nodes, inputs, [out_vi("Y", elem(dtype), rank)], inits, opset=opset)
     probes = [dict(feeds, X=data(rng, shape, dtype)), dict(feeds, X=data(rng, shape, dtype, "boundary"))]
-    return Case("resize", f"Upsample opset {opset} {dtype} X{shape} {mode} scales {_fmt(scales)}", model=model,
+    return Case("resize", f"Upsample opset {opset} {dtype} X{shape} {mode} scales {fmt_floats(scales)}", model=model,
                 feeds=probes)
 
 
@@ -310,124 +302,6 @@ def gen_deformconv(rng: random.Random) -> Case:
     desc = (f"DeformConv opset {opset} {dtype} X{xs} W{list(w.shape)} group {g} offset_group {og} strides {st} "
             f"pads {pads} dilations {dil}{' bias' if has_b else ''}{' mask' if has_m else ''}")
     return Case("deformconv", desc, model=model, feeds=[feeds, feeds2])
-
-
-# ----------------------------------------------------------------------------------------------------------
-# forms: the ways exporters write a Resize's inputs (issue 9 item 2), each meaning the same as the plain form
-
-
-def _empty(rng, name, nodes, inits, opset) -> str:
-    """An empty float tensor ("absent") in one of the spellings exporters use; returns the tensor name."""
-    from onnx import AttributeProto, TensorProto, helper
-    style = rng.choice(["init", "const", "value_floats", "identity", "cast"])
-    if style == "value_floats" and opset < 12:  # Constant's value_* attributes arrived in opset 12
-        style = "const"
-    empty = np.zeros((0,), np.float32)
-    if style == "init":
-        inits.append(const_init(name, empty))
-    elif style == "const":
-        nodes.append(const_node(name, empty))
-    elif style == "value_floats":
-        node = helper.make_node("Constant", [], [name], name="")
-        node.attribute.append(helper.make_attribute("value_floats", [], attr_type=AttributeProto.FLOATS))
-        nodes.append(node)
-    elif style == "identity":
-        inits.append(const_init(name + "_src", empty))
-        nodes.append(helper.make_node("Identity", [name + "_src"], [name], name=""))
-    else:
-        nodes.append(const_node(name + "_src", np.zeros((0,), np.float64)))
-        nodes.append(helper.make_node("Cast", [name + "_src"], [name], to=TensorProto.FLOAT, name=""))
-    return name
-
-
-def _shape_chain_sizes(rng, shape, sizes, nodes, opset) -> str:
-    """sizes computed as PyTorch writes F.interpolate(size=...): the lengths kept are read from Shape(X)
-    (Slice or Gather + Unsqueeze), the others are constants, joined by Concat (sometimes through Cast)."""
-    from onnx import TensorProto, helper
-    nodes.append(helper.make_node("Shape", ["X"], ["x_shape"], name=""))
-    parts = []
-    keep = 0
-    while keep < len(shape) and sizes[keep] == shape[keep]:
-        keep += 1
-    keep = min(keep, len(shape) - 1)
-    if keep:
-        if rng.random() < 0.5:
-            nodes.append(const_node("sl_start", np.array([0], np.int64)))
-            nodes.append(const_node("sl_end", np.array([keep], np.int64)))
-            nodes.append(helper.make_node("Slice", ["x_shape", "sl_start", "sl_end"], ["lead"], name=""))
-            parts.append("lead")
-        else:
-            for i in range(keep):
-                nodes.append(const_node(f"gi{i}", np.array(i, np.int64)))
-                nodes.append(helper.make_node("Gather", ["x_shape", f"gi{i}"], [f"g{i}"], axis=0, name=""))
-                if opset >= 13:
-                    nodes.append(const_node(f"ua{i}", np.array([0], np.int64)))
-                    nodes.append(helper.make_node("Unsqueeze", [f"g{i}", f"ua{i}"], [f"u{i}"], name=""))
-                else:  # axes an attribute before opset 13
-                    nodes.append(helper.make_node("Unsqueeze", [f"g{i}"], [f"u{i}"], axes=[0], name=""))
-                parts.append(f"u{i}")
-    tail = np.array(sizes[keep:], np.int64)
-    if rng.random() < 0.3:
-        nodes.append(const_node("tail_f", tail.astype(np.float32)))
-        nodes.append(helper.make_node("Cast", ["tail_f"], ["tail"], to=TensorProto.INT64, name=""))
-    else:
-        nodes.append(const_node("tail", tail))
-    parts.append("tail")
-    nodes.append(helper.make_node("Concat", parts, ["sizes"], axis=0, name=""))
-    return "sizes"
-
-
-def gen_forms(rng: random.Random) -> Case:
-    """A valid Resize whose roi / scales / sizes come in an exporter's spelling, sometimes unnamed."""
-    from onnx import TensorProto, helper
-    opset = rng.choice([11, 12, 13, 13, 17, 18, 19])
-    rank = rng.choice([3, 4, 4, 5])
-    shape = _shape(rng, rank)
-    dtype = rng.choice(["float32", "float32", "float32", "uint8"])
-    mode = rng.choice(["nearest", "linear", "cubic"]) if rank == 4 else rng.choice(["nearest", "linear"])
-    coord = rng.choice(["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"])
-    attrs = {"mode": mode, "coordinate_transformation_mode": coord}
-    if mode == "nearest":
-        attrs["nearest_mode"] = rng.choice(["floor", "round_prefer_floor", "round_prefer_ceil"])
-    nodes, inits = [], []
-    use_sizes = rng.random() < 0.6
-    roi = _empty(rng, "roi", nodes, inits, opset) if opset < 13 or rng.random() < 0.5 else ""
-    if use_sizes:
-        sizes = shape[:2] + [rng.choice([n, 2 * n, n + 3, max(1, n // 2)]) for n in shape[2:]]
-        scales = _empty(rng, "scales", nodes, inits, opset) if roi or opset < 13 or rng.random() < 0.5 else ""
-        if rng.random() < 0.5:
-            param = _shape_chain_sizes(rng, shape, sizes, nodes, opset)
-            how = "sizes from Shape(X)"
-        elif opset < 12:
-            param, how = "sizes", "sizes as a Constant"
-            nodes.append(const_node("sizes", np.array(sizes, np.int64)))
-        else:
-            param = "sizes"
-            nodes.append(helper.make_node("Constant", [], ["sizes"], value_ints=sizes, name=""))
-            how = "sizes as value_ints"
-        ins = ["X", roi, scales, param]
-        what = f"sizes {sizes}"
-    else:
-        sc = [1.0, 1.0] + [rng.choice([2.0, 0.5, 1.5, 3.0, 0.75]) for _ in shape[2:]]
-        style = rng.choice(["value_floats", "identity", "cast"] if opset >= 12 else ["identity", "cast"])
-        if style == "value_floats":
-            nodes.append(helper.make_node("Constant", [], ["scales"], value_floats=sc, name=""))
-        elif style == "identity":
-            inits.append(const_init("scales_src", np.array(sc, np.float32)))
-            nodes.append(helper.make_node("Identity", ["scales_src"], ["scales"], name=""))
-        else:
-            nodes.append(const_node("scales_src", np.array(sc, np.float64)))
-            nodes.append(helper.make_node("Cast", ["scales_src"], ["scales"], to=TensorProto.FLOAT, name=""))
-        ins = ["X", roi, "scales"]
-        how, what = f"scales as {style}", f"scales {_fmt(sc)}"
-    name = rng.choice(["", "resize"])
-    nodes.append(helper.make_node("Resize", ins, ["Y"], name=name, **attrs))
-    model = make_model(nodes, [vi("X", elem(dtype), shape)], [out_vi("Y", elem(dtype), rank)], inits, opset=opset)
-    probes = [{"X": data(rng, shape, dtype)}, {"X": data(rng, shape, dtype, "halves")}]
-    desc = (f"forms: Resize opset {opset} {dtype} X{shape} {mode} {coord} {what}, {how}, roi "
-            f"{'empty' if roi else 'omitted'}{', scales empty' if use_sizes and scales else ''}"
-            f"{', unnamed node' if not name else ''}")
-    return Case("forms", desc, model=model, feeds=probes)
 
 
 GENERATORS = {"resize": gen_resize, "gridsample": gen_gridsample, "deformconv": gen_deformconv, "forms": gen_forms}

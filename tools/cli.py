@@ -262,7 +262,9 @@ def main(argv=None) -> int:
         if signalled():  # another library's words for our interrupt (e.g. "could not convert"): not an error
             return signalled()
         _json_error(args, e.to_dict())
-        _stderr(f"resample-bridge: error: {e.line()}")
+        # One line, capped for a terminal; -v and --json ask for the whole message (still escaped, one line).
+        full = getattr(args, "verbose", 0) or getattr(args, "json", False)
+        _stderr(f"resample-bridge: error: {e.line(20000) if full else e.line()}")
         return 2
     except BrokenPipeError:
         # The reader went away (``| head``): end quietly; flushing stdout again would raise once more.

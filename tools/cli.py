@@ -14,6 +14,7 @@ import sys
 from ..semantics.errors import BridgeError
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
+from .command import Terminated, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, convention_line, emit_json, missing_module, report_needs, require,
                          shapes, show)
 from .targets import DEFAULT, names
@@ -227,24 +228,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Terminated(SystemExit):
-    pass
-
-
-def _install_signal_handlers() -> None:
-    """SIGTERM/SIGINT end the process through exceptions, so staged outputs are removed by their ``finally``."""
-    import signal
-
-    def on_term(signum, frame):
-        raise _Terminated(128 + signum)
-
-    try:
-        signal.signal(signal.SIGTERM, on_term)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    except (ValueError, OSError):  # not the main thread: leave the handlers alone
-        pass
-
-
 def _json_error(args, err: dict) -> None:
     if getattr(args, "json", False):
         with contextlib.suppress(Exception):
@@ -256,7 +239,7 @@ def main(argv=None) -> int:
 
     args = build_parser().parse_args(argv)
     setup(-1 if getattr(args, "quiet", False) else getattr(args, "verbose", 0))
-    _install_signal_handlers()
+    install_signal_handlers()
     try:
         try:
             with onnx_convention(getattr(args, "onnx_convention", DEFAULT_CONVENTION)):
@@ -276,8 +259,12 @@ def main(argv=None) -> int:
             raise BridgeError(f"cannot read or write{where}: {e.strerror or type(e).__name__}",
                               field="output") from None
     except BridgeError as e:
+        if signalled():  # another library's words for our interrupt (e.g. "could not convert"): not an error
+            return signalled()
         _json_error(args, e.to_dict())
-        _stderr(f"resample-bridge: error: {e.line()}")
+        # One line, capped for a terminal; -v and --json ask for the whole message (still escaped, one line).
+        full = getattr(args, "verbose", 0) or getattr(args, "json", False)
+        _stderr(f"resample-bridge: error: {e.line(20000) if full else e.line()}")
         return 2
     except BrokenPipeError:
         # The reader went away (``| head``): end quietly; flushing stdout again would raise once more.
@@ -287,9 +274,11 @@ def main(argv=None) -> int:
         return 141
     except KeyboardInterrupt:
         return 130
-    except _Terminated as e:
+    except Terminated as e:
         return int(e.code)
     except Exception as e:  # a bug, not bad input: still one line, with a way to get the traceback
+        if signalled():
+            return signalled()
         if os.environ.get("RESAMPLE_BRIDGE_DEBUG"):
             raise
         from ..semantics.errors import clip, without_source
@@ -306,26 +295,30 @@ def _stderr(line: str) -> None:
         sys.stderr.flush()
 
 
-def entry() -> None:
-    """The ``resample-bridge`` command: ``main``, then exit leaving no process behind and without waiting for
-    OpenVINO's telemetry sends. ``import openvino`` sends one before the command can decline it
-    (``logs.quiet_openvino_telemetry``): from a forked child, on a non-daemon thread; without a network the
-    interpreter waited out their timeouts at exit (check on a 50-node model: 2.7 s of work, 7.2 s to exit),
-    and a child stuck on a lock it inherited would keep our pipes open. Everything of ours is finished and
-    flushed by then."""
+def finish(rc: int) -> None:
+    """End the command: no child process left (``end_children``), then exit at once when other libraries'
+    non-daemon threads would keep the interpreter waiting. OpenVINO's converter sends telemetry on such threads
+    (without a network the interpreter waited out their timeouts at exit: check on a 50-node model, 2.7 s of
+    work, 7.2 s to exit); everything of ours is finished and flushed by then."""
     import logging
     import threading
 
-    rc = main()
     end_children()
     waiting = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     if not waiting or "openvino_telemetry" not in sys.modules:
-        sys.exit(rc)
+        return
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     logging.shutdown()
     os._exit(rc)
+
+
+def entry() -> None:
+    """The command's entry point as installs before 0.1.0's ``tools.command`` named it."""
+    from .command import entry as command_entry
+
+    command_entry()
 
 
 def end_children(grace: float = 0.5) -> None:
@@ -347,4 +340,6 @@ def end_children(grace: float = 0.5) -> None:
 
 
 if __name__ == "__main__":
+    from .command import entry
+
     entry()

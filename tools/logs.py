@@ -75,6 +75,20 @@ def quiet_openvino_telemetry() -> None:
         init_ovc_telemetry().consent = False
 
 
+def decline_openvino_telemetry() -> None:
+    """Before openvino is imported: its import sends an event from a forked child too (``quiet_openvino_
+    telemetry`` covers the conversions). Creating the telemetry singleton first, declined, with the name the
+    import gives it, leaves the import nothing to send; the user's consent file is left as it is."""
+    if "openvino" in sys.modules:
+        quiet_openvino_telemetry()
+        return
+    with contextlib.suppress(Exception):
+        import openvino_telemetry as tm
+
+        tm.Telemetry(tid="declined", app_name="OpenVINO", backend="ga4", enable_opt_in_dialog=False,
+                     disable_in_ci=True).consent = False
+
+
 def verbose() -> bool:
     return log.isEnabledFor(logging.DEBUG)
 

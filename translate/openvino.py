@@ -57,8 +57,9 @@ from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError
 from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
 from ..semantics.reference import deformconv_out_shape
+from ..semantics.vocab import OPENVINO_RESAMPLING_OPS
 
-RESAMPLING_OPS = ("Interpolate", "GridSample", "DeformableConvolution")
+RESAMPLING_OPS = OPENVINO_RESAMPLING_OPS  # _PARSERS' keys
 _VERSIONS = {"Interpolate": (1, 4, 11), "GridSample": (9,), "DeformableConvolution": (1, 8)}
 
 _V4_MODES = ("nearest", "linear", "linear_onnx", "cubic")
@@ -555,6 +556,11 @@ _PARSERS = {"Interpolate": parse_interpolate, "GridSample": parse_gridsample,
             "DeformableConvolution": parse_deformconv}
 
 
+def is_resampling(op) -> bool:
+    """A resampling op (``RESAMPLING_OPS``, which ``parse_node`` reads): the one test walks over a model use."""
+    return op.get_type_name() in RESAMPLING_OPS
+
+
 def parse_node(node) -> Any:
     """The IR of one OpenVINO op node (Interpolate-1/4/11, GridSample-9, DeformableConvolution-1/8)."""
     kind = node.get_type_name()
@@ -570,8 +576,7 @@ def parse_node(node) -> Any:
 def parse_model(model_or_path) -> list[tuple[str, Any]]:
     """``[(friendly_name, ir), ...]`` in topological order for every resampling op of the model."""
     model = load(model_or_path)
-    return [(node_name(op), parse_node(op)) for op in model.get_ordered_ops()
-            if op.get_type_name() in _PARSERS]
+    return [(node_name(op), parse_node(op)) for op in model.get_ordered_ops() if is_resampling(op)]
 
 
-__all__ = ["parse_model", "parse_node", "load", "RESAMPLING_OPS"]
+__all__ = ["parse_model", "parse_node", "is_resampling", "load", "RESAMPLING_OPS"]

@@ -242,7 +242,7 @@ def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None
 def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> tuple[Any, list[NodeRecord]]:
     """(named copy of the model, one NodeRecord per resampling node). A node that cannot be parsed or lowered
     gets ``rung`` None with the reason."""
-    from ...translate.onnx import Graph, NodeView, RESAMPLING_OPS, default_opset, load, parse_view
+    from ...translate.onnx import Graph, NodeView, default_opset, is_resampling, load, parse_view
     from .rewrite import named_copy
 
     model = named_copy(load(model))
@@ -250,7 +250,7 @@ def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> 
     g = Graph(model)
     records = []
     for node in model.graph.node:
-        if node.op_type not in RESAMPLING_OPS or node.domain not in ("", "ai.onnx"):
+        if not is_resampling(node):
             continue
         view = NodeView.from_proto(node, g, node.name)
         try:

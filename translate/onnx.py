@@ -15,9 +15,9 @@ import numpy as np
 
 from ..semantics.errors import BridgeError
 from ..semantics.ir import RuntimeValue
-from ..semantics.vocab import ONNX_DOMAINS, ONNX_RESAMPLING_OPS
+from ..semantics.vocab import ONNX_DOMAINS, ONNX_NEAREST_MODES, ONNX_RESAMPLING_OPS
 from .onnx_fold import fold_parameters
-from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, ONNX_NEAREST_MODES, PARSERS
+from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, PARSERS
 from .onnx_validate import check_header, check_nodes, check_structure, check_types, validate_node
 
 RESAMPLING_OPS = ONNX_RESAMPLING_OPS  # PARSERS' keys

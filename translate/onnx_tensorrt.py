@@ -15,6 +15,7 @@ import numpy as np
 
 from ..semantics.errors import BridgeError
 from ..semantics.ir import DeformConvIR, RuntimeValue, is_static
+from ..semantics.vocab import ONNX_UPSAMPLE_MODES
 from .tensorrt.settings import UNVERIFIED, parse_settings
 
 
@@ -233,7 +234,7 @@ def _sizing_from_scales(view, idx, s, rank, axes, notes, mode) -> Imported:
 def _import_upsample(view, opset: int) -> Imported:
     a = view.attrs
     mode = _s(a.get("mode", "nearest"))
-    if mode not in ("nearest", "linear", "bilinear"):
+    if mode not in ONNX_UPSAMPLE_MODES:
         return _reject("The attribute mode can only be nearest, linear, or bilinear.")
     bad = _input_checks(view)
     if bad:

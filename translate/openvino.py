@@ -57,15 +57,15 @@ from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError
 from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
 from ..semantics.reference import deformconv_out_shape
-from ..semantics.vocab import OPENVINO_RESAMPLING_OPS
+from ..semantics.vocab import GRID_PADDINGS, OPENVINO_COORD_MODES, OPENVINO_GRIDSAMPLE_MODES, \
+    OPENVINO_INTERPOLATE1_MODES, OPENVINO_INTERPOLATE4_MODES, OPENVINO_INTERPOLATE11_MODES, OPENVINO_NEAREST_MODES, \
+    OPENVINO_RESAMPLING_OPS
 
 RESAMPLING_OPS = OPENVINO_RESAMPLING_OPS  # _PARSERS' keys
 _VERSIONS = {"Interpolate": (1, 4, 11), "GridSample": (9,), "DeformableConvolution": (1, 8)}
 
-_V4_MODES = ("nearest", "linear", "linear_onnx", "cubic")
-_V11_MODES = _V4_MODES + ("bilinear_pillow", "bicubic_pillow")
-_COORD_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
-_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
+_V4_MODES, _V11_MODES = OPENVINO_INTERPOLATE4_MODES, OPENVINO_INTERPOLATE11_MODES
+_COORD_MODES, _NEAREST_MODES = OPENVINO_COORD_MODES, OPENVINO_NEAREST_MODES
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ def _linear_stretch(rank: int) -> str:
 def _parse_interpolate1(node, attrs, in_shape, name) -> ResizeIR:
     """Interpolate-1, as ConvertInterpolate1ToInterpolate4 rewrites it before the CPU plugin sees it."""
     rank = len(in_shape)
-    mode = _choice(attrs, "mode", ("nearest", "linear", "linear_onnx", "cubic", "area"), name)
+    mode = _choice(attrs, "mode", OPENVINO_INTERPOLATE1_MODES, name)
     if mode == "area":
         raise BridgeError("mode 'area' is not converted to Interpolate-4 and does not run on CPU", name, "mode")
     if mode == "linear" and rank > 5:
@@ -466,8 +466,8 @@ def dtype_reason(op: str, sampler_kind: str, dtype: str | None) -> str | None:
 def parse_gridsample(node) -> GridSampleIR:
     name = node_name(node)
     attrs = node.get_attributes()
-    mode = _choice(attrs, "mode", ("bilinear", "bicubic", "nearest"), name)
-    padding = _choice(attrs, "padding_mode", ("zeros", "border", "reflection"), name)
+    mode = _choice(attrs, "mode", OPENVINO_GRIDSAMPLE_MODES, name)
+    padding = _choice(attrs, "padding_mode", GRID_PADDINGS, name)
     in_shape, grid_shape = _shape(node, 0), _shape(node, 1)
     if in_shape is not None and len(in_shape) != 4:
         raise BridgeError(f"GridSample-9 is defined for 4-D input only, got rank {len(in_shape)}", name, "X")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
+from ...semantics.messages import plugin_sentence
 from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, form_of, grid_mismatch, oracle_indices
 from ..passes import Candidate, Refusal
 from .decompose import _WIDE
@@ -131,8 +132,6 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
     try:
         run = ov.Core().compile_model(model, "CPU", F32).create_infer_request()
     except Exception as e:  # noqa: BLE001 -- the plugin's words
-        from .probe import plugin_sentence
-
         verdict = f"the index subgraph does not compile: {plugin_sentence(e)}"
     else:
         def run_at(i, o):

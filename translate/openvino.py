@@ -60,6 +60,7 @@ from ..semantics.reference import deformconv_out_shape
 from ..semantics.vocab import GRID_PADDINGS, OPENVINO_COORD_MODES, OPENVINO_GRIDSAMPLE_MODES, \
     OPENVINO_INTERPOLATE1_MODES, OPENVINO_INTERPOLATE4_MODES, OPENVINO_INTERPOLATE11_MODES, OPENVINO_NEAREST_MODES, \
     OPENVINO_RESAMPLING_OPS
+from .dtypes import OPENVINO as OPENVINO_DTYPES
 
 RESAMPLING_OPS = OPENVINO_RESAMPLING_OPS  # _PARSERS' keys
 _VERSIONS = {"Interpolate": (1, 4, 11), "GridSample": (9,), "DeformableConvolution": (1, 8)}
@@ -421,21 +422,11 @@ def _check_static_output(ir: ResizeIR, name: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Element types: what the CPU plugin computes for each (measured on OpenVINO 2026.4 CPU against the oracle,
-# f32 inference precision; tests/translate/test_openvino_dtypes.py keeps each row honest)
+# Element types: what the CPU plugin computes for each (measured; the table and why: translate/dtypes.py)
 
-_FLOATS = ("float32", "float16")
-# Interpolate: float16 is computed in float32 and rounded once (within an f16 ulp of the oracle). uint8 /
-# int8 nearest is a gather; their linear / cubic round with float32 weights and land results that are
-# exact halves (or within float32 reach of one) one off (u8 linear half_pixel scales 1.5: 88 of 4320).
-# int32 / int64 go through float32 in every mode (16777217 reads 16777216). Other integer types are
-# refused by the op itself ("input_et == element::f32 || ...").
-_INTERPOLATE_GATHER_EXACT = ("uint8", "int8")
-# GridSample-9: nearest is a gather for uint8 / int8 / int16 / int32 (int32 exact up to 2^31);
-# int16 linear truncates, int32 linear / cubic go through float32, int16 cubic wraps; uint8 / int8
-# linear / cubic round half to even on the samples measured, but with float32 weights an exact half can
-# fall either side, so they are not taken as exact.
-_GRIDSAMPLE_GATHER_EXACT = ("uint8", "int8", "int16", "int32")
+_FLOATS = OPENVINO_DTYPES["floats"]
+_INTERPOLATE_GATHER_EXACT = OPENVINO_DTYPES["interpolate_gather_exact"]
+_GRIDSAMPLE_GATHER_EXACT = OPENVINO_DTYPES["gridsample_gather_exact"]
 
 
 def dtype_reason(op: str, sampler_kind: str, dtype: str | None) -> str | None:

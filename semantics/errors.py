@@ -10,22 +10,12 @@ from __future__ import annotations
 
 import re
 
+from .messages import without_source
+
 # C0/C1 controls (newline and tab included: a refusal is one line), zero-width and bidirectional marks, BOM.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
 NAME_CAP = 200  # a relayed name, attribute value or message, per piece
 LINE_CAP = 270  # the whole one-line refusal, after "resample-bridge: error: "
-
-
-# Relayed C++ messages ("Exception from src/inference/src/cpp/core.cpp:117:", "Check 'x' failed at
-# src/core/...cpp:78:"): the source location means nothing to a user and is dropped.
-_SOURCE = re.compile(r"(?:Exception from\s+)?(?<![\w./-])[\w./-]{0,200}\.(?:cpp|cc|cxx|hpp|h|py)(?::\d+)+:?\s*")
-_CHECK = re.compile(r"Check '([^']{0,200})' failed at\s*")
-
-
-def without_source(text: str) -> str:
-    """``text`` without C++ source locations and "Check '...' failed at" wrappers."""
-    text = _CHECK.sub(lambda m: f"check ({m.group(1)}) failed: ", text)
-    return _SOURCE.sub("", text).strip()
 
 
 def escape(text) -> str:

@@ -10,8 +10,8 @@ An IR value travels as op attributes in three carriers, all derived from ``FIELD
   (namespace, version, rb_schema, origin) the TensorRT lowering adds.
 
 ``to_attributes`` writes a carrier's attributes, ``from_attributes`` reads any of them back. The C++ side is
-lowering/kernels/rb/attrs.hpp ``visit()`` (same names, types and order; the kernel tests compare the two
-through the C ABI). Encoding: exact rationals as text ("3/2"), lists of them space-separated; booleans as 0/1
+lowering/kernels/rb/attrs.hpp ``visit()`` (same names, types, order and defaults; the kernel tests compare
+the two through the C ABI). Encoding: exact rationals as text ("3/2"), lists of them space-separated; booleans as 0/1
 ints (bool on OpenVINO); scales / sizes / roi hold "" (absent), "input" (fed at run time: the node's input 1
 roi, 2 scales, 3 sizes) or the values.
 """

@@ -4,8 +4,10 @@ The order of the tuples the C ABI passes as indices (SAMPLER_KINDS, NEAREST_RULE
 ARITH, DEFORM_BORDERS) is the order of the C++ enums (lowering/kernels/rb/common.hpp); the kernel tests read
 the compiled names back and compare. What each field means: semantics/ir.py.
 
-Two framework spellings live here too because parsers and lowerings both need them: ONNX Resize's
-``nearest_mode`` attribute and OpenVINO Interpolate's coordinate / nearest modes. They are not IR values.
+The framework spellings live here too, once, because parsers, lowerings and tools all need them: the
+resampling op types of ONNX and OpenVINO (the predicates: translate/onnx.py and translate/openvino.py
+``is_resampling``) and the values of their attributes (modes, nearest modes, coordinate modes) wherever the
+IR's own tuples do not already spell them. They are not IR values.
 """
 
 from __future__ import annotations
@@ -49,11 +51,27 @@ DEFORM_BORDERS = ("zero_taps", "clamp_in_range")
 OFFSET_LAYOUTS = ("group,kernel...,(d...)",)
 
 # Framework spellings.
+ONNX_RESAMPLING_OPS = ("Resize", "Upsample", "GridSample", "DeformConv")  # default domain ("" / "ai.onnx")
+ONNX_DOMAINS = ("", "ai.onnx")  # the default domain's two spellings
+OPENVINO_RESAMPLING_OPS = ("Interpolate", "GridSample", "DeformableConvolution")
+# Attribute values, in the order refusals list them. ONNX's coordinate_transformation_mode values are the IR's
+# COORD_MODES (half_pixel_symmetric from Resize-19); GridSample's padding_mode, in ONNX and OpenVINO, is
+# GRID_PADDINGS.
 ONNX_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")  # Resize nearest_mode
+ONNX_RESIZE_MODES = ("nearest", "linear", "cubic")  # Resize-11+ mode (Resize-10: the first two)
+ONNX_UPSAMPLE_MODES = ("nearest", "linear", "bilinear")
+ONNX_GRIDSAMPLE_MODES = ("bilinear", "nearest", "bicubic")  # GridSample-16
+ONNX_GRIDSAMPLE_20_MODES = ("linear", "nearest", "cubic")  # GridSample-20+
 OPENVINO_COORD_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
 OPENVINO_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
+OPENVINO_INTERPOLATE1_MODES = ("nearest", "linear", "linear_onnx", "cubic", "area")
+OPENVINO_INTERPOLATE4_MODES = ("nearest", "linear", "linear_onnx", "cubic")
+OPENVINO_INTERPOLATE11_MODES = OPENVINO_INTERPOLATE4_MODES + ("bilinear_pillow", "bicubic_pillow")
+OPENVINO_GRIDSAMPLE_MODES = ("bilinear", "bicubic", "nearest")  # GridSample-9
 
 __all__ = ["COORD_MODES", "SAMPLER_KINDS", "NEAREST_RULES", "SIZE_RULES", "ASPECT_POLICIES", "SCALE_SOURCES",
            "FORMULA_LENGTHS", "LENGTH1_RULES", "ARITH", "FILTER_STRETCHES", "GRID_PADDINGS", "PADDING_ON",
-           "DEFORM_BORDERS", "OFFSET_LAYOUTS", "ONNX_NEAREST_MODES", "OPENVINO_COORD_MODES",
-           "OPENVINO_NEAREST_MODES"]
+           "DEFORM_BORDERS", "OFFSET_LAYOUTS", "ONNX_RESAMPLING_OPS", "ONNX_DOMAINS", "OPENVINO_RESAMPLING_OPS",
+           "ONNX_NEAREST_MODES", "OPENVINO_COORD_MODES", "OPENVINO_NEAREST_MODES", "ONNX_RESIZE_MODES",
+           "ONNX_UPSAMPLE_MODES", "ONNX_GRIDSAMPLE_MODES", "ONNX_GRIDSAMPLE_20_MODES", "OPENVINO_INTERPOLATE1_MODES",
+           "OPENVINO_INTERPOLATE4_MODES", "OPENVINO_INTERPOLATE11_MODES", "OPENVINO_GRIDSAMPLE_MODES"]

@@ -281,7 +281,8 @@ def main(argv=None) -> int:
             return signalled()
         if os.environ.get("RESAMPLE_BRIDGE_DEBUG"):
             raise
-        from ..semantics.errors import clip, without_source
+        from ..semantics.errors import clip
+        from ..semantics.messages import without_source
 
         _json_error(args, {"message": f"internal error: {type(e).__name__}", "node": None, "field": None})
         _stderr(f"resample-bridge: internal error: {type(e).__name__}: {clip(without_source(str(e)[:2000].splitlines()[0]) if str(e) else '', 200)} "

@@ -139,6 +139,7 @@ def verify_lines(views, report: dict) -> list[str]:
 def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
     """The whole demo; returns the exit status (0 when verify passes)."""
     from . import api
+    from ..translate.onnx import is_resampling
     from .examples import tricky_model
     from .report import compare_nodes
 
@@ -153,8 +154,7 @@ def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
         path = save or os.path.join(d, "tricky.onnx")
         _write(path, model.SerializeToString())
         say(f"resample-bridge demo: the main job on the built-in example ({path}, built by tools/examples.py:",
-            f"{sum(n.op_type in ('Resize', 'GridSample', 'DeformConv') for n in model.graph.node)} resampling "
-            f"nodes, each named after the trap it sets)", "")
+            f"{sum(map(is_resampling, model.graph.node))} resampling nodes, each named after the trap it sets)", "")
         with ticking("preparing the resample-bridge OpenVINO extension (compiled on first use only)"):
             from ..lowering.compiled import openvino_extension
 

@@ -18,12 +18,13 @@ from onnx import inliner, numpy_helper, shape_inference
 from ..semantics.errors import BridgeError
 from ..semantics.ir import RuntimeValue
 from .onnx_files import check_inline_tensors, read_model
+from ..semantics.vocab import ONNX_DOMAINS, ONNX_NEAREST_MODES, ONNX_RESAMPLING_OPS
 from .onnx_fold import fold_parameters
-from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, ONNX_NEAREST_MODES, PARSERS
+from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, PARSERS
 from .onnx_validate import check_header, check_nodes, check_structure, check_types, validate_node
 from .onnx_walk import node_name, subgraphs, walk
 
-RESAMPLING_OPS = tuple(PARSERS)
+RESAMPLING_OPS = ONNX_RESAMPLING_OPS  # PARSERS' keys
 NEAREST_MODES = ONNX_NEAREST_MODES  # the ONNX nearest_mode strings (the IR's rules: semantics.ir)
 _VERSIONS = {
     "Resize": (10, 11, 13, 18, 19),
@@ -69,7 +70,7 @@ def _read(model_or_path):
 
 
 def default_opset(model) -> int:
-    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    return next((o.version for o in model.opset_import if o.domain in ONNX_DOMAINS), 1)
 
 
 def _constant_value(node):
@@ -105,7 +106,7 @@ class Graph:
             for init in g.initializer:
                 self.consts[init.name] = numpy_helper.to_array(init)
             for node in g.node:
-                if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+                if node.op_type == "Constant" and node.domain in ONNX_DOMAINS and node.output:
                     value = _constant_value(node)
                     if value is not None:
                         self.consts[node.output[0]] = value
@@ -122,7 +123,7 @@ class Graph:
                         pass  # types numpy has no name for (float8...) are not resampling inputs
         graphs = list(_all_graphs(inferred.graph))
         producers = {o: n for g in graphs for n in g.node for o in n.output if o}
-        resampling = [n for g in graphs for n in g.node if n.op_type in PARSERS and n.domain in ("", "ai.onnx")]
+        resampling = [n for g in graphs for n in g.node if is_resampling(n)]
         folded, self.partials = fold_parameters(resampling, producers, self.consts, self.shapes, self.opset,
                                                 self.dim_params)
         self.consts.update(folded)
@@ -205,10 +206,16 @@ def inline_functions(model):
     return inliner.inline_local_functions(model)
 
 
+def is_resampling(node) -> bool:
+    """A resampling node: one of the ops the parsers read, in the default domain (a custom domain's Resize is
+    someone else's op). The one test every walk over a model's nodes uses."""
+    return node.op_type in RESAMPLING_OPS and node.domain in ONNX_DOMAINS
+
+
 def resampling_nodes(model):
     """(name, NodeProto) of every resampling node in the default domain, bodies included."""
     for name, node in walk(model.graph):
-        if node.op_type in PARSERS and node.domain in ("", "ai.onnx"):
+        if is_resampling(node):
             yield name, node
 
 
@@ -315,5 +322,5 @@ def parse_view(view: NodeView, opset: int, convention: str | None = None):
 
 
 __all__ = ["parse_model", "check_model", "model_constants", "parse_view", "NodeView", "Graph", "load", "walk",
-           "node_name", "resampling_nodes", "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION", "current_convention",
-           "onnx_convention"]
+           "node_name", "resampling_nodes", "is_resampling", "RESAMPLING_OPS", "CONVENTIONS", "DEFAULT_CONVENTION",
+           "current_convention", "onnx_convention"]

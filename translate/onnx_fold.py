@@ -12,6 +12,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from ..semantics.vocab import ONNX_DOMAINS
+
 # Ops whose output is not a function of their inputs, or that carry subgraphs: never folded.
 _UNFOLDABLE = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
                "Bernoulli", "If", "Loop", "Scan", "SequenceMap"}
@@ -108,7 +110,7 @@ def _chain(name: str, producers: dict, consts: dict, shapes: dict):
             leaves[t] = consts[t]
             return True
         node = producers.get(t)
-        if node is None or node.domain not in ("", "ai.onnx") or node.op_type in _UNFOLDABLE:
+        if node is None or node.domain not in ONNX_DOMAINS or node.op_type in _UNFOLDABLE:
             return False
         if node.op_type == "Shape":
             shape = shapes.get(node.input[0])

@@ -18,8 +18,9 @@ from ..semantics.coords import MAX_ELEMENTS, bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError, clip
 from ..semantics.ir import COORD_MODES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
 from ..semantics.reference import deformconv_out_shape
+from ..semantics.vocab import GRID_PADDINGS, ONNX_GRIDSAMPLE_20_MODES, ONNX_GRIDSAMPLE_MODES, ONNX_NEAREST_MODES, \
+    ONNX_RESIZE_MODES, ONNX_UPSAMPLE_MODES
 
-ONNX_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 # Where the ONNX spec text (as onnxruntime, OpenVINO and PyTorch compute it) and onnx.reference with its
 # conformance data disagree, "spec" follows the text and the runtimes, "reference" the reference evaluator:
 # the output length in align_corners-type formulas (integer vs fractional L*s), pytorch_half_pixel at output
@@ -80,7 +81,7 @@ def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENT
     if version == 10 or node.op_type == "Upsample":
         return _parse_upsample_like(node, version, in_shape)
 
-    mode = _choice(attrs, "mode", "nearest", ("nearest", "linear", "cubic"), name)
+    mode = _choice(attrs, "mode", "nearest", ONNX_RESIZE_MODES, name)
     coord_allowed = tuple(c for c in COORD_MODES if version >= 19 or c != "half_pixel_symmetric")
     coord = _choice(attrs, "coordinate_transformation_mode", "half_pixel", coord_allowed, name)
     nearest = _choice(attrs, "nearest_mode", "round_prefer_floor", ONNX_NEAREST_MODES, name)
@@ -213,7 +214,7 @@ def _sampler(mode: str, nearest: str, cubic_a: Fraction, antialias: bool) -> Sam
 def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
     """Upsample-7/9 and Resize-10: asymmetric coordinates, scales only, nearest or linear."""
     attrs, name = node.attrs, node.name
-    modes = ("nearest", "linear", "bilinear") if node.op_type == "Upsample" else ("nearest", "linear")
+    modes = ONNX_UPSAMPLE_MODES if node.op_type == "Upsample" else ONNX_RESIZE_MODES[:2]
     mode = _choice(attrs, "mode", "nearest", modes, name)
     mode = "linear" if mode == "bilinear" else mode
     if node.op_type == "Upsample" and version < 9:
@@ -260,11 +261,11 @@ def _check_static_output(ir: ResizeIR, name: str) -> None:
 def parse_gridsample(node: NodeView, version: int, convention: str = DEFAULT_CONVENTION) -> GridSampleIR:
     attrs, name = node.attrs, node.name
     if version < 20:
-        mode = _choice(attrs, "mode", "bilinear", ("bilinear", "nearest", "bicubic"), name)
+        mode = _choice(attrs, "mode", "bilinear", ONNX_GRIDSAMPLE_MODES, name)
         mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
     else:
-        mode = _choice(attrs, "mode", "linear", ("linear", "nearest", "cubic"), name)
-    padding = _choice(attrs, "padding_mode", "zeros", ("zeros", "border", "reflection"), name)
+        mode = _choice(attrs, "mode", "linear", ONNX_GRIDSAMPLE_20_MODES, name)
+    padding = _choice(attrs, "padding_mode", "zeros", GRID_PADDINGS, name)
     ac = int(attrs.get("align_corners", 0))
     if ac not in (0, 1):
         raise BridgeError(f"align_corners must be 0 or 1, got {ac}", name, "align_corners")

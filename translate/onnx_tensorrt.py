@@ -15,6 +15,8 @@ import numpy as np
 
 from ..semantics.errors import BridgeError
 from ..semantics.ir import DeformConvIR, RuntimeValue, is_static
+from ..semantics.vocab import ONNX_UPSAMPLE_MODES
+from .dtypes import TENSORRT as TENSORRT_DTYPES
 from .tensorrt.settings import UNVERIFIED, parse_settings
 
 
@@ -57,7 +59,7 @@ def _flat(v):
     return None if a.size == 0 else a
 
 
-_BAD_TYPES = ("bool", "uint8")
+_BAD_TYPES = TENSORRT_DTYPES["refused"]
 
 
 def import_node(view, opset: int) -> Imported:
@@ -233,7 +235,7 @@ def _sizing_from_scales(view, idx, s, rank, axes, notes, mode) -> Imported:
 def _import_upsample(view, opset: int) -> Imported:
     a = view.attrs
     mode = _s(a.get("mode", "nearest"))
-    if mode not in ("nearest", "linear", "bilinear"):
+    if mode not in ONNX_UPSAMPLE_MODES:
         return _reject("The attribute mode can only be nearest, linear, or bilinear.")
     bad = _input_checks(view)
     if bad:
@@ -292,7 +294,7 @@ def _import_deformconv(view) -> Imported:
     if rank not in (3, 4):
         return _reject("TensorRT only supports DeformConv on 3D, or 4D tensors!", True, "importer")
     types = {view.dtype(i) for i in (0, 1, 2)}
-    if len(types) != 1 or types.pop() not in ("float32", "float16", None):
+    if len(types) != 1 or types.pop() not in (*TENSORRT_DTYPES["deformconv"], None):
         return _reject("X, W and offset must all be FLOAT or all FLOAT16", False, "importer")
     D = rank - 2
     pads = [int(p) for p in a.get("pads", [0] * 2 * D)]

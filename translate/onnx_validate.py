@@ -16,6 +16,7 @@ from onnx import shape_inference
 
 from ..semantics.errors import BridgeError, clip
 from .onnx_walk import node_name, walk
+from ..semantics.vocab import ONNX_DOMAINS
 
 # onnx.defs AttrType names -> what the attribute's proto carries.
 _ATTR_TYPES = {"FLOAT": "a float", "INT": "an int", "STRING": "a string", "FLOATS": "a list of floats",
@@ -91,7 +92,6 @@ def _tensor_type(np_name: str) -> str | None:
 # ----------------------------------------------------------------------------------------------------------
 # The whole model: what onnx.checker (full_check) and onnxruntime refuse before any node is looked at.
 
-_DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 def check_header(model) -> None:
@@ -101,7 +101,7 @@ def check_header(model) -> None:
                           field="ir_version")
     newest = onnx.defs.onnx_opset_version()
     for o in model.opset_import:
-        if o.domain in _DEFAULT_DOMAINS and not 1 <= o.version <= newest:
+        if o.domain in ONNX_DOMAINS and not 1 <= o.version <= newest:
             raise BridgeError(f"default-domain opset {o.version} is not one of 1 to {newest}", field="opset")
 
 
@@ -138,7 +138,7 @@ def check_structure(graph, outer: frozenset = frozenset(), prefix: str = "") -> 
 
 def _formal_name(node, k: int) -> str:
     """The schema's name of input ``k`` of ``node`` ("X", "scales"...), or "inputs"."""
-    if node.domain in _DEFAULT_DOMAINS:
+    if node.domain in ONNX_DOMAINS:
         try:
             formal = list(onnx.defs.get_schema(node.op_type, onnx.defs.onnx_opset_version(), "").inputs)
             return formal[min(k, len(formal) - 1)].name if formal else "inputs"
@@ -158,7 +158,7 @@ def check_nodes(model, graph=None, prefix: str = "") -> None:
     ctx.opset_imports = {d.domain or "": d.version for d in model.opset_import}
     for i, node in enumerate(graph.node):
         name = prefix + node_name(node, i)
-        if node.domain in _DEFAULT_DOMAINS:
+        if node.domain in ONNX_DOMAINS:
             if "" not in ctx.opset_imports and "ai.onnx" not in ctx.opset_imports:
                 raise BridgeError("the model imports no opset of the default ONNX domain", name, "opset")
             try:

@@ -17,29 +17,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..semantics.errors import BridgeError
+from ..semantics.vocab import OPENVINO_RESAMPLING_OPS
+from .dtypes import OPENVINO as OPENVINO_DTYPES
 from .openvino_grid import parse_deformconv, parse_gridsample
 from .openvino_interpolate import parse_interpolate
 from .openvino_nodes import load, node_name, op_version  # noqa: F401 (op_version: public here as before)
 
-RESAMPLING_OPS = ("Interpolate", "GridSample", "DeformableConvolution")
+RESAMPLING_OPS = OPENVINO_RESAMPLING_OPS  # _PARSERS' keys
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Element types: what the CPU plugin computes for each (measured on OpenVINO 2026.4 CPU against the oracle,
-# f32 inference precision; tests/translate/test_openvino_dtypes.py keeps each row honest)
+# Element types: what the CPU plugin computes for each (measured; the table and why: translate/dtypes.py)
 
-_FLOATS = ("float32", "float16")
-# Interpolate: float16 is computed in float32 and rounded once (within an f16 ulp of the oracle). uint8 /
-# int8 nearest is a gather; their linear / cubic round with float32 weights and land results that are
-# exact halves (or within float32 reach of one) one off (u8 linear half_pixel scales 1.5: 88 of 4320).
-# int32 / int64 go through float32 in every mode (16777217 reads 16777216). Other integer types are
-# refused by the op itself ("input_et == element::f32 || ...").
-_INTERPOLATE_GATHER_EXACT = ("uint8", "int8")
-# GridSample-9: nearest is a gather for uint8 / int8 / int16 / int32 (int32 exact up to 2^31);
-# int16 linear truncates, int32 linear / cubic go through float32, int16 cubic wraps; uint8 / int8
-# linear / cubic round half to even on the samples measured, but with float32 weights an exact half can
-# fall either side, so they are not taken as exact.
-_GRIDSAMPLE_GATHER_EXACT = ("uint8", "int8", "int16", "int32")
+_FLOATS = OPENVINO_DTYPES["floats"]
+_INTERPOLATE_GATHER_EXACT = OPENVINO_DTYPES["interpolate_gather_exact"]
+_GRIDSAMPLE_GATHER_EXACT = OPENVINO_DTYPES["gridsample_gather_exact"]
 
 
 def dtype_reason(op: str, sampler_kind: str, dtype: str | None) -> str | None:
@@ -69,6 +61,11 @@ _PARSERS = {"Interpolate": parse_interpolate, "GridSample": parse_gridsample,
             "DeformableConvolution": parse_deformconv}
 
 
+def is_resampling(op) -> bool:
+    """A resampling op (``RESAMPLING_OPS``, which ``parse_node`` reads): the one test walks over a model use."""
+    return op.get_type_name() in RESAMPLING_OPS
+
+
 def parse_node(node) -> Any:
     """The IR of one OpenVINO op node (Interpolate-1/4/11, GridSample-9, DeformableConvolution-1/8)."""
     kind = node.get_type_name()
@@ -84,8 +81,7 @@ def parse_node(node) -> Any:
 def parse_model(model_or_path) -> list[tuple[str, Any]]:
     """``[(friendly_name, ir), ...]`` in topological order for every resampling op of the model."""
     model = load(model_or_path)
-    return [(node_name(op), parse_node(op)) for op in model.get_ordered_ops()
-            if op.get_type_name() in _PARSERS]
+    return [(node_name(op), parse_node(op)) for op in model.get_ordered_ops() if is_resampling(op)]
 
 
-__all__ = ["parse_model", "parse_node", "load", "RESAMPLING_OPS"]
+__all__ = ["parse_model", "parse_node", "is_resampling", "load", "RESAMPLING_OPS"]

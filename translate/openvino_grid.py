@@ -17,6 +17,7 @@ from ..semantics.coords import MAX_ELEMENTS
 from ..semantics.errors import BridgeError
 from ..semantics.ir import DeformConvIR, GridSampleIR, Sampler
 from ..semantics.reference import deformconv_out_shape
+from ..semantics.vocab import GRID_PADDINGS, OPENVINO_GRIDSAMPLE_MODES
 from .openvino_nodes import choice, input_dtype, input_shape, node_name, supported_version
 
 _DEFORM_VERSIONS = (1, 8)
@@ -25,8 +26,8 @@ _DEFORM_VERSIONS = (1, 8)
 def parse_gridsample(node) -> GridSampleIR:
     name = node_name(node)
     attrs = node.get_attributes()
-    mode = choice(attrs, "mode", ("bilinear", "bicubic", "nearest"), name)
-    padding = choice(attrs, "padding_mode", ("zeros", "border", "reflection"), name)
+    mode = choice(attrs, "mode", OPENVINO_GRIDSAMPLE_MODES, name)
+    padding = choice(attrs, "padding_mode", GRID_PADDINGS, name)
     in_shape, grid_shape = input_shape(node, 0), input_shape(node, 1)
     if in_shape is not None and len(in_shape) != 4:
         raise BridgeError(f"GridSample-9 is defined for 4-D input only, got rank {len(in_shape)}", name, "X")

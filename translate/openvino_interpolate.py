@@ -38,13 +38,13 @@ import numpy as np
 from ..semantics.coords import bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError
 from ..semantics.ir import ResizeIR, RuntimeValue, Sampler
+from ..semantics.vocab import OPENVINO_COORD_MODES, OPENVINO_INTERPOLATE1_MODES, OPENVINO_INTERPOLATE4_MODES, \
+    OPENVINO_INTERPOLATE11_MODES, OPENVINO_NEAREST_MODES
 from .openvino_nodes import choice, flat, input_dtype, input_shape, input_value, node_name, supported_version
 
 _VERSIONS = (1, 4, 11)
-_V4_MODES = ("nearest", "linear", "linear_onnx", "cubic")
-_V11_MODES = _V4_MODES + ("bilinear_pillow", "bicubic_pillow")
-_COORD_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
-_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
+_V4_MODES, _V11_MODES = OPENVINO_INTERPOLATE4_MODES, OPENVINO_INTERPOLATE11_MODES
+_COORD_MODES, _NEAREST_MODES = OPENVINO_COORD_MODES, OPENVINO_NEAREST_MODES
 
 
 def _pads(attrs: dict, rank: int, name: str) -> tuple[int, ...]:
@@ -193,7 +193,7 @@ def _linear_stretch(rank: int) -> str:
 def _parse_interpolate1(node, attrs, in_shape, name) -> ResizeIR:
     """Interpolate-1, as ConvertInterpolate1ToInterpolate4 rewrites it before the CPU plugin sees it."""
     rank = len(in_shape)
-    mode = choice(attrs, "mode", ("nearest", "linear", "linear_onnx", "cubic", "area"), name)
+    mode = choice(attrs, "mode", OPENVINO_INTERPOLATE1_MODES, name)
     if mode == "area":
         raise BridgeError("mode 'area' is not converted to Interpolate-4 and does not run on CPU", name, "mode")
     if mode == "linear" and rank > 5:

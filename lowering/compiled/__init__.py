@@ -8,7 +8,7 @@ launchers; ``lowering/CMakeLists.txt`` is the one CMake project they form.
   ``~/.cache/resample_bridge``; ``$RESAMPLE_BRIDGE_KERNELS_LIB`` / ``$RESAMPLE_BRIDGE_OPENVINO_EXT`` name
   prebuilt libraries). A machine without CMake or a C++17 compiler gets a BridgeError saying so.
 * ``abi``: the C structs and every entry point's signature, once; ``vocabulary`` / ``attribute_fields`` /
-  ``op_type`` read the compiled enumerations and attribute schema back.
+  ``attribute_defaults`` / ``op_type`` read the compiled enumerations and attribute schema back.
 * ``cpu``: ``resize(ir, x, *onnx_inputs, tables=...)``, ``gridsample``, ``deformconv``, ``run`` (the oracle's
   arguments; ``tables="python"`` applies the oracle's tap tables, ``"native"`` the C++ port of the tap rules
   on the bound axes, ``"ir"`` binds in C++ from the op's attributes as the OpenVINO op does), ``tap_table``
@@ -21,8 +21,8 @@ launchers; ``lowering/CMakeLists.txt`` is the one CMake project they form.
 The op attributes are ``semantics.schema`` (C++ side: ``kernels/rb/attrs.hpp``).
 """
 
-from .abi import ABI_VERSION, DTYPES, attribute_fields, attributes_text, available, library, library_path, op_type, \
-    vocabulary
+from .abi import ABI_VERSION, DTYPES, attribute_defaults, attribute_fields, attributes_text, available, library, \
+    library_path, op_type, vocabulary
 from .build import CMAKE_ROOT, CUDA_DIR, KERNELS_DIR, OPENVINO_EXT_DIR, build_library, cache_root, missing_tools, \
     nvcc, source_hash
 from .cpu import bind_native, deformconv, gridsample, resize, run, tap_table
@@ -30,9 +30,9 @@ from .cuda import cuda_device_count, cuda_library, cuda_run
 from .openvino_ext import EXTENSION_DTYPES, extension_dtype_refusal, onnx_node, openvino_attributes, \
     openvino_extension, openvino_inputs, openvino_node, resize_inputs
 
-__all__ = ["ABI_VERSION", "DTYPES", "attribute_fields", "attributes_text", "available", "library", "library_path",
-           "op_type", "vocabulary", "CMAKE_ROOT", "CUDA_DIR", "KERNELS_DIR", "OPENVINO_EXT_DIR", "build_library",
-           "cache_root", "missing_tools", "nvcc", "source_hash", "bind_native", "deformconv", "gridsample", "resize",
-           "run", "tap_table", "cuda_device_count", "cuda_library", "cuda_run", "EXTENSION_DTYPES",
-           "extension_dtype_refusal", "onnx_node", "openvino_attributes",
-           "openvino_extension", "openvino_inputs", "openvino_node", "resize_inputs"]
+__all__ = ["ABI_VERSION", "DTYPES", "attribute_defaults", "attribute_fields", "attributes_text", "available", "library",
+           "library_path", "op_type", "vocabulary", "CMAKE_ROOT", "CUDA_DIR", "KERNELS_DIR", "OPENVINO_EXT_DIR",
+           "build_library", "cache_root", "missing_tools", "nvcc", "source_hash", "bind_native", "deformconv",
+           "gridsample", "resize", "run", "tap_table", "cuda_device_count", "cuda_library", "cuda_run",
+           "EXTENSION_DTYPES", "extension_dtype_refusal", "onnx_node", "openvino_attributes", "openvino_extension",
+           "openvino_inputs", "openvino_node", "resize_inputs"]

@@ -16,7 +16,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.schema import ATTRIBUTE_TYPES, KINDS, to_attributes
 from .build import CMAKE_ROOT, build_library, project_hash
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 # The C ABI's dtype codes (rb_kernels.h). The CUDA launchers run the float ones; the CPU library and the
 # OpenVINO extension all of them (integers: round half to even and saturate, Resize linear/cubic exactly).
 FLOAT_DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.float64): 2}
@@ -75,6 +75,7 @@ SIGNATURES = {
     "rb_vocabulary": (_C, [_I32, _I32]),
     "rb_op_type": (_C, [_I32]),
     "rb_attribute": (_C, [_I32, _I32, ctypes.POINTER(_I32)]),
+    "rb_attribute_default": (_C, [_I32, _I32]),
     "rb_tap_count": (_I64, [_P, _P]),
     "rb_build_taps": (_INT, [_P, _P, _I64, _P, _P, _P, *_ERR]),
     "rb_resize_tables": (_INT, [_P, _P, _P, _I32, _P, ctypes.c_double, _I32, *_ERR]),
@@ -162,6 +163,15 @@ def attribute_fields(kind: str) -> tuple[tuple[str, str], ...]:
     lib, code, out = library(), _I32(), []
     while (name := lib.rb_attribute(KINDS.index(kind), len(out), ctypes.byref(code))) is not None:
         out.append((name.decode(), ATTRIBUTE_TYPES[code.value]))
+    return tuple(out)
+
+
+def attribute_defaults(kind: str) -> tuple[str, ...]:
+    """The compiled schema's defaults for an IR kind (rb/attrs.hpp's field initialisers), in the C ABI's text
+    form, in ``attribute_fields``' order."""
+    lib, out = library(), []
+    while (text := lib.rb_attribute_default(KINDS.index(kind), len(out))) is not None:
+        out.append(text.decode())
     return tuple(out)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, ResizeIR, RuntimeValue
 from ...semantics.schema import DOMAIN, ONNX_OP_TYPES, OP_TYPES, to_attributes
+from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from .build import CMAKE_ROOT, OPENVINO_EXT_DIR, build_library, project_hash
 
 _factory = None
@@ -35,13 +36,10 @@ def openvino_extension() -> str:
                              what="the resample-bridge OpenVINO extension"))
 
 
-# Element types of X the extension ops compute exactly on OpenVINO CPU (ops.cpp data_type takes u16 / i16 / i64
-# as well, as the kernels do): the float ones, and u8 / i8 / i32 with ONNX's cast (round half to even, saturate;
-# Resize linear / cubic exact). GridSample's grid is a float type.
-EXTENSION_DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32")
-# Measured (tests/lowering/test_openvino_extension.py): the CPU plugin runs a custom op on these as i32 and
-# converts the result back by wrapping (u16 / i16: -5825 comes back as 59711) or loses i64 values beyond i32.
-_CPU_AS_I32 = ("uint16", "int16", "int64")
+# Element types of X the extension ops compute exactly on OpenVINO CPU, and those the CPU plugin runs a custom
+# op on as i32 (measured; the table and why: translate/dtypes.py).
+EXTENSION_DTYPES = OPENVINO_DTYPES["extension"]
+_CPU_AS_I32 = OPENVINO_DTYPES["custom_op_as_int32"]
 
 
 def extension_dtype_refusal(ir, dtype) -> str | None:

@@ -131,6 +131,15 @@ const char* rb_attribute(int32_t op, int32_t index, int32_t* type) {
     return f ? f->name : nullptr;
 }
 
+const char* rb_attribute_default(int32_t op, int32_t index) {
+    const char* text = nullptr;
+    rb::with_attrs(op, [&](auto a) {
+        const auto& fields = fields_of<decltype(a)>();
+        if (index >= 0 && index < static_cast<int32_t>(fields.size())) text = fields[index].default_text.c_str();
+    });
+    return text;
+}
+
 int64_t rb_tap_count(const rb_axis* axis, const rb_resize_sampler* sampler) {
     try {
         rb::ResizeSampler s = sampler_of(*sampler);

@@ -25,7 +25,7 @@
 extern "C" {
 #endif
 
-#define RB_ABI_VERSION 2
+#define RB_ABI_VERSION 3
 /* The custom ops' domain (ONNX domain, OpenVINO op version, TensorRT plugin namespace) and attribute schema
  * version: semantics/schema.py DOMAIN, SCHEMA_VERSION. */
 #define RB_DOMAIN "resample_bridge"
@@ -94,9 +94,11 @@ RB_API const char* rb_vocabulary(int32_t field, int32_t index); /* field: 0 kind
 
 /* The op attribute schema (rb/attrs.hpp visit()): op 0 resize, 1 gridsample, 2 deformconv. rb_op_type: the
  * OpenVINO op / TensorRT plugin name; rb_attribute: the index-th attribute's name and type (0 INT, 1 FLOAT,
- * 2 STRING, 3 INTS); NULL past the end. */
+ * 2 STRING, 3 INTS); rb_attribute_default: the value it takes when absent, in the text form (lists
+ * space-separated, bools 0/1); NULL past the end. */
 RB_API const char* rb_op_type(int32_t op);
 RB_API const char* rb_attribute(int32_t op, int32_t index, int32_t* type);
+RB_API const char* rb_attribute_default(int32_t op, int32_t index);
 
 /* Tap tables built in C++ (the port of semantics/taps.py). */
 RB_API int64_t rb_tap_count(const rb_axis* axis, const rb_resize_sampler* sampler);

@@ -21,9 +21,9 @@ import numpy as np
 from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.taps import axis_taps
+from ...translate.dtypes import ONNX as ONNX_DTYPES
 
-_INTS = ("uint8", "int8", "uint16", "int16", "uint32", "int32")  # exact in float64; 64-bit ints are not
-PORTABLE = {"float32": "float32", "float16": "float32", "float64": "float64", **{t: "float64" for t in _INTS}}
+PORTABLE = ONNX_DTYPES["decompose"]  # input dtype -> arithmetic dtype (translate/dtypes.py)
 
 
 def tap_name(name: str, axis: int, part: str) -> str:

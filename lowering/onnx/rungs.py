@@ -19,17 +19,17 @@ from ...semantics.coords import bind_resize
 from ...semantics.equivalence import diff, same_taps
 from ...semantics.ir import DeformConvIR, ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
 from ...semantics.taps import coarser, tie_indices
+from ...semantics.vocab import ONNX_NEAREST_MODES
+from ...translate.dtypes import ONNX as ONNX_DTYPES
 from ...translate.onnx import NodeView, parse_view
 from ...translate.onnxruntime import ort_output_shape, ort_semantics
 from ..passes import Candidate, Refusal
 from . import nearest_index
 from .decompose import check_decomposable
 
-# Measured (onnxruntime 1.32, CPU): Resize has kernels for these element types only.
-ORT_RESIZE_TYPES = ("float32", "float16", "uint8", "int8", "int32")
+ORT_RESIZE_TYPES = ONNX_DTYPES["onnxruntime_resize"]  # measured (translate/dtypes.py)
 _COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
            "tf_half_pixel_for_nn", "tf_crop_and_resize")
-_NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
 @dataclass
@@ -223,7 +223,7 @@ def spellings(ir: ResizeIR, out_shape, opset: int):
                            and (c != "half_pixel_symmetric" or opset >= 19)
                            and (c != "tf_half_pixel_for_nn" or opset < 18)]
     s = ir.sampler
-    nearests = ([s.nearest] + [m for m in _NEAREST if m != s.nearest]) if s.kind == "nearest" else [None]
+    nearests = ([s.nearest] + [m for m in ONNX_NEAREST_MODES if m != s.nearest]) if s.kind == "nearest" else [None]
     for sizing, coord, nearest, antialias in itertools.product(sizings, coords, nearests,
                                                                 [1, 0] if s.antialias else [None]):
         attrs = {"mode": s.kind, "coordinate_transformation_mode": coord, "nearest_mode": nearest,

@@ -22,15 +22,15 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, has_runtime_params, is_static
 from ...semantics.reference import cast_like
 from ...semantics.taps import axis_taps, integer_taps
+from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..onnx.decompose import check_decomposable
 from ..passes import Candidate, Refusal
 from .graph import dims, ops, tag
 
-_EXACT_INT = ("uint8", "int8", "uint16", "int16")
 # input dtype -> the type the arithmetic runs in on OpenVINO CPU (nearest: the input's own, see bind)
-POLICY = {"float32": "float32", "float16": "float32", **{t: "int32" for t in _EXACT_INT}}
+POLICY = OPENVINO_DTYPES["decompose"]
 _I32 = 2**31 - 1
-_WIDE = ("int64", "uint64", "float64")
+_WIDE = OPENVINO_DTYPES["wide"]
 
 
 def bind(ir: ResizeIR, in_shape):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...semantics.errors import BridgeError
+from ...semantics.messages import openvino_error_reason
 from .graph import dims
 from .ladder import lower
 
@@ -253,18 +254,3 @@ def conversion_message(e: Exception) -> str:
     return "OpenVINO could not convert the model: " + openvino_error_reason(text)
 
 
-_NOISE = ("Check 'false' failed at src/frontends/common_translators", "FrontEnd API failed", "Model wasn't fully",
-          "Failed operations detailed log", "[ONNX Frontend] Conversion failed", "Summary:",
-          "-- Conversion is failed", "While validating", "Check '")
-
-
-def openvino_error_reason(text: str) -> str:
-    """OpenVINO's own words for a refusal, without the wrapper lines of its conversion report."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
-        # A Python exception raised inside a conversion extension: keep its type and message.
-        if ln.startswith("While validating ONNX node") and "Error: " in ln:
-            return "internal error in a conversion extension: " + ln.split(">': ", 1)[-1][:300]
-    useful = [ln for ln in lines if not ln.startswith(_NOISE) and not (ln.startswith("--") and "message" in ln)]
-    reason = useful[-1] if useful else (lines[-1] if lines else "unknown error")
-    return reason.lstrip("- ")[:300]

@@ -24,9 +24,10 @@ import numpy as np
 
 from ...semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
+from ...semantics.messages import plugin_sentence
+from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, form_of, grid_mismatch, oracle_indices
 from ..passes import Candidate, Refusal
-from .decompose import _WIDE
 from .graph import F32, dims, ops, tag
 
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
@@ -131,8 +132,6 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
     try:
         run = ov.Core().compile_model(model, "CPU", F32).create_infer_request()
     except Exception as e:  # noqa: BLE001 -- the plugin's words
-        from .probe import plugin_sentence
-
         verdict = f"the index subgraph does not compile: {plugin_sentence(e)}"
     else:
         def run_at(i, o):
@@ -193,7 +192,7 @@ def rung(node):
     x = node.inputs[0]
     if not applies(node):
         return Refusal("static lengths: the tap-table decomposition applies")
-    if str(ir.dtype) in _WIDE:
+    if str(ir.dtype) in OPENVINO_DTYPES["wide"]:
         return Refusal(f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type, so a Gather of it is not exact",
                        "dtype")
     verdict = grid_verdict(_standalone(form), ir)

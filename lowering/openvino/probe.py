@@ -8,13 +8,13 @@ types, constants, conditional): a model with 50 identical nodes compiles once.""
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import OrderedDict
 
 import numpy as np
 
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR
+from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, Candidate, Refusal
 from ..probes import DYNAMIC_LENGTHS, concrete_shapes, probe_sets, roles
 from .graph import F32, dims
@@ -27,29 +27,6 @@ _CACHE_SIZE = 512
 
 def clear_cache() -> None:
     _CACHE.clear()
-
-
-# ----------------------------------------------------------------------------------------------------------
-# OpenVINO's messages, one sentence.
-
-_SOURCE = re.compile(r"(Exception from )?\S*src/[\w/.\-]+\.(?:cpp|hpp|h|cc)(:\d+)?:?")
-_CHECK = re.compile(r"Check '.*?' failed at\s*")
-
-
-def plugin_sentence(text: str) -> str:
-    """The meaningful sentence of an OpenVINO exception: no "Exception from <source path>" lines, no
-    "Check '...' failed at" preambles, no control characters; "[CPU] " prefixes dropped."""
-    lines = []
-    for ln in str(text).splitlines():
-        ln = _CHECK.sub("", _SOURCE.sub("", ln)).strip(" :")
-        ln = "".join(c for c in ln if c.isprintable())
-        if ln:
-            lines.append(ln)
-    if not lines:
-        return "OpenVINO gave no reason"
-    s = lines[-1]
-    s = re.sub(r"^\[[A-Z_]+\]\s*", "", s)
-    return s[:300]
 
 
 # ----------------------------------------------------------------------------------------------------------

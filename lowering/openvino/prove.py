@@ -11,6 +11,7 @@ import numpy as np
 
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, has_runtime_params
+from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
 from . import decompose, extension, nearest_index
 from .graph import all_ops, consumer, tagged
@@ -46,8 +47,6 @@ def prove(ov_model, records: list[NodeRecord]) -> list[str]:
         except BridgeError as e:
             failures.append(f"{rec.node}: {e.message}")
         except RuntimeError as e:  # OpenVINO refusing a look at an op it rewrote: not proven, in one line
-            from .probe import plugin_sentence
-
             failures.append(f"{rec.node}: the produced ops cannot be re-read ({plugin_sentence(e)})")
     return failures
 

@@ -33,6 +33,7 @@ from typing import Any
 from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, has_runtime_params, is_static
+from ...translate.dtypes import TENSORRT as TENSORRT_DTYPES
 from ...translate.onnx_tensorrt import import_node
 from ...translate.tensorrt.settings import UNVERIFIED
 from ..onnx.decompose import check_decomposable
@@ -48,13 +49,11 @@ from .plugin import plugin_attributes
 NATIVE, PLUGIN = BUILTIN, CUSTOM
 # Named as on every target (lowering/passes.py): native = onnx-tensorrt maps the node as it is.
 RUNG_NAMES = rung_names("plugin")
-# The decomposition's dtype policy on TensorRT (no float64 tensors): float32 in float32, float16 computed in
-# float32 and cast back (as the oracle). Integer dtypes are absent: their exact rounding needs float64.
-TENSORRT_COMPUTE = {"float32": "float32", "float16": "float32"}
+# The decomposition's dtype policy on TensorRT (no float64 tensors; translate/dtypes.py).
+TENSORRT_COMPUTE = TENSORRT_DTYPES["decompose"]
 TARGET = "tensorrt"
-# The index form moves elements with a Gather: the types onnx-tensorrt 10.x's Gather takes (its importer refuses
-# UINT8; INT8 is a quantized type there).
-INDEX_DTYPES = ("float32", "float16", "bfloat16", "int32", "int64", "bool")
+# The index form moves elements with a Gather: the types onnx-tensorrt 10.x's Gather takes.
+INDEX_DTYPES = TENSORRT_DTYPES["gather"]
 INDEX_ASSUMPTION = (
     "TensorRT computes the index arithmetic (Shape, Range, Mul, Add, Sub, Mod fmod=0, Div, Equal/Less/Greater, "
     "Where, Gather on int64 scalars) exactly: onnx-tensorrt 10.x lists INT64 for each and its importer keeps INT64 "
@@ -242,7 +241,7 @@ def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None
 def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> tuple[Any, list[NodeRecord]]:
     """(named copy of the model, one NodeRecord per resampling node). A node that cannot be parsed or lowered
     gets ``rung`` None with the reason."""
-    from ...translate.onnx import Graph, NodeView, RESAMPLING_OPS, default_opset, load, parse_view
+    from ...translate.onnx import Graph, NodeView, default_opset, is_resampling, load, parse_view
     from .rewrite import named_copy
 
     model = named_copy(load(model))
@@ -250,7 +249,7 @@ def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> 
     g = Graph(model)
     records = []
     for node in model.graph.node:
-        if node.op_type not in RESAMPLING_OPS or node.domain not in ("", "ai.onnx"):
+        if not is_resampling(node):
             continue
         view = NodeView.from_proto(node, g, node.name)
         try:

@@ -106,6 +106,23 @@ def test_attribute_schema_is_the_compiled_one():
         assert compiled.op_type(kind) == schema.OP_TYPES[kind]
         assert compiled.attribute_fields(kind) == tuple((f.name, f.type) for f in schema.FIELDS[kind]), kind
 
+
+def _text(value) -> str:
+    """A Python schema default in the C ABI's text form (lists space-separated, bools 0/1)."""
+    return " ".join(str(int(v)) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+
+@needs_library
+def test_attribute_defaults_are_the_compiled_ones():
+    """An absent attribute reads the same value in Python (schema.py Field.default) and C++ (attrs.hpp's
+    initialisers; the ONNX-frontend mapping and the C ABI's text form keep them): REQUIRED ones aside."""
+    for kind in schema.KINDS:
+        names = (name for name, _ in compiled.attribute_fields(kind))
+        compiled_defaults = dict(zip(names, compiled.attribute_defaults(kind)))
+        python_defaults = {f.name: _text(f.default) for f in schema.FIELDS[kind]
+                           if f.default is not schema.REQUIRED}
+        assert {n: compiled_defaults[n] for n in python_defaults} == python_defaults, kind
+
 # ----------------------------------------------------------------------------------------------------------
 # Resize
 

@@ -195,3 +195,16 @@ def test_a_megabyte_attribute_is_not_echoed():
     with pytest.raises(BridgeError) as e:
         load(_graph_model([helper.make_node("Resize", ["X", "", "s"], ["Y"], name="r", **{"B" * (1 << 20): 1})]))
     assert len(e.value.message) < 200
+
+
+def test_resampling_predicate():
+    """One spelling of the resampling op types (semantics/vocab.py), the parsers' own, and one predicate: a
+    custom domain's Resize is someone else's op."""
+    from resample_bridge.semantics.vocab import ONNX_RESAMPLING_OPS
+    from resample_bridge.translate.onnx import is_resampling
+    from resample_bridge.translate.onnx_ops import PARSERS
+
+    assert tuple(PARSERS) == ONNX_RESAMPLING_OPS
+    assert is_resampling(_resize()) and is_resampling(helper.make_node("Upsample", ["X", "s"], ["Y"], domain="ai.onnx"))
+    assert not is_resampling(helper.make_node("Resize", ["X"], ["Y"], domain="resample_bridge"))
+    assert not is_resampling(helper.make_node("Relu", ["X"], ["Y"]))

@@ -33,7 +33,7 @@ struct ResizeAttrs {
     std::vector<int64_t> axes;
     std::string scales, sizes, roi;
     std::string coord = "half_pixel";
-    std::string sampler = "nearest";
+    std::string sampler = "linear";  // semantics/schema.py's default (an absent sampler reads the same there)
     std::string nearest = "round_prefer_floor";
     std::string cubic_a = "-3/4";
     bool antialias = false;
@@ -148,15 +148,25 @@ enum class AttrType : int32_t { INT = 0, FLOAT = 1, STRING = 2, INTS = 3 };
 struct AttrField {
     const char* name;
     AttrType type;
+    std::string default_text;  // the value read when the attribute is absent, in the text form (TextReader's)
 };
 
+// Lists a default-constructed struct's fields: names, types and defaults.
 struct FieldLister {
     std::vector<AttrField> out;
-    void operator()(const char* n, std::string&) { out.push_back({n, AttrType::STRING}); }
-    void operator()(const char* n, bool&) { out.push_back({n, AttrType::INT}); }
-    void operator()(const char* n, int64_t&) { out.push_back({n, AttrType::INT}); }
-    void operator()(const char* n, float&) { out.push_back({n, AttrType::FLOAT}); }
-    void operator()(const char* n, std::vector<int64_t>&) { out.push_back({n, AttrType::INTS}); }
+    void operator()(const char* n, std::string& f) { out.push_back({n, AttrType::STRING, f}); }
+    void operator()(const char* n, bool& f) { out.push_back({n, AttrType::INT, f ? "1" : "0"}); }
+    void operator()(const char* n, int64_t& f) { out.push_back({n, AttrType::INT, std::to_string(f)}); }
+    void operator()(const char* n, float& f) {
+        std::ostringstream s;
+        s << f;
+        out.push_back({n, AttrType::FLOAT, s.str()});
+    }
+    void operator()(const char* n, std::vector<int64_t>& f) {
+        std::string s;
+        for (size_t i = 0; i < f.size(); ++i) s += (i ? " " : "") + std::to_string(f[i]);
+        out.push_back({n, AttrType::INTS, s});
+    }
 };
 
 template <class Attrs>

@@ -170,7 +170,7 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
 
     with _model_file(model, convention) as path:
         if target == "openvino":
-            from ..lowering.openvino import check_openvino
+            from .check_openvino import check_openvino
 
             rows = check_openvino(path)
         elif target == "tensorrt":
@@ -259,11 +259,12 @@ def _convert_onnx(path: str, out: str, strict: bool) -> Conversion:
 def _convert_tensorrt(path: str, out: str, strict: bool) -> Conversion:
     from ..lowering import tensorrt as low
     from ..translate.onnx import load
+    from .finish_tensorrt import finish
 
     result = low.lower(load(path), strict=strict)
     low.save(result, out)
     extra = low.report(result.records)
-    extra.update(low.finish(out, extra.get("plugin_library") is not None, source=os.path.abspath(path)))
+    extra.update(finish(out, extra.get("plugin_library") is not None, source=os.path.abspath(path)))
     return Conversion("tensorrt", out, {"onnx": out}, tuple(result.records), extra=extra)
 
 
@@ -274,10 +275,10 @@ def verify(model, converted: str | None = None, *, inputs: dict | None = None, f
     library beside it is loaded); None converts ``model`` first with ``fallback`` / ``strict``. ``inputs``:
     arrays by graph input name (default: seeded inputs chosen by what reads them). Further ``options`` (e.g.
     ``atol={"": 1e-5}``, ``seed``, ``shapes``, ``val_range``, ``extensions``) go to
-    ``lowering.openvino.verify_openvino``."""
+    ``tools.verify_openvino.verify_openvino``."""
     import inspect as _inspect
 
-    from ..lowering.openvino import verify_openvino
+    from .verify_openvino import verify_openvino
 
     unknown = [k for k in options if k not in _inspect.signature(verify_openvino).parameters]
     if unknown:

@@ -230,7 +230,7 @@ def cmd_check(args) -> int:
             rows = check_tensorrt(path)
             text = format_check_tensorrt(rows)
         else:
-            from ..lowering.openvino import check_openvino, format_check
+            from .check_openvino import check_openvino, format_check
 
             from .logs import Progress
 

@@ -138,7 +138,8 @@ def verify_lines(views, report: dict) -> list[str]:
 
 def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
     """The whole demo; returns the exit status (0 when verify passes)."""
-    from ..lowering.openvino import check_openvino, verify_openvino
+    from .check_openvino import check_openvino
+    from .verify_openvino import verify_openvino
     from .convert import convert_openvino_file
     from .examples import tricky_model
     from .report import compare_nodes

@@ -15,7 +15,7 @@ from ..passes import NodeRecord
 from .compare import compare, pass_matches
 from ..passes import DECOMPOSE, PassResult
 from .plan import PLUGIN, TENSORRT_COMPUTE
-from .run import opset_spelled
+from .spell import opset_spelled
 from .plugin import ir_from_plugin
 
 

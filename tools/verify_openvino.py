@@ -18,9 +18,13 @@ import tempfile
 
 import numpy as np
 
-from ...semantics.compare import compare
-from ...semantics.errors import BridgeError, clip, without_source
-from .graph import F32
+from ..lowering.openvino.frontend import openvino_error_reason
+from ..lowering.openvino.graph import F32
+from ..lowering.openvino.target import convert
+from ..lowering.openvino.write import EXTENSION_NAME
+from ..semantics.compare import compare
+from ..semantics.errors import BridgeError, clip, without_source
+from .check_openvino_node import single_node_models
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
 
 
@@ -28,7 +32,7 @@ def _with_node_tensors_as_outputs(model):
     """A copy of ``model`` whose outputs also include every resampling node's inputs and outputs."""
     import onnx
 
-    from ...translate.onnx import RESAMPLING_OPS
+    from ..translate.onnx import RESAMPLING_OPS
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
@@ -86,8 +90,6 @@ def _node_onnxruntime_refuses(model) -> str | None:
     attribute combinations the ONNX spec allows, without naming the node), or None."""
     import onnxruntime as ort
 
-    from .check import single_node_models
-
     try:
         singles = list(single_node_models(model))
     except Exception:  # noqa: BLE001 -- only a better message is at stake
@@ -117,8 +119,6 @@ def _read_converted(xml: str, extensions=()):
     """The user's converted model, with the extension library beside it (and ``extensions``) loaded."""
     import openvino as ov
 
-    from .write import EXTENSION_NAME
-
     if not os.path.isfile(xml) or not xml.endswith(".xml"):
         raise BridgeError(f"{clip(xml)} is not an OpenVINO .xml file", field="converted")
     core = ov.Core()
@@ -135,8 +135,6 @@ def _read_converted(xml: str, extensions=()):
 
 
 def _ov_reason(e: Exception) -> str:
-    from .frontend import openvino_error_reason
-
     return clip(openvino_error_reason(str(e)), 160)
 
 
@@ -171,8 +169,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     ``atol``/``rtol``: {output name or "": tolerance}. Returns a plain dict (strict-JSON values)."""
     import onnx
 
-    from ...semantics.reference import run as oracle
-    from ...translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
+    from ..semantics.reference import run as oracle
+    from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
 
     model = load(model_path)
     irs = dict(parse_model(model))  # bad attributes are refused here, before any runtime sees them
@@ -199,8 +197,6 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     else:
         import openvino as ov
 
-        from .target import convert
-
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "source.onnx")
             onnx.save(model, p)
@@ -209,7 +205,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         core = ov.Core()
         report["rungs"] = [r.summary() for r in records]
         if any(r.rung == 4 for r in records):
-            from ..compiled import openvino_extension
+            from ..lowering.compiled import openvino_extension
 
             core.add_extension(openvino_extension())
     ov_out = _run_openvino(core, ov_model, feeds, observe)

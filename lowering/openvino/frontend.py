@@ -10,7 +10,8 @@ import numpy as np
 
 from ...semantics.compare import compare
 from ...semantics.errors import BridgeError
-from .graph import dims
+from ..probes import probe_sets
+from .graph import compile_f32, dims
 from .ladder import lower
 
 _ATTRS = {
@@ -138,8 +139,6 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
 
     from ...semantics.ir import is_static
     from ...semantics.reference import run
-    from ..probes import probe_sets
-    from .graph import compile_f32
 
     def value(outputs):
         return [np.asarray(v) for v in compile_f32(ov.Model(list(outputs), [], "constant"))({}).values()]

@@ -17,7 +17,7 @@ from ...semantics.compare import compare
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ...semantics.tolerance import proof_tolerance
-from ..passes import CUSTOM, Candidate, Refusal
+from ..passes import CUSTOM, Candidate, Refusal, Rung
 from ..probes import DYNAMIC_LENGTHS, concrete_shapes, probe_sets, roles
 from .graph import F32, dims
 
@@ -236,8 +236,6 @@ def _varied(ps, kinds) -> str:
 def proven(rung):
     """The rung with proof by numbers: its candidate is returned only when the probes agree with the oracle;
     otherwise the probe's Refusal is."""
-    from ..passes import Rung
-
     def lower(node):
         try:
             got = rung.lower(node)

@@ -9,7 +9,9 @@ import tempfile
 
 from ...semantics.errors import BridgeError
 from ..passes import CUSTOM, PassResult, Policy, Target
+from . import cost
 from .frontend import ConversionLog, conversion_extensions, conversion_message, node_names, source_irs
+from .graph import F32, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
 from .prove import prove
@@ -56,8 +58,6 @@ class OpenVINOTarget(Target):
         """The whole produced model compiles on CPU (the extension loaded where a node uses it), or one line."""
         import openvino as ov
 
-        from .graph import F32
-
         core = ov.Core()
         try:
             if any(r.rung == CUSTOM for r in result.records):
@@ -95,8 +95,6 @@ def _functions_inlined(model, model_path):
 def record_conditions(ov_model, records) -> None:
     """Write the conditions of conditional conversions into the model's rt_info (model-wide, one clause per
     node, and on each node's ops), so a deployed model carries what its exactness rests on."""
-    from .graph import tagged
-
     clauses = [f"{r.node}: exact only if {r.condition}" for r in records if r.condition]
     if not clauses:
         return
@@ -124,3 +122,6 @@ def convert(model_path: str, *, fallback: str = "decompose", strict: bool = Fals
     policy = policy_for(fallback, strict, allow_conditional=bool(allow_conditional), prefer=prefer)
     result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, policy)
     return result.model, result.records
+
+
+cost.use_converter(convert)  # --prefer fastest calibrates its cost model on conversions like this one

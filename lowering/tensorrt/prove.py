@@ -14,7 +14,7 @@ from ...translate.onnx_tensorrt import import_node
 from ..passes import NodeRecord
 from .compare import compare, pass_matches
 from ..passes import DECOMPOSE, PassResult
-from .plan import PLUGIN, TENSORRT_COMPUTE
+from .rungs import PLUGIN, TENSORRT_COMPUTE
 from .spell import opset_spelled
 from .plugin import ir_from_plugin
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..semantics.errors import BridgeError
-from ..semantics.reference import run
 from ..lowering.tensorrt.plugin import ir_from_plugin, is_plugin_node
 from ..lowering.tensorrt.spell import with_opset_spelling
+from ..semantics.errors import BridgeError
+from ..semantics.reference import run
 
 _RESAMPLING = ("Resize", "Upsample", "GridSample", "DeformConv")
 

@@ -1,6 +1,6 @@
 """The comparator: one array against a reference, as a typed result (modelled on Polygraphy's
-``OutputCompareResult``). The proof, ``verify``, ``check`` and the report compare arrays through it; the
-tolerance comes from ``semantics.tolerance``. Imports numpy only.
+``OutputCompareResult``). The OpenVINO ladder's proof (``probe``, ``frontend``), the ONNX target's proof and
+``verify`` compare arrays through it; the tolerance comes from ``semantics.tolerance``. Imports numpy only.
 
 An element is within tolerance when |got - want| <= atol * scale + rtol * |want|. ``scale`` is max(1, max|want|)
 for floats by default (float rounding of a weighted sum scales with the summands, bounded by the data's

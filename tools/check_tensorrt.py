@@ -35,7 +35,7 @@ def _bare(a: str) -> str:
     return a.replace(f" ({UNVERIFIED})", "").replace(f"; {UNVERIFIED})", ")")
 
 
-def _unverified(assumptions) -> list[str]:
+def unverified_lines(assumptions) -> list[str]:
     return [f"    {UNVERIFIED}: {_bare(a)}" for a in assumptions]
 
 
@@ -45,7 +45,7 @@ def _importer_lines(v: dict) -> tuple[str, list[str]]:
         suffix = f" at {v.get('stage', 'import')}: {v['message']}" + ("" if v.get("quoted", True) else " (paraphrased)")
     elif v.get("assumptions"):
         suffix = f" ({UNVERIFIED})"
-    lines = [f"    {f}" for f in v.get("fields", [])] + _unverified(v.get("assumptions", []))
+    lines = [f"    {f}" for f in v.get("fields", [])] + unverified_lines(v.get("assumptions", []))
     lines += [f"    importer: {n}" for n in v.get("notes", [])]
     if v.get("decided"):
         lines.append(f"    ({v['decided']})")
@@ -61,7 +61,7 @@ def _counts(values) -> str:
 
 def format_check(rows: list[dict]) -> str:
     out = [format_check_rows(rows, "tensorrt", "onnx-tensorrt importer", _importer_lines,
-                             lambda ours: _unverified(ours.get("assumptions", [])))]
+                             lambda ours: unverified_lines(ours.get("assumptions", [])))]
     unverified = sum(1 for r in rows if r["tensorrt"].get("assumptions") and r["tensorrt"]["verdict"] == "exact")
     if unverified:  # the counts themselves are the gate's summary line (tools/gate.py), printed after this
         out.append(f"{unverified} of onnx-tensorrt's exact verdicts are {UNVERIFIED}")
@@ -105,4 +105,4 @@ def format_conformance_table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-__all__ = ["check_rows", "format_check", "conformance_rows", "format_conformance_table"]
+__all__ = ["check_rows", "format_check", "conformance_rows", "format_conformance_table", "unverified_lines"]

@@ -14,7 +14,7 @@ import shlex
 from ..lowering.tensorrt.plugin_build import build_plugin_command, plugin_library_path
 from ..semantics.errors import BridgeError, clip
 from ..translate.tensorrt.layers import tensorrt_missing
-from .check_tensorrt import _unverified
+from .check_tensorrt import unverified_lines
 
 tensorrt_available = tensorrt_missing  # None when the tensorrt package imports, else why not
 
@@ -110,7 +110,7 @@ def format_convert(rep: dict) -> str:
     lines = []
     for n in rep["nodes"]:
         lines.append(f"{clip(n['node'], 80)}: rung {n['rung']} ({n['rung_name']}): {n['reason']}")
-        lines += _unverified(n["assumptions"])
+        lines += unverified_lines(n["assumptions"])
     lines.append(f"wrote {rep['output']} ({len(rep['nodes'])} resampling nodes, each proven against its source IR)")
     if rep["plugin_library"]:
         plugins = ", ".join(rep["plugins"])

@@ -1,9 +1,10 @@
 """Proof by numbers inside the ladder: a rung's candidate is rebuilt on fresh Parameters of the node's input
 shapes and types, compiled on OpenVINO CPU (f32 inference precision), run on probe inputs
-(``lowering.probes``) and compared with the oracle (``semantics.reference.run``): bit-exact for integer
-dtypes, the proof's float tolerance otherwise (``semantics.tolerance.proof_tolerance``). A compile failure or a mismatch
-becomes a Refusal, so ``passes.climb`` tries the next rung. Verdicts are cached per (rung, IR, input shapes,
-types, constants, conditional): a model with 50 identical nodes compiles once."""
+(``lowering.probes``) and compared with the oracle (``semantics.reference.run``, through
+``semantics.compare``): bit-exact for integer dtypes, the proof's float tolerance otherwise
+(``semantics.tolerance.proof_tolerance``). A compile failure or a mismatch becomes a Refusal, so
+``passes.climb`` tries the next rung. Verdicts are cached per (rung, IR, input shapes, types, constants,
+conditional): a model with 50 identical nodes compiles once."""
 
 from __future__ import annotations
 

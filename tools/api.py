@@ -264,10 +264,10 @@ def verify(model, converted: str | None = None, *, inputs: dict | None = None, f
     library beside it is loaded); None converts ``model`` first with ``fallback`` / ``strict``. ``inputs``:
     arrays by graph input name (default: seeded inputs chosen by what reads them). Further ``options`` (e.g.
     ``atol={"": 1e-5}``, ``seed``, ``shapes``, ``val_range``, ``extensions``) go to
-    ``lowering.openvino.verify_openvino``."""
+    ``tools.verify_openvino.verify_openvino``."""
     import inspect as _inspect
 
-    from ..lowering.openvino import verify_openvino
+    from .verify_openvino import verify_openvino
 
     unknown = [k for k in options if k not in _inspect.signature(verify_openvino).parameters]
     if unknown:

@@ -11,7 +11,6 @@ relaying that error.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 

@@ -101,7 +101,7 @@ def compare_nodes(model, *, fallback: str = "decompose", strict: bool = False) -
 
     import onnx
 
-    from ..lowering.openvino import single_node_models
+    from .check_openvino_node import single_node_models
     from ..translate.onnx import load
     from .logs import Progress
 

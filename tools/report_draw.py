@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from ..semantics.errors import BridgeError, clip
+from ..semantics.tolerance import report_floor
 
 MATPLOTLIB_MISSING = "the HTML report needs matplotlib: pip install 'resample-bridge[report]'"
 HEAT_CMAP, IMAGE_CMAP = "inferno", "gray"
@@ -111,7 +112,7 @@ def node_section(view, k: int, panels: _Panels, verdict: str = "") -> str:
     lo, hi = float(exact2d.min(initial=0)), float(exact2d.max(initial=1))
     hi = hi if hi > lo else lo + 1
     # One scale for both heatmaps, floored at a float32 tolerance so rounding noise stays dark.
-    floor = 1e-4 * max(1.0, float(np.abs(view.exact).max(initial=0)))
+    floor = report_floor(view.exact)
     vmax = max([floor] + [float(e.max(initial=0)) for e in (err_imp, err_ours) if e is not None])
     figs = [panels.figure(f"node{k:02d}_exact", exact2d, "exact (oracle)", vmin=lo, vmax=hi)]
     for who, got, err, note, stem in (("OpenVINO importer", view.importer, err_imp, view.importer_note, "importer"),

@@ -63,13 +63,13 @@ def _openvino_describe(records, rep: dict) -> str:
 
 
 def _openvino_check(path: str, progress=None) -> list[dict]:
-    from ..lowering.openvino import check_openvino
+    from .check_openvino import check_openvino
 
     return check_openvino(path, progress=progress)
 
 
 def _openvino_format_check(rows: list[dict]) -> str:
-    from ..lowering.openvino import format_check
+    from .check_openvino import format_check
 
     return format_check(rows)
 
@@ -101,7 +101,7 @@ def _tensorrt_describe(records, rep: dict) -> str:
 def _tensorrt_follow_up(written: Written, options: ConvertOptions) -> dict:
     """How the written model becomes an engine: built here where TensorRT imports, else the trtexec /
     polygraphy commands (polygraphy compares against ``options.source``, the user's model)."""
-    from ..lowering.tensorrt.engine import finish
+    from .finish_tensorrt import finish
 
     source = os.path.abspath(options.source) if isinstance(options.source, (str, os.PathLike)) else None
     return finish(written.output, written.report["plugin_library"] is not None, source=source)

@@ -1,5 +1,5 @@
-"""``check --target tensorrt``, ``convert --target tensorrt`` and ``build-plugin`` for the CLI; the logic lives
-beside the target in ``lowering/tensorrt`` (``check``, ``target``, ``engine``, ``run``).
+"""``check --target tensorrt``, ``convert --target tensorrt`` and ``build-plugin`` for the CLI: the verbs'
+modules (``check_tensorrt``, ``finish_tensorrt``, ``run_tensorrt``) over the target in ``lowering/tensorrt``.
 
 What needs TensorRT: ``build-plugin`` (TensorRT headers and libnvinfer, the CUDA toolkit with nvcc, CMake and a
 C++17 compiler) and the engine the printed trtexec / polygraphy commands build and run (TensorRT and an NVIDIA
@@ -8,14 +8,14 @@ GPU). ``check`` and ``convert`` need neither.
 
 from __future__ import annotations
 
-import os
 
-from ..lowering.tensorrt import check_rows as _check_rows
-from ..lowering.tensorrt import conformance_rows as _conformance_rows
-from ..lowering.tensorrt import format_check as format_check_tensorrt
-from ..lowering.tensorrt import format_conformance_table, run_tensorrt_ready
-from ..lowering.tensorrt import format_convert as format_convert_tensorrt
+from .check_tensorrt import check_rows as _check_rows
+from .check_tensorrt import conformance_rows as _conformance_rows
+from .check_tensorrt import format_check as format_check_tensorrt
+from .check_tensorrt import format_conformance_table
 from .conformance import conformance_cases, frozen_case
+from .finish_tensorrt import format_convert as format_convert_tensorrt
+from .run_tensorrt import run_tensorrt_ready
 
 
 def check_tensorrt(model_path, *, strict: bool = False) -> list[dict]:
@@ -66,7 +66,7 @@ def add_build_plugin(sub, common=None) -> None:
 def cmd_build_plugin(args) -> int:
     import json
 
-    from ..lowering.tensorrt.engine import build_plugin
+    from ..lowering.tensorrt.plugin_build import build_plugin
 
     lib = build_plugin(args.tensorrt_include, args.tensorrt_lib, args.output)
     if args.json:

@@ -1,6 +1,6 @@
 """``verify``'s Polygraphy-style options (``--input-shapes``, ``--seed``, ``--val-range``, ``--load-inputs`` /
 ``--save-inputs``, ``--atol`` / ``--rtol`` per output, ``--save-results``) and the verb itself on top of
-``lowering.openvino.verify``."""
+``verify_openvino``."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def save_npz(path: str, arrays: dict, field: str) -> None:
 
 
 def run_verify(args) -> int:
-    from ..lowering.openvino.verify import format_verify, verify_openvino
+    from .verify_openvino import format_verify, verify_openvino
     from ..translate.onnx_shapes import parse_ovc_inputs, parse_polygraphy_shapes
     from .inputs import prepared
     from .logs import log, step

@@ -18,17 +18,17 @@ import re
 
 import numpy as np
 
+from ...semantics.compare import compare
 from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.reference import run as oracle
 from ...semantics.taps import axis_taps
+from ...semantics.tolerance import onnx_proof_tolerance
 from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
 from .decompose import check_decomposable, fill_value, tap_name
 from .nearest_index import FORM, grid_verdict, index_name
 from .rungs import ort_gap
-
-TOLERANCE = {"float32": (1e-5, 1e-6), "float16": (1e-3, 1e-3), "float64": (1e-9, 1e-9)}  # (rtol, atol)
 
 
 def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str]:
@@ -247,10 +247,9 @@ def _probe(rec, model, consts, graph) -> list[str]:
         if got.shape != want.shape or got.dtype != want.dtype:
             return [f"{rec.node}: probe {k}: onnxruntime gives {got.dtype}{got.shape}, the oracle "
                     f"{want.dtype}{want.shape}"]
-        rtol, atol = _tolerance(rec, x)
-        bad = ~np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
-        if bad.any():
-            i = tuple(int(v) for v in np.argwhere(bad)[0])
+        c = compare(got, want, *_tolerance(rec, x), atol_scale=1.0)  # atol already scaled by the input
+        if not c.ok:
+            i = c.first_mismatch
             return [f"{rec.node}: probe {k}: onnxruntime gives {got[i]} at {i}, the oracle {want[i]}"]
     return []
 
@@ -319,18 +318,14 @@ def _probe_index(rec, model) -> list[str]:
 
 
 def _tolerance(rec, x: np.ndarray) -> tuple[float, float]:
-    """(rtol, atol) for one probe: float rounding scales with the inputs, not the outputs. A Resize left to
-    onnxruntime (rungs 1-2) computes coordinates in float32 (the IR's ``arith``): each off by up to a few ulps
-    of its magnitude, so each weight too (filter slopes are at most about 1), times the input's range."""
-    rtol, atol = TOLERANCE.get(x.dtype.name, (0, 0))
-    if x.dtype.kind != "f":
-        return rtol, atol
-    atol *= max(1.0, float(np.abs(x).max()))
-    if rec.rung != DECOMPOSE and isinstance(rec.ir, ResizeIR):
+    """(atol, rtol) for one probe (``semantics.tolerance.onnx_proof_tolerance``). A Resize left to onnxruntime
+    (rungs 1-2) computes coordinates in float32 (the IR's ``arith``): each off by up to a few ulps of its
+    magnitude, so each weight too (filter slopes are at most about 1), times the input's range."""
+    reach = 0.0
+    if x.dtype.kind == "f" and rec.rung != DECOMPOSE and isinstance(rec.ir, ResizeIR):
         reach = sum(float(max(abs(ax.b), abs(ax.a * (ax.out_len - 1) + ax.b))) + 1
                     for ax in bind_resize(rec.ir, x.shape).axes)
-        atol += 2.0**-21 * reach * float(np.ptp(x.astype(np.float64)))
-    return rtol, atol
+    return onnx_proof_tolerance(x, reach)
 
 
 def _submodel(model, inputs: dict, output: str):

@@ -11,13 +11,13 @@
 
 ``ladder`` holds the rungs per IR kind and ``lower`` (one node); ``frontend`` the ONNX-frontend hook
 (``conversion_extensions()``, so the rest of a model goes through OpenVINO's own importer); ``prove`` the proof;
-``target`` ``convert``; ``write`` the atomic save proven again from disk; ``check`` what OpenVINO's own importer
-does with each node; ``verify`` the converted model run against onnxruntime and the oracle. openvino is imported
-lazily: the package imports without it.
+``target`` ``convert``; ``write`` the atomic save proven again from disk. The verbs that run a produced model to
+judge it live in tools/: ``check_openvino`` (what OpenVINO's own importer does with each node) and
+``verify_openvino`` (the converted model run against onnxruntime and the oracle). openvino is imported lazily:
+the package imports without it.
 """
 
 from .builtin import deformconv_rewrite_reason, gridsample_native_reason, native_gridsample, rewrite_deformconv
-from .check import check_openvino, format_check, probe_input, single_node_models
 from .decompose import decompose_resize
 from .frontend import ConversionLog, conversion_extensions, node_names, openvino_error_reason
 from .graph import F32, TAG
@@ -25,13 +25,10 @@ from .interpolate import runtime_conditions, ties_text
 from .ladder import DECOMPOSE, EXTENSION, LADDERS, NATIVE, REWRITE, RUNG_NAMES, TARGET, Node, lower, policy_for
 from .prove import prove
 from .target import OPENVINO, OpenVINOTarget, convert
-from .verify import format_verify, verify_openvino
-from .verify_inputs import make_inputs
 from .write import EXTENSION_NAME, extension_path, save
 
 __all__ = ["deformconv_rewrite_reason", "gridsample_native_reason", "native_gridsample", "rewrite_deformconv",
-           "check_openvino", "format_check", "probe_input", "single_node_models", "decompose_resize", "ConversionLog",
-           "conversion_extensions", "node_names", "openvino_error_reason", "F32", "TAG", "runtime_conditions",
-           "ties_text", "DECOMPOSE", "EXTENSION", "LADDERS", "NATIVE", "REWRITE", "RUNG_NAMES", "TARGET", "Node",
-           "lower", "policy_for", "prove", "OPENVINO", "OpenVINOTarget", "convert", "format_verify", "make_inputs",
-           "verify_openvino", "EXTENSION_NAME", "extension_path", "save"]
+           "decompose_resize", "ConversionLog", "conversion_extensions", "node_names", "openvino_error_reason", "F32",
+           "TAG", "runtime_conditions", "ties_text", "DECOMPOSE", "EXTENSION", "LADDERS", "NATIVE", "REWRITE",
+           "RUNG_NAMES", "TARGET", "Node", "lower", "policy_for", "prove", "OPENVINO", "OpenVINOTarget", "convert",
+           "EXTENSION_NAME", "extension_path", "save"]

@@ -17,6 +17,9 @@ import time
 
 import numpy as np
 
+from ..passes import CUSTOM
+from .graph import F32
+
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
@@ -27,6 +30,14 @@ SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", 
 COORDS = ("half_pixel", "half_pixel_symmetric")
 _RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
 _rates: dict | None = None
+_convert = None  # target.convert, registered by target.py (``use_converter``)
+
+
+def use_converter(convert) -> None:
+    """Calibration converts its timing models as a user's model is converted (``target.convert``). The cost model
+    sits below the target on the import path (the ladder consults it), so the target hands its convert in."""
+    global _convert
+    _convert = convert
 
 
 def cache_file():
@@ -87,10 +98,7 @@ def calibrate(samplers=SAMPLERS) -> dict:
     import onnx
     import openvino as ov
 
-    from ..passes import CUSTOM
-    from .graph import F32
-    from .target import convert
-
+    convert = _convert
     log.info("calibrating the cost model of --prefer fastest (once per machine) ...")
     t0 = time.perf_counter()
     core = ov.Core()
@@ -117,7 +125,7 @@ def calibrate(samplers=SAMPLERS) -> dict:
                         log.debug(f"cost model: {coord} {kind} antialias={aa} up={up} not timed: {e}")
                         continue
                     out[_key(cls, kind, aa, up)] = ms * 1e6 / n_out
-        layout = _layout_rate(core, path, x)
+        layout = _layout_rate(core, path, x, convert)
         if layout is not None:
             out["layout"] = layout
     big = np.ones(1 << 22, np.float32)
@@ -127,15 +135,12 @@ def calibrate(samplers=SAMPLERS) -> dict:
     return out
 
 
-def _layout_rate(core, path: str, x) -> float | None:
+def _layout_rate(core, path: str, x, convert) -> float | None:
     """ns per element (input + output) that a custom op costs in a real model beyond its own time: the plugin
     reorders blocked layouts around it. Measured as the extension's extra time between Conv layers (1x1 Conv ->
     bilinear x2 -> 1x1 Conv) minus its extra time alone; None where the extension cannot run here."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-
-    from .graph import F32
-    from .target import convert
 
     c = SHAPE[1]
     w = numpy_helper.from_array(np.eye(c, dtype=np.float32).reshape(c, c, 1, 1), "w")

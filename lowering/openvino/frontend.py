@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...semantics.compare import compare
 from ...semantics.errors import BridgeError
 from ...semantics.messages import openvino_error_reason
-from .graph import dims
+from ..probes import probe_sets
+from .graph import compile_f32, dims
 from .ladder import lower
 
 _ATTRS = {
@@ -138,9 +140,6 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
 
     from ...semantics.ir import is_static
     from ...semantics.reference import run
-    from ..probes import probe_sets
-    from .graph import compile_f32
-    from .verify import compare
 
     def value(outputs):
         return [np.asarray(v) for v in compile_f32(ov.Model(list(outputs), [], "constant"))({}).values()]
@@ -159,7 +158,7 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
     dtypes = [None if v is None else v.get_element_type().to_dtype().name for v in inputs]
     probe = probe_sets(ir, shapes, dtypes, fed)[0].arrays if any(fed) else [None] * len(inputs)
     want = run(ir, *[c if p is None else p for c, p in zip(consts, probe)])
-    c = compare(got, want)
+    c = compare(got, want).to_dict()  # the message's numbers as JSON writes them (None where not finite)
     if not c["ok"]:
         raise BridgeError(f"the constant-folded result differs from the oracle: worst element {c['worst']}: "
                           f"{c['got']} where the oracle gives {c['want']}", name, "X")

@@ -16,7 +16,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     rung_names, take
-from . import builtin, decompose, extension, interpolate, nearest_index
+from . import builtin, cost, decompose, extension, interpolate, nearest_index
 from .probe import proven
 
 TARGET = "openvino"
@@ -131,8 +131,6 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
 def _fastest(node, record, chosen):
     """The extension instead of ``chosen`` where the cost model estimates it faster (its proof by numbers runs
     as on the ladder); the rung given up is kept in ``record.tried`` with the estimate."""
-    from . import cost
-
     why = cost.faster_extension(node, record)
     if why is None:
         return chosen

@@ -1,9 +1,10 @@
 """Proof by numbers inside the ladder: a rung's candidate is rebuilt on fresh Parameters of the node's input
 shapes and types, compiled on OpenVINO CPU (f32 inference precision), run on probe inputs
-(``lowering.probes``) and compared with the oracle (``semantics.reference.run``): bit-exact for integer
-dtypes, the usual float tolerance otherwise (``verify.default_tolerance``). A compile failure or a mismatch
-becomes a Refusal, so ``passes.climb`` tries the next rung. Verdicts are cached per (rung, IR, input shapes,
-types, constants, conditional): a model with 50 identical nodes compiles once."""
+(``lowering.probes``) and compared with the oracle (``semantics.reference.run``, through
+``semantics.compare``): bit-exact for integer dtypes, the proof's float tolerance otherwise
+(``semantics.tolerance.proof_tolerance``). A compile failure or a mismatch becomes a Refusal, so
+``passes.climb`` tries the next rung. Verdicts are cached per (rung, IR, input shapes, types, constants,
+conditional): a model with 50 identical nodes compiles once."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ...semantics.compare import compare
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ...semantics.messages import plugin_sentence
-from ..passes import CUSTOM, Candidate, Refusal
+from ...semantics.tolerance import proof_tolerance
+from ..passes import CUSTOM, Candidate, Refusal, Rung
 from ..probes import DYNAMIC_LENGTHS, concrete_shapes, probe_sets, roles
 from .graph import F32, dims
 
@@ -142,7 +145,6 @@ def _measure(rung, node, candidate: Candidate):
     import openvino as ov
 
     from ...semantics.reference import run
-    from .verify import compare
 
     try:
         inputs, params, fed, consts = _fresh_inputs(node)
@@ -182,15 +184,15 @@ def _measure(rung, node, candidate: Candidate):
                 out = np.asarray(compiled(feeds)[0])
             except Exception as e:  # noqa: BLE001
                 return Refusal(f"OpenVINO CPU fails to run it on {ps.what}: {plugin_sentence(e)}", "rung")
-            c = compare(out, want, *_tolerance(want.dtype))
+            c = compare(out, want, *proof_tolerance(want.dtype))
             count += 1
-            tol = (c["atol"], c["rtol"])
-            if not c["ok"]:
+            tol = (c.atol, c.rtol)
+            if not c.ok:
                 varied = _varied(ps, kinds)
-                where = (f"output shape {c['shape_mismatch']}" if "shape_mismatch" in c else
-                         f"worst element {c['worst']} is {c['got']:.9g}, oracle {c['want']:.9g}")
+                where = (f"output shape {c.shape_mismatch}" if c.shape_mismatch is not None else
+                         f"worst element {list(c.worst)} is {c.got:.9g}, oracle {c.want:.9g}")
                 return Refusal(f"differs from the oracle on {ps.what}, shape {list(shapes[0])}: {where}", varied)
-            worst = max(worst, c["max_abs"] or 0.0)
+            worst = max(worst, c.max_abs or 0.0)
             if len(rounds) == 1:
                 wants.append(want)
     verdict = {"count": count, "max_abs": worst, "shapes": [list(s[0]) for s in rounds],
@@ -198,15 +200,6 @@ def _measure(rung, node, candidate: Candidate):
     if len(wants) > 1 and all(np.array_equal(w, wants[0], equal_nan=True) for w in wants[1:]):
         verdict["constant_output"] = wants[0]
     return verdict
-
-
-def _tolerance(dtype) -> tuple:
-    """(atol, rtol) for ``verify.compare``: its defaults (fp32: 1e-5 of the data's magnitude plus 1e-4
-    relative; integers bit-exact), except float16, held to two of its ulps (2^-9 relative) rather than
-    verify's looser report threshold."""
-    if np.dtype(dtype) == np.float16:
-        return 2.0**-9, 2.0**-9
-    return None, None
 
 
 def _varied(ps, kinds) -> str:
@@ -221,8 +214,6 @@ def _varied(ps, kinds) -> str:
 def proven(rung):
     """The rung with proof by numbers: its candidate is returned only when the probes agree with the oracle;
     otherwise the probe's Refusal is."""
-    from ..passes import Rung
-
     def lower(node):
         try:
             got = rung.lower(node)

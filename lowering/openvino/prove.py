@@ -15,6 +15,7 @@ from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
 from . import decompose, extension, nearest_index
 from .graph import all_ops, consumer, tagged
+from .interpolate import runtime_conditions
 
 
 def prove(ov_model, records: list[NodeRecord]) -> list[str]:
@@ -78,7 +79,6 @@ def _prove_builtin(rec: NodeRecord, by_tag) -> list[str]:
     except ImportError:  # the OpenVINO parser is not there: nothing can be proven
         return [f"{rec.node}: no OpenVINO parser to re-read the native op"]
     from ...semantics.equivalence import diff
-    from .interpolate import runtime_conditions
 
     op = by_tag.get(rec.proof.get("op"))
     if op is None:

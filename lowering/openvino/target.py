@@ -9,8 +9,10 @@ import tempfile
 
 from ...semantics.errors import BridgeError, clip
 from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written, records_json
+from . import cost
 from .frontend import (ConversionLog, conversion_extensions, conversion_message, node_names, openvino_error_reason,
                        source_irs)
+from .graph import F32, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
 from .prove import prove
@@ -85,8 +87,6 @@ class OpenVINOTarget(Target):
         """The whole produced model compiles on CPU (the extension loaded where a node uses it), or one line."""
         import openvino as ov
 
-        from .graph import F32
-
         core = ov.Core()
         try:
             if any(r.rung == CUSTOM for r in result.records):
@@ -124,8 +124,6 @@ def _functions_inlined(model, model_path):
 def record_conditions(ov_model, records) -> None:
     """Write the conditions of conditional conversions into the model's rt_info (model-wide, one clause per
     node, and on each node's ops), so a deployed model carries what its exactness rests on."""
-    from .graph import tagged
-
     clauses = [f"{r.node}: exact only if {r.condition}" for r in records if r.condition]
     if not clauses:
         return
@@ -171,3 +169,6 @@ def convert(model_path: str, *, fallback: str = "decompose", strict: bool = Fals
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer)
     result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, OPENVINO.policy(options))
     return result.model, result.records
+
+
+cost.use_converter(convert)  # --prefer fastest calibrates its cost model on conversions like this one

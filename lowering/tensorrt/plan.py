@@ -40,17 +40,13 @@ from ..onnx.decompose import check_decomposable
 from ..onnx.nearest_index import INT32_MAX_OUT
 from ..onnx.nearest_index import REASON as INDEX_REASON
 from ..onnx.nearest_index import candidate as index_candidate
-from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
-    rung_names
+from ..passes import DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb
 from . import spell
 from .compare import compare, imported_assumptions, importer_verdict
 from .plugin import plugin_attributes
+from .rewrite import named_copy
+from .rungs import NATIVE, PLUGIN, RUNG_NAMES, TENSORRT_COMPUTE
 
-NATIVE, PLUGIN = BUILTIN, CUSTOM
-# Named as on every target (lowering/passes.py): native = onnx-tensorrt maps the node as it is.
-RUNG_NAMES = rung_names("plugin")
-# The decomposition's dtype policy on TensorRT (no float64 tensors; translate/dtypes.py).
-TENSORRT_COMPUTE = TENSORRT_DTYPES["decompose"]
 TARGET = "tensorrt"
 # The index form moves elements with a Gather: the types onnx-tensorrt 10.x's Gather takes.
 INDEX_DTYPES = TENSORRT_DTYPES["gather"]
@@ -242,7 +238,6 @@ def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> 
     """(named copy of the model, one NodeRecord per resampling node). A node that cannot be parsed or lowered
     gets ``rung`` None with the reason."""
     from ...translate.onnx import Graph, NodeView, default_opset, is_resampling, load, parse_view
-    from .rewrite import named_copy
 
     model = named_copy(load(model))
     opset = default_opset(model)

@@ -14,8 +14,8 @@ from ...translate.onnx_tensorrt import import_node
 from ..passes import NodeRecord
 from .compare import compare, pass_matches
 from ..passes import DECOMPOSE, PassResult
-from .plan import PLUGIN, TENSORRT_COMPUTE
-from .run import opset_spelled
+from .rungs import PLUGIN, TENSORRT_COMPUTE
+from .spell import opset_spelled
 from .plugin import ir_from_plugin
 
 

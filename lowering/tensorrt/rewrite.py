@@ -13,8 +13,8 @@ from ..onnx.decompose import decompose_resize
 from ..onnx.nearest_index import FORM as INDEX_FORM
 from ..onnx.nearest_index import decompose_nearest_index
 from ..passes import DECOMPOSE
-from .plan import NATIVE, PLUGIN, TENSORRT_COMPUTE
 from .plugin import PLUGIN_DOMAIN, PLUGIN_DOMAIN_VERSION, PLUGIN_OPS, plugin_attributes, plugin_inputs
+from .rungs import NATIVE, PLUGIN, TENSORRT_COMPUTE
 
 
 def named_copy(model):

@@ -160,4 +160,43 @@ def _restrict(src: ResizeIR, axes, perm, tin) -> ResizeIR:
     return dataclasses.replace(src, **rep)
 
 
-__all__ = ["window", "spelled_view", "resize_spellings", "gridsample_spelling", "describe", "split"]
+# ----------------------------------------------------------------------------------------------------------
+# TensorRT's parser spelling of GridSample modes, given back the opset's own names (what the ONNX parser and
+# onnxruntime read): the proof and ``tools/run_tensorrt`` both need it.
+
+_PARSER_SPELLINGS = {"bilinear": "linear", "bicubic": "cubic"}
+
+
+def with_opset_spelling(node, opset: int):
+    """A GridSample that carries TensorRT's parser spelling (``bilinear`` / ``bicubic`` in an opset-20+ model,
+    which onnxruntime refuses), given back the opset's own name for the same mode."""
+    import copy
+
+    mode = next((a for a in node.attribute if a.name == "mode"), None)
+    if node.op_type != "GridSample" or opset < 20 or mode is None or mode.s.decode() not in _PARSER_SPELLINGS:
+        return node
+    node = copy.deepcopy(node)
+    for a in node.attribute:
+        if a.name == "mode":
+            a.s = _PARSER_SPELLINGS[a.s.decode()].encode()
+    return node
+
+
+def opset_spelled(model):
+    """``model`` with every GridSample in TensorRT's parser spelling given back its opset's own name (a copy;
+    ``model`` itself where none is): what the ONNX parser and onnxruntime read."""
+    from ...translate.onnx import default_opset
+
+    opset = default_opset(model)
+    nodes = [with_opset_spelling(n, opset) for n in model.graph.node]
+    if all(a is b for a, b in zip(nodes, model.graph.node)):
+        return model
+    out = type(model)()
+    out.CopyFrom(model)
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    return out
+
+
+__all__ = ["window", "spelled_view", "resize_spellings", "gridsample_spelling", "describe", "split",
+           "with_opset_spelling", "opset_spelled"]

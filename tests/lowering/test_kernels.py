@@ -441,7 +441,7 @@ def test_deformconv_extreme_offsets_and_masks(D, kind):
 # ----------------------------------------------------------------------------------------------------------
 # float32 accumulation: float32 X sums in float32 (fused 2-D Resize up to 8 taps per axis, GridSample, DeformConv's
 # columns and GEMM). The proof compares with the float64 oracle within atol 1e-5 * max(1, max|want|) + rtol 1e-4
-# (lowering/openvino/verify.compare); measured here on random, large, sign-alternating and mixed-magnitude data,
+# (semantics/compare.compare); measured here on random, large, sign-alternating and mixed-magnitude data,
 # the error stays below F32_BOUND (relative to max(1, max|want|)), a tenth of that atol.
 
 F32_BOUND = 1e-6

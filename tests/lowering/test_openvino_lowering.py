@@ -12,7 +12,7 @@ ov = pytest.importorskip("openvino")
 from resample_bridge.lowering import openvino as low  # noqa: E402
 from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
-from resample_bridge.lowering.openvino import verify_openvino  # noqa: E402
+from resample_bridge.tools.verify_openvino import verify_openvino  # noqa: E402
 from resample_bridge.tools.convert import convert_to_openvino  # noqa: E402
 from resample_bridge.tools.conformance import conformance_cases, frozen_case  # noqa: E402
 from tests.models import resize_model  # noqa: E402

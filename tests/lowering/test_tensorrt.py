@@ -15,6 +15,7 @@ from resample_bridge.lowering import tensorrt as low
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.reference import run
 from resample_bridge.tools.conformance import conformance_cases, frozen_case
+from resample_bridge.tools.finish_tensorrt import build_engine, tensorrt_available
 from resample_bridge.tools.tensorrt import conformance_rows, format_conformance_table, run_tensorrt_ready
 from resample_bridge.translate.onnx import parse_model
 from resample_bridge.translate.tensorrt import UNVERIFIED, parse_settings
@@ -253,7 +254,7 @@ def _real_models():
 
 @pytest.mark.parametrize("index", range(5))
 def test_real_shaped_models(index):
-    from resample_bridge.lowering.openvino import make_inputs
+    from resample_bridge.tools.verify_inputs import make_inputs
 
     name, model = _real_models()[index]
     out, rep = low.tensorrt_ready(model)
@@ -419,15 +420,15 @@ def test_build_engine_with_tensorrt(tmp_path):
     out, _ = low.tensorrt_ready(model)
     path = tmp_path / "m.onnx"
     onnx.save(out, path)
-    info = low.build_engine(str(path), str(tmp_path / "m.engine"))
+    info = build_engine(str(path), str(tmp_path / "m.engine"))
     assert (tmp_path / "m.engine").exists() and info["layers"]
 
 
 def test_build_engine_without_tensorrt_names_the_command(tmp_path):
-    if low.tensorrt_available() is None:
+    if tensorrt_available() is None:
         pytest.skip("tensorrt is installed: test_build_engine_with_tensorrt covers it")
     with pytest.raises(BridgeError, match="trtexec --onnx="):
-        low.build_engine(str(tmp_path / "m.onnx"), str(tmp_path / "m.engine"))
+        build_engine(str(tmp_path / "m.onnx"), str(tmp_path / "m.engine"))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ pytest.importorskip("openvino")
 
 import onnx  # noqa: E402
 
-from resample_bridge.lowering.openvino import check_openvino  # noqa: E402
+from resample_bridge.tools.check_openvino import check_openvino  # noqa: E402
 from tests.lowering.test_openvino_lowering import CASES, frozen  # noqa: E402
 
 SILENT = {  # case -> a field that must be named

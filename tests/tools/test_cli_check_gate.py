@@ -93,7 +93,8 @@ def _many_nodes_model():
 def test_batched_check_agrees_with_one_model_per_node(tmp_path):
     """The batched importer run (one model for all distinct configurations, halves on refusal) gives each
     node the verdict the one-node model gives it, and resample-bridge the same rung."""
-    from resample_bridge.lowering.openvino.check import _native_verdict, _ours, check_openvino, single_node_models
+    from resample_bridge.tools.check_openvino import check_openvino
+    from resample_bridge.tools.check_openvino_node import _native_verdict, _ours, single_node_models
 
     model = _many_nodes_model()
     path = saved(model, tmp_path)

@@ -18,7 +18,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from resample_bridge.lowering.tensorrt import engine
+from resample_bridge.lowering.tensorrt import plugin_build as engine
 from resample_bridge.tools.cli import main
 from resample_bridge.tools.conformance import conformance_cases, frozen_case
 from tests.models import resize_model

@@ -117,7 +117,8 @@ def main(argv=None) -> int:
     import openvino as ov
 
     from resample_bridge.lowering import openvino as low
-    from resample_bridge.lowering.openvino import F32, check_openvino
+    from resample_bridge.lowering.openvino import F32
+    from resample_bridge.tools.check_openvino import check_openvino
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=30)

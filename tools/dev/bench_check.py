@@ -74,7 +74,7 @@ def per_node(path: str) -> list[dict]:
     """check as it was: one importer model, one compile and one resample-bridge conversion per node."""
     import onnx
 
-    from ...lowering.openvino.check import _native_verdict, _ours, single_node_models
+    from ..check_openvino_node import _native_verdict, _ours, single_node_models
     from ...translate.onnx import load
 
     rows = []
@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     import onnx
     import openvino as ov
 
-    from ...lowering.openvino import check_openvino
+    from ..check_openvino import check_openvino
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)

@@ -101,7 +101,8 @@ def main(argv=None) -> int:
     import openvino as ov
 
     from resample_bridge.lowering import compiled
-    from resample_bridge.lowering.openvino import F32, check_openvino, convert
+    from resample_bridge.lowering.openvino import F32, convert
+    from resample_bridge.tools.check_openvino import check_openvino
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=20)

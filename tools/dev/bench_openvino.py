@@ -71,8 +71,9 @@ def main(argv=None) -> int:
     import openvino as ov
 
     from resample_bridge.lowering import openvino as low
-    from resample_bridge.lowering.openvino import check_openvino
-    from resample_bridge.lowering.openvino import F32, make_inputs
+    from resample_bridge.lowering.openvino import F32
+    from resample_bridge.tools.check_openvino import check_openvino
+    from resample_bridge.tools.verify_inputs import make_inputs
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=30)

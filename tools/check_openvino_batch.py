@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 
-from ...semantics.errors import BridgeError
-from .check import _judge, _native_verdict, _ours, _ours_row
-from .frontend import openvino_error_reason
-from .graph import compile_f32
+from ..lowering.openvino.frontend import openvino_error_reason
+from ..lowering.openvino.graph import compile_f32
+from ..lowering.openvino.target import convert
+from ..semantics.errors import BridgeError
+from .check_openvino_node import _judge, _native_verdict, _ours, _ours_row
 
 
 def config_key(one) -> bytes:
@@ -77,7 +78,7 @@ def _feeds(items) -> dict:
 
 def _resampling_above(op) -> list:
     """(name, IR) of the resampling ops that ``op`` depends on (None when our parser refuses one)."""
-    from ...translate import openvino as tov
+    from ..translate import openvino as tov
 
     seen, stack, found = set(), [op], []
     while stack:
@@ -156,8 +157,6 @@ def ours_batch(d: str, items) -> dict:
     """k -> the rung resample-bridge takes, from one conversion of all items; a node that refuses is taken
     out with its reason and the rest converted again."""
     import onnx
-
-    from .target import convert
 
     out: dict = {}
     todo = list(items)

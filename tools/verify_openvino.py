@@ -12,15 +12,19 @@ before anything is allocated. Everything returned is plain JSON-able data: non-f
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tempfile
 
 import numpy as np
 
-from ...semantics.errors import BridgeError, clip, without_source
-from .graph import F32
+from ..lowering.openvino.frontend import openvino_error_reason
+from ..lowering.openvino.graph import F32
+from ..lowering.openvino.target import convert
+from ..lowering.openvino.write import EXTENSION_NAME
+from ..semantics.compare import compare
+from ..semantics.errors import BridgeError, clip, without_source
+from .check_openvino_node import single_node_models
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
 
 
@@ -28,7 +32,7 @@ def _with_node_tensors_as_outputs(model):
     """A copy of ``model`` whose outputs also include every resampling node's inputs and outputs."""
     import onnx
 
-    from ...translate.onnx import RESAMPLING_OPS
+    from ..translate.onnx import RESAMPLING_OPS
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
@@ -43,62 +47,6 @@ def _with_node_tensors_as_outputs(model):
                     m.graph.output.append(onnx.ValueInfoProto(name=name))
                     have.add(name)
     return m
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Errors: statistics with strict-JSON values.
-
-def default_tolerance(dtype) -> tuple[float, float]:
-    """(atol, rtol): the usual fp32 tolerance; f16 its own; integers and bools bit-exact."""
-    dt = np.dtype(dtype)
-    if dt == np.float16:
-        return 1e-2, 1e-3
-    if np.issubdtype(dt, np.floating):
-        return 1e-5, 1e-4
-    return 0.0, 0.0
-
-
-def _finite(x: float):
-    return float(x) if math.isfinite(x) else None
-
-
-def compare(got: np.ndarray, want: np.ndarray, atol: float | None = None, rtol: float | None = None) -> dict:
-    """Error statistics of ``got`` against ``want``: max/mean/median/p99 of abs and rel error, the worst
-    element, and ``ok`` (every element within atol*max(1, max|want|) + rtol*|want|; NaN equals NaN). Strict JSON: a number that
-    is not finite is None and ``non_finite`` says so."""
-    d_atol, d_rtol = default_tolerance(want.dtype)
-    atol = d_atol if atol is None else atol
-    rtol = d_rtol if rtol is None else rtol
-    out: dict = {"dtype": str(want.dtype), "shape": list(want.shape), "atol": atol, "rtol": rtol}
-    if got.shape != want.shape:
-        return {**out, "ok": False, "shape_mismatch": f"{list(got.shape)} vs {list(want.shape)}",
-                "max_abs": None, "max_rel": None, "worst": None}
-    if want.size == 0:
-        return {**out, "ok": True, "max_abs": 0.0, "max_rel": 0.0, "mean_abs": 0.0, "median_abs": 0.0,
-                "p99_abs": 0.0, "mean_rel": 0.0, "median_rel": 0.0, "p99_rel": 0.0, "worst": None}
-    a, b = got.astype(np.float64), want.astype(np.float64)
-    both_nan = np.isnan(a) & np.isnan(b)
-    with np.errstate(invalid="ignore", over="ignore"):
-        d = np.where(both_nan, 0.0, np.abs(a - b))
-        d = np.where(np.isnan(d), np.inf, d)  # one side NaN, or inf - inf
-        d = np.where((a == b), 0.0, d)  # equal infinities
-        rel = d / np.maximum(np.abs(b), 1e-12)
-        finite_b = np.where(np.isfinite(b), b, 0.0)
-        # Float rounding of a weighted sum scales with the summands, bounded by the data's magnitude: atol is
-        # per unit of max|want| (at least 1). Integers: scale 1 (bit-exact by default).
-        scale = max(1.0, float(np.abs(finite_b).max())) if np.issubdtype(want.dtype, np.floating) else 1.0
-        bad = d > atol * scale + rtol * np.abs(finite_b)
-    i = np.unravel_index(int(np.argmax(d)), d.shape)
-    stats = {"max_abs": d.max(), "mean_abs": d.mean(), "median_abs": np.median(d), "p99_abs": np.percentile(d, 99),
-             "max_rel": rel.max(), "mean_rel": rel.mean(), "median_rel": np.median(rel),
-             "p99_rel": np.percentile(rel, 99)}
-    nonfinite = [k for k, v in stats.items() if not math.isfinite(float(v))]
-    out.update({k: _finite(float(v)) for k, v in stats.items()})
-    if nonfinite:
-        out["non_finite"] = nonfinite
-    out.update(ok=not bool(bad.any()), mismatches=int(bad.sum()), worst=[int(x) for x in i],
-               got=_finite(float(a[i])), want=_finite(float(b[i])))
-    return out
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -142,8 +90,6 @@ def _node_onnxruntime_refuses(model) -> str | None:
     attribute combinations the ONNX spec allows, without naming the node), or None."""
     import onnxruntime as ort
 
-    from .check import single_node_models
-
     try:
         singles = list(single_node_models(model))
     except Exception:  # noqa: BLE001 -- only a better message is at stake
@@ -173,8 +119,6 @@ def _read_converted(xml: str, extensions=()):
     """The user's converted model, with the extension library beside it (and ``extensions``) loaded."""
     import openvino as ov
 
-    from .write import EXTENSION_NAME
-
     if not os.path.isfile(xml) or not xml.endswith(".xml"):
         raise BridgeError(f"{clip(xml)} is not an OpenVINO .xml file", field="converted")
     core = ov.Core()
@@ -191,8 +135,6 @@ def _read_converted(xml: str, extensions=()):
 
 
 def _ov_reason(e: Exception) -> str:
-    from .frontend import openvino_error_reason
-
     return clip(openvino_error_reason(str(e)), 160)
 
 
@@ -227,8 +169,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     ``atol``/``rtol``: {output name or "": tolerance}. Returns a plain dict (strict-JSON values)."""
     import onnx
 
-    from ...semantics.reference import run as oracle
-    from ...translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
+    from ..semantics.reference import run as oracle
+    from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
 
     model = load(model_path)
     irs = dict(parse_model(model))  # bad attributes are refused here, before any runtime sees them
@@ -255,8 +197,6 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     else:
         import openvino as ov
 
-        from .target import convert
-
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "source.onnx")
             onnx.save(model, p)
@@ -265,7 +205,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         core = ov.Core()
         report["rungs"] = [r.summary() for r in records]
         if any(r.rung == 4 for r in records):
-            from ..compiled import openvino_extension
+            from ..lowering.compiled import openvino_extension
 
             core.add_extension(openvino_extension())
     ov_out = _run_openvino(core, ov_model, feeds, observe)
@@ -286,7 +226,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
             continue
         args = [None if not n else (consts[n] if n in consts else ort_out.get(n, feeds.get(n)))
                 for n in node.input]
-        ort_dev = compare(ort_out[node.output[0]], oracle(irs[name], *args))
+        ort_dev = compare(ort_out[node.output[0]], oracle(irs[name], *args)).to_dict()
         if not ort_dev["ok"]:
             deviating.add(node.output[0])
         # The node alone: the oracle fed what OpenVINO fed the node (upstream differences, such as weights
@@ -300,7 +240,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
                                     "onnxruntime_vs_oracle": ort_dev})
             continue
         t = node.output[0]
-        e = compare(got, want, atol.get(t, atol.get("")), rtol.get(t, rtol.get("")))
+        e = compare(got, want, atol.get(t, atol.get("")), rtol.get(t, rtol.get(""))).to_dict()
         e.update(name=name, onnxruntime_vs_oracle=ort_dev)
         report["nodes"].append(e)
     # onnxruntime is the reference for model outputs only where no resampling node upstream of them has
@@ -312,7 +252,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         if o.name not in ov_out:
             report["outputs"].append({"name": o.name, "ok": False, "missing": "not an output of the converted model"})
             continue
-        e = compare(ov_out[o.name], ort_out[o.name], atol.get(o.name, atol.get("")), rtol.get(o.name, rtol.get("")))
+        e = compare(ov_out[o.name], ort_out[o.name], atol.get(o.name, atol.get("")),
+                    rtol.get(o.name, rtol.get(""))).to_dict()
         e["name"] = o.name
         if o.name in deviating:
             e.update(ok=None, not_judged="onnxruntime deviates from the ONNX semantics upstream (see nodes)")

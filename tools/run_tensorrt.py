@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.errors import BridgeError
-from ...semantics.reference import run
-from .plugin import ir_from_plugin, is_plugin_node
+from ..lowering.tensorrt.plugin import ir_from_plugin, is_plugin_node
+from ..lowering.tensorrt.spell import with_opset_spelling
+from ..semantics.errors import BridgeError
+from ..semantics.reference import run
 
-_TRT_SPELLINGS = {"bilinear": "linear", "bicubic": "cubic"}
 _RESAMPLING = ("Resize", "Upsample", "GridSample", "DeformConv")
 
 
@@ -64,8 +64,8 @@ def _run_plugin(node, values: dict):
 
 
 def _run_resampling(node, values: dict, g, opset: int, resampling: str):
-    from ...translate.onnx import NodeView, parse_view
-    from ...translate.onnx_tensorrt import import_node
+    from ..translate.onnx import NodeView, parse_view
+    from ..translate.onnx_tensorrt import import_node
 
     view = NodeView.from_proto(node, g, node.name)
     view = view.replace(shapes={**view.shapes, **{n: values[n].shape for n in node.input if n and n in values}})
@@ -77,37 +77,6 @@ def _run_resampling(node, values: dict, g, opset: int, resampling: str):
         raise BridgeError(f"onnx-tensorrt would not build node {node.name!r}: {imp.message or imp.fields}",
                           node.name)
     return _run_ir(imp.ir, ins)
-
-
-def _with_opset_spelling(node, opset: int):
-    """A GridSample that carries TensorRT's parser spelling (``bilinear`` / ``bicubic`` in an opset-20+ model,
-    which onnxruntime refuses), given back the opset's own name for the same mode."""
-    import copy
-
-    mode = next((a for a in node.attribute if a.name == "mode"), None)
-    if node.op_type != "GridSample" or opset < 20 or mode is None or mode.s.decode() not in _TRT_SPELLINGS:
-        return node
-    node = copy.deepcopy(node)
-    for a in node.attribute:
-        if a.name == "mode":
-            a.s = _TRT_SPELLINGS[a.s.decode()].encode()
-    return node
-
-
-def opset_spelled(model):
-    """``model`` with every GridSample in TensorRT's parser spelling given back its opset's own name (a copy;
-    ``model`` itself where none is): what the ONNX parser and onnxruntime read."""
-    from ...translate.onnx import default_opset
-
-    opset = default_opset(model)
-    nodes = [_with_opset_spelling(n, opset) for n in model.graph.node]
-    if all(a is b for a, b in zip(nodes, model.graph.node)):
-        return model
-    out = type(model)()
-    out.CopyFrom(model)
-    del out.graph.node[:]
-    out.graph.node.extend(nodes)
-    return out
 
 
 def run_tensorrt_ready(model, feeds: dict, *, resampling: str = "onnxruntime") -> dict:
@@ -122,7 +91,7 @@ def run_tensorrt_ready(model, feeds: dict, *, resampling: str = "onnxruntime") -
     import onnx
     from onnx import numpy_helper
 
-    from ...translate.onnx import Graph, default_opset
+    from ..translate.onnx import Graph, default_opset
 
     if resampling not in ("onnxruntime", "tensorrt", "oracle"):
         raise BridgeError(f"resampling={resampling!r}: expected onnxruntime, tensorrt or oracle", field="resampling")
@@ -140,7 +109,7 @@ def run_tensorrt_ready(model, feeds: dict, *, resampling: str = "onnxruntime") -
         elif resampling != "onnxruntime" and node.op_type in _RESAMPLING:
             values[node.output[0]] = _run_resampling(node, values, g, opset, resampling)
         else:
-            outs = _ort_node(_with_opset_spelling(node, opset), values, model.opset_import, model.ir_version)
+            outs = _ort_node(with_opset_spelling(node, opset), values, model.opset_import, model.ir_version)
             for name, v in zip([o for o in node.output if o], outs):
                 values[name] = v
     return values

@@ -2,22 +2,21 @@
 ``silently different`` (with the fields), or ``rejected`` (with its message) — predicted from the importer's
 rules (``translate.onnx_tensorrt``; no TensorRT needed), and what resample-bridge does instead (its rung). A
 verdict that rests on undocumented TensorRT behaviour lists it, each line ending "unverified on TensorRT".
-Also the text of the convert report and the conformance table (importer verdict vs rung per case).
+Also the conformance table (importer verdict vs rung per case).
 """
 
 from __future__ import annotations
 
-from ...semantics.errors import clip
-from ...translate.tensorrt import UNVERIFIED
-from ..passes import Policy, format_check_rows
-from .plan import plan_model
+from ..lowering.passes import Policy, format_check_rows
+from ..lowering.tensorrt.plan import plan_model
+from ..lowering.tensorrt.target import lower_checked
+from ..translate.tensorrt import UNVERIFIED
 
 
 def check_rows(model, *, strict: bool = False) -> list[dict]:
     """One row per resampling node: {"name", "op", "tensorrt": importer verdict, "resample_bridge": rung}.
     The rung is what ``convert --target tensorrt`` takes: the same plan, rewrite and proof (``lower_checked``)."""
-    from ...translate.onnx import load
-    from .target import lower_checked
+    from ..translate.onnx import load
 
     records = lower_checked(load(model), Policy(allow_conditional=not strict)).records
     rows = []
@@ -36,7 +35,7 @@ def _bare(a: str) -> str:
     return a.replace(f" ({UNVERIFIED})", "").replace(f"; {UNVERIFIED})", ")")
 
 
-def _unverified(assumptions) -> list[str]:
+def unverified_lines(assumptions) -> list[str]:
     return [f"    {UNVERIFIED}: {_bare(a)}" for a in assumptions]
 
 
@@ -46,7 +45,7 @@ def _importer_lines(v: dict) -> tuple[str, list[str]]:
         suffix = f" at {v.get('stage', 'import')}: {v['message']}" + ("" if v.get("quoted", True) else " (paraphrased)")
     elif v.get("assumptions"):
         suffix = f" ({UNVERIFIED})"
-    lines = [f"    {f}" for f in v.get("fields", [])] + _unverified(v.get("assumptions", []))
+    lines = [f"    {f}" for f in v.get("fields", [])] + unverified_lines(v.get("assumptions", []))
     lines += [f"    importer: {n}" for n in v.get("notes", [])]
     if v.get("decided"):
         lines.append(f"    ({v['decided']})")
@@ -62,42 +61,11 @@ def _counts(values) -> str:
 
 def format_check(rows: list[dict]) -> str:
     out = [format_check_rows(rows, "tensorrt", "onnx-tensorrt importer", _importer_lines,
-                             lambda ours: _unverified(ours.get("assumptions", [])))]
+                             lambda ours: unverified_lines(ours.get("assumptions", [])))]
     unverified = sum(1 for r in rows if r["tensorrt"].get("assumptions") and r["tensorrt"]["verdict"] == "exact")
     if unverified:  # the counts themselves are the gate's summary line (tools/gate.py), printed after this
         out.append(f"{unverified} of onnx-tensorrt's exact verdicts are {UNVERIFIED}")
     return "\n".join(out)
-
-
-def format_convert(rep: dict) -> str:
-    """The convert report (``target.report`` + ``engine.finish`` + "output") as text: the rungs, the plugin
-    library (built, or the one command that builds it), then how to finish on TensorRT and compare it with
-    onnxruntime."""
-    lines = []
-    for n in rep["nodes"]:
-        lines.append(f"{clip(n['node'], 80)}: rung {n['rung']} ({n['rung_name']}): {n['reason']}")
-        lines += _unverified(n["assumptions"])
-    lines.append(f"wrote {rep['output']} ({len(rep['nodes'])} resampling nodes, each proven against its source IR)")
-    if rep["plugin_library"]:
-        plugins = ", ".join(rep["plugins"])
-        if rep.get("plugin_library_built"):
-            lines.append(f"plugin nodes {plugins} need the plugin library {rep['plugin_library_path']} (built)")
-        else:
-            lines.append(f"plugin nodes {plugins} need the plugin library {rep['plugin_library_path']}, not built "
-                         "yet; build it where TensorRT and the CUDA toolkit are installed:")
-            lines.append(f"  {rep['build_command']}")
-    if rep.get("engine"):
-        lines.append(f"built {rep['engine']['engine']} with TensorRT")
-    else:
-        if rep.get("engine_error"):
-            lines.append(f"TensorRT could not build the engine here: {rep['engine_error']}")
-        else:
-            lines.append(f"TensorRT is not available here ({rep['tensorrt']}); to finish on a machine with it:")
-        lines.append(f"  {rep['command']}")
-    if rep.get("polygraphy_command"):
-        lines.append("compare TensorRT with onnxruntime (polygraphy, on a machine with TensorRT and a GPU):")
-        lines.append(f"  {rep['polygraphy_command']}")
-    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -137,4 +105,4 @@ def format_conformance_table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-__all__ = ["check_rows", "format_check", "format_convert", "conformance_rows", "format_conformance_table"]
+__all__ = ["check_rows", "format_check", "conformance_rows", "format_conformance_table", "unverified_lines"]

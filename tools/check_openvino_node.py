@@ -1,31 +1,19 @@
-"""``check --target openvino``: per resampling node, what OpenVINO's own ONNX importer does with it, and what
-resample-bridge does instead.
-
-Each node is cut out into a one-node model (its constant inputs kept as initializers, everything else a
-graph input of the inferred shape), converted by ``openvino.convert_model`` alone, and what OpenVINO produced
-is parsed back into IR (``translate.openvino``: what the CPU plugin computes) and compared with the
-source IR. The verdict is one of:
-
-* ``exact``: same numbers (the IR values bind to equal tap tables);
-* (ties) where the two differ only in how coordinates are computed (exact vs float32), the output indices on
-  or near a rounding boundary are checked by running the probe: which element a resize reads does not depend
-  on the data, so equal outputs on distinct probe values prove the ties resolve the same way on this shape;
-* ``silently different``: converts, computes something else — the fields that differ, both values, and the
-  max error measured on a probe input (OpenVINO CPU f32 vs the oracle);
-* ``refused``: OpenVINO's importer fails, with its message.
-"""
+"""``check --target openvino`` for one node: the node cut out into a one-node model (its constant inputs kept
+as initializers, everything else a graph input of the inferred shape, fed probe values), OpenVINO's own
+importer's verdict on it (``check_openvino``'s module docstring says what each verdict means) and the rung
+resample-bridge takes."""
 
 from __future__ import annotations
 
-import tempfile
-
 import numpy as np
 
-from ...semantics.errors import BridgeError
-from ...semantics.ir import ResizeIR, has_runtime_params
-from ..passes import format_check_rows
-from .frontend import openvino_error_reason
-from .graph import compile_f32
+from ..lowering.openvino.frontend import openvino_error_reason
+from ..lowering.openvino.graph import compile_f32
+from ..lowering.openvino.interpolate import runtime_conditions
+from ..lowering.openvino.target import convert
+from ..semantics.errors import BridgeError
+from ..semantics.ir import ResizeIR, has_runtime_params
+from ..semantics.tolerance import CHECK
 
 
 def single_node_models(model):
@@ -33,7 +21,7 @@ def single_node_models(model):
     import onnx
     from onnx import helper, shape_inference
 
-    from ...translate.onnx import RESAMPLING_OPS, node_name, parse_model
+    from ..translate.onnx import RESAMPLING_OPS, node_name, parse_model
 
     irs = dict(parse_model(model))
     try:
@@ -116,7 +104,7 @@ def _native_verdict(path, ir, one, feeds) -> dict:
     """What OpenVINO's own importer does with the one-node model ``one`` (saved at ``path``)."""
     import openvino as ov
 
-    from ...translate import openvino as tov
+    from ..translate import openvino as tov
 
     try:
         ov_model = ov.convert_model(path)
@@ -144,8 +132,8 @@ def _judge(ir, one, feeds, parsed, got) -> dict:
 def _verdict(ir, one, feeds, parsed, got) -> dict:
     """The verdict on what the importer produced for one node: ``parsed`` its resampling ops as IR (None: one
     our parser refuses), ``got`` its output on the probe ``feeds``."""
-    from ...semantics.equivalence import diff
-    from ...semantics.reference import run
+    from ..semantics.equivalence import diff
+    from ..semantics.reference import run
 
     parsed = parsed or []
     node_inputs = [None if not n else feeds.get(n, _const(one, n)) for n in one.graph.node[0].input]
@@ -153,7 +141,8 @@ def _verdict(ir, one, feeds, parsed, got) -> dict:
     # A different output shape is an infinite error (JSON output writes null and the flag beside it).
     err = float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max(initial=0)) \
         if got.shape == want.shape else float("inf")
-    matches = err <= 1e-5 + 1e-4 * float(np.abs(want).max(initial=0))
+    atol, rtol = CHECK
+    matches = err <= atol + rtol * float(np.abs(want).max(initial=0))
     # Where the IR cannot be compared, the probe's numbers are the verdict.
     by_numbers = {"verdict": "exact" if matches else "silently different", "fields": [], "max_error": err}
     if got.shape != want.shape:
@@ -164,8 +153,6 @@ def _verdict(ir, one, feeds, parsed, got) -> dict:
     _, ov_ir = parsed[0]
     if isinstance(ir, ResizeIR) and isinstance(ov_ir, ResizeIR) and has_runtime_params(ir):
         # Run-time parameters: say under which run-time condition OpenVINO's op computes the ONNX numbers.
-        from .interpolate import runtime_conditions
-
         ok, conds = runtime_conditions(ir, ov_ir)
         if not ok:
             return {"verdict": "silently different", "fields": [conds], "max_error": err}
@@ -195,9 +182,10 @@ def _mismatched_indices(got, want, rank, ties) -> dict:
     """Per axis name, the tie indices that read another element. An index counts only through a mismatching
     element whose coordinates on the other tied axes are not ties themselves, so one wrong column does not
     make every row look wrong."""
-    from ...semantics.ir import axis_name
+    from ..semantics.ir import axis_name
 
-    wrong = np.argwhere(np.abs(got.astype(np.float64) - want.astype(np.float64)) > 1e-5 + 1e-4 * np.abs(want))
+    atol, rtol = CHECK
+    wrong = np.argwhere(np.abs(got.astype(np.float64) - want.astype(np.float64)) > atol + rtol * np.abs(want))
     tied = {ax: set(ties.get(axis_name(ax, rank), ())) for ax in range(rank)}
     out: dict = {}
     for pos in wrong:
@@ -218,8 +206,6 @@ def _const(model, name):
 
 def _ours(path) -> dict:
     """Which rung resample-bridge takes for the one-node model at ``path``, or why it refuses."""
-    from .target import convert
-
     try:
         _, (rec,) = convert(path)
     except BridgeError as e:
@@ -229,65 +215,3 @@ def _ours(path) -> dict:
 
 def _ours_row(rec) -> dict:
     return {"rung": rec.rung, "rung_name": rec.rung_name, "reason": rec.reason, "condition": rec.condition}
-
-
-def check_openvino(model_path, progress=None) -> list[dict]:
-    """One row per resampling node: OpenVINO's importer's verdict, and the rung resample-bridge takes.
-    ``progress(done, total)``: called as nodes are judged."""
-    from .check_batch import config_key, native_batch, ours_batch  # it builds on this module's verdicts
-    from ...translate.onnx import load
-
-    nodes = list(single_node_models(load(model_path)))
-    first_of: dict = {}
-    key_of = []
-    for name, ir, one, feeds in nodes:
-        key_of.append(first_of.setdefault(config_key(one), len(first_of)))
-    unique = {}
-    for i, (name, ir, one, feeds) in enumerate(nodes):
-        unique.setdefault(key_of[i], (ir, one, feeds))
-    irs = {k: v[0] for k, v in unique.items()}
-    items = [(k, one, feeds) for k, (ir, one, feeds) in unique.items()]
-    done = [0]
-
-    def tick(n):
-        done[0] += n
-        if progress:
-            progress(min(done[0], len(items)), len(items))
-
-    with tempfile.TemporaryDirectory() as d:
-        # One importer batch per op kind: a kind the importer has no rule for (DeformConv, say) fails its own
-        # batch only, instead of splitting every batch down to single nodes.
-        native = {}
-        for kind in sorted({irs[k].kind for k, _, _ in items}):
-            group = [it for it in items if irs[it[0]].kind == kind]
-            native.update(native_batch(d, group, irs, tick))
-        ours = ours_batch(d, items) if items else {}
-    rows = []
-    for i, (name, ir, one, feeds) in enumerate(nodes):
-        k = key_of[i]
-        row = {"name": name, "op": ir.origin, "openvino": dict(native[k]), "resample_bridge": dict(ours[k])}
-        same = [nodes[j][0] for j in range(len(nodes)) if key_of[j] == k and j != i]
-        if same:
-            row["same_config_as"] = same[:20]
-        rows.append(row)
-    return rows
-
-
-def format_check(rows: list[dict]) -> str:
-    return format_check_rows(rows, "openvino", "OpenVINO importer", _importer_lines)
-
-
-def _importer_lines(v: dict) -> tuple[str, list[str]]:
-    suffix = ""
-    if v["verdict"] == "refused":
-        suffix = f": {v['reason']}"
-    elif v["verdict"] == "silently different":
-        err = v.get("max_error")
-        suffix = f" (max error {err:.3g} on a probe input)" if err is not None and np.isfinite(err) else \
-            " (output shape differs)"
-    lines = [f"    {f}" for f in v.get("fields", [])] + [f"    {c}" for c in v.get("conditions", [])]
-    lines += [f"    {ax}: output indices {idx} read another element (fp32 coordinates at a rounding boundary)"
-              for ax, idx in v.get("ties", {}).items()]
-    lines += [f"    {ax}: output indices {idx} sit at a rounding boundary; OpenVINO's fp32 coordinates resolve "
-              f"them as the exact ones on this shape (measured)" for ax, idx in v.get("ties_resolved", {}).items()]
-    return suffix, lines

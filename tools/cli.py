@@ -14,7 +14,7 @@ import sys
 from ..semantics.errors import BridgeError
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
-from .command import Terminated, install_signal_handlers, signalled
+from .signals import Terminated, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, convention_line, emit_json, missing_module, report_needs, require,
                          shapes, show)
 from .targets import DEFAULT, names
@@ -315,13 +315,6 @@ def finish(rc: int) -> None:
     os._exit(rc)
 
 
-def entry() -> None:
-    """The command's entry point as installs before 0.1.0's ``tools.command`` named it."""
-    from .command import entry as command_entry
-
-    command_entry()
-
-
 def end_children(grace: float = 0.5) -> None:
     """Terminate the multiprocessing children still running (OpenVINO's telemetry senders), killing any that
     outlive ``grace`` seconds."""
@@ -340,7 +333,7 @@ def end_children(grace: float = 0.5) -> None:
                 p.kill()
 
 
-if __name__ == "__main__":
-    from .command import entry
-
-    entry()
+if __name__ == "__main__":  # python -m resample_bridge.tools.cli: as the command, less its early signal handling
+    status = main()
+    finish(status)
+    sys.exit(status)

@@ -1,43 +1,13 @@
 """The ``resample-bridge`` command's entry point, kept light: signals are handled from the first moment (before
-the CLI's imports of onnx, numpy, openvino), and when the command ends no child process is left behind.
-
-A signal ends the command with 128 + its number (130 for Ctrl-C, 143 for SIGTERM) and nothing half-written:
-the handler raises, so staged outputs are removed by their ``finally``. A signal can arrive inside a library
-that turns the exception into its own error (OpenVINO's frontend calls our conversion extensions from C++ and
-reports "could not convert"): ``signalled()`` says a signal came first, and the CLI exits by it instead of
-relaying that error.
-"""
+the CLI's imports of onnx, numpy, openvino; ``signals``), OpenVINO's import-time telemetry is declined before
+openvino is imported, and when the command ends no child process is left behind."""
 
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
 
-_SIGNALS: list[int] = []  # the signals received, in order
-
-
-class Terminated(SystemExit):
-    """SIGTERM (and other terminating signals) as an exception: ``finally`` blocks run on the way out."""
-
-
-def signalled() -> int | None:
-    """The exit status a received signal asks for (128 + its number), None when none arrived."""
-    return 128 + _SIGNALS[0] if _SIGNALS else None
-
-
-def install_signal_handlers() -> None:
-    def on_int(signum, frame):
-        _SIGNALS.append(signum)
-        raise KeyboardInterrupt
-
-    def on_term(signum, frame):
-        _SIGNALS.append(signum)
-        raise Terminated(128 + signum)
-
-    with contextlib.suppress(ValueError, OSError):  # not the main thread: leave the handlers alone
-        signal.signal(signal.SIGINT, on_int)
-        signal.signal(signal.SIGTERM, on_term)
+from .signals import Terminated, install_signal_handlers, signalled
 
 
 def entry() -> None:

@@ -93,9 +93,9 @@ def _tensorrt_target():
 
 
 def _tensorrt_describe(records, rep: dict) -> str:
-    from .tensorrt import format_convert_tensorrt
+    from .finish_tensorrt import format_convert
 
-    return format_convert_tensorrt(rep) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
+    return format_convert(rep) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
 
 
 def _tensorrt_follow_up(written: Written, options: ConvertOptions) -> dict:
@@ -108,15 +108,15 @@ def _tensorrt_follow_up(written: Written, options: ConvertOptions) -> dict:
 
 
 def _tensorrt_check(path: str, progress=None) -> list[dict]:
-    from .tensorrt import check_tensorrt
+    from .check_tensorrt import check_rows
 
-    return check_tensorrt(path)
+    return check_rows(path)
 
 
 def _tensorrt_format_check(rows: list[dict]) -> str:
-    from .tensorrt import format_check_tensorrt
+    from .check_tensorrt import format_check
 
-    return format_check_tensorrt(rows)
+    return format_check(rows)
 
 
 TARGETS = {e.name: e for e in (

@@ -17,7 +17,7 @@ from resample_bridge.tools.examples import tricky_model  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-MOMENTS = [(0.3, signal.SIGINT), (1.2, signal.SIGTERM), (2.5, signal.SIGINT), (4.0, signal.SIGTERM)]
+MOMENTS = [(1.0, signal.SIGINT), (2.0, signal.SIGTERM), (3.0, signal.SIGINT), (4.5, signal.SIGTERM)]  # after startup
 
 
 @pytest.mark.parametrize("delay,sig", MOMENTS, ids=[f"{s.name}-{d}s" for d, s in MOMENTS])

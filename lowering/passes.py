@@ -314,28 +314,6 @@ def format_records(records: Iterable[NodeRecord]) -> str:
     return "\n".join(lines)
 
 
-def format_check_rows(rows: list[dict], importer: str, label: str, importer_lines, ours_lines=lambda ours: []) -> str:
-    """``check``'s text for any target: per node the importer's verdict (``rows[i][importer]``; ``label`` names
-    the importer) with ``importer_lines(verdict) -> (suffix of the verdict line, lines below it)``, then
-    resample-bridge's rung, its condition, and ``ours_lines(ours)`` below it."""
-    if not rows:
-        return "no resampling nodes in this model"
-    out = []
-    for r in rows:
-        v = r[importer]
-        suffix, below = importer_lines(v)
-        out.append(f"{clip(r['name'], 80)} ({r['op']}): {label}: {v['verdict']}{suffix}")
-        out += below
-        ours = r["resample_bridge"]
-        if ours["rung"] is None:
-            out.append(f"  resample-bridge: refuses: {ours['reason']}")
-        else:
-            cond = f" [exact if {ours['condition']}]" if ours.get("condition") else ""
-            out.append(f"  resample-bridge: rung {ours['rung']} ({ours['rung_name']}): {ours['reason']}{cond}")
-            out += ours_lines(ours)
-    return "\n".join(out)
-
-
 def summary_counts(records: Iterable[NodeRecord]) -> str:
     counts: dict = {}
     for r in records:

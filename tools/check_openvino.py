@@ -21,7 +21,7 @@ import tempfile
 
 import numpy as np
 
-from ..lowering.passes import format_check_rows
+from .gate import format_check_rows
 from ..translate.onnx import load
 from .check_openvino_batch import config_key, native_batch, ours_batch
 from .check_openvino_node import single_node_models

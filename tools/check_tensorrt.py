@@ -7,7 +7,8 @@ Also the conformance table (importer verdict vs rung per case).
 
 from __future__ import annotations
 
-from ..lowering.passes import Policy, format_check_rows
+from ..lowering.passes import Policy
+from .gate import format_check_rows
 from ..lowering.tensorrt.plan import plan_model
 from ..lowering.tensorrt.target import lower_checked
 from ..translate.tensorrt import UNVERIFIED

@@ -10,6 +10,8 @@ Importer outcomes, whatever words the target's row uses:
 
 from __future__ import annotations
 
+from ..semantics.errors import clip
+
 OUTCOMES = ("exact", "different", "refused", "conditional")
 DEFAULT_FAIL_ON = ("different",)
 _OUTCOME_OF = {"exact": "exact", "silently different": "different", "refused": "refused", "rejected": "refused",
@@ -80,6 +82,28 @@ def format_summary(s: dict) -> str:
         more = f" and {len(g['failing']) - 5} more" if len(g["failing"]) > 5 else ""
         lines.append(f"gate (--fail-on {on}): FAILED: {len(g['failing'])} node(s) {names}{more}")
     return "\n".join(lines)
+
+
+def format_check_rows(rows: list[dict], importer: str, label: str, importer_lines, ours_lines=lambda ours: []) -> str:
+    """``check``'s text for any target: per node the importer's verdict (``rows[i][importer]``; ``label`` names
+    the importer) with ``importer_lines(verdict) -> (suffix of the verdict line, lines below it)``, then
+    resample-bridge's rung, its condition, and ``ours_lines(ours)`` below it."""
+    if not rows:
+        return "no resampling nodes in this model"
+    out = []
+    for r in rows:
+        v = r[importer]
+        suffix, below = importer_lines(v)
+        out.append(f"{clip(r['name'], 80)} ({r['op']}): {label}: {v['verdict']}{suffix}")
+        out += below
+        ours = r["resample_bridge"]
+        if ours["rung"] is None:
+            out.append(f"  resample-bridge: refuses: {ours['reason']}")
+        else:
+            cond = f" [exact if {ours['condition']}]" if ours.get("condition") else ""
+            out.append(f"  resample-bridge: rung {ours['rung']} ({ours['rung_name']}): {ours['reason']}{cond}")
+            out += ours_lines(ours)
+    return "\n".join(out)
 
 
 def exit_status(s: dict) -> int:

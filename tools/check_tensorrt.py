@@ -27,7 +27,7 @@ def check_rows(model, *, strict: bool = False) -> list[dict]:
         rows.append({"name": r.node, "op": r.op, "tensorrt": imp or {"verdict": "not parsed", "fields": [],
                                                                       "assumptions": [], "notes": []},
                      "resample_bridge": {"rung": r.rung, "rung_name": r.rung_name, "reason": r.reason,
-                                         "field": r.extra.get("field") if r.rung is None else None,
+                                         "field": r.field if r.rung is None else None,
                                          "assumptions": list(r.assumptions)}})
     return rows
 

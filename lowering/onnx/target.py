@@ -3,6 +3,8 @@ pass interface (``lowering/passes.py``). Everything but the resampling nodes is 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
 from ..artifacts import write_proven_onnx as write_proven
@@ -55,12 +57,13 @@ class OnnxTarget(Target):
         records = []
         for (name, ir), (_, proto) in zip(parse_model(m), resampling_nodes(m)):
             node = rungs.Node(name, proto, ir, opset, proto.output[0] in position, self.compute)
-            rec = NodeRecord(name, proto.op_type, ir, self.name)
-            chosen = climb(self.rungs(ir.kind, policy), node, rec, policy)
-            if chosen is not None:
+            climbed = climb(self.rungs(ir.kind, policy), node, NodeRecord(name, proto.op_type, ir, self.name), policy)
+            rec = climbed.record
+            if climbed.candidate is not None:
                 gs_node = gs_nodes[position[proto.output[0]]] if node.top_level else None
-                rec.produced = self._apply(graph, gs_node, node, rec.rung, chosen.produced)
-                rec.proof.update(inputs=list(proto.input), output=proto.output[0], top_level=node.top_level)
+                rec = replace(rec, produced=self._apply(graph, gs_node, node, rec.rung, climbed.candidate.produced),
+                              proof={**rec.proof, "inputs": list(proto.input), "output": proto.output[0],
+                                     "top_level": node.top_level})
             records.append(rec)
         graph.toposort()
         out = gs.export_onnx(graph, do_type_check=False)

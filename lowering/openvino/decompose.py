@@ -25,7 +25,9 @@ from ...semantics.taps import axis_taps, integer_taps
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..onnx.decompose import check_decomposable
 from ..passes import Candidate, Refusal
+from .extension import needs_extension
 from .graph import dims, ops, tag
+from .interpolate import inexact_spellings
 
 # input dtype -> the type the arithmetic runs in on OpenVINO CPU (nearest: the input's own, see bind)
 POLICY = OPENVINO_DTYPES["decompose"]
@@ -213,14 +215,15 @@ def _decompose_integer(bound, x, dtype: np.dtype, name: str):
     return _round_quotient(y, total, mid, dtype)
 
 
-def rung(node):
-    """Rung 3 for a Resize with static scales/sizes/roi on a static input shape."""
+def rung(node, not_native=()):
+    """Rung 3 for a Resize with static scales/sizes/roi on a static input shape (``not_native``: why each
+    Interpolate spelling the lower rungs tried is not exact, for the reason)."""
     if has_runtime_params(node.ir):
         return Refusal("the tap tables need the values of scales / sizes / roi")
     x = node.inputs[0]
     shape = dims(x)
     if not is_static(shape):
-        return node.refuse(f"input shape {shape} is not static (decomposition needs static shapes)", decisive=True)
+        return needs_extension(f"input shape {shape} is not static (decomposition needs static shapes)")
     try:
         _, work = bind(node.ir, shape)
     except BridgeError as e:
@@ -229,9 +232,7 @@ def rung(node):
     reason = "per-axis tap tables from the oracle's tap module (" + (
         "a pure Gather)" if node.ir.sampler.kind == "nearest" else "Gather/Multiply/ReduceSum)"
         if work == "float32" else "Gather/Multiply/Add in exact int32, rounded half to even and saturated)")
-    if node.not_native:
-        reason += "; no native Interpolate is exact (" + "; ".join(node.not_native[:2]) + ")"
-    return Candidate([out], reason, proof={"shape": shape})
+    return Candidate([out], reason + inexact_spellings(not_native), proof={"shape": shape})
 
 
 def _merged_table(by_tag: dict, suffix: str, want: np.ndarray, dtype):

@@ -14,17 +14,21 @@ from .graph import RUNTIME_SOURCES, tag
 FALLBACK = "requested with --fallback extension"
 
 
+def needs_extension(reason: str, field: str | None = None) -> Refusal:
+    """A lower rung's refusal that, not a later rung's, says why the node needs the extension (its reason)."""
+    return Refusal(reason, field, facts={"why_custom": reason})
+
+
 def lower(node, why: str):
     """The extension op for ``node``; ``why``: the reason no lower rung took it. A machine that cannot build
-    the extension refuses with both reasons (kept on ``node.refusal`` with its field)."""
+    the extension refuses with both reasons: the node's answer (``final``), with its field."""
     from .. import compiled  # looked up at call time: tests replace openvino_node to simulate a missing toolchain
 
     try:
         op = compiled.openvino_node(node.ir, node.inputs)
     except BridgeError as e:
-        node.refusal = Refusal(f"needs the resample-bridge OpenVINO extension ({why}), which is unavailable: "
-                               f"{e.message}", e.field or "rung")
-        return node.refusal
+        return Refusal(f"needs the resample-bridge OpenVINO extension ({why}), which is unavailable: "
+                       f"{e.message}", e.field or "rung", final=True)
     tag(op, f"{node.name}/extension")
     return Candidate([op.output(0)], f"resample-bridge extension op: {why}", proof={"op": f"{node.name}/extension"})
 

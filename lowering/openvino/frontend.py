@@ -6,6 +6,8 @@ frontend's view of a node only locates it and supplies the shapes OpenVINO infer
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ...semantics.compare import compare
@@ -106,7 +108,7 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
             outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy)
             by_value = prove_by_value(view.name, ir, inputs, outs)
             if by_value is not None:
-                rec.proof["by_value"] = by_value
+                rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
             if log is not None:
                 log.append(rec)
             return outs

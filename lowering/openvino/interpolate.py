@@ -4,6 +4,7 @@ under which it is exact."""
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -13,6 +14,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.vocab import OPENVINO_COORD_MODES
 from ..passes import BUILTIN, REWRITE, Candidate, Refusal
+from .extension import needs_extension
 from .graph import RUNTIME_SOURCES, compile_f32, dims, tag
 
 
@@ -111,34 +113,44 @@ def _probe_matches(ir: ResizeIR, op, shape) -> bool:
 
 
 def _first_exact(node, rung: int, shape, et, scales_only: bool = False):
-    """The first candidate of ``rung`` whose parsed IR equals the source IR on ``shape`` (fp32 ties settled by
-    a probe run): (description, attrs, ties) or None; each failure's reason goes to ``node.not_native``."""
+    """(the first candidate of ``rung`` whose parsed IR equals the source IR on ``shape``, fp32 ties settled by
+    a probe run, as (description, attrs, ties), or None; why each candidate before it failed)."""
     import openvino.opset11 as ops11
 
     from ...semantics.equivalence import diff
     from ...translate import openvino as tov
 
     ir = node.ir
-    if node.candidates is None:
-        node.candidates = list(candidates(ir, bind_resize(ir, shape), static=is_static(dims(node.inputs[0]))))
-    for number, desc, attrs in node.candidates:
+    not_native = []
+    for number, desc, attrs in _candidates(ir, tuple(shape), is_static(dims(node.inputs[0]))):
         if number != rung or (scales_only and attrs["calc"] != "scales"):
             continue  # scales_only: a dynamic length needs the output length computed from it
         try:
             op = build(ops11.parameter(list(shape), et), attrs)
             d = diff(ir, tov.parse_node(op), shapes=shape)
         except (BridgeError, RuntimeError) as e:
-            node.not_native.append(f"{desc}: {e}")
+            not_native.append(f"{desc}: {e}")
             continue
         if not d.same:
-            node.not_native.append(f"{desc} differs in " + ", ".join(
+            not_native.append(f"{desc} differs in " + ", ".join(
                 f.name for f in d.fields if not f.name.endswith("coordinate map")) or "its coordinate map")
             continue
         if d.ties and not _probe_matches(ir, build(ops11.parameter(list(shape), _f32()), attrs), shape):
-            node.not_native.append(f"{desc}: fp32 coordinates resolve the ties at {ties_text(d.ties)} differently")
+            not_native.append(f"{desc}: fp32 coordinates resolve the ties at {ties_text(d.ties)} differently")
             continue
-        return desc, attrs, d.ties or None
-    return None
+        return (desc, attrs, d.ties or None), not_native
+    return None, not_native
+
+
+def inexact_spellings(not_native) -> str:
+    """The clause a later rung's reason ends with: the first Interpolate spellings tried and why not."""
+    return "; no native Interpolate is exact (" + "; ".join(not_native[:2]) + ")" if not_native else ""
+
+
+@functools.lru_cache(maxsize=256)
+def _candidates(ir, shape: tuple, static: bool) -> tuple:
+    """The Interpolate-11 spellings of ``ir`` on ``shape`` (rungs 1 and 2 share them), computed once."""
+    return tuple(candidates(ir, bind_resize(ir, shape), static=static))
 
 
 # A dynamic length stands for every length: the one the proof binds it to. Any works where ``length_free``
@@ -191,16 +203,18 @@ def _static_rung(node, rung: int):
     why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, x.get_element_type().to_dtype().name)
     if why is not None:
         return Refusal(why, "dtype")
-    found = _first_exact(node, rung, shape, x.get_element_type(), scales_only=dynamic)
+    found, not_native = _first_exact(node, rung, shape, x.get_element_type(), scales_only=dynamic)
+    found_facts = {"not_native": tuple(not_native)}  # the decomposition's reason names them
     if found is None:
-        return Refusal("no Interpolate-11 spelling is exact")
+        return Refusal("no Interpolate-11 spelling is exact", facts=found_facts)
     desc, attrs, ties = found
     op = build(x, attrs)
     tag(op, f"{node.name}/native")
     reason = desc + " computes the same numbers" + (
         f" (fp32 ties at {ties_text(ties)} measured to resolve as exact arithmetic)" if ties else "") + (
         " for every length of the dynamic dimensions below 10^6" if dynamic else "")
-    return Candidate([op.output(0)], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties})
+    return Candidate([op.output(0)], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties},
+                     facts=found_facts)
 
 
 def native(node):
@@ -235,13 +249,13 @@ def _runtime_native(node):
     key = next(k for k in RUNTIME_FIELDS if isinstance(getattr(ir, k), RuntimeValue))
     got = _runtime_interpolate(node)
     if isinstance(got, str):
-        return node.refuse(f"{key} is fed at run time and {got}", decisive=True)
+        return needs_extension(f"{key} is fed at run time and {got}")
     op, conditions = got
-    if conditions and node.strict:
-        node.why_custom = f"--strict: a native Interpolate is exact only if {'; and '.join(conditions)}"
+    declined = {"why_custom": f"--strict: a native Interpolate is exact only if {'; and '.join(conditions)}"} \
+        if conditions and node.strict else {}
     tag(op, f"{node.name}/native")
     return Candidate([op.output(0)], "Interpolate-11 fed the run-time " + key, conditions=tuple(conditions),
-                     proof={"op": f"{node.name}/native"})
+                     proof={"op": f"{node.name}/native"}, facts=declined)
 
 
 def _runtime_interpolate(node):

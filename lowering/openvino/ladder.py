@@ -9,13 +9,13 @@ extension is the last resort; a native op exact only under run-time conditions i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
-from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
-    rung_names, take
+from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, NodeRecord, Policy, Refusal, Rung, climb, facts, \
+    rung_names, take, tried_of
 from . import builtin, cost, decompose, extension, interpolate, nearest_index
 from .probe import proven
 
@@ -24,26 +24,16 @@ NATIVE, EXTENSION = BUILTIN, CUSTOM
 RUNG_NAMES = rung_names("extension")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Node:
-    """One node on its way up the ladder: what every rung reads, and what a rung leaves for later ones."""
+    """One node on its way up the ladder: what every rung reads. What a rung found for later ones travels in
+    its answer's ``facts`` (``passes.Attempt``), not here."""
 
     name: str
     ir: Any
     inputs: list  # OpenVINO outputs in ONNX input order, None for omitted optional inputs
-    strict: bool = False
-    why_custom: str | None = None  # the first decisive refusal: the reason the extension is needed
-    not_native: list = field(default_factory=list)  # why each Interpolate candidate failed, in order tried
-    candidates: list | None = None  # the Interpolate candidates, computed once for rungs 1 and 2
-    refusal: Refusal | None = None  # the extension's refusal, when it cannot be built
-    user_strict: bool = False  # --strict itself (``strict`` is also set when the policy declines conditions)
-    tried: list = field(default_factory=list)  # the record's (rung, name, why) of the rungs asked so far
-
-    def refuse(self, reason: str, *, decisive: bool = False) -> Refusal:
-        """A refusal; ``decisive``: it, not a later rung's, says why the node goes to the extension."""
-        if decisive and self.why_custom is None:
-            self.why_custom = reason
-        return Refusal(reason)
+    strict: bool = False  # conditions and assumptions are declined (--strict, or the default policy)
+    user_strict: bool = False  # --strict itself
 
 
 def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditional: bool = False,
@@ -57,15 +47,16 @@ def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditio
                   floor=EXTENSION if fallback == "extension" else NATIVE, prefer=prefer)
 
 
-def _rung(number: int, lower) -> Rung:
+def _rung(number: int, lower, sees_earlier: bool = False) -> Rung:
     """A rung whose candidates are proven by numbers (``probe``) before ``climb`` sees them."""
-    return proven(Rung(number, RUNG_NAMES[number], lower))
+    return proven(Rung(number, RUNG_NAMES[number], lower, sees_earlier))
 
 
-def _why_custom(node) -> str | None:
-    """The reason the node needs the extension, in the words of the policy in force (the Interpolate rung
-    words a declined condition as --strict's; without --allow-conditional the default policy declined it)."""
-    why = node.why_custom
+def _why_custom(node, earlier) -> str | None:
+    """The reason the node needs the extension (the first decisive refusal of a lower rung), in the words of
+    the policy in force (the Interpolate rung words a declined condition as --strict's; without
+    --allow-conditional the default policy declined it)."""
+    why = next(iter(facts(earlier, "why_custom")), None)
     if why and why.startswith("--strict: ") and not node.user_strict:
         why = "needs --allow-conditional: " + why[len("--strict: "):]
     return why
@@ -75,7 +66,7 @@ def _extension(own=lambda node: None) -> Rung:
     """Rung 4. Its printed reason: the rung's own (``own(node)``: what no built-in op of the kind has), else the
     decisive refusal, else what the lower rungs said, else ``--fallback extension`` (nothing lower was asked).
     An element type the extension cannot compute exactly is refused here, with the field."""
-    def lower(node):
+    def lower(node, earlier=()):
         from .. import compiled
 
         x = node.inputs[0]
@@ -83,25 +74,28 @@ def _extension(own=lambda node: None) -> Rung:
         bad = None if dtype is None else compiled.extension_dtype_refusal(node.ir, dtype)
         if bad is not None:
             return Refusal(bad, "dtype")
-        why = own(node) or _why_custom(node) or (refusal_text(node.tried) if node.tried else extension.FALLBACK)
+        why = own(node) or _why_custom(node, earlier) or (refusal_text(tried_of(earlier)) if earlier else
+                                                          extension.FALLBACK)
         return extension.lower(node, why)
-    return _rung(EXTENSION, lower)
+    return _rung(EXTENSION, lower, sees_earlier=True)
 
 
-def _decomposition(node):
+def _decomposition(node, earlier=()):
     """Rung 3: the static tap tables; where lengths are known only at run time, nearest's integer index form
-    instead (one refusal naming both when neither applies)."""
-    got = decompose.rung(node)
+    instead (one refusal naming both when neither applies). Its reason names the Interpolate spellings the
+    lower rungs found inexact."""
+    not_native = [why for whys in facts(earlier, "not_native") for why in whys]
+    got = decompose.rung(node, not_native)
     if not isinstance(got, Refusal) or not nearest_index.applies(node):
         return got
-    other = nearest_index.rung(node)
+    other = nearest_index.rung(node, not_native)
     return other if not isinstance(other, Refusal) else Refusal(f"{got.reason}; {other.reason}",
                                                                    other.field or got.field)
 
 
 LADDERS = {
     "resize": (_rung(NATIVE, interpolate.native), _rung(REWRITE, interpolate.rewrite),
-               _rung(DECOMPOSE, _decomposition), _extension()),
+               _rung(DECOMPOSE, _decomposition, sees_earlier=True), _extension()),
     "gridsample": (_rung(NATIVE, builtin.gridsample),
                    _extension(lambda n: builtin.gridsample_native_reason(n.ir))),
     "deformconv": (_rung(REWRITE, builtin.deformconv),
@@ -117,31 +111,32 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
         raise BridgeError(f"cannot lower {type(ir).__name__}", name)
     policy = policy or policy_for(fallback, strict)
     node = Node(name, ir, list(inputs), strict=not policy.allow_conditional, user_strict=strict)
-    record = NodeRecord(name, ir.origin, ir, TARGET)
-    node.tried = record.tried
-    chosen = climb(LADDERS[ir.kind], node, record, policy, last_resort=EXTENSION)
-    if chosen is None:
-        refusal = node.refusal or Refusal(refusal_text(record.tried), "rung")
-        raise BridgeError(refusal.reason, name, refusal.field)
+    climbed = climb(LADDERS[ir.kind], node, NodeRecord(name, ir.origin, ir, TARGET), policy, last_resort=EXTENSION)
+    record = climbed.record
+    if climbed.candidate is None:
+        final = any(isinstance(a.outcome, Refusal) and a.outcome.final for a in climbed.attempts)
+        raise BridgeError(record.reason if final else refusal_text(record.tried), name,
+                          record.field if final else "rung")
     if policy.prefer == "fastest" and ir.kind == "resize" and record.rung != EXTENSION and not record.conditions:
-        chosen = _fastest(node, record, chosen)
-    return chosen.produced, record
+        return _fastest(node, climbed)
+    return climbed.candidate.produced, record
 
 
-def _fastest(node, record, chosen):
-    """The extension instead of ``chosen`` where the cost model estimates it faster (its proof by numbers runs
-    as on the ladder); the rung given up is kept in ``record.tried`` with the estimate."""
+def _fastest(node, climbed):
+    """The extension instead of the chosen rung where the cost model estimates it faster (its proof by numbers
+    runs as on the ladder); the rung given up is kept in the record's ``tried`` with the estimate."""
+    record, chosen = climbed.record, climbed.candidate
     why = cost.faster_extension(node, record)
     if why is None:
-        return chosen
+        return chosen.produced, record
     rung = LADDERS["resize"][-1]
-    got = rung.lower(node)
+    got = rung.ask(node, climbed.attempts)
     if isinstance(got, Refusal):
         record.extra["cost"]["extension_refused"] = got.reason
-        return chosen
-    record.tried.append((record.rung, record.rung_name, "exact, but estimated slower (--prefer fastest)"))
-    take(record, rung, Candidate(got.produced, f"{got.reason.split(': ', 1)[0]}: {why}", proof=got.proof))
-    return got
+        return chosen.produced, record
+    given_up = replace(record, tried=[*record.tried, (record.rung, record.rung_name,
+                                                     "exact, but estimated slower (--prefer fastest)")])
+    return got.produced, take(given_up, rung, got, reason=f"{got.reason.split(': ', 1)[0]}: {why}")
 
 
 def refusal_text(tried: list, limit: int = 230) -> str:

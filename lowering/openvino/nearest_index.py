@@ -29,6 +29,7 @@ from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, form_of, grid_mismatch, oracle_indices
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
+from .interpolate import inexact_spellings
 
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
 _VERDICTS: dict = {}
@@ -182,9 +183,9 @@ def applies(node) -> bool:
                                               or isinstance(node.ir.sizes, RuntimeValue))
 
 
-def rung(node):
+def rung(node, not_native=()):
     """Rung 3 for nearest with run-time lengths: taken where the static decomposition cannot build tables
-    (a dynamic input shape or sizes fed at run time)."""
+    (a dynamic input shape or sizes fed at run time). ``not_native``: as for the tap tables' rung."""
     ir = node.ir
     form = form_of(ir)
     if isinstance(form, Refusal):
@@ -207,9 +208,7 @@ def rung(node):
         g = o.gather(y, idx, o.constant(np.int64(axis)))
         tag(g, _tag(node.name, axis, "gather"))
         y = g.output(0)
-    reason = REASON + f", exact for output lengths up to {MAX_OUT}"
-    if node.not_native:
-        reason += "; no native Interpolate is exact (" + "; ".join(node.not_native[:2]) + ")"
+    reason = REASON + f", exact for output lengths up to {MAX_OUT}" + inexact_spellings(not_native)
     fixed = {axis: (_static_len(dims(x)[axis]), ir.sizes[i] if isinstance(ir.sizes, tuple) else None)
              for i, axis in enumerate(ir.axes)}
     return Candidate([y], reason, proof={"form": "nearest_index", "axes": list(ir.axes), "fixed": fixed})

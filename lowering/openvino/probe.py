@@ -148,9 +148,7 @@ def _measure(rung, node, candidate: Candidate):
 
     try:
         inputs, params, fed, consts = _fresh_inputs(node)
-        probe_node = dataclasses.replace(node, inputs=inputs, why_custom=None, not_native=[], candidates=None,
-                                         refusal=None)
-        got = rung.lower(probe_node)
+        got = rung.ask(dataclasses.replace(node, inputs=inputs))
     except BridgeError as e:
         return Refusal(f"the probe graph could not be built: {e.message}", e.field)
     if isinstance(got, Refusal):
@@ -213,10 +211,10 @@ def _varied(ps, kinds) -> str:
 
 def proven(rung):
     """The rung with proof by numbers: its candidate is returned only when the probes agree with the oracle;
-    otherwise the probe's Refusal is."""
-    def lower(node):
+    otherwise the probe's Refusal is (below the custom op, the first such refusal says why the node needs it)."""
+    def lower(node, *earlier):
         try:
-            got = rung.lower(node)
+            got = rung.lower(node, *earlier)
         except BridgeError:
             raise
         except Exception as e:  # noqa: BLE001 -- a rung that cannot build this node refuses it; the next may
@@ -229,11 +227,10 @@ def proven(rung):
         refusal = prove_candidate(rung, node, got)
         if refusal is None:
             return got
-        if rung.number < CUSTOM and getattr(node, "why_custom", "") is None:
-            node.why_custom = f"{rung.name}: {refusal.reason}"
-        return refusal
+        why = {"why_custom": f"{rung.name}: {refusal.reason}"} if rung.number < CUSTOM else {}
+        return dataclasses.replace(refusal, facts={**got.facts, **why})
 
-    return Rung(rung.number, rung.name, lower)
+    return Rung(rung.number, rung.name, lower, rung.sees_earlier)
 
 
 __all__ = ["prove_candidate", "proven", "plugin_sentence", "clear_cache"]

@@ -6,6 +6,7 @@ extension op's attributes."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 import numpy as np
 
@@ -18,20 +19,26 @@ from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
 
 
+def located(ov_model, records: list[NodeRecord]) -> list[NodeRecord]:
+    """The records naming what each node became in ``ov_model`` (just converted, its ops tagged in rt_info):
+    ``proof["located"]`` maps each tag to its op's friendly name, ``produced`` lists those names."""
+    by_tag = tagged(ov_model)
+    out = []
+    for rec in records:
+        where = {t: op.get_friendly_name() for t, op in by_tag.items() if t.startswith(rec.node + "/")}
+        out.append(replace(rec, produced=sorted(set(where.values())), proof={**rec.proof, "located": where}))
+    return out
+
+
 def prove(ov_model, records: list[NodeRecord]) -> list[str]:
     """Failures (empty = proven). Tags live in rt_info, which a model re-read from disk has lost: the friendly
-    names seen in memory (``record.proof["located"]``) find the same ops there."""
+    names seen in memory (``record.proof["located"]``, from ``located``) find the same ops there."""
     by_tag = tagged(ov_model)
     names = {op.get_friendly_name(): op for op in all_ops(ov_model)}
     for rec in records:
-        located = rec.proof.setdefault("located", {})
-        for t, fname in located.items():
+        for t, fname in rec.proof.get("located", {}).items():
             if t not in by_tag and fname in names:
                 by_tag[t] = names[fname]
-        for t, op in by_tag.items():
-            if t.startswith(rec.node + "/"):
-                located[t] = op.get_friendly_name()
-        rec.produced = sorted(set(located.values()))
     failures = []
     for rec in records:
         if _folded(rec, by_tag, ov_model):

@@ -15,7 +15,7 @@ from .frontend import (ConversionLog, conversion_extensions, conversion_message,
 from .graph import F32, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
-from .prove import prove
+from .prove import located, prove
 
 CONDITION_KEY = "resample_bridge_condition"  # model rt_info: the run-time conditions a deployed model rests on
 
@@ -77,8 +77,9 @@ class OpenVINOTarget(Target):
             raise
         except Exception as e:
             raise BridgeError(conversion_message(e)) from None
-        record_conditions(ov_model, list(log))
-        return PassResult(ov_model, list(log))
+        records = located(ov_model, list(log))
+        record_conditions(ov_model, records)
+        return PassResult(ov_model, records)
 
     def prove(self, result: PassResult) -> list[str]:
         return prove(result.model, result.records)

@@ -40,7 +40,7 @@ from ..onnx.decompose import check_decomposable
 from ..onnx.nearest_index import INT32_MAX_OUT
 from ..onnx.nearest_index import REASON as INDEX_REASON
 from ..onnx.nearest_index import candidate as index_candidate
-from ..passes import DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb
+from ..passes import DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, facts
 from . import spell
 from .compare import compare, imported_assumptions, importer_verdict
 from .plugin import plugin_attributes
@@ -59,16 +59,14 @@ INDEX_ASSUMPTION = (
 
 @dataclass
 class Node:
-    """One node as the rungs see it. The rungs note what they tried, for the plugin's reason."""
+    """One node as the rungs see it. What a rung found for the plugin's reason (spellings evaluated, a spelling
+    exact only under assumptions) travels in its answer's ``facts``."""
 
     view: Any
     opset: int
     src: Any
     strict: bool
     importer: dict
-    respelled: int = 0  # single-node respellings evaluated
-    exact_assumed: bool = False  # some spelling (the node itself included) is exact only under assumptions
-    field: str | None = None  # the field of the last rung's refusal, for a node nothing takes
 
     def why_not_rewritable(self) -> str | None:
         """Why a Resize has nothing to rewrite with proof, or None."""
@@ -111,31 +109,32 @@ def _native(n: Node) -> Candidate | Refusal:
     if imp["verdict"] != "exact":
         return Refusal(_importer_why(imp))
     if imp["assumptions"]:
-        n.exact_assumed = True
         # A split inside the window both TensorRT documents promise is preferred, even under assumptions.
         if isinstance(n.src, ResizeIR) and n.why_not_rewritable() is None and n.needs_split() and \
                 n.passes is not None:
-            return Refusal("exact only under undocumented behaviour; an exact split into passes is preferred")
+            return Refusal("exact only under undocumented behaviour; an exact split into passes is preferred",
+                           facts={"assumed": True})
     return Candidate(None, _native_reason(n.src), assumptions=tuple(imp["assumptions"]))
 
 
 def _evaluate(n: Node, spellings) -> Candidate | Refusal:
-    """The first spelling the importer maps exactly without assumptions, else the first exact one."""
-    held = None
+    """The first spelling the importer maps exactly without assumptions, else the first exact one (``facts``:
+    how many spellings were evaluated)."""
+    held, count = None, 0
     for sp in spellings:
-        n.respelled += 1
+        count += 1
         imp = import_node(spell.spelled_view(n.view, sp), n.opset)
         if imp.rejected or imp.ir is None or not compare(n.src, imp.ir, getattr(n.src, "input_shape", None))[0]:
             continue
         reason = spell.describe(sp, n.view.attrs) + ": the importer's IR equals the source IR"
         if sp["op_type"] == "GridSample" and sp["attrs"].get("mode") == "bicubic":
             reason += " (a TensorRT-parser spelling: ONNX-20+ validators and onnxruntime refuse 'bicubic')"
-        c = Candidate(None, reason, assumptions=tuple(imported_assumptions(imp)), proof={"spelling": sp})
+        c = Candidate(None, reason, assumptions=tuple(imported_assumptions(imp)), proof={"spelling": sp},
+                      facts={"respelled": count})
         if c.unconditional:
             return c
-        n.exact_assumed = True
         held = held or c
-    return held or Refusal("no other spelling is exact")
+    return held or Refusal("no other spelling is exact", facts={"respelled": count})
 
 
 def _respell(n: Node) -> Candidate | Refusal:
@@ -199,23 +198,24 @@ def _index_form(n: Node) -> Candidate | Refusal:
                            f"too for output lengths up to {INT32_MAX_OUT} (input lengths below 2^28)")
 
 
-def _plugin(n: Node) -> Candidate | Refusal:
+def _plugin(n: Node, earlier=()) -> Candidate | Refusal:
     why = _importer_why(n.importer)
-    if n.strict and n.exact_assumed:
+    assumed = any(facts(earlier, "assumed")) or any(isinstance(a.outcome, Candidate) and a.outcome.assumptions
+                                                     for a in earlier)
+    if n.strict and assumed:
         why += "; every exact spelling rests on undocumented behaviour (strict)"
-    elif n.respelled:
+    elif any(facts(earlier, "respelled")):
         why += "; no other spelling is exact"
     try:
         plugin_attributes(n.src)
     except BridgeError as e:
-        n.field = e.field
-        return Refusal(f"{why}; the plugin cannot take it either: {e.message}", e.field)
+        return Refusal(f"{why}; the plugin cannot take it either: {e.message}", e.field, final=True)
     return Candidate(None, why)
 
 
 RUNGS = (Rung(NATIVE, RUNG_NAMES[NATIVE], _native), Rung(REWRITE, RUNG_NAMES[REWRITE], _respell),
          Rung(REWRITE, RUNG_NAMES[REWRITE], _split), Rung(DECOMPOSE, RUNG_NAMES[DECOMPOSE], _decompose),
-         Rung(PLUGIN, RUNG_NAMES[PLUGIN], _plugin))
+         Rung(PLUGIN, RUNG_NAMES[PLUGIN], _plugin, sees_earlier=True))
 
 
 def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None = None) -> NodeRecord:
@@ -224,13 +224,16 @@ def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None
     importer = importer_verdict(view, opset, src)
     n = Node(view, opset, src, not policy.allow_conditional, importer)
     record = NodeRecord(view.name, src.origin, src, TARGET, extra={"importer": importer})
-    native = [r for r in RUNGS if r.number < DECOMPOSE]
+    native = climb([r for r in RUNGS if r.number < DECOMPOSE], n, record, policy)
+    if native.candidate is not None:
+        return native.record
     # last_resort: a decomposition that rests on an assumption (the index form) beats the plugin unless strict.
-    if climb(native, n, record, policy) is None and climb([r for r in RUNGS if r.number >= DECOMPOSE], n, record,
-                                                          policy, last_resort=PLUGIN) is None:
-        # The plugin's refusal says why nothing else applies either.
-        record.reason = record.tried[-1][2] if record.tried else "no rung applies"
-        record.extra["field"] = n.field
+    rest = climb([r for r in RUNGS if r.number >= DECOMPOSE], n, native.record, policy, last_resort=PLUGIN,
+                 earlier=native.attempts)
+    record = rest.record
+    if rest.candidate is None and record.field is None:
+        # Nothing took it and the plugin was not the last word: the last rung's refusal says why.
+        record = record.refuse(record.tried[-1][2] if record.tried else "no rung applies", None)
     return record
 
 

@@ -6,6 +6,8 @@ after it need their input's shape to be re-read and proven."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..passes import NodeRecord
@@ -44,7 +46,8 @@ def _resize_inputs(gs, x, spelling: dict, prefix: str) -> list:
             gs.Constant(f"{prefix}/scales", values=np.asarray(spelling["scales"], dtype=np.float32))]
 
 
-def _apply(graph, gs, rec: NodeRecord, opset: int) -> None:
+def _apply(graph, gs, rec: NodeRecord, opset: int) -> NodeRecord:
+    """Write ``rec``'s rung into ``graph``; the record naming what the node became."""
     node = next(n for n in graph.nodes if n.name == rec.node)
     if rec.rung == DECOMPOSE:
         x, y = node.inputs[0], node.outputs[0]
@@ -58,9 +61,9 @@ def _apply(graph, gs, rec: NodeRecord, opset: int) -> None:
             added = decompose_resize(graph, rec.ir, x, y, rec.ir.input_shape, rec.node, compute=TENSORRT_COMPUTE,
                                      opset=opset)
             inputs = [x.name]
-        rec.produced = [n.name for n in added]
-        rec.proof.update(inputs=inputs, output=y.name, top_level=True)  # the ONNX target's proof reads these
-        return
+        # The ONNX target's proof reads inputs / output / top_level.
+        return replace(rec, produced=[n.name for n in added],
+                       proof={**rec.proof, "inputs": inputs, "output": y.name, "top_level": True})
     if rec.rung == PLUGIN:
         inputs, extra = plugin_inputs(rec.ir, list(node.inputs))
         node.op, node.domain = PLUGIN_OPS[rec.ir.kind], PLUGIN_DOMAIN
@@ -75,9 +78,8 @@ def _apply(graph, gs, rec: NodeRecord, opset: int) -> None:
             node.inputs.clear()
             node.inputs.extend(ins)
     elif rec.rung != NATIVE:
-        rec.produced = _apply_split(graph, gs, node, rec)
-        return
-    rec.produced = [node.name]
+        return replace(rec, produced=_apply_split(graph, gs, node, rec))
+    return replace(rec, produced=[node.name])
 
 
 def _apply_split(graph, gs, node, rec: NodeRecord) -> list[str]:
@@ -122,8 +124,8 @@ def _with_shapes(model):
 
 
 def rewrite(named, records: list[NodeRecord]):
-    """The ModelProto with every record's rung written in (``named``: the model ``plan_model`` returned, whose
-    node names the records use); each record's ``produced`` names the nodes it became."""
+    """(the ModelProto with every record's rung written in, the records naming the nodes each became);
+    ``named``: the model ``plan_model`` returned, whose node names the records use."""
     import onnx
     import onnx_graphsurgeon as gs
 
@@ -132,9 +134,8 @@ def rewrite(named, records: list[NodeRecord]):
 
     graph = import_graph(_with_shapes(named))
     opset = default_opset(named)
-    for rec in records:
-        if not rec.refused:  # a refused node stays as it is (check rewrites the others to prove them)
-            _apply(graph, gs, rec, opset)
+    # A refused node stays as it is (check rewrites the others to prove them).
+    records = [rec if rec.refused else _apply(graph, gs, rec, opset) for rec in records]
     graph.toposort()  # no cleanup: the user's other nodes stay as they are; unused constants are not exported
     out = gs.export_onnx(graph)
     out.ir_version = named.ir_version
@@ -144,7 +145,7 @@ def rewrite(named, records: list[NodeRecord]):
         out.opset_import.append(onnx.helper.make_opsetid(PLUGIN_DOMAIN, PLUGIN_DOMAIN_VERSION))
     for key in ("producer_name", "producer_version", "doc_string"):
         setattr(out, key, getattr(named, key))
-    return out
+    return out, records
 
 
 __all__ = ["named_copy", "rewrite"]

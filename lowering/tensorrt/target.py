@@ -24,8 +24,8 @@ class RefusedNodes(BridgeError):
         # The count first: the CLI caps the line, and the first node's reason can be long.
         message = (f"{more} more of {total} resampling nodes refused (--json lists them); this one: " if more
                    else "") + first.reason
-        super().__init__(message, first.node, first.extra.get("field") or "rung")
-        self.refused = [{"node": r.node, "op": r.op, "field": r.extra.get("field"), "reason": r.reason}
+        super().__init__(message, first.node, first.field or "rung")
+        self.refused = [{"node": r.node, "op": r.op, "field": r.field, "reason": r.reason}
                         for r in refused]
 
     def to_dict(self) -> dict:
@@ -39,16 +39,18 @@ def lower_checked(model, policy: Policy) -> PassResult:
     """Plan, rewrite and prove; a node whose rewrite does not prove becomes a refusal (rung None, the proof's
     reason). Refused nodes stay as they are in ``result.model``; nothing is raised."""
     named, records = plan_model(model, policy=policy)
-    written = rewrite(named, records)
+    written, records = rewrite(named, records)
     proofs = prove_nodes(written, records)
-    for rec in records:
-        failures = proofs.get(rec.node)
-        if failures:
-            rec.tried.append((rec.rung, rec.rung_name, "does not prove: " + "; ".join(failures)))
-            rec.rung, rec.rung_name = None, "refused"
-            rec.reason = "the rewritten node does not prove: " + "; ".join(failures)
-            rec.extra["field"] = "rung"
-    return PassResult(written, records)
+    return PassResult(written, [_unproven(rec, proofs.get(rec.node)) for rec in records])
+
+
+def _unproven(rec: NodeRecord, failures) -> NodeRecord:
+    """``rec``, refused when its rewritten node does not prove (``failures``)."""
+    if not failures:
+        return rec
+    why = "; ".join(failures)
+    return rec.refuse("the rewritten node does not prove: " + why, "rung",
+                      tried=((rec.rung, rec.rung_name, "does not prove: " + why),))
 
 
 class TensorRTTarget(Target):

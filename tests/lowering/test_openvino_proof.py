@@ -91,7 +91,8 @@ def test_a_candidate_the_plugin_refuses_goes_to_the_next_rung_with_the_plugins_s
     refused = probe.proven(Rung(BUILTIN, "native", _candidate(
         lambda n: _interpolate(n.inputs[0], [2, 1, 1, 1], "linear_onnx"))))
     rec = NodeRecord(node.name, "Resize", node.ir, "openvino")
-    chosen = climb([refused, _decomposition()], node, rec, Policy(allow_conditional=False))
+    climbed = climb([refused, _decomposition()], node, rec, Policy(allow_conditional=False))
+    chosen, rec = climbed.candidate, climbed.record
     assert chosen is not None and rec.rung == DECOMPOSE
     (number, _, why), = rec.tried
     assert number == BUILTIN
@@ -106,7 +107,7 @@ def test_a_wrong_candidate_is_refused_by_the_numbers():
     wrong = probe.proven(Rung(BUILTIN, "native", _candidate(   # nearest where the node is linear
         lambda n: _interpolate(n.inputs[0], [2, 2], "nearest", axes=[2, 3]))))
     rec = NodeRecord(node.name, "Resize", node.ir, "openvino")
-    climb([wrong, _decomposition()], node, rec, Policy(allow_conditional=False))
+    rec = climb([wrong, _decomposition()], node, rec, Policy(allow_conditional=False)).record
     assert rec.rung == DECOMPOSE
     why = rec.tried[0][2]
     assert "differs from the oracle" in why and "worst element" in why

@@ -333,7 +333,13 @@ def end_children(grace: float = 0.5) -> None:
                 p.kill()
 
 
-if __name__ == "__main__":  # python -m resample_bridge.tools.cli: as the command, less its early signal handling
+def entry() -> None:
+    """``main`` as a command: ``python -m resample_bridge.tools.cli``, and console scripts installed before the
+    entry point moved to ``tools.command`` (which also handles signals during the imports)."""
     status = main()
     finish(status)
     sys.exit(status)
+
+
+if __name__ == "__main__":
+    entry()

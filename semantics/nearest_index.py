@@ -113,15 +113,32 @@ def _rounded(p: Linear, q: Linear, r: Linear, rule: str):
     return None
 
 
+# Output-length rules that give exactly k*in for an integer scale k (floor_eps and floor_fp32 round a float32
+# product, which drifts past 2^23).
+_EXACT_SIZE_RULES = ("floor", "round")
+
+
+def integer_scales(ir: ResizeIR) -> tuple[int, ...] | None:
+    """The scales of ``ir`` when every one is a static positive integer k under an exact length rule, else None.
+    There out = k*in exactly, and the scale in the formula (k, or out/in) is out/in: the map is the one of
+    sizes out = k*in, so the index form of sizes holds with out computed as k*in."""
+    if not isinstance(ir.scales, tuple) or ir.size_rule not in _EXACT_SIZE_RULES:
+        return None
+    ks = [Fraction(s) for s in ir.scales]
+    return tuple(int(k) for k in ks) if all(k.denominator == 1 and k > 0 for k in ks) else None
+
+
 def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
     """The exact integer source-index form shared by every resized axis of a nearest Resize whose output
-    lengths are given (sizes, static or fed at run time), or why there is none."""
+    lengths are given (sizes, static or fed at run time) or whole multiples of the input lengths (static
+    integer scales, ``integer_scales``), or why there is none."""
     s = ir.sampler
     if s.kind != "nearest":
         return NoNearestIndex(f"{s.kind} reads more than one tap (an index form is for nearest only)", "mode")
-    if ir.sizes is None:
-        return NoNearestIndex("the output lengths come from scales (a float32 product, not a given length)",
-                              "scales")
+    if ir.sizes is None and integer_scales(ir) is None:
+        return NoNearestIndex("the output lengths come from scales (a float32 product, not a given length)"
+                              if not isinstance(ir.scales, tuple) or ir.size_rule in _EXACT_SIZE_RULES else
+                              f"the output lengths come from scales by the {ir.size_rule} rule", "scales")
     if ir.aspect_policy != "stretch":
         return NoNearestIndex(f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded "
                               f"common scale", "keep_aspect_ratio_policy")

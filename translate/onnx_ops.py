@@ -174,8 +174,9 @@ def _spec_convention(ir: ResizeIR) -> ResizeIR:
     tf_crop_and_resize, source 0 at
     output length 1, and axes that are not resized (scale exactly 1, no crop) left out of the resize, i.e.
     copied. A scale is known to be 1 from a static scale, or from a static size equal to a static input
-    length under the stretch policy; with run-time values the axis stays in (the map is the identity for
-    every mode but tf_half_pixel_for_nn and tf_crop_and_resize)."""
+    length under the stretch policy. Where a size or an input length is known only at run time the axis
+    stays in, marked ``equal_length_identity``: under stretch its scale out/in is 1 exactly when the lengths
+    agree, and it is copied then (tf_half_pixel_for_nn would otherwise shift it by half a pixel)."""
     # half_pixel_symmetric's own formula is the ratio of the integer to the fractional length (spec text,
     # onnxruntime and the conformance data agree), so only the other modes take the integer length.
     ir = dataclasses.replace(ir, length1="zero",
@@ -183,7 +184,10 @@ def _spec_convention(ir: ResizeIR) -> ResizeIR:
     n = len(ir.axes)
     if isinstance(ir.scales, tuple):
         unit = [s == 1 for s in ir.scales]
-    elif isinstance(ir.sizes, tuple) and ir.aspect_policy == "stretch" and ir.input_shape is not None:
+    elif ir.sizes is not None and ir.aspect_policy == "stretch":
+        ir = _equal_lengths_copied(ir)
+        if not isinstance(ir.sizes, tuple) or ir.input_shape is None:
+            return ir
         unit = [ir.input_shape[a] is not None and ir.input_shape[a] == s for a, s in zip(ir.axes, ir.sizes)]
     else:
         return ir
@@ -200,6 +204,18 @@ def _spec_convention(ir: ResizeIR) -> ResizeIR:
 
     roi = pick(ir.roi[:n]) + pick(ir.roi[n:]) if isinstance(ir.roi, tuple) else ir.roi
     return dataclasses.replace(ir, axes=pick(ir.axes), scales=pick(ir.scales), sizes=pick(ir.sizes), roi=roi)
+
+
+def _equal_lengths_copied(ir: ResizeIR) -> ResizeIR:
+    """Sizes (stretch) on an axis whose scale cannot be told here (a run-time size or input length): copied
+    at run time when its lengths agree, as onnxruntime does (measured: tf_half_pixel_for_nn, ceil, sizes fed
+    [1, 3, 8, 5] on [1, 3, 4, 5]: N, C and W copied). tf_crop_and_resize is left alone: its crop still moves
+    a unit-scale axis under this convention."""
+    if ir.coord == "tf_crop_and_resize":
+        return ir
+    shape = ir.input_shape
+    runtime = isinstance(ir.sizes, RuntimeValue) or shape is None or any(shape[a] is None for a in ir.axes)
+    return dataclasses.replace(ir, equal_length_identity=True) if runtime else ir
 
 
 def _sampler(mode: str, nearest: str, cubic_a: Fraction, antialias: bool) -> Sampler:

@@ -3,8 +3,8 @@ computed in the graph by exact integer arithmetic from the run-time lengths, the
 
 The formula is ``semantics.nearest_index`` (floor((p*x + q) / r) clamped to [0, in-1], p, q, r
 integer-linear in (in, out)); here it is written in plain ONNX ops on int64 scalars: in = Gather(Shape(X), axis),
-out = Gather(sizes, i) (or the static size), x = Range(0, out, 1). No float coordinate, so no float32 rounding
-boundary: exact for every dtype a Gather moves.
+out = Gather(sizes, i) (or the static size, or in*k for a static integer scale k), x = Range(0, out, 1). No float
+coordinate, so no float32 rounding boundary: exact for every dtype a Gather moves.
 
 Arithmetic. ONNX's integer Div truncates toward zero, so every floor division is ``Div(n - Mod(n, r), r)`` with
 ``Mod`` fmod=0 (the divisor's sign, r > 0): the Div is then exact, whichever way a runtime rounds. The graph never
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.nearest_index import NearestIndex
+from ...semantics.nearest_index import NearestIndex, integer_scales
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ..index_form import GRID as _GRID, INT32_MAX_OUT, axis_key, form_of, grid_mismatch
 from ..passes import Candidate, Refusal
@@ -148,8 +148,10 @@ def decompose_nearest_index(graph, ir: ResizeIR, x, sizes, y, name: str) -> list
             if sizes is None or not sizes.name:
                 raise ValueError("the run-time sizes input is missing")
             out_len = b.op("Gather", f"index{axis}/out", [sizes, b.int64(i)], axis=0)
-        else:
+        elif ir.sizes is not None:
             out_len = b.op("Identity", f"index{axis}/out", [b.int64(ir.sizes[i])])
+        else:  # a static integer scale k: out = k*in exactly (semantics.nearest_index.integer_scales)
+            out_len = b.op("Mul", f"index{axis}/out", [in_len, b.int64(integer_scales(ir)[i])])
         idx = index_nodes(b, form, in_len, out_len, f"index{axis}")
         cur = b.op("Gather", f"index{axis}/gather", [cur, idx], axis=axis)
     b.nodes[-1].outputs = [y]

@@ -136,8 +136,9 @@ def prove_index(rec, model, nodes: dict, consts: dict) -> list[str]:
         if gather.input[0] != prev:
             out.append(f"{name}: axis {axis}: the Gather does not read the previous axis' result")
         prev = gather.output[0]
-        lengths = [_length_in(nodes.get(index_name(name, axis, "in")), producer, consts, args[0], axis, attrs),
-                   _length_out(nodes.get(index_name(name, axis, "out")), consts, args, ir, i, attrs)]
+        in_node = nodes.get(index_name(name, axis, "in"))
+        lengths = [_length_in(in_node, producer, consts, args[0], axis, attrs),
+                   _length_out(nodes.get(index_name(name, axis, "out")), consts, args, ir, i, attrs, in_node)]
         out += [f"{name}: axis {axis}: {m}" for m in lengths if m]
         if any(lengths):
             continue
@@ -164,9 +165,18 @@ def _length_in(node, producer: dict, consts: dict, x: str, axis: int, attrs) -> 
     return None if k is not None and k.shape == () and int(k) == axis else "its input length reads another axis"
 
 
-def _length_out(node, consts: dict, args, ir, i: int, attrs) -> str | None:
-    """None when ``node`` gives the i-th output length: Gather(sizes, i) of the node's run-time sizes input, or
-    Identity of the static size."""
+def _length_out(node, consts: dict, args, ir, i: int, attrs, in_node=None) -> str | None:
+    """None when ``node`` gives the i-th output length: Gather(sizes, i) of the node's run-time sizes input,
+    Identity of the static size, or Mul(in, k) for a static integer scale k (``in_node``: the input length)."""
+    if ir.sizes is None:
+        from ...semantics.nearest_index import integer_scales  # here: the import block is another change's
+
+        k = integer_scales(ir)
+        ok = k is not None and node is not None and node.op_type == "Mul" and in_node is not None \
+            and node.input[0] == in_node.output[0]
+        c = consts.get(node.input[1]) if ok else None
+        return None if c is not None and c.shape == () and int(c) == k[i] else \
+            f"its output length is not the input length times the scale {ir.scales[i]}"
     if isinstance(ir.sizes, RuntimeValue):
         ok = node is not None and node.op_type == "Gather" and len(args) > 3 and node.input[0] == args[3] \
             and not attrs(node).get("axis", 0)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index
+from ...semantics.nearest_index import NearestIndex, NoNearestIndex, integer_scales, nearest_index
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ...semantics.messages import plugin_sentence
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
@@ -123,8 +123,9 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
 
     fi, fo = fixed
     # fo "length": the subgraph has its output length built in; each run is checked at that length.
-    # fi "out": the subgraph reads one length for both (OpenVINO found them equal); checked on the diagonal.
-    if fi == "out":
+    # fi "out" / fo "in": the subgraph reads one length for both (OpenVINO found them equal); checked on the
+    # diagonal.
+    if fi == "out" or fo == "in":
         grid = sorted({(o, o) for _, o in GRID})
     elif fo == "length":
         grid = sorted({(fi or i, 0) for i, _ in GRID})
@@ -136,7 +137,7 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
         verdict = f"the index subgraph does not compile: {plugin_sentence(e)}"
     else:
         def run_at(i, o):
-            feeds = [np.array(v, np.int64) for v, f in ((i, fi), (o, fo)) if f is None and (v, f) != (i, "out")]
+            feeds = [np.array(v, np.int64) for v, f in ((i, fi), (o, fo)) if f is None]
             return run.infer(feeds)[0]
         verdict = grid_mismatch(ir, [(i, None if fo == "length" else o) for i, o in grid], run_at)
     _VERDICTS[key] = verdict
@@ -156,10 +157,10 @@ def _standalone(form: NearestIndex):
 
 
 def _lengths(node, shape_of, i: int, axis: int):
-    """(in, out) as i64 scalars for the i-th resized axis: in from ShapeOf(X), out from the sizes input or
-    the IR's constant sizes. Each ends in a Maximum with 0 (a no-op on lengths) carrying the tag the proof
-    finds it by: OpenVINO rewrites the Gather of a Concat'ed sizes input, and its tag goes astray, but it
-    leaves a Maximum of a run-time value alone."""
+    """(in, out) as i64 scalars for the i-th resized axis: in from ShapeOf(X), out from the sizes input, the
+    IR's constant sizes or in*k (a static integer scale k). Each ends in a Maximum with 0 (a no-op on lengths)
+    carrying the tag the proof finds it by: OpenVINO rewrites the Gather of a Concat'ed sizes input, and its
+    tag goes astray, but it leaves a Maximum of a run-time value alone."""
     o = ops()
     zero = o.constant(np.int64(0))
     in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), zero)
@@ -171,8 +172,10 @@ def _lengths(node, shape_of, i: int, axis: int):
         if sizes.get_element_type().get_type_name() != "i64":
             sizes = o.convert(sizes, "i64").output(0)
         out_len = o.maximum(o.gather(sizes, o.constant(np.int64(i)), zero), zero)
-    else:
+    elif node.ir.sizes is not None:
         out_len = o.constant(np.int64(node.ir.sizes[i]))
+    else:  # a static integer scale k: out = k*in exactly (semantics.nearest_index.integer_scales)
+        out_len = o.maximum(o.multiply(in_len, o.constant(np.int64(integer_scales(node.ir)[i]))), zero)
     tag(out_len, _tag(node.name, axis, "out"))
     return in_len.output(0), out_len.output(0)
 
@@ -209,13 +212,20 @@ def rung(node, not_native=()):
         tag(g, _tag(node.name, axis, "gather"))
         y = g.output(0)
     reason = REASON + f", exact for output lengths up to {MAX_OUT}" + inexact_spellings(not_native)
-    fixed = {axis: (_static_len(dims(x)[axis]), ir.sizes[i] if isinstance(ir.sizes, tuple) else None)
-             for i, axis in enumerate(ir.axes)}
+    fixed = {axis: _fixed(ir, i, _static_len(dims(x)[axis])) for i, axis in enumerate(ir.axes)}
     return Candidate([y], reason, proof={"form": "nearest_index", "axes": list(ir.axes), "fixed": fixed})
 
 
 def _static_len(d):
     return None if d is None else int(d)
+
+
+def _fixed(ir: ResizeIR, i: int, in_len):
+    """(in, out) of the i-th resized axis where known here (None where known only at run time)."""
+    if isinstance(ir.sizes, tuple):
+        return in_len, ir.sizes[i]
+    k = integer_scales(ir)
+    return in_len, (k[i] * in_len if k is not None and in_len is not None else None)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -274,6 +284,10 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
             roles.append(role)
             boundary.append(op.output(0))
     fi, fo = fixed
+    if "in" in roles and "out" not in roles and fo is None:
+        # OpenVINO derived out == in from the shapes' symbols (sizes[k] = Shape(X)[k]) and, the copy of an axis
+        # of equal lengths then being the whole map, left the out length out: checked on the diagonal.
+        fo = "in"
     missing = [r for r, f in (("in", fi), ("out", fo)) if r not in roles and f is None]
     if missing:
         return [f"the index subgraph's run-time {' and '.join(missing)} length is not in the produced model"]

@@ -142,3 +142,63 @@ def test_refused_where_no_integer_form(tmp_path):
     (_, ir), = parse_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10))
     got = ni.form_of(ir)
     assert got.field == "mode" and "no exact integer index form" in got.reason
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Issue 20: axes whose length a run-time size keeps are copied (the spec convention), in every mode
+
+
+def every_axis_sizes_model(coord, rounding, dtype=TensorProto.FLOAT):
+    """sizes for every axis fed as a graph input: N and C are in the resize, their scale known only at run time."""
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="nearest", nearest_mode=rounding,
+                            coordinate_transformation_mode=coord, name="r")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", dtype, ["n", 3, "h", "w"]),
+                                            helper.make_tensor_value_info("S", TensorProto.INT64, [4])],
+                              [helper.make_tensor_value_info("Y", dtype, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+# (x shape, sizes): N, C kept and H, W changed; N, C, H kept; every length kept.
+KEPT = [((1, 3, 4, 5), (1, 3, 8, 3)), ((2, 3, 4, 5), (2, 3, 4, 9)), ((2, 3, 5, 4), (2, 3, 5, 4))]
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.INT32])
+@pytest.mark.parametrize("coord,rounding", list(itertools.product(COORDS, ROUNDINGS)))
+def test_kept_axes_are_copied_with_run_time_sizes(coord, rounding, dtype, tmp_path):
+    """tf_half_pixel_for_nn with ceil read element x+1 on N and C (up to 1.2e9 wrong on int32) before the fix;
+    the oracle copies them (``equal_length_identity``), as onnxruntime does."""
+    ov_model, (rec,), ir = _convert(every_axis_sizes_model(coord, rounding, dtype), tmp_path)
+    assert ir.equal_length_identity and rec.rung == 3 and rec.proof.get("form") == "nearest_index", rec.summary()
+    assert prove(ov_model, [rec]) == []
+    compiled = ov.Core().compile_model(ov_model, "CPU", F32)
+    rng = np.random.default_rng(8)
+    for shape, sizes in KEPT:
+        x, sizes = _data(shape, NP[dtype], rng), np.array(sizes, np.int64)
+        want = run(ir, x, None, None, sizes)
+        got = compiled([x, sizes])[0]
+        assert got.dtype == want.dtype and np.array_equal(got, want), (shape, sizes)
+        if tuple(sizes) == shape:
+            assert np.array_equal(want, x)
+
+
+@pytest.mark.parametrize("rounding", ROUNDINGS)
+def test_integer_scales_on_a_dynamic_batch(rounding, tmp_path):
+    """Static scales x2 with a dynamic batch: out = 2*in in the graph. half_pixel_symmetric has no native
+    Interpolate, so rung 3 takes it (its lengths: H, W static and folded, proven at the recorded lengths)."""
+    init = onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")
+    node = helper.make_node("Resize", ["X", "", "sc"], ["Y"], mode="nearest", nearest_mode=rounding, name="r",
+                            coordinate_transformation_mode="half_pixel_symmetric")
+    for shape in (["n", 3, 8, 8], ["n", 3, "h", "w"]):
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [init])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+        ov_model, (rec,), ir = _convert(model, tmp_path)
+        assert rec.rung == 3 and rec.proof.get("form") == "nearest_index", rec.summary()
+        assert prove(ov_model, [rec]) == []
+        compiled = ov.Core().compile_model(ov_model, "CPU", F32)
+        rng = np.random.default_rng(9)
+        for n, h, w in ((1, 8, 8), (3, 8, 8)) if shape[2] == 8 else ((2, 1, 5), (1, 7, 3)):
+            x = _data((n, 3, h, w), np.float32, rng)
+            want = run(ir, x)
+            got = compiled([x])[0]
+            assert got.shape == (n, 3, 2 * h, 2 * w) and np.array_equal(got, want), (shape, n, h, w)

@@ -347,3 +347,134 @@ def test_tensorrt_index_form_refuses_uint8():
     (rec,) = lower_checked(sizes_input_model("tf_half_pixel_for_nn", "ceil", TensorProto.UINT8),
                            Policy(allow_conditional=True)).records
     assert rec.rung == 4 and any(n == 3 and "does not take uint8" in why for n, _, why in rec.tried)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Issue 20: axes whose length a run-time size keeps are copied (the spec convention), in every mode
+
+
+def every_axis_sizes_model(coord, rounding, dtype=TensorProto.FLOAT):
+    """sizes for every axis fed as a graph input: N and C are in the resize, their scale known only at run time."""
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="nearest", nearest_mode=rounding,
+                            coordinate_transformation_mode=coord, name="r")
+    return _model([node], [helper.make_tensor_value_info("X", dtype, ["n", 3, "h", "w"]),
+                           helper.make_tensor_value_info("S", TensorProto.INT64, [4])])
+
+
+# (x shape, sizes): N, C kept and H, W changed; N, C, H kept; every length kept.
+KEPT = [((1, 3, 4, 5), (1, 3, 8, 3)), ((2, 3, 4, 5), (2, 3, 4, 9)), ((2, 3, 5, 4), (2, 3, 5, 4))]
+
+
+def kept_axes_agree(run_model, model, dtype):
+    """``run_model(x, sizes)`` equals the oracle on ``KEPT``, and an unchanged shape is copied whole. Under
+    tf_half_pixel_for_nn (the mode whose map moves an axis of equal lengths) onnxruntime on the source model
+    agrees too: it copies an axis of scale 1, as the convention does (elsewhere its float32 coordinates may
+    break ties otherwise on the resized axes, e.g. half_pixel_symmetric floor 5 -> 3)."""
+    (_, ir), = parse_model(model)
+    assert ir.equal_length_identity
+    source = _session(model) if ir.coord == "tf_half_pixel_for_nn" else None
+    rng = np.random.default_rng(7)
+    for shape, sizes in KEPT:
+        x, sizes = _data(shape, NP[dtype], rng), np.array(sizes, np.int64)
+        want = oracle(ir, x, None, None, sizes)
+        if source is not None:
+            _assert_exact(source.run(None, {"X": x, "S": sizes})[0], want, "onnxruntime", shape, sizes)
+        _assert_exact(run_model(x, sizes), want, shape, sizes)
+        if tuple(sizes) == shape:
+            _assert_exact(want, x, "copied")
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.INT32])
+@pytest.mark.parametrize("coord,rounding", MODES)
+def test_kept_axes_are_copied_with_run_time_sizes(coord, rounding, dtype):
+    """tf_half_pixel_for_nn with ceil read element x+1 on N and C (up to 1.2e9 wrong on int32) before the fix."""
+    model = every_axis_sizes_model(coord, rounding, dtype)
+    result, _ = _lowered(model)
+    sess = _session(result.model)
+    kept_axes_agree(lambda x, sizes: sess.run(None, {"X": x, "S": sizes})[0], model, dtype)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Issue 20: static integer scales on a dynamic shape (x2 with a dynamic batch) take the index form too
+
+
+def scales_model(coord="asymmetric", rounding="round_prefer_floor", shape=("N", 3, 8, 8), opset=13,
+                 scales=(1, 1, 2, 2), dtype=TensorProto.FLOAT):
+    """Resize x2 with constant scales, as YOLO-style exports write it; roi an empty constant before opset 18."""
+    inits = [onnx.numpy_helper.from_array(np.array(scales, np.float32), "sc")]
+    if opset < 18:
+        inits.append(onnx.numpy_helper.from_array(np.zeros(0, np.float32), "roi"))
+    node = helper.make_node("Resize", ["X", "roi" if opset < 18 else "", "sc"], ["Y"], mode="nearest", name="r",
+                            nearest_mode=rounding, coordinate_transformation_mode=coord)
+    return _model([node], [helper.make_tensor_value_info("X", dtype, list(shape))], inits, opset)
+
+
+def test_integer_scales_map_is_the_sizes_map():
+    """An integer scale k is sizes out = k*in: the oracle's own taps of the scales IR equal the form at
+    (in, k*in), in every mode, both conventions, k = 1..3 (k = 1 kept by the reference convention)."""
+    import dataclasses
+
+    from resample_bridge.semantics.coords import bind_resize
+    from resample_bridge.semantics.nearest_index import integer_scales
+    from resample_bridge.semantics.taps import axis_taps
+
+    for (coord, rounding), convention in itertools.product(MODES, ("spec", "reference")):
+        (_, ir), = parse_model(scales_model(coord, rounding, opset=19, scales=(1, 1, 2, 3)), convention)
+        assert integer_scales(ir) == ((2, 3) if convention == "spec" else (1, 1, 2, 3))
+        form = nearest_index(ir)
+        for k, i in itertools.product((1, 2, 3), range(1, 25)):
+            one = dataclasses.replace(ir, rank=1, axes=(0,), scales=(k,), input_shape=None)
+            bound = bind_resize(one, (i,))
+            want = axis_taps(bound.axes[0], bound.sampler, False).index[:, 0] if bound.axes else np.arange(i)
+            assert np.array_equal(form.indices(i, k * i), want), (coord, rounding, convention, k, i)
+
+
+def test_non_integer_scales_keep_their_refusal():
+    (_, ir), = parse_model(scales_model(scales=(1, 1, 0.5, 2)))
+    assert ni.form_of(ir).field == "scales"
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("shape", [("N", 3, 8, 8), (1, 3, "H", "W")])
+def test_x2_on_a_dynamic_shape_through_the_cli(shape, opset, tmp_path):
+    """Refused before (rung 3 read only sizes); now the index form, default-domain ops only, exact on onnxruntime
+    for several batch sizes / lengths."""
+    src, out = tmp_path / "m.onnx", tmp_path / "out.onnx"
+    onnx.save(scales_model(shape=shape, opset=opset), src)
+    assert main(["convert", str(src), "--target", "onnx", "-o", str(out), "-q"]) == 0
+    (_, ir), = parse_model(str(src))
+    written = onnx.load(str(out))
+    assert {n.domain for n in written.graph.node} <= {""} and not any(n.op_type == "Resize" for n in written.graph.node)
+    sess = _session(written)
+    rng = np.random.default_rng(9)
+    lengths = [(n, 8, 8) for n in (1, 2, 5)] if shape[0] == "N" else [(1, h, w) for h, w in ((8, 8), (1, 7), (13, 4))]
+    for n, h, w in lengths:
+        x = _data((n, 3, h, w), np.float32, rng)
+        got = sess.run(None, {"X": x})[0]
+        assert got.shape == (n, 3, 2 * h, 2 * w)
+        _assert_exact(got, oracle(ir, x), n, h, w)
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.INT32])
+@pytest.mark.parametrize("coord,rounding", MODES)
+def test_integer_scales_every_mode(coord, rounding, dtype):
+    model = scales_model(coord, rounding, shape=("N", 3, "H", "W"), opset=19, scales=(1, 1, 3, 2), dtype=dtype)
+    (_, ir), = parse_model(model)
+    result, rec = _lowered(model)
+    assert "exact for every length" in rec.reason
+    sess = _session(result.model)
+    rng = np.random.default_rng(10)
+    for n, h, w in ((1, 1, 1), (2, 5, 3), (3, 4, 7)):
+        x = _data((n, 3, h, w), NP[dtype], rng)
+        _assert_exact(sess.run(None, {"X": x})[0], oracle(ir, x), coord, rounding, n, h, w)
+
+
+def test_proof_checks_the_scaled_length():
+    result, _ = _lowered(scales_model())
+
+    def wrong_scale(m):
+        k = _node(m, "r/index3/out").input[1]
+        init = next(i for i in m.graph.initializer if i.name == k)
+        init.CopyFrom(onnx.numpy_helper.from_array(np.asarray(3, np.int64), k))
+
+    assert any("input length times the scale" in f for f in _tampered(result, wrong_scale))

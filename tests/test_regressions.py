@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from resample_bridge.tools.fuzz import cli_command, run_process
 from resample_bridge.tools.fuzz_classify import CTRL, message_problems
 from resample_bridge.tools.fuzz_exec import oracle, run_onnxruntime, run_openvino
-from tests.models import resize_model
+from tests.helpers.models import resize_model
 
 F, I32, U8 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.UINT8
 LIB = "libresample_bridge_openvino.so"

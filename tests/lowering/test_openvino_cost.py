@@ -15,7 +15,7 @@ from resample_bridge.lowering.openvino.target import convert  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
-from tests.models import resize_model  # noqa: E402
+from tests.helpers.models import resize_model  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 

@@ -14,11 +14,11 @@ from resample_bridge.lowering.passes import Policy
 from resample_bridge.lowering import tensorrt as low
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.reference import run
-from resample_bridge.tools.conformance import conformance_cases, frozen_case
 from resample_bridge.tools.tensorrt import conformance_rows, format_conformance_table, run_tensorrt_ready
 from resample_bridge.translate.onnx import parse_model
 from resample_bridge.translate.tensorrt import UNVERIFIED, parse_settings
-from tests.models import resize_model
+from tests.helpers.conformance import conformance_cases, frozen_case
+from tests.helpers.models import real_models, resize_model
 
 CASES = conformance_cases()
 
@@ -243,19 +243,11 @@ def test_tensorrt_ready_changes_no_number(case):
 # Real-shaped models
 
 
-def _real_models():
-    try:
-        from tests.lowering.test_openvino_lowering import real_models
-    except BaseException as e:  # that module skips itself without openvino
-        pytest.skip(f"real_models() lives in the OpenVINO test module, which did not import: {e}")
-    return list(real_models())
-
-
 @pytest.mark.parametrize("index", range(5))
 def test_real_shaped_models(index):
     from resample_bridge.lowering.openvino import make_inputs
 
-    name, model = _real_models()[index]
+    name, model = list(real_models())[index]
     out, rep = low.tensorrt_ready(model)
     feeds = make_inputs(model)
     y = model.graph.output[0].name

@@ -8,10 +8,10 @@ from resample_bridge.lowering import passes
 from resample_bridge.lowering import tensorrt as low
 from resample_bridge.semantics import schema
 from resample_bridge.semantics.errors import BridgeError
-from resample_bridge.tools.conformance import conformance_cases, frozen_case
 from resample_bridge.translate import onnx_tensorrt
 from resample_bridge.translate import tensorrt as ttrt
-from tests.models import resize_model
+from tests.helpers.conformance import conformance_cases, frozen_case
+from tests.helpers.models import resize_model
 
 
 def _case(name):

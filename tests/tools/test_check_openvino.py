@@ -9,7 +9,10 @@ pytest.importorskip("openvino")
 import onnx  # noqa: E402
 
 from resample_bridge.lowering.openvino import check_openvino  # noqa: E402
-from tests.lowering.test_openvino_lowering import CASES, frozen  # noqa: E402
+from tests.helpers.conformance import conformance_cases, frozen_case  # noqa: E402
+
+CASES = conformance_cases()
+frozen = frozen_case
 
 SILENT = {  # case -> a field that must be named
     "test_resize_downsample_scales_linear_antialias": "sampler.antialias",

@@ -5,7 +5,7 @@ import json
 import onnx
 
 from resample_bridge.tools.cli import main
-from tests.models import resize_model
+from tests.helpers.models import resize_model
 
 
 def test_inspect_reports_the_20_to_6_ties(tmp_path, capsys):

@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 pytest.importorskip("openvino")
 
 from resample_bridge.tools.cli import main  # noqa: E402
-from tests.models import resize_model, saved, strict_json  # noqa: E402
+from tests.helpers.models import resize_model, saved, strict_json  # noqa: E402
 
 F = TensorProto.FLOAT
 

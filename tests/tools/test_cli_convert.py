@@ -16,7 +16,7 @@ pytest.importorskip("openvino")
 import openvino as ov  # noqa: E402
 
 from resample_bridge.tools.cli import main  # noqa: E402
-from tests.models import resize_model, strict_json  # noqa: E402
+from tests.helpers.models import resize_model, strict_json  # noqa: E402
 
 F = TensorProto.FLOAT
 

@@ -273,7 +273,7 @@ def test_a_dynamic_batch_changes_nothing_on_static_resized_axes():
 
 def test_dynamic_nearest_x2_stays_native_even_under_strict():
     from resample_bridge.lowering import tensorrt as low
-    from tests.models import resize_model
+    from tests.helpers.models import resize_model
 
     model = resize_model(("n", 3, "h", "w"), scales=[1, 1, 2, 2], mode="nearest")
     (rec,) = low.lower(model, strict=True).records

@@ -80,6 +80,7 @@ def single(node, inputs, inits=(), opset=19, out_rank=4, out_elem=F):
 # Garbage written as proven; integers through float32
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["linear", "cubic"])
 def test_antialias_at_identity_size_copies_the_input(tmp_path, mode):
     m = resize_model((1, 1, 4, 4), sizes=[1, 1, 4, 4], opset=18, mode=mode, antialias=1)

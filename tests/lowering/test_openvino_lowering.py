@@ -41,7 +41,8 @@ frozen = frozen_case
 
 
 @pytest.mark.usefixtures("reference_convention")
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.compiled) if c.name in NEEDS_EXTENSION else c
+                                  for c in CASES], ids=[c.name for c in CASES])
 def test_conformance_through_convert(case, tmp_path):
     model, feeds, expected = frozen(case)
     src = tmp_path / "m.onnx"
@@ -52,6 +53,8 @@ def test_conformance_through_convert(case, tmp_path):
     _assert_expected(case, _run_converted(str(out), feeds), expected)
 
 
+@pytest.mark.slow
+@pytest.mark.compiled
 @pytest.mark.usefixtures("reference_convention")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_conformance_with_runtime_inputs(case, tmp_path):
@@ -71,6 +74,7 @@ def test_conformance_with_runtime_inputs(case, tmp_path):
     _assert_expected(case, _run_converted(str(out), feeds), outs[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,model", list(real_models()), ids=[n for n, _ in real_models()])
 def test_real_shaped_models_verify_exact(name, model, tmp_path):
     path = tmp_path / f"{name}.onnx"
@@ -116,6 +120,7 @@ def test_cli_refusals_leave_nothing_behind(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == before + ["ro"] or sorted(os.listdir(tmp_path)) == sorted(before + ["ro"])
 
 
+@pytest.mark.compiled
 def test_dynamic_shape_goes_to_the_extension_and_is_exact_at_two_shapes(tmp_path):
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model
@@ -166,6 +171,7 @@ def _runtime_scales_model(mode="linear", coord="half_pixel"):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
 
 
+@pytest.mark.compiled
 def test_runtime_scales_native_with_its_condition(tmp_path, capsys):
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model

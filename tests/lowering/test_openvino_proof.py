@@ -173,6 +173,7 @@ def test_policy_for():
     assert policy_for("extension").floor == CUSTOM
 
 
+@pytest.mark.compiled
 def test_conditional_candidates_need_allow_conditional(tmp_path):
     probe.clear_cache()
     m = _runtime_scales_model()

@@ -202,6 +202,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("reference_convention")
 def test_conformance_table():
     rows = conformance_rows()
@@ -404,6 +405,7 @@ def test_runtime_sizes_native_and_runtime_scales_refused():
         low.tensorrt_ready(scales)
 
 
+@pytest.mark.cuda
 def test_build_engine_with_tensorrt(tmp_path):
     pytest.importorskip("tensorrt", reason="TensorRT is not installable from the package index here (its wheels "
                                            "are hosted by NVIDIA); this test builds an engine where it is")
@@ -433,6 +435,7 @@ if __name__ == "__main__":
 PLUGIN_DIR = __import__("pathlib").Path(low.__file__).resolve().parent.parent / "tensorrt_plugin"
 
 
+@pytest.mark.compiled
 def test_plugin_creators_list_exactly_the_schema_fields():
     """The creators list rb_schema, then the compiled attribute schema (the C ABI's rb_attribute, which the kernel
     tests compare with semantics/schema.py) but the fields the plugin reads elsewhere: exactly PLUGIN_ATTRIBUTES."""
@@ -453,6 +456,7 @@ def test_plugin_creators_list_exactly_the_schema_fields():
         assert compiled.op_type(kind) == op
 
 
+@pytest.mark.compiled
 def test_plugin_cmake_says_why_it_is_skipped(tmp_path):
     import shutil
     import subprocess

@@ -55,6 +55,8 @@ def rows(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
+@pytest.mark.compiled
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_check_verdict(rows, case):
     row = rows[case.name]
@@ -78,6 +80,7 @@ def test_check_verdict(rows, case):
         assert ours["rung"] in (1, 2, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("reference_convention")
 @pytest.mark.parametrize("name", sorted(REFERENCE_ONLY))
 def test_check_verdict_under_the_reference_convention(name, tmp_path):

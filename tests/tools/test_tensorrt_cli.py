@@ -240,6 +240,8 @@ def test_build_plugin_names_what_is_missing(capsys, tmp_path, monkeypatch):
         assert rc == 2 and "TensorRT headers not found" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.cuda
+@pytest.mark.compiled
 def test_build_plugin_with_tensorrt(capsys, tmp_path):
     """Needs TensorRT headers and libnvinfer, the CUDA toolkit and nvcc: skipped where any is missing."""
     from resample_bridge.lowering.compiled import build

@@ -214,6 +214,7 @@ def test_live_layers_need_tensorrt():
     pytest.skip("tensorrt is installed: test_live_resize_layer covers settings_from_layer")
 
 
+@pytest.mark.cuda
 def test_live_resize_layer():
     trt = pytest.importorskip("tensorrt", reason="TensorRT is not installable from the package index here; this "
                                                  "test builds a network with add_resize where it is")

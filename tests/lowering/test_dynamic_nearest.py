@@ -71,6 +71,7 @@ def _data(shape, dtype, rng):
     return rng.permutation(int(np.prod(shape))).reshape(shape).astype(dt)  # distinct: a wrong tap shows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("coord,rounding", list(itertools.product(COORDS, ROUNDINGS)))
 def test_fpn_every_mode(coord, rounding, tmp_path):
     ov_model, records, ir = _convert(fpn_model(coord, rounding), tmp_path)

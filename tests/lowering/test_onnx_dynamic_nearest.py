@@ -97,6 +97,7 @@ def _lowered(model):
 # Every mode, through the CLI and the API, on onnxruntime against the oracle
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("coord,rounding", MODES)
 def test_fpn_every_mode_through_the_cli(coord, rounding, tmp_path):
     src, out = tmp_path / "m.onnx", tmp_path / "out.onnx"

@@ -190,6 +190,7 @@ def test_corpus_present():
         assert sorted(expected) == sorted(o.name for o in graph.output), case
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", _params(CONVERT_XFAIL, NEEDS_EXTENSION))
 def test_convert(case):
     res = _converted(case)
@@ -220,6 +221,7 @@ def test_no_extension(case):
     assert not on_ext, "takes the extension where a built-in op is exact: " + "; ".join(on_ext)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_openvino_importer(case):
     """Information only: what ``openvino.convert_model`` (no extension) computes on the same inputs."""

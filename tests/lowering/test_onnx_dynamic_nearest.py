@@ -139,6 +139,7 @@ def test_sizes_input_every_mode_through_the_api(coord, rounding):
                                    TensorProto.DOUBLE])
 @pytest.mark.parametrize("coord,rounding", [("half_pixel", "round_prefer_ceil"), ("align_corners", "ceil"),
                                             ("asymmetric", "floor"), ("pytorch_half_pixel", "round_prefer_floor")])
+@pytest.mark.slow
 def test_other_dtypes_are_moved_exactly(dtype, coord, rounding):
     for model, fed in ((sizes_input_model(coord, rounding, dtype), "S"), (fpn_model(coord, rounding, dtype), "Yref")):
         (_, ir), = parse_model(model)

@@ -40,6 +40,7 @@ def _assert_expected(case, got, expected):
 frozen = frozen_case
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("reference_convention")
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.compiled) if c.name in NEEDS_EXTENSION else c
                                   for c in CASES], ids=[c.name for c in CASES])

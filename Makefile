@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench fuzz clean
+.PHONY: demo test test-fast bench fuzz clean
 
 FUZZ_SEED ?= 1
 FUZZ_CASES ?= 300
@@ -21,6 +21,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The fast tier: no C++ build, no slow campaigns (markers in pyproject.toml; `make test` still runs everything).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow and not compiled"
 
 # Single nodes: our extension kernels vs OpenVINO's importer vs onnxruntime vs a copy (tools/dev/bench.py);
 # whole models: the ladder's choice and --prefer fastest vs the importer and onnxruntime (tools/dev/bench_models.py);

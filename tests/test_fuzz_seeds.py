@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from resample_bridge.tools.dev.fuzz import make_case, run_cases
 from resample_bridge.tools.dev.fuzz_classify import BAD
 
 SEED = 20260
+pytestmark = pytest.mark.slow  # a campaign: each case through the CLI in a subprocess
 
 
 def _generator(label: str) -> str:

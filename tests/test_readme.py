@@ -73,6 +73,7 @@ def test_readme_structure():
         assert must in text, must
 
 
+@pytest.mark.slow
 def test_every_block_runs_and_its_output_is_real(tmp_path):
     ran = 0
     for b in blocks():

@@ -135,9 +135,12 @@ def _note(case, key, value):
     SUMMARY.setdefault(case, {})[key] = value
 
 
-def _params(xfails):
-    return [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=xfails[c])) if c in xfails else c
-            for c in CASES]
+def _params(xfails, extension=()):
+    """The cases, an expected failure marked as such and a case in ``extension`` (it takes rung 4) ``compiled``."""
+    def marks(c):
+        return ([pytest.mark.xfail(strict=True, reason=xfails[c])] if c in xfails else []) + (
+            [pytest.mark.compiled] if c in extension else [])
+    return [pytest.param(c, marks=marks(c)) for c in CASES]
 
 
 def _stop_openvino_telemetry():
@@ -187,7 +190,8 @@ def test_corpus_present():
         assert sorted(expected) == sorted(o.name for o in graph.output), case
 
 
-@pytest.mark.parametrize("case", _params(CONVERT_XFAIL))
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _params(CONVERT_XFAIL, NEEDS_EXTENSION))
 def test_convert(case):
     res = _converted(case)
     if isinstance(res, BridgeError):
@@ -217,6 +221,7 @@ def test_no_extension(case):
     assert not on_ext, "takes the extension where a built-in op is exact: " + "; ".join(on_ext)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_openvino_importer(case):
     """Information only: what ``openvino.convert_model`` (no extension) computes on the same inputs."""

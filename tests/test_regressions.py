@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from resample_bridge.tools.dev.fuzz import cli_command, run_process
 from resample_bridge.tools.dev.fuzz_classify import CTRL, message_problems
 from resample_bridge.tools.dev.fuzz_exec import oracle, run_onnxruntime, run_openvino
-from tests.models import resize_model
+from tests.helpers.models import resize_model
 
 F, I32, U8 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.UINT8
 LIB = "libresample_bridge_openvino.so"
@@ -80,6 +80,7 @@ def single(node, inputs, inits=(), opset=19, out_rank=4, out_elem=F):
 # Garbage written as proven; integers through float32
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["linear", "cubic"])
 def test_antialias_at_identity_size_copies_the_input(tmp_path, mode):
     m = resize_model((1, 1, 4, 4), sizes=[1, 1, 4, 4], opset=18, mode=mode, antialias=1)

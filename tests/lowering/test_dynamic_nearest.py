@@ -71,6 +71,7 @@ def _data(shape, dtype, rng):
     return rng.permutation(int(np.prod(shape))).reshape(shape).astype(dt)  # distinct: a wrong tap shows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("coord,rounding", list(itertools.product(COORDS, ROUNDINGS)))
 def test_fpn_every_mode(coord, rounding, tmp_path):
     ov_model, records, ir = _convert(fpn_model(coord, rounding), tmp_path)
@@ -90,6 +91,7 @@ def test_fpn_every_mode(coord, rounding, tmp_path):
 @pytest.mark.parametrize("dtype", [TensorProto.UINT8, TensorProto.INT32, TensorProto.FLOAT16])
 @pytest.mark.parametrize("coord,rounding", [("half_pixel", "round_prefer_ceil"), ("align_corners", "ceil"),
                                             ("asymmetric", "floor")])
+@pytest.mark.slow
 def test_sizes_input_integer_dtypes(dtype, coord, rounding, tmp_path):
     ov_model, (rec,), ir = _convert(sizes_input_model(coord, rounding, dtype), tmp_path)
     assert rec.rung == 3 and rec.proof.get("form") == "nearest_index", rec.summary()

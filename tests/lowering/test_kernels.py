@@ -8,6 +8,7 @@ can build the library.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -20,12 +21,12 @@ from resample_bridge.lowering import compiled
 from resample_bridge.semantics import reference, schema
 from resample_bridge.semantics.coords import bind_resize
 from resample_bridge.semantics.errors import BridgeError
-from resample_bridge.semantics.ir import (ARITH, ASPECT_POLICIES, COORD_MODES, FILTER_STRETCHES, FORMULA_LENGTHS,
-                                          GRID_PADDINGS, LENGTH1_RULES, NEAREST_MODES, PADDING_ON, SAMPLER_KINDS,
-                                          SIZE_RULES, DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler)
+from resample_bridge.semantics.ir import (ARITH, GRID_PADDINGS, NEAREST_MODES, PADDING_ON, SAMPLER_KINDS, DeformConvIR,
+                                          GridSampleIR, ResizeIR, Sampler)
 from resample_bridge.semantics.reference import deformconv_out_shape
 from resample_bridge.semantics.taps import axis_taps
 from resample_bridge.semantics.vocab import DEFORM_BORDERS
+from tests.helpers.kernel_cases import deformconv_case, f32, gridsample_case, int_input, kind_sampler, resize_case
 
 N_CASES = 320
 TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float16: dict(rtol=2e-3, atol=2e-3)}
@@ -40,6 +41,7 @@ def test_missing_toolchain_is_a_clear_bridge_error(tmp_path, monkeypatch):
         compiled.build_library(compiled.KERNELS_DIR, "rb_kernels", key="probe")
 
 
+@pytest.mark.compiled
 def test_a_killed_builders_leftovers_are_reaped(tmp_path, monkeypatch):
     """A builder killed mid-build leaves build-* and a half-copied library behind; the next build (holding the
     lock, so the only builder) removes them (issue 10 item 5)."""
@@ -59,6 +61,7 @@ def test_a_killed_builders_leftovers_are_reaped(tmp_path, monkeypatch):
     assert sorted(p.name for p in out.iterdir()) == [".lock", "build.log", "libprobe.so"]
 
 
+@functools.cache
 def _unavailable() -> str | None:
     """Why the kernels cannot be built here (no CMake / compiler), or None. A build that fails is not a reason
     to skip: the tests then fail with the compiler's message."""
@@ -67,8 +70,18 @@ def _unavailable() -> str | None:
     return compiled.available()
 
 
-_WHY = _unavailable()
-needs_library = pytest.mark.skipif(_WHY is not None, reason=f"kernel library unavailable: {_WHY}")
+@pytest.fixture
+def kernel_library():
+    """Skips, with the reason, where the kernels cannot be built: asked on first use, not at collection (the
+    first build takes minutes)."""
+    why = _unavailable()
+    if why is not None:
+        pytest.skip(f"kernel library unavailable: {why}")
+
+
+def needs_library(test):
+    """A test that runs the compiled kernels."""
+    return pytest.mark.compiled(pytest.mark.usefixtures("kernel_library")(test))
 
 
 def _round_trips(ir):
@@ -126,66 +139,6 @@ def test_attribute_defaults_are_the_compiled_ones():
 # ----------------------------------------------------------------------------------------------------------
 # Resize
 
-SCALES = [0.25, 0.3, 1 / 3, 0.4, 0.5, 0.6, 2 / 3, 0.7, 0.75, 0.8, 1.0, 1.05, 1.2, 1.25, 1.5, 1.7, 2.0, 2.5, 3.0]
-
-
-def _f32(v) -> F:
-    return F(float(np.float32(v)))
-
-
-def resize_case(seed: int):
-    """(ir, inputs after X, x shape) for one seed; only values the oracle binds."""
-    rng = np.random.default_rng(seed)
-    while True:
-        rank = int(rng.integers(1, 6))
-        shape = tuple(int(rng.integers(1, 8 if rank <= 3 else 4)) for _ in range(rank))
-        axes = tuple(int(a) for a in rng.permutation(rank)[: int(rng.integers(1, rank + 1))])
-        kind = str(rng.choice(SAMPLER_KINDS))
-        if kind == "nearest":
-            sampler = Sampler("nearest", nearest=str(rng.choice(NEAREST_MODES)))
-        elif kind == "linear":
-            sampler = Sampler("linear", antialias=bool(rng.random() < 0.4))
-        else:
-            sampler = Sampler("cubic", cubic_a=[F(-3, 4), F(-1, 2), F(-3, 5)][int(rng.integers(3))],
-                              antialias=bool(rng.random() < 0.4))
-        coord = str(rng.choice(COORD_MODES))
-        use_sizes = rng.random() < 0.35
-        scales = sizes = roi = None
-        if use_sizes:
-            sizes = tuple(int(rng.integers(1, 10)) for _ in axes)
-            aspect = str(rng.choice(ASPECT_POLICIES)) if rng.random() < 0.3 else "stretch"
-        else:
-            scales = tuple(_f32(SCALES[int(rng.integers(len(SCALES)))]) for _ in axes)
-            aspect = "stretch"
-        if coord == "tf_crop_and_resize":
-            starts = [_f32(rng.uniform(-0.3, 0.6)) for _ in axes]
-            roi = tuple(starts + [_f32(s + F(rng.uniform(0.1, 1.0))) for s in starts])
-        pads = tuple(int(p) for p in rng.integers(0, 3, 2 * rank)) if rng.random() < 0.15 else ()
-        ir = ResizeIR(
-            rank=rank, axes=axes, scales=scales, sizes=sizes, roi=roi, coord=coord, sampler=sampler,
-            exclude_outside=bool(rng.random() < 0.3), extrapolation_value=float(np.float32(rng.uniform(-2, 2))),
-            aspect_policy=aspect, size_rule=str(rng.choice(SIZE_RULES)), scale_source=str(rng.choice(("user", "ratio"))),
-            formula_length=str(rng.choice(FORMULA_LENGTHS)), length1=str(rng.choice(LENGTH1_RULES)), pads=pads,
-            equal_length_identity=bool(rng.random() < 0.3), filter_stretch=str(rng.choice(FILTER_STRETCHES)),
-        )
-        # Some values arrive at run time: the kernels must bind exactly what the oracle binds.
-        inputs = [None, None, None]
-        if rng.random() < 0.25:
-            for i, key in enumerate(("roi", "scales", "sizes")):
-                val = getattr(ir, key)
-                if val is not None:
-                    dt = np.int64 if key == "sizes" else np.float32
-                    inputs[i] = np.array([float(v) for v in val], dtype=dt)
-                    ir = ResizeIR(**{**ir.__dict__, key: RuntimeValue(key)})
-        try:
-            bound = bind_resize(ir, shape, reference.runtime_values(ir, (None, *inputs)))
-        except BridgeError:
-            continue
-        if 0 in bound.out_shape or math.prod(bound.out_shape) > 20000:
-            continue
-        return ir, inputs, shape
-
-
 @needs_library
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f16"])
 @pytest.mark.parametrize("seed", range(N_CASES))
@@ -228,7 +181,7 @@ def test_tap_ties_are_decided_exactly():
     with exact rationals, as the oracle's Fractions do; a float evaluation of a*o+b would not always."""
     from resample_bridge.semantics.coords import BoundAxis
 
-    a, b = _f32(1 / 3), F(0)  # 0.3333333432674408 exactly: 3*a is just above 1
+    a, b = f32(1 / 3), F(0)  # 0.3333333432674408 exactly: 3*a is just above 1
     for rule in NEAREST_MODES[:5]:
         ax = BoundAxis(0, 40, 60, a * 3 / 2, F(-1, 2) + F(1, 4), F(1), rule, None)
         s = Sampler("nearest", nearest=rule)
@@ -275,32 +228,6 @@ def test_resize_threads_do_not_change_the_result():
 # GridSample
 
 
-def _sampler(kind: str) -> Sampler:
-    """The sampler of a kind as the tests use it: nearest rounds half to even, cubic a = -3/4."""
-    return (Sampler("nearest", nearest="half_even") if kind == "nearest" else
-            Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler(kind))
-
-
-def gridsample_case(seed: int, dtype):
-    rng = np.random.default_rng(seed)
-    D = int(rng.integers(1, 4))
-    sampler = _sampler(str(rng.choice(SAMPLER_KINDS)))
-    ir = GridSampleIR(spatial_rank=D, sampler=sampler, padding=str(rng.choice(GRID_PADDINGS)),
-                      align_corners=bool(rng.random() < 0.5), padding_on=str(rng.choice(PADDING_ON)),
-                      arith=str(rng.choice(("fp32", "fp32", "fp64"))))
-    N, C = int(rng.integers(1, 3)), int(rng.integers(1, 4))
-    spatial = tuple(int(rng.integers(1, 6 if D < 3 else 4)) for _ in range(D))
-    out = tuple(int(rng.integers(1, 5 if D < 3 else 3)) for _ in range(D))
-    x = (rng.standard_normal((N, C) + spatial) * 2).astype(dtype)
-    grid = rng.uniform(-1.7, 1.7, (N,) + out + (D,))
-    # Exact values on the borders, the centre and half-pixel positions: where rounding and padding decide.
-    special = np.array([-1.0, 1.0, 0.0, -0.5, 0.5, 1.5, -1.5, 2.0 / 3.0, 0.2])
-    pick = rng.random(grid.shape) < 0.3
-    grid[pick] = rng.choice(special, size=int(pick.sum()))
-    gdtype = np.float32 if rng.random() < 0.3 else dtype
-    return ir, x, grid.astype(gdtype)
-
-
 @needs_library
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f16"])
 @pytest.mark.parametrize("seed", range(N_CASES))
@@ -340,7 +267,7 @@ def test_gridsample_extreme_grid_values(D, kind):
                                                                                            "fp32_fused"), (0, 1)):
         rng = np.random.default_rng(n)
         n += 1
-        ir = GridSampleIR(D, _sampler(kind), padding, bool(align), padding_on=padding_on, arith=arith)
+        ir = GridSampleIR(D, kind_sampler(kind), padding, bool(align), padding_on=padding_on, arith=arith)
         x = rng.standard_normal((2, 3) + (5, 6, 4)[:D]).astype(np.float32)
         grid = rng.uniform(-1.3, 1.3, (2,) + (11, 13, 3)[:D] + (D,)).astype(np.float32)
         pick = rng.random(grid.shape) < 0.3
@@ -356,7 +283,7 @@ def test_oracle_saturates_coordinates_beyond_int64():
     x = np.arange(1, 6, dtype=np.float32).reshape(1, 1, 5)
     grid = np.array([1e30, -1e30, np.nan], np.float32).reshape(1, 3, 1)
     for kind in ("linear", "cubic"):
-        ir = GridSampleIR(1, _sampler(kind), "border", True, padding_on="taps")
+        ir = GridSampleIR(1, kind_sampler(kind), "border", True, padding_on="taps")
         with np.errstate(invalid="ignore"):
             y = reference.run(ir, x, grid).ravel()
         assert y[0] == 5 and y[1] == 1 and np.isnan(y[2]), (kind, y)
@@ -364,38 +291,6 @@ def test_oracle_saturates_coordinates_beyond_int64():
 
 # ----------------------------------------------------------------------------------------------------------
 # DeformConv
-
-
-def deformconv_case(seed: int, dtype):
-    rng = np.random.default_rng(seed)
-    while True:
-        D = int(rng.integers(1, 4))
-        G, OG = int(rng.integers(1, 3)), int(rng.integers(1, 4))
-        C = math.lcm(G, OG) * int(rng.integers(1, 3))
-        OC = G * int(rng.integers(1, 3))
-        kernel = tuple(int(rng.integers(1, 4 if D < 3 else 3)) for _ in range(D))
-        spatial = tuple(int(rng.integers(2, 7 if D < 3 else 4)) for _ in range(D))
-        strides = tuple(int(rng.integers(1, 3)) for _ in range(D))
-        dil = tuple(int(rng.integers(1, 3)) for _ in range(D))
-        pads = tuple(int(p) for p in rng.integers(0, 3, 2 * D))
-        kind = "linear" if rng.random() < 0.8 else str(rng.choice(("nearest", "cubic")))
-        sampler = Sampler("cubic", cubic_a=F(-3, 4)) if kind == "cubic" else Sampler(kind)
-        has_b, has_m = bool(rng.random() < 0.5), bool(rng.random() < 0.5)
-        ir = DeformConvIR(D, kernel if rng.random() < 0.5 else None, strides, pads, dil, G, OG, has_b, has_m,
-                          sampler=sampler, border="zero_taps" if rng.random() < 0.75 else "clamp_in_range")
-        out = deformconv_out_shape(ir, spatial, kernel)
-        if any(o <= 0 for o in out):
-            continue
-        N, K = int(rng.integers(1, 3)), math.prod(kernel)
-        x = rng.standard_normal((N, C) + spatial).astype(dtype)
-        w = (rng.standard_normal((OC, C // G) + kernel) / math.sqrt(C * K)).astype(dtype)
-        off = rng.standard_normal((N, OG * K * D) + out) * 1.5
-        ints = rng.random(off.shape) < 0.2  # whole-pixel offsets: taps exactly on the grid
-        off[ints] = np.round(off[ints])
-        off[rng.random(off.shape) < 0.05] = 7.5  # far outside
-        b = rng.standard_normal(OC).astype(dtype) if has_b else None
-        m = rng.uniform(0, 1, (N, OG * K) + out).astype(dtype) if has_m else None
-        return ir, (x, w, off.astype(dtype), b, m)
 
 
 @needs_library
@@ -417,7 +312,7 @@ def test_deformconv_extreme_offsets_and_masks(D, kind):
     for n, (border, has_m) in enumerate(itertools.product(DEFORM_BORDERS, (False, True))):
         rng = np.random.default_rng(n)
         kernel, spatial = (3, 2, 2)[:D], (11, 9, 5)[:D]
-        ir = DeformConvIR(D, kernel, (1,) * D, (1,) * (2 * D), (1,) * D, 1, 1, True, has_m, sampler=_sampler(kind),
+        ir = DeformConvIR(D, kernel, (1,) * D, (1,) * (2 * D), (1,) * D, 1, 1, True, has_m, sampler=kind_sampler(kind),
                           border=border)
         out, K = deformconv_out_shape(ir, spatial, kernel), math.prod(kernel)
         x = rng.standard_normal((1, 4) + spatial).astype(np.float32)
@@ -482,7 +377,7 @@ def test_float32_accumulation_resize_bound(sampler, scale, order):
 @pytest.mark.parametrize("D", [1, 2, 3])
 def test_float32_accumulation_gridsample_bound(kind, D):
     rng = np.random.default_rng(D)
-    ir = GridSampleIR(spatial_rank=D, sampler=_sampler(kind), padding="border", align_corners=False)
+    ir = GridSampleIR(spatial_rank=D, sampler=kind_sampler(kind), padding="border", align_corners=False)
     spatial = (9, 7, 5)[3 - D:]
     grid = rng.uniform(-1.1, 1.1, (1,) + (6, 5, 4)[3 - D:] + (D,)).astype(np.float32)
     for what, x in _f32_data((1, 5) + spatial, rng):
@@ -545,24 +440,13 @@ INT_DTYPES = [np.uint8, np.int8, np.uint16, np.int16, np.int32, np.int64]
 INT_IDS = ["u8", "i8", "u16", "i16", "i32", "i64"]
 
 
-def _int_input(rng, shape, dtype):
-    """Values across the whole range, extremes included, so results saturate; i64 kept where float64 is exact
-    (the oracle's float64 paths read it through float64)."""
-    info = np.iinfo(dtype)
-    lo, hi = (max(info.min, -(2**40)), min(info.max, 2**40)) if dtype == np.int64 else (info.min, info.max)
-    x = rng.integers(lo, hi, shape, dtype=np.int64, endpoint=True)
-    x.flat[:: 7] = hi
-    x.flat[3:: 11] = lo
-    return x.astype(dtype)
-
-
 @needs_library
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=INT_IDS)
 def test_integer_resize_is_bit_exact(dtype):
     refused = 0
     for seed in range(0, N_CASES, 2):
         ir, inputs, shape = resize_case(seed)
-        x = _int_input(np.random.default_rng(seed), shape, dtype)
+        x = int_input(np.random.default_rng(seed), shape, dtype)
         want = reference.run(ir, x, *inputs)
         for tables in ("native", "ir"):
             try:
@@ -598,12 +482,12 @@ def test_integer_resize_ties_round_half_to_even():
 def test_integer_gridsample_and_deformconv_match_oracle(dtype):
     for seed in range(0, N_CASES, 8):
         ir, x, grid = gridsample_case(seed, np.float32)
-        x = _int_input(np.random.default_rng(seed), x.shape, dtype)
+        x = int_input(np.random.default_rng(seed), x.shape, dtype)
         want = reference.run(ir, x, grid)
         assert np.array_equal(compiled.gridsample(ir, x, grid), want), f"seed {seed}: {ir}"
         ir, (x, w, off, b, m) = deformconv_case(seed, np.float64)
         rng = np.random.default_rng(seed)
-        args = (_int_input(rng, x.shape, dtype), np.round(w * 4), np.round(off * 2) / 2, b, None)
+        args = (int_input(rng, x.shape, dtype), np.round(w * 4), np.round(off * 2) / 2, b, None)
         args = tuple(None if a is None else np.asarray(a).astype(dtype) for a in args[:4]) + (None,)
         ir = DeformConvIR(**{**ir.__dict__, "has_mask": False})
         want = reference.run(ir, *args)
@@ -627,11 +511,15 @@ def _cuda_or_skip(need_device: bool):
         pytest.skip("no CUDA device")
 
 
+@pytest.mark.cuda
+@pytest.mark.compiled
 def test_cuda_launchers_compile():
     _cuda_or_skip(need_device=False)
     assert compiled.cuda_library().rb_cuda_device_count() >= 0
 
 
+@pytest.mark.cuda
+@pytest.mark.compiled
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f16"])
 @pytest.mark.parametrize("seed", range(0, N_CASES, 4))
 def test_cuda_matches_oracle(seed, dtype):

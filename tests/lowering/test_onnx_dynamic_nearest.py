@@ -97,6 +97,7 @@ def _lowered(model):
 # Every mode, through the CLI and the API, on onnxruntime against the oracle
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("coord,rounding", MODES)
 def test_fpn_every_mode_through_the_cli(coord, rounding, tmp_path):
     src, out = tmp_path / "m.onnx", tmp_path / "out.onnx"
@@ -138,6 +139,7 @@ def test_sizes_input_every_mode_through_the_api(coord, rounding):
                                    TensorProto.DOUBLE])
 @pytest.mark.parametrize("coord,rounding", [("half_pixel", "round_prefer_ceil"), ("align_corners", "ceil"),
                                             ("asymmetric", "floor"), ("pytorch_half_pixel", "round_prefer_floor")])
+@pytest.mark.slow
 def test_other_dtypes_are_moved_exactly(dtype, coord, rounding):
     for model, fed in ((sizes_input_model(coord, rounding, dtype), "S"), (fpn_model(coord, rounding, dtype), "Yref")):
         (_, ir), = parse_model(model)

@@ -16,9 +16,9 @@ from resample_bridge.semantics.coords import bind_resize
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.reference import run as oracle
 from resample_bridge.semantics.taps import axis_taps
-from resample_bridge.tools.conformance import conformance_cases, frozen_case
 from resample_bridge.translate.onnx import parse_model
-from tests.models import resize_model
+from tests.helpers.conformance import conformance_cases, frozen_case
+from tests.helpers.models import resize_model
 
 CASES = conformance_cases()
 TARGET = OnnxTarget()

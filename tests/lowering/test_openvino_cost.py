@@ -15,7 +15,7 @@ from resample_bridge.lowering.openvino.target import convert  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
-from tests.models import resize_model  # noqa: E402
+from tests.helpers.models import resize_model  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
@@ -53,6 +53,7 @@ def _exact(m, ov_model, records):
     np.testing.assert_allclose(core.compile_model(ov_model, "CPU", F32)([x])[0], run(ir, x), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("ext_rate, rung", [(0.5, 4), (0.9, 1), (5.0, 1)])
 def test_the_extension_only_where_estimated_faster_by_the_margin(rates, tmp_path, ext_rate, rung):
     # built-in 1 ns per output element; the extension's reorders cost 0.1 ns per element in and out.
@@ -83,6 +84,7 @@ def test_a_class_without_a_rate_keeps_the_ladders_choice(rates, tmp_path):
     assert rec.rung == 1 and "cost" not in rec.extra
 
 
+@pytest.mark.compiled
 def test_calibration_times_each_rung_and_is_cached(monkeypatch, tmp_path):
     own = tmp_path / "cost.json"
     monkeypatch.setattr(cost, "cache_file", lambda: own)
@@ -100,6 +102,7 @@ def test_calibration_times_each_rung_and_is_cached(monkeypatch, tmp_path):
     assert cost.rates() == got == json.loads(own.read_text())
 
 
+@pytest.mark.compiled
 def test_cli_prefer(tmp_path, capsys, rates):
     rates({"builtin/linear/plain/up": 1.0, "extension/linear/plain/up": 0.1, "copy": 0.0})
     _, path = _linear_up(tmp_path)

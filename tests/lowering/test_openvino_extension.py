@@ -8,11 +8,10 @@ Python ConversionExtension that builds the extension op, as lowering rung 4 woul
 
 from __future__ import annotations
 
-import re
+import functools
 import subprocess
 import sys
 import textwrap
-import warnings
 
 import numpy as np
 import onnx
@@ -23,22 +22,47 @@ from resample_bridge.lowering import compiled as cpp
 from resample_bridge.semantics import reference, schema
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.ir import ResizeIR, RuntimeValue
-from tests.lowering.test_kernels import _int_input, deformconv_case, gridsample_case, \
-    resize_case
+from tests.helpers.conformance import conformance_cases
+from tests.helpers.kernel_cases import deformconv_case, gridsample_case, int_input, resize_case
 
 ov = pytest.importorskip("openvino")
-try:
-    LIB = cpp.openvino_extension()
-except BridgeError as e:
-    if cpp.missing_tools() is None:
-        raise  # the tools are there and the build failed: that is a failure, not a reason to skip
-    pytest.skip(f"OpenVINO extension unavailable: {e}", allow_module_level=True)
-
+pytestmark = pytest.mark.compiled
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
-# One Core for the sweep: Core.read_model of an ONNX file goes through the same ONNX-frontend mapping as
-# convert_model(extension=LIB), at a fraction of the cost; every fourth case still goes through convert_model.
-CORE = ov.Core()
-CORE.add_extension(LIB)
+
+
+@functools.cache
+def _extension():
+    """(library, Core holding it, None) or (None, None, why not): built on first use, not at collection.
+    One Core for the sweep: Core.read_model of an ONNX file goes through the same ONNX-frontend mapping as
+    convert_model(extension=lib), at a fraction of the cost; every fourth case still goes through convert_model."""
+    try:
+        lib = cpp.openvino_extension()
+    except BridgeError as e:
+        if cpp.missing_tools() is None:
+            return None, None, e  # the tools are there and the build failed: that is a failure, not a skip
+        return None, None, f"OpenVINO extension unavailable: {e}"
+    core = ov.Core()
+    core.add_extension(lib)
+    return lib, core, None
+
+
+@pytest.fixture(autouse=True)
+def _needs_extension():
+    why = _extension()[2]
+    if isinstance(why, BridgeError):
+        raise why
+    if why is not None:
+        pytest.skip(why)
+
+
+def extension_lib() -> str:
+    return _extension()[0]
+
+
+def sweep_core():
+    return _extension()[1]
+
+
 TOL = dict(rtol=1e-4, atol=1e-5)
 ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
 
@@ -57,8 +81,8 @@ def _model(nodes, feeds: dict, dynamic: bool, outputs=("Y",), out_type=TensorPro
 def _run(model: onnx.ModelProto, feeds: dict, tmp_path, name="m", convert=True):
     path = tmp_path / f"{name}.onnx"
     onnx.save(model, path)
-    m = ov.convert_model(str(path), extension=LIB) if convert else CORE.read_model(str(path))
-    compiled = CORE.compile_model(m, "CPU", F32)
+    m = ov.convert_model(str(path), extension=extension_lib()) if convert else sweep_core().read_model(str(path))
+    compiled = sweep_core().compile_model(m, "CPU", F32)
     res = compiled({k: v for k, v in feeds.items()})
     return m, [res[o] for o in compiled.outputs]
 
@@ -108,11 +132,7 @@ def test_deformconv_through_convert_model(seed, tmp_path):
     np.testing.assert_allclose(y, reference.run(ir, x, w, off, b, m), err_msg=f"seed {seed}: {ir}", **TOL)
 
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    from onnx.backend.test.case.node import collect_testcases
-
-    VOLUMETRIC = [c for c in collect_testcases(None) if re.search("gridsample_volumetric", c.name)]
+VOLUMETRIC = [c for c in conformance_cases() if "gridsample_volumetric" in c.name]
 
 
 @pytest.mark.parametrize("case", VOLUMETRIC, ids=[c.name for c in VOLUMETRIC])
@@ -136,7 +156,7 @@ def test_volumetric_conformance(case, tmp_path):
         cpp.openvino_node(ir, [ctx.get_input(0), ctx.get_input(1)]).output(0)])
     m = ov.convert_model(str(path), extension=[ext])
     assert any(op.get_type_name() == "ResampleBridgeGridSample" for op in m.get_ops())
-    compiled = CORE.compile_model(m, "CPU", F32)
+    compiled = sweep_core().compile_model(m, "CPU", F32)
     np.testing.assert_allclose(compiled([x, grid])[0], expected, rtol=1e-5, atol=1e-6)
 
 
@@ -168,7 +188,7 @@ def test_saved_ir_reads_back_in_a_fresh_process(tmp_path):
     script = textwrap.dedent(f"""
         import numpy as np, openvino as ov
         core = ov.Core()
-        core.add_extension({LIB!r})
+        core.add_extension({extension_lib()!r})
         model = core.read_model({str(xml)!r})
         compiled = core.compile_model(model, "CPU", {F32!r})
         feeds = dict(np.load({str(tmp_path / 'feeds.npz')!r}))
@@ -191,7 +211,7 @@ def test_nodefactory_node_and_refusals(tmp_path):
     # What a proof of the lowered node reads back: the op's attributes spell the IR.
     assert schema.from_attributes(node.get_type_name(), node.get_attributes()) == ir
     model = ov.Model([node.output(0)], [px, pg])
-    y = CORE.compile_model(model, "CPU", F32)([x, grid])[0]
+    y = sweep_core().compile_model(model, "CPU", F32)([x, grid])[0]
     np.testing.assert_allclose(y, reference.run(ir, x, grid), **TOL)
 
     bad = cpp.onnx_node(ir, ["X", "G"], ["Y"])
@@ -201,7 +221,7 @@ def test_nodefactory_node_and_refusals(tmp_path):
     path = tmp_path / "bad.onnx"
     onnx.save(_model([bad], {"X": x, "G": grid}, dynamic=False), path)
     with pytest.raises(Exception, match="padding 'mirror' is not one of zeros, border, reflection"):
-        ov.convert_model(str(path), extension=LIB)
+        ov.convert_model(str(path), extension=extension_lib())
 
 
 def _int_resize_sweep(dtype, tmp_path, step=20):
@@ -209,7 +229,7 @@ def _int_resize_sweep(dtype, tmp_path, step=20):
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     for seed in range(0, 320, step):
         ir, inputs, shape = resize_case(seed)
-        x = _int_input(np.random.default_rng(seed), shape, dtype)
+        x = int_input(np.random.default_rng(seed), shape, dtype)
         node, feeds = resize_model(ir, x, inputs)
         _, (y,) = _run(_model([node], feeds, dynamic=seed % 40 == 0, out_type=elem), feeds, tmp_path,
                        convert=False)
@@ -226,7 +246,7 @@ def test_integer_dtypes_are_bit_exact(dtype, tmp_path):
     assert cpp.extension_dtype_refusal(resize_case(0)[0], dtype) is None
     for seed in range(0, 320, 20):
         ir, inputs, shape = resize_case(seed)
-        x = _int_input(np.random.default_rng(seed), shape, dtype)
+        x = int_input(np.random.default_rng(seed), shape, dtype)
         node, feeds = resize_model(ir, x, inputs)
         _, (y,) = _run(_model([node], feeds, dynamic=seed % 40 == 0, out_type=elem), feeds, tmp_path,
                        convert=False)
@@ -234,7 +254,7 @@ def test_integer_dtypes_are_bit_exact(dtype, tmp_path):
         assert y.dtype == want.dtype and np.array_equal(y, want), f"seed {seed}: {ir}"
     for seed in range(0, 320, 40):
         ir, x, grid = gridsample_case(seed, np.float32)
-        x = _int_input(np.random.default_rng(seed), x.shape, dtype)
+        x = int_input(np.random.default_rng(seed), x.shape, dtype)
         feeds = {"X": x, "G": grid.astype(np.float32)}
         _, (y,) = _run(_model([cpp.onnx_node(ir, ["X", "G"], ["Y"])], feeds, dynamic=False, out_type=elem), feeds,
                        tmp_path, convert=False)
@@ -273,7 +293,7 @@ def test_resize_plan_memo_follows_shapes_and_runtime_values(tmp_path):
     node, feeds = resize_model(ir, x, [None, np.array([2, 2], np.float32), None])
     path = tmp_path / "memo.onnx"
     onnx.save(_model([node], feeds, dynamic=True), path)
-    compiled = CORE.compile_model(CORE.read_model(str(path)), "CPU", F32)
+    compiled = sweep_core().compile_model(sweep_core().read_model(str(path)), "CPU", F32)
     request = compiled.create_infer_request()
     for shape, scales in [((1, 2, 6, 7), (2, 2)), ((1, 2, 6, 7), (0.5, 1.5)), ((2, 1, 5, 9), (0.5, 1.5)),
                           ((1, 2, 6, 7), (2, 2))]:

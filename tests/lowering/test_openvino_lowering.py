@@ -5,7 +5,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 ov = pytest.importorskip("openvino")
 
@@ -14,8 +14,8 @@ from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
 from resample_bridge.tools.verify_openvino import verify_openvino  # noqa: E402
 from resample_bridge.tools.convert import convert_to_openvino  # noqa: E402
-from resample_bridge.tools.conformance import conformance_cases, frozen_case  # noqa: E402
-from tests.models import resize_model  # noqa: E402
+from tests.helpers.conformance import conformance_cases, frozen_case  # noqa: E402
+from tests.helpers.models import chain_model, const, real_models, resize_model  # noqa: E402
 
 CASES = conformance_cases()
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -40,8 +40,10 @@ def _assert_expected(case, got, expected):
 frozen = frozen_case
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("reference_convention")
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.compiled) if c.name in NEEDS_EXTENSION else c
+                                  for c in CASES], ids=[c.name for c in CASES])
 def test_conformance_through_convert(case, tmp_path):
     model, feeds, expected = frozen(case)
     src = tmp_path / "m.onnx"
@@ -52,6 +54,8 @@ def test_conformance_through_convert(case, tmp_path):
     _assert_expected(case, _run_converted(str(out), feeds), expected)
 
 
+@pytest.mark.slow
+@pytest.mark.compiled
 @pytest.mark.usefixtures("reference_convention")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_conformance_with_runtime_inputs(case, tmp_path):
@@ -71,51 +75,7 @@ def test_conformance_with_runtime_inputs(case, tmp_path):
     _assert_expected(case, _run_converted(str(out), feeds), outs[0])
 
 
-def _chain_model(nodes, inputs, inits, out):
-    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
-
-
-def _const(name, arr, dtype=np.float32):
-    return numpy_helper.from_array(np.asarray(arr, dtype=dtype), name)
-
-
-def real_models():
-    rng = np.random.default_rng(0)
-    f = TensorProto.FLOAT
-    yield "yolo_neck_nearest_x2", _chain_model(
-        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
-         helper.make_node("Resize", ["c", "", "s"], ["up"], mode="nearest",
-                          coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
-         helper.make_node("Concat", ["up", "skip"], ["y"], axis=1)],
-        [helper.make_tensor_value_info("x", f, [1, 16, 20, 20]), helper.make_tensor_value_info("skip", f, [1, 8, 40, 40])],
-        [_const("w", rng.standard_normal((16, 16, 3, 3)) * 0.1), _const("s", [1, 1, 2, 2])], "y")
-    yield "segmentation_head_linear_align_corners_x4", _chain_model(
-        [helper.make_node("Conv", ["x", "w"], ["logits"]),
-         helper.make_node("Resize", ["logits", "", "s"], ["y"], mode="linear",
-                          coordinate_transformation_mode="align_corners")],
-        [helper.make_tensor_value_info("x", f, [1, 32, 32, 32])],
-        [_const("w", rng.standard_normal((5, 32, 1, 1)) * 0.1), _const("s", [1, 1, 4, 4])], "y")
-    yield "torchvision_antialias_512_to_224", _chain_model(
-        [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear", antialias=1, exclude_outside=1,
-                          coordinate_transformation_mode="pytorch_half_pixel")],
-        [helper.make_tensor_value_info("x", f, [1, 3, 512, 512])], [_const("sz", [1, 3, 224, 224], np.int64)], "y")
-    yield "spatial_transformer_gridsample", _chain_model(
-        [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
-         helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear", padding_mode="zeros")],
-        [helper.make_tensor_value_info("x", f, [2, 3, 24, 24]), helper.make_tensor_value_info("theta", f, [2, 2, 3])],
-        [_const("size", [2, 3, 16, 16], np.int64)], "y")
-    yield "dcn_block_mask_bias", _chain_model(
-        [helper.make_node("Conv", ["x", "wo"], ["off"], pads=[1, 1, 1, 1]),
-         helper.make_node("Conv", ["x", "wm"], ["mlogit"], pads=[1, 1, 1, 1]),
-         helper.make_node("Sigmoid", ["mlogit"], ["mask"]),
-         helper.make_node("DeformConv", ["x", "w", "off", "b", "mask"], ["y"], pads=[1, 1, 1, 1]),
-         ],
-        [helper.make_tensor_value_info("x", f, [1, 8, 14, 14])],
-        [_const("wo", rng.standard_normal((18, 8, 3, 3)) * 0.3), _const("wm", rng.standard_normal((9, 8, 3, 3)) * 0.3),
-         _const("w", rng.standard_normal((16, 8, 3, 3)) * 0.1), _const("b", rng.standard_normal(16))], "y")
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("name,model", list(real_models()), ids=[n for n, _ in real_models()])
 def test_real_shaped_models_verify_exact(name, model, tmp_path):
     path = tmp_path / f"{name}.onnx"
@@ -161,6 +121,7 @@ def test_cli_refusals_leave_nothing_behind(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == before + ["ro"] or sorted(os.listdir(tmp_path)) == sorted(before + ["ro"])
 
 
+@pytest.mark.compiled
 def test_dynamic_shape_goes_to_the_extension_and_is_exact_at_two_shapes(tmp_path):
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model
@@ -211,6 +172,7 @@ def _runtime_scales_model(mode="linear", coord="half_pixel"):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
 
 
+@pytest.mark.compiled
 def test_runtime_scales_native_with_its_condition(tmp_path, capsys):
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model
@@ -267,8 +229,8 @@ def test_conversion_extensions_with_openvinos_own_importer_for_the_rest(tmp_path
              helper.make_node("Resize", ["r", "roi", "", "sz"], ["c"], mode="linear", name="crop",
                               coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0),
              helper.make_node("Concat", ["c", "c"], ["y"], axis=1)]
-    m = _chain_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 9])],
-                     [_const("roi", [0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3]), _const("sz", [1, 2, 5, 7], np.int64)], "y")
+    m = chain_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 9])],
+                    [const("roi", [0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3]), const("sz", [1, 2, 5, 7], np.int64)], "y")
     src = tmp_path / "m.onnx"
     onnx.save(m, src)
     with pytest.raises(Exception):

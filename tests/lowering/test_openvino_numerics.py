@@ -21,7 +21,7 @@ from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.tools.convert import convert_openvino_model  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
-from tests.models import resize_model  # noqa: E402
+from tests.helpers.models import resize_model  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 T = TensorProto
@@ -66,6 +66,7 @@ def _draw(dtype, shape, rng):
     ("cubic", "align_corners", [1, 1, 2, 3]),
     ("cubic", "asymmetric", [1, 1, 1.25, 2]),
 ])
+@pytest.mark.slow
 def test_integer_linear_cubic_decomposition_is_bit_exact(tmp_path, dtype, mode, coord, scales):
     m = resize_model((1, 2, 4, 5), scales=scales, dtype=dtype, mode=mode, coordinate_transformation_mode=coord)
     try:
@@ -93,6 +94,7 @@ def test_int32_nearest_is_a_pure_gather(tmp_path):
     assert 16777217 in got
 
 
+@pytest.mark.slow
 def test_u8_cubic_align_corners_gives_the_exact_183(tmp_path):
     """The issue's case: an exact value just below .5 that float32 weights put at 184."""
     m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 3], dtype=T.UINT8, mode="cubic",
@@ -225,6 +227,7 @@ def test_builtin_interpolate_takes_f16_and_8bit_nearest(tmp_path, dtype, mode):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("dtype", [T.UINT8, T.INT32])
 def test_builtin_interpolate_is_refused_where_inexact(tmp_path, dtype):
     """u8 linear rounds some halves one off; int32 goes through float32: the built-in rung is not taken."""
@@ -291,6 +294,7 @@ def _gridsample_model(dtype=T.FLOAT, mode="nearest", padding="border", grid=None
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
 
 
+@pytest.mark.compiled
 def test_gridsample_nearest_with_a_tie_in_a_constant_grid_is_not_builtin(tmp_path):
     grid = np.array([0.0, -1 / 3, 0.0, 0.2], np.float32).reshape(1, 1, 2, 2)
     m = _gridsample_model(grid=grid)
@@ -308,6 +312,7 @@ def test_gridsample_nearest_constant_grid_without_ties_is_builtin(tmp_path):
     np.testing.assert_array_equal(_run(ov_model, x), _onnx_run(m, x))
 
 
+@pytest.mark.compiled
 def test_gridsample_nearest_with_a_runtime_grid_is_not_builtin(tmp_path):
     m = _gridsample_model()
     p = tmp_path / "m.onnx"
@@ -336,6 +341,7 @@ def test_gridsample_cubic_pads_each_tap_like_onnxruntime(tmp_path, padding):
     np.testing.assert_allclose(_run(ov_model, x, g), want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("dtype,mode", [(T.FLOAT16, "linear"), (T.FLOAT16, "cubic"), (T.UINT8, "linear")])
 def test_gridsample_dtypes_on_the_builtin_rung(tmp_path, dtype, mode):
     """f16 is computed within an f16 ulp: built-in; u8 linear rounds with float32 weights: not built-in."""

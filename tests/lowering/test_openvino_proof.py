@@ -20,7 +20,7 @@ from resample_bridge.lowering.passes import BUILTIN, CUSTOM, DECOMPOSE, NodeReco
 from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
-from tests.models import resize_model  # noqa: E402
+from tests.helpers.models import resize_model  # noqa: E402
 
 F = TP.FLOAT
 probe = sys.modules[_probe_module]  # the package's own ``probe`` attribute is check.probe, a function
@@ -174,6 +174,7 @@ def test_policy_for():
     assert policy_for("extension").floor == CUSTOM
 
 
+@pytest.mark.compiled
 def test_conditional_candidates_need_allow_conditional(tmp_path):
     probe.clear_cache()
     m = _runtime_scales_model()

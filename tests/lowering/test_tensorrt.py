@@ -14,12 +14,12 @@ from resample_bridge.lowering.passes import Policy
 from resample_bridge.lowering import tensorrt as low
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.semantics.reference import run
-from resample_bridge.tools.conformance import conformance_cases, frozen_case
 from resample_bridge.tools.finish_tensorrt import build_engine, tensorrt_available
 from resample_bridge.tools.tensorrt import conformance_rows, format_conformance_table, run_tensorrt_ready
 from resample_bridge.translate.onnx import parse_model
 from resample_bridge.translate.tensorrt import UNVERIFIED, parse_settings
-from tests.models import resize_model
+from tests.helpers.conformance import conformance_cases, frozen_case
+from tests.helpers.models import real_models, resize_model
 
 CASES = conformance_cases()
 
@@ -203,6 +203,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("reference_convention")
 def test_conformance_table():
     rows = conformance_rows()
@@ -244,19 +245,11 @@ def test_tensorrt_ready_changes_no_number(case):
 # Real-shaped models
 
 
-def _real_models():
-    try:
-        from tests.lowering.test_openvino_lowering import real_models
-    except BaseException as e:  # that module skips itself without openvino
-        pytest.skip(f"real_models() lives in the OpenVINO test module, which did not import: {e}")
-    return list(real_models())
-
-
 @pytest.mark.parametrize("index", range(5))
 def test_real_shaped_models(index):
     from resample_bridge.tools.verify_inputs import make_inputs
 
-    name, model = _real_models()[index]
+    name, model = list(real_models())[index]
     out, rep = low.tensorrt_ready(model)
     feeds = make_inputs(model)
     y = model.graph.output[0].name
@@ -413,6 +406,7 @@ def test_runtime_sizes_native_and_runtime_scales_refused():
         low.tensorrt_ready(scales)
 
 
+@pytest.mark.cuda
 def test_build_engine_with_tensorrt(tmp_path):
     pytest.importorskip("tensorrt", reason="TensorRT is not installable from the package index here (its wheels "
                                            "are hosted by NVIDIA); this test builds an engine where it is")
@@ -442,6 +436,7 @@ if __name__ == "__main__":
 PLUGIN_DIR = __import__("pathlib").Path(low.__file__).resolve().parent.parent / "tensorrt_plugin"
 
 
+@pytest.mark.compiled
 def test_plugin_creators_list_exactly_the_schema_fields():
     """The creators list rb_schema, then the compiled attribute schema (the C ABI's rb_attribute, which the kernel
     tests compare with semantics/schema.py) but the fields the plugin reads elsewhere: exactly PLUGIN_ATTRIBUTES."""
@@ -462,6 +457,7 @@ def test_plugin_creators_list_exactly_the_schema_fields():
         assert compiled.op_type(kind) == op
 
 
+@pytest.mark.compiled
 def test_plugin_cmake_says_why_it_is_skipped(tmp_path):
     import shutil
     import subprocess

@@ -30,6 +30,7 @@ def _parsed(coord, rounding, convention):
     return ir
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("convention", ("spec", "reference"))
 @pytest.mark.parametrize("coord,rounding", list(itertools.product(COORDS, ROUNDINGS)))
 def test_equals_oracle_taps(coord, rounding, convention):

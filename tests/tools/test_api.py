@@ -8,7 +8,7 @@ from resample_bridge import api
 from resample_bridge.lowering.passes import NodeRecord
 from resample_bridge.semantics.reference import run as oracle
 from resample_bridge.translate.onnx import parse_model
-from tests.models import resize_model
+from tests.helpers.models import resize_model
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 

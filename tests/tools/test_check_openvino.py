@@ -9,7 +9,10 @@ pytest.importorskip("openvino")
 import onnx  # noqa: E402
 
 from resample_bridge.tools.check_openvino import check_openvino  # noqa: E402
-from tests.lowering.test_openvino_lowering import CASES, frozen  # noqa: E402
+from tests.helpers.conformance import conformance_cases, frozen_case  # noqa: E402
+
+CASES = conformance_cases()
+frozen = frozen_case
 
 SILENT = {  # case -> a field that must be named
     "test_resize_downsample_scales_linear_antialias": "sampler.antialias",
@@ -52,6 +55,8 @@ def rows(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
+@pytest.mark.compiled
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_check_verdict(rows, case):
     row = rows[case.name]
@@ -75,6 +80,7 @@ def test_check_verdict(rows, case):
         assert ours["rung"] in (1, 2, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("reference_convention")
 @pytest.mark.parametrize("name", sorted(REFERENCE_ONLY))
 def test_check_verdict_under_the_reference_convention(name, tmp_path):

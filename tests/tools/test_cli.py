@@ -3,9 +3,10 @@
 import json
 
 import onnx
+import pytest
 
 from resample_bridge.tools.cli import main
-from tests.models import resize_model
+from tests.helpers.models import resize_model
 
 
 def test_inspect_reports_the_20_to_6_ties(tmp_path, capsys):
@@ -31,6 +32,8 @@ def test_inspect_text_for_linear_half_pixel_upsample(tmp_path, capsys):
     assert "H 224->448: src = 1/2*dst - 1/4, linear, clamp" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+@pytest.mark.compiled
 def test_demo_shows_every_op_kind(capsys):
     # the demo's main job is tested in test_demo.py; here: every op kind of the example goes through it
     assert main(["demo"]) == 0

@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 pytest.importorskip("openvino")
 
 from resample_bridge.tools.cli import main  # noqa: E402
-from tests.models import resize_model, saved, strict_json  # noqa: E402
+from tests.helpers.models import resize_model, saved, strict_json  # noqa: E402
 
 F = TensorProto.FLOAT
 
@@ -90,6 +90,7 @@ def _many_nodes_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
 
 
+@pytest.mark.slow
 def test_batched_check_agrees_with_one_model_per_node(tmp_path):
     """The batched importer run (one model for all distinct configurations, halves on refusal) gives each
     node the verdict the one-node model gives it, and resample-bridge the same rung."""
@@ -114,6 +115,7 @@ def test_batched_check_agrees_with_one_model_per_node(tmp_path):
     assert rows[6]["same_config_as"] == ["r0"]   # r0 and r6 share a configuration: judged once
 
 
+@pytest.mark.compiled
 def test_input_fixes_shapes_for_check(tmp_path, capsys):
     """Dynamic H/W: no tap table can be built, so resample-bridge needs its extension (rung 4); with
     --input the shapes are static before anything reads the model and the decomposition (rung 3) is exact."""

@@ -16,7 +16,7 @@ pytest.importorskip("openvino")
 import openvino as ov  # noqa: E402
 
 from resample_bridge.tools.cli import main  # noqa: E402
-from tests.models import resize_model, strict_json  # noqa: E402
+from tests.helpers.models import resize_model, strict_json  # noqa: E402
 
 F = TensorProto.FLOAT
 
@@ -103,6 +103,7 @@ def test_another_formats_suffix_is_refused_not_appended_to(model_path, tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == [model_path.name]
 
 
+@pytest.mark.compiled
 def test_input_fixes_a_dynamic_shape_before_anything_else(tmp_path, monkeypatch, capsys):
     """With H/W dynamic, linear x1.5 has no built-in form exact for every length here (the JSON says which
     rung); --input X[1,3,5,7] makes the shapes static before lowering, and the written model has them."""
@@ -184,6 +185,7 @@ def test_compress_to_fp16_keeps_the_tap_weights_exact(tmp_path, monkeypatch, cap
     assert np.abs(outs["Y"] - want).max() > 1e-5
 
 
+@pytest.mark.compiled
 def test_extension_libraries_are_loaded_or_refused_in_one_line(model_path, tmp_path, capsys):
     from resample_bridge.lowering.compiled import openvino_extension
 

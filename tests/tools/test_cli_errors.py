@@ -13,7 +13,7 @@ import pytest
 
 from resample_bridge.semantics.errors import BridgeError, clip, escape
 from resample_bridge.tools.cli import main
-from tests.models import resize_model
+from tests.helpers.models import resize_model
 
 CTRL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 ENV = dict(os.environ, CI="true")

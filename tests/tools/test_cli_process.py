@@ -12,7 +12,7 @@ pytest.importorskip("openvino")
 import openvino_telemetry  # noqa: E402  (installed with openvino)
 
 from resample_bridge.tools.cli import main  # noqa: E402
-from tests.models import resize_model  # noqa: E402
+from tests.helpers.models import resize_model  # noqa: E402
 
 
 def test_convert_and_check_fork_no_telemetry_child(tmp_path, monkeypatch):

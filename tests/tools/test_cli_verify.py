@@ -11,7 +11,7 @@ pytest.importorskip("openvino")
 pytest.importorskip("onnxruntime")
 
 from resample_bridge.tools.cli import main  # noqa: E402
-from tests.models import resize_model, saved, strict_json  # noqa: E402
+from tests.helpers.models import resize_model, saved, strict_json  # noqa: E402
 
 
 def test_verify_converted_checks_the_strict_conversion_the_user_wrote(tmp_path, capsys):

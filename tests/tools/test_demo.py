@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 import onnx
+import pytest
 
 from resample_bridge import api
 from resample_bridge.semantics.reference import run as oracle
@@ -18,6 +19,8 @@ def _section(out: str, start: str, end: str) -> str:
     return out[out.index(start):out.index(end)]
 
 
+@pytest.mark.slow
+@pytest.mark.compiled
 def test_demo_runs_the_main_job(tmp_path, capsys):
     saved = tmp_path / "tricky.onnx"
     assert main(["demo", "--save", str(saved)]) == 0
@@ -45,6 +48,8 @@ def test_demo_runs_the_main_job(tmp_path, capsys):
     assert onnx.load(str(saved)).graph.name == "resample_bridge_tricky"
 
 
+@pytest.mark.slow
+@pytest.mark.compiled
 def test_the_example_has_a_node_the_importer_gets_wrong_and_we_get_right():
     """Judged independently of the demo's text: OpenVINO's importer output against the oracle, and the
     converted model's, on the same probe image."""
@@ -59,6 +64,7 @@ def test_the_example_has_a_node_the_importer_gets_wrong_and_we_get_right():
         assert v.importer_error > 1e-2 * scale and v.ours_error <= 1e-5 * scale, r.name
 
 
+@pytest.mark.compiled
 def test_probe_image_reaches_the_oracle():
     """The demo's pictures: each node's exact output is the oracle's on the probe image."""
     from resample_bridge.tools.report import compare_nodes, probe_image

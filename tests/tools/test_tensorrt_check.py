@@ -13,7 +13,7 @@ from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.tools.tensorrt import (check_tensorrt, convert_to_tensorrt, format_check_tensorrt,
                                             format_convert_tensorrt, run_tensorrt_ready)
 from resample_bridge.translate.tensorrt import UNVERIFIED
-from tests.models import resize_model
+from tests.helpers.models import resize_model
 
 F = TensorProto.FLOAT
 
@@ -189,7 +189,7 @@ def test_cli_tensorrt_verbs(tmp_path, capsys):
     import onnx
 
     from resample_bridge.tools.cli import main
-    from tests.models import resize_model
+    from tests.helpers.models import resize_model
 
     src = tmp_path / "aa.onnx"
     onnx.save(resize_model(("n", 1, 12, 12), sizes=[1, 1, 5, 5], mode="linear", antialias=1, name="aa"), src)

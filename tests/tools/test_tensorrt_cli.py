@@ -1,6 +1,6 @@
 """The TensorRT hand-off through the CLI (issue 11 item 8): ``check --target tensorrt`` and ``convert --target
 tensorrt`` agree on every model (the real-model corpus, the ONNX conformance cases as shipped and frozen, the
-builders of tests/models.py); a refusal is one line naming the first node with a count, the full list in
+builders of tests/helpers/models.py); a refusal is one line naming the first node with a count, the full list in
 --json; ``convert`` names a plugin library that exists or the one command that builds it, and a polygraphy
 command comparing TensorRT with onnxruntime; ``build-plugin`` without TensorRT says what is missing.
 
@@ -20,8 +20,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from resample_bridge.lowering.tensorrt import plugin_build as engine
 from resample_bridge.tools.cli import main
-from resample_bridge.tools.conformance import conformance_cases, frozen_case
-from tests.models import resize_model
+from tests.helpers.conformance import conformance_cases, frozen_case
+from tests.helpers.models import resize_model
 
 F = TensorProto.FLOAT
 CORPUS = Path(__file__).resolve().parents[1] / "models"
@@ -240,6 +240,8 @@ def test_build_plugin_names_what_is_missing(capsys, tmp_path, monkeypatch):
         assert rc == 2 and "TensorRT headers not found" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.cuda
+@pytest.mark.compiled
 def test_build_plugin_with_tensorrt(capsys, tmp_path):
     """Needs TensorRT headers and libnvinfer, the CUDA toolkit and nvcc: skipped where any is missing."""
     from resample_bridge.lowering.compiled import build

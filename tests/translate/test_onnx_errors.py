@@ -9,7 +9,7 @@ import pytest
 from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.tools.cli import main
 from resample_bridge.translate.onnx import parse_model
-from tests.models import resize_model
+from tests.helpers.models import resize_model
 
 BAD = {
     "unknown mode": (dict(scales=[1, 1, 2, 2], mode="bilinear"), "mode"),

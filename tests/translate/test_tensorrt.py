@@ -214,6 +214,7 @@ def test_live_layers_need_tensorrt():
     pytest.skip("tensorrt is installed: test_live_resize_layer covers settings_from_layer")
 
 
+@pytest.mark.cuda
 def test_live_resize_layer():
     trt = pytest.importorskip("tensorrt", reason="TensorRT is not installable from the package index here; this "
                                                  "test builds a network with add_resize where it is")
@@ -273,7 +274,7 @@ def test_a_dynamic_batch_changes_nothing_on_static_resized_axes():
 
 def test_dynamic_nearest_x2_stays_native_even_under_strict():
     from resample_bridge.lowering import tensorrt as low
-    from tests.models import resize_model
+    from tests.helpers.models import resize_model
 
     model = resize_model(("n", 3, "h", "w"), scales=[1, 1, 2, 2], mode="nearest")
     (rec,) = low.lower(model, strict=True).records

@@ -1,0 +1,91 @@
+"""Small ONNX models built in tests (no files checked in)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def resize_model(x_shape, *, scales=None, sizes=None, roi=None, opset=19, name="r", dtype=TensorProto.FLOAT,
+                 **attrs) -> onnx.ModelProto:
+    """One Resize node with its roi/scales/sizes as initializers (None = omitted)."""
+    inits, ins = [], ["X"]
+    for key, val, dt in (("roi", roi, np.float32), ("scales", scales, np.float32), ("sizes", sizes, np.int64)):
+        if val is None:
+            ins.append("")
+        else:
+            inits.append(numpy_helper.from_array(np.asarray(val, dtype=dt), key))
+            ins.append(key)
+    while ins[-1] == "":
+        ins.pop()
+    node = helper.make_node("Resize", ins, ["Y"], name=name, **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", dtype, list(x_shape))],
+                              [helper.make_tensor_value_info("Y", dtype, None)], inits)
+    # IR 10: onnxruntime 1.31 refuses the IR 14 that onnx 1.23 writes by default.
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def strict_json(text: str):
+    """``json.loads`` that refuses NaN / Infinity (which strict JSON has no spelling for)."""
+    def no_constant(c):
+        raise ValueError(f"non-strict JSON constant {c}")
+    return json.loads(text, parse_constant=no_constant)
+
+
+def saved(model, folder, name: str = "m.onnx") -> str:
+    """``model`` written as ``folder/name``; the path as a string."""
+    p = folder / name
+    onnx.save(model, p)
+    return str(p)
+
+
+def chain_model(nodes, inputs, inits, out):
+    """A float graph of ``nodes`` (opset 22, IR 10) with one output ``out``."""
+    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
+
+
+def const(name, arr, dtype=np.float32):
+    """An initializer ``name`` holding ``arr`` as ``dtype``."""
+    return numpy_helper.from_array(np.asarray(arr, dtype=dtype), name)
+
+
+def real_models():
+    """(name, model): five real-shaped graphs around a resampling node (YOLO neck, segmentation head,
+    torchvision antialias, spatial transformer, DCN block); seeded, so every call builds the same models."""
+    rng = np.random.default_rng(0)
+    f = TensorProto.FLOAT
+    yield "yolo_neck_nearest_x2", chain_model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Resize", ["c", "", "s"], ["up"], mode="nearest",
+                          coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+         helper.make_node("Concat", ["up", "skip"], ["y"], axis=1)],
+        [helper.make_tensor_value_info("x", f, [1, 16, 20, 20]), helper.make_tensor_value_info("skip", f, [1, 8, 40, 40])],
+        [const("w", rng.standard_normal((16, 16, 3, 3)) * 0.1), const("s", [1, 1, 2, 2])], "y")
+    yield "segmentation_head_linear_align_corners_x4", chain_model(
+        [helper.make_node("Conv", ["x", "w"], ["logits"]),
+         helper.make_node("Resize", ["logits", "", "s"], ["y"], mode="linear",
+                          coordinate_transformation_mode="align_corners")],
+        [helper.make_tensor_value_info("x", f, [1, 32, 32, 32])],
+        [const("w", rng.standard_normal((5, 32, 1, 1)) * 0.1), const("s", [1, 1, 4, 4])], "y")
+    yield "torchvision_antialias_512_to_224", chain_model(
+        [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear", antialias=1, exclude_outside=1,
+                          coordinate_transformation_mode="pytorch_half_pixel")],
+        [helper.make_tensor_value_info("x", f, [1, 3, 512, 512])], [const("sz", [1, 3, 224, 224], np.int64)], "y")
+    yield "spatial_transformer_gridsample", chain_model(
+        [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+         helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear", padding_mode="zeros")],
+        [helper.make_tensor_value_info("x", f, [2, 3, 24, 24]), helper.make_tensor_value_info("theta", f, [2, 2, 3])],
+        [const("size", [2, 3, 16, 16], np.int64)], "y")
+    yield "dcn_block_mask_bias", chain_model(
+        [helper.make_node("Conv", ["x", "wo"], ["off"], pads=[1, 1, 1, 1]),
+         helper.make_node("Conv", ["x", "wm"], ["mlogit"], pads=[1, 1, 1, 1]),
+         helper.make_node("Sigmoid", ["mlogit"], ["mask"]),
+         helper.make_node("DeformConv", ["x", "w", "off", "b", "mask"], ["y"], pads=[1, 1, 1, 1]),
+         ],
+        [helper.make_tensor_value_info("x", f, [1, 8, 14, 14])],
+        [const("wo", rng.standard_normal((18, 8, 3, 3)) * 0.3), const("wm", rng.standard_normal((9, 8, 3, 3)) * 0.3),
+         const("w", rng.standard_normal((16, 8, 3, 3)) * 0.1), const("b", rng.standard_normal(16))], "y")

@@ -315,22 +315,17 @@ def finish(rc: int) -> None:
     os._exit(rc)
 
 
-def end_children(grace: float = 0.5) -> None:
-    """Terminate the multiprocessing children still running (OpenVINO's telemetry senders), killing any that
-    outlive ``grace`` seconds."""
+def end_children() -> None:
+    """Kill the multiprocessing children still running (OpenVINO's telemetry senders): killed, not
+    terminated, so that none prints a traceback of its own on our stderr."""
     if "multiprocessing" not in sys.modules:
         return
     import multiprocessing
 
-    children = multiprocessing.active_children()
-    for p in children:
+    for p in multiprocessing.active_children():
         with contextlib.suppress(Exception):
-            p.terminate()
-    for p in children:
-        with contextlib.suppress(Exception):
-            p.join(grace)
-            if p.is_alive():
-                p.kill()
+            p.kill()
+            p.join(1.0)
 
 
 def entry() -> None:

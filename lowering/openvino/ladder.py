@@ -90,7 +90,8 @@ def _decomposition(node, earlier=()):
         return got
     other = nearest_index.rung(node, not_native)
     return other if not isinstance(other, Refusal) else Refusal(f"{got.reason}; {other.reason}",
-                                                                   other.field or got.field)
+                                                                   other.field or got.field,
+                                                                   facts={**other.facts, **got.facts})
 
 
 LADDERS = {

@@ -39,6 +39,6 @@ def test_children_still_running_at_exit_are_ended():
 
     p = multiprocessing.Process(target=_sleep, daemon=True)
     p.start()
-    end_children(grace=2.0)
+    end_children()
     p.join(5)
     assert not p.is_alive()

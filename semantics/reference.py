@@ -57,12 +57,7 @@ def run_resize(ir: ResizeIR, x, *rest):
     bound = bind_resize(ir, x.shape, runtime_values(ir, (x, *rest)))
     if _exact_integer(x, bound):
         return _run_resize_integer(x, bound)
-    y = x.astype(np.float64)
-    if bound.pads:
-        # OpenVINO Interpolate pads_begin/pads_end: zeros first, then resize the padded tensor (measured on
-        # CPU for every mode, ranks 3-5: equal to this within float32 rounding).
-        r = len(bound.pads) // 2
-        y = np.pad(y, [(bound.pads[i], bound.pads[r + i]) for i in range(r)])
+    y = pad_input(x.astype(np.float64), bound.pads)
     for axis in bound.axes:
         table = axis_taps(axis, bound.sampler, bound.exclude_outside)
         y = contract_taps(y, axis.axis, table.index, table.weight)
@@ -70,6 +65,15 @@ def run_resize(ir: ResizeIR, x, *rest):
     if y.shape != bound.out_shape:  # zero-length axes skip the loop above
         y = np.zeros(bound.out_shape, dtype=np.float64)
     return cast_like(y, x.dtype)
+
+
+def pad_input(y: np.ndarray, pads: tuple[int, ...]) -> np.ndarray:
+    """OpenVINO Interpolate pads_begin/pads_end (begins then ends, every axis): zeros first, then resize the
+    padded tensor (measured on CPU for every mode, ranks 3-5: equal to this within float32 rounding)."""
+    if not pads:
+        return y
+    r = len(pads) // 2
+    return np.pad(y, [(pads[i], pads[r + i]) for i in range(r)])
 
 
 def contract_taps(y: np.ndarray, axis: int, index: np.ndarray, weight: np.ndarray) -> np.ndarray:

@@ -18,10 +18,11 @@ The bound, with u = 2^-24 (float32's unit roundoff), per output element:
   the weights are normalised by (1 without antialias / exclude_outside);
 * N-D taps are products of per-axis weights (product rule), and
 * total = sum_i |x_i - y| * |dw_i(coordinate)| + sum_i |x_i| * |dw_i(rounding)| + C_SUM * K * u * sum_i |w_i x_i|
-  (+ the output dtype's own rounding). The coordinate's weight changes sum to zero (every filter is a
-  partition of unity, renormalised ones included), so a coordinate error moves the result by the *gap* between
-  the values it blends, not by their size: centring on the result y keeps a large common offset (values near
-  1e6 that differ by little) from loosening the bound. Separable axes propagate (values, bound, sum of |w x|).
+  (+ an ulp of the output dtype times sum_i |w_i x_i|: it and the oracle's output are each rounded to it).
+  The coordinate's weight changes sum to zero (every filter is a partition of unity, renormalised ones
+  included), so a coordinate error moves the result by the *gap* between the values it blends, not by their
+  size: centring on the result y keeps a large common offset (values near 1e6 that differ by little) from
+  loosening the bound. Separable axes propagate (values, bound, sum of |w x|).
 
 The constants are 4: each term above is at most 2-3 float32 roundings of its terms (multiply, add, the scale's
 own reciprocal; a sum of K products rounds at most K-1 times plus the products); 4 leaves room for a fused
@@ -81,8 +82,9 @@ def _is_float(x: np.ndarray) -> bool:
 
 
 def _output_rounding(dtype) -> float:
-    """The output's own rounding (relative): the result is cast to the input's dtype."""
-    return float(np.finfo(dtype).eps) / 2
+    """The output's own rounding (relative): the result is cast to the input's dtype, and so is the oracle's it
+    is compared with, so two roundings of half an ulp each (which matters for float16)."""
+    return float(np.finfo(dtype).eps)
 
 
 # ----------------------------------------------------------------------------------------------------------

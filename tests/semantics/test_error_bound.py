@@ -139,6 +139,32 @@ def test_onnxruntime_resize_by_sizes_is_within_the_bound():
     ort_check("onnxruntime Resize", "Resize", 19, inputs, dict(mode="linear", antialias=1))
 
 
+def test_onnxruntime_resize_crop_symmetric_and_5d_are_within_the_bound():
+    x = probe((1, 3, 23, 29), seed=1)
+    roi = np.array([0, 0, 0.1, 0.25, 1, 1, 0.8, 1.2], np.float32)  # reaches outside: extrapolated outputs
+    scales = np.array([1, 1, 1.6, 0.7], np.float32)
+    for mode in ("linear", "cubic"):
+        ort_check("onnxruntime Resize", "Resize", 19, [("X", x, False), ("roi", roi, True), ("scales", scales, True)],
+                  dict(mode=mode, coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=3.5))
+    ort_check("onnxruntime Resize", "Resize", 19, [("X", x, False), ("roi", None, True), ("scales", scales, True)],
+              dict(mode="cubic", coordinate_transformation_mode="half_pixel_symmetric"))
+    x5 = probe((1, 3, 17, 9, 11), seed=2)
+    for s, aa in (((1.5, 0.7, 2.3), 0), ((0.3, 0.7, 2.3), 1)):
+        ort_check("onnxruntime Resize", "Resize", 19,
+                  [("X", x5, False), ("roi", None, True), ("scales", np.array((1, 1) + s, np.float32), True)],
+                  dict(mode="linear", antialias=aa))
+
+
+def test_onnxruntime_float16_resize_is_within_the_bound():
+    """float16 in and out (computed in float32 by onnxruntime): the bound adds the output's own ulp."""
+    x = (probe((1, 2, 23, 29), seed=1) / 7).astype(np.float16)  # random and ramp channels: no overflow
+    inputs = [("X", x, False), ("roi", None, True), ("scales", np.array([1, 1, 1.37, 0.61], np.float32), True)]
+    model = onnx_node("Resize", 19, inputs, dict(mode="linear"))
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+    (_, ir), = parse_model(model)
+    accepts("onnxruntime Resize float16", ort_semantics(ir), [a for _, a, _ in inputs], run_onnxruntime(model, inputs))
+
+
 GRID_CASES = [(opset, mode, pad, ac) for opset in (16, 20) for mode in ("linear", "cubic")
               for pad in ("zeros", "border", "reflection") for ac in (0, 1)]
 
@@ -162,6 +188,21 @@ def test_onnxruntime_gridsample_is_within_the_bound(case):
         mode = {"linear": "bilinear", "cubic": "bicubic"}[mode]
     ort_check("onnxruntime GridSample", "GridSample", opset, [("X", x, False), ("grid", grid, False)],
               dict(mode=mode, padding_mode=pad, align_corners=ac))
+
+
+def test_onnxruntime_gridsample_3d_and_far_grids_are_within_the_bound():
+    r = np.random.default_rng(0)
+    x5 = probe((1, 3, 5, 6, 7), seed=3)
+    g5 = r.uniform(-1.5, 1.5, (1, 4, 5, 6, 3)).astype(np.float32)
+    for pad in ("zeros", "border", "reflection"):
+        ort_check("onnxruntime GridSample", "GridSample", 20, [("X", x5, False), ("grid", g5, False)],
+                  dict(mode="linear", padding_mode=pad, align_corners=1))
+    x = probe((1, 3, 23, 29), seed=1)
+    far = r.uniform(-40, 40, (1, 5, 6, 2)).astype(np.float32)  # reflection folds many times
+    for mode in ("linear", "cubic"):
+        for pad in ("zeros", "border", "reflection"):
+            ort_check("onnxruntime GridSample", "GridSample", 20, [("X", x, False), ("grid", far, False)],
+                      dict(mode=mode, padding_mode=pad, align_corners=0))
 
 
 def large_border_case():

@@ -6,6 +6,10 @@ An element is within tolerance when |got - want| <= atol * scale + rtol * |want|
 for floats by default (float rounding of a weighted sum scales with the summands, bounded by the data's
 magnitude) and 1 for integers; a caller that has already scaled atol passes ``atol_scale=1``. NaN equals NaN,
 equal infinities are equal, any other non-finite difference is infinite (never within tolerance).
+
+With a per-element ``bound`` (``tolerance.float_bound``: the forward error bound of a float32 evaluation of the
+spec's formula) an element is within tolerance when |got - want| <= bound + ``tolerance.BOUND_FLOOR``; atol and
+rtol are not used then (the result records the floor as atol, rtol 0).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tolerance import default_tolerance
+from .tolerance import BOUND_FLOOR, default_tolerance
 
 _STATS = ("max_abs", "mean_abs", "median_abs", "p99_abs", "max_rel", "mean_rel", "median_rel", "p99_rel")
 
@@ -47,6 +51,7 @@ class CompareResult:
     non_finite: tuple = ()  # the statistics that are not finite
     both_nan: int = 0  # elements NaN on both sides (counted equal)
     infinite: int = 0  # elements infinite on either side
+    max_ratio: float | None = None  # with a per-element bound: the largest |got - want| / (bound + floor)
 
     @property
     def empty(self) -> bool:
@@ -74,9 +79,12 @@ def _finite(x: float):
 
 
 def compare(got: np.ndarray, want: np.ndarray, atol: float | None = None, rtol: float | None = None, *,
-            atol_scale: float | None = None) -> CompareResult:
+            atol_scale: float | None = None, bound: np.ndarray | None = None) -> CompareResult:
     """``got`` against ``want``; atol / rtol default to ``tolerance.default_tolerance(want.dtype)``;
-    ``atol_scale``: what atol is multiplied by (default: max(1, max|want|) for floats, 1 otherwise)."""
+    ``atol_scale``: what atol is multiplied by (default: max(1, max|want|) for floats, 1 otherwise);
+    ``bound``: a per-element bound (want's shape) instead of atol / rtol."""
+    if bound is not None:
+        atol, rtol = BOUND_FLOOR, 0.0
     d_atol, d_rtol = default_tolerance(want.dtype)
     atol = d_atol if atol is None else atol
     rtol = d_rtol if rtol is None else rtol
@@ -95,7 +103,14 @@ def compare(got: np.ndarray, want: np.ndarray, atol: float | None = None, rtol: 
         finite_b = np.where(np.isfinite(b), b, 0.0)
         if atol_scale is None:
             atol_scale = max(1.0, float(np.abs(finite_b).max())) if np.issubdtype(want.dtype, np.floating) else 1.0
-        bad = d > atol * atol_scale + rtol * np.abs(finite_b)
+        if bound is None:
+            bad = d > atol * atol_scale + rtol * np.abs(finite_b)
+            ratio = None
+        else:
+            # Where want is not finite only the same value passes (d is 0 there or infinite).
+            allowed = np.where(np.isfinite(b), np.broadcast_to(bound, b.shape), 0.0) + BOUND_FLOOR
+            bad = (d > allowed) | np.isinf(d)
+            ratio = float((d / allowed).max())
     i = np.unravel_index(int(np.argmax(d)), d.shape)
     stats = {"max_abs": d.max(), "mean_abs": d.mean(), "median_abs": np.median(d), "p99_abs": np.percentile(d, 99),
              "max_rel": rel.max(), "mean_rel": rel.mean(), "median_rel": np.median(rel),
@@ -106,7 +121,14 @@ def compare(got: np.ndarray, want: np.ndarray, atol: float | None = None, rtol: 
                          worst=tuple(int(x) for x in i), got=float(a[i]), want=float(b[i]),
                          first_mismatch=tuple(int(v) for v in first[0]) if len(first) else None,
                          non_finite=tuple(k for k, v in stats.items() if not math.isfinite(v)),
-                         both_nan=int(both_nan.sum()), infinite=int((np.isinf(a) | np.isinf(b)).sum()))
+                         both_nan=int(both_nan.sum()), infinite=int((np.isinf(a) | np.isinf(b)).sum()),
+                         max_ratio=ratio)
 
 
-__all__ = ["CompareResult", "compare"]
+def within_bound(got: np.ndarray, want: np.ndarray, bound: np.ndarray) -> CompareResult:
+    """The policy's verdict for floats: ``got`` within the per-element forward error ``bound`` of ``want``
+    (``tolerance.float_bound``); integers and nearest have bound 0, so they must be equal."""
+    return compare(got, want, bound=bound)
+
+
+__all__ = ["CompareResult", "compare", "within_bound"]

@@ -57,24 +57,39 @@ def run_resize(ir: ResizeIR, x, *rest):
     bound = bind_resize(ir, x.shape, runtime_values(ir, (x, *rest)))
     if _exact_integer(x, bound):
         return _run_resize_integer(x, bound)
-    y = x.astype(np.float64)
-    if bound.pads:
-        # OpenVINO Interpolate pads_begin/pads_end: zeros first, then resize the padded tensor (measured on
-        # CPU for every mode, ranks 3-5: equal to this within float32 rounding).
-        r = len(bound.pads) // 2
-        y = np.pad(y, [(bound.pads[i], bound.pads[r + i]) for i in range(r)])
+    y = pad_input(x.astype(np.float64), bound.pads)
     for axis in bound.axes:
         table = axis_taps(axis, bound.sampler, bound.exclude_outside)
-        # Gather [.., out, K, ..] along the axis and contract K with the weights.
-        g = np.take(y, table.index, axis=axis.axis)
-        wshape = (1,) * axis.axis + table.weight.shape + (1,) * (y.ndim - axis.axis - 1)
-        y = (g * table.weight.reshape(wshape)).sum(axis=axis.axis + 1)
-        if table.extrapolate is not None and table.extrapolate.any():
-            mshape = (1,) * axis.axis + (axis.out_len,) + (1,) * (y.ndim - axis.axis - 1)
-            y = np.where(table.extrapolate.reshape(mshape), bound.extrapolation_value, y)
+        y = contract_taps(y, axis.axis, table.index, table.weight)
+        y = extrapolate(y, axis.axis, table.extrapolate, bound.extrapolation_value)
     if y.shape != bound.out_shape:  # zero-length axes skip the loop above
         y = np.zeros(bound.out_shape, dtype=np.float64)
     return cast_like(y, x.dtype)
+
+
+def pad_input(y: np.ndarray, pads: tuple[int, ...]) -> np.ndarray:
+    """OpenVINO Interpolate pads_begin/pads_end (begins then ends, every axis): zeros first, then resize the
+    padded tensor (measured on CPU for every mode, ranks 3-5: equal to this within float32 rounding)."""
+    if not pads:
+        return y
+    r = len(pads) // 2
+    return np.pad(y, [(pads[i], pads[r + i]) for i in range(r)])
+
+
+def contract_taps(y: np.ndarray, axis: int, index: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """One resampled axis: gather [.., out, K, ..] along ``axis`` and contract K with ``weight`` [out, K]
+    (the oracle's weights, or the error bound's weight errors on the values' magnitudes)."""
+    g = np.take(y, index, axis=axis)
+    wshape = (1,) * axis + weight.shape + (1,) * (y.ndim - axis - 1)
+    return (g * weight.reshape(wshape)).sum(axis=axis + 1)
+
+
+def extrapolate(y: np.ndarray, axis: int, where: np.ndarray | None, value) -> np.ndarray:
+    """tf_crop_and_resize: the outputs along ``axis`` whose source lies outside the crop take ``value``."""
+    if where is None or not where.any():
+        return y
+    mshape = (1,) * axis + (where.size,) + (1,) * (y.ndim - axis - 1)
+    return np.where(where.reshape(mshape), value, y)
 
 
 def _exact_integer(x: np.ndarray, bound) -> bool:
@@ -99,14 +114,10 @@ def _run_resize_integer(x: np.ndarray, bound):
     scale = 1
     for axis, (index, num, D) in zip(bound.axes, tables):
         num = num.astype(kind)
-        g = np.take(y, index, axis=axis.axis)
-        wshape = (1,) * axis.axis + num.shape + (1,) * (y.ndim - axis.axis - 1)
-        y = (g * num.reshape(wshape)).sum(axis=axis.axis + 1)
+        y = contract_taps(y, axis.axis, index, num)
         scale *= D
         valid = axis_taps(axis, bound.sampler, bound.exclude_outside).extrapolate if axis.valid else None
-        if valid is not None and valid.any():
-            mshape = (1,) * axis.axis + (axis.out_len,) + (1,) * (y.ndim - axis.axis - 1)
-            y = np.where(valid.reshape(mshape), int(bound.extrapolation_value) * scale, y)
+        y = extrapolate(y, axis.axis, valid, int(bound.extrapolation_value) * scale)
     q = y // scale  # floor
     r = y - q * scale
     up = (2 * r > scale) | ((2 * r == scale) & (q % 2 == 1))
@@ -133,40 +144,44 @@ def _to_index(v: np.ndarray) -> np.ndarray:
     return v.astype(np.int64)
 
 
-def _tap_weights_1d(x: np.ndarray, sampler: Sampler):
-    """Tap positions [P, K] and weights [P, K] for float coordinates x [P]."""
+def tap_window(x: np.ndarray, sampler: Sampler):
+    """Tap positions [P, K] for float coordinates x [P], and t = x - floor(x) [P] (None for nearest)."""
     if sampler.kind == "nearest":
-        return _to_index(np.trunc(x))[:, None], np.ones((x.size, 1))
+        return _to_index(np.trunc(x))[:, None], None
     fl = np.floor(x)
     t = x - fl
     fl = _to_index(fl)
     if sampler.kind == "linear":
-        return np.stack([fl, fl + 1], 1), np.stack([1 - t, t], 1)
+        return np.stack([fl, fl + 1], 1), t
+    return np.stack([fl - 1, fl, fl + 1, fl + 2], 1), t
+
+
+def window_weights(t: np.ndarray, sampler: Sampler) -> np.ndarray:
+    """The weights [P, K] of ``tap_window``'s linear or cubic taps, t past the floor of the coordinate."""
+    if sampler.kind == "linear":
+        return np.stack([1 - t, t], 1)
     a = float(sampler.cubic_a)
-    w = np.stack([np.vectorize(lambda d: float(cubic_filter(d, a)))(t - i) for i in (-1, 0, 1, 2)], 1) \
+    return np.stack([np.vectorize(lambda d: float(cubic_filter(d, a)))(t - i) for i in (-1, 0, 1, 2)], 1) \
         if t.size else np.zeros((0, 4))
-    return np.stack([fl - 1, fl, fl + 1, fl + 2], 1), w
 
 
-def sample_points(data: np.ndarray, pts: list[np.ndarray], sampler: Sampler, padding: str,
-                  bounds: list[tuple[float, float]]) -> np.ndarray:
-    """Sample ``data`` [C, *spatial] at P points (pts[d] is [P], pixel coordinates, after any
-    coordinate-level padding). Tap-level padding: zeros (out-of-range taps read 0), border (clamp),
-    reflection (mirror at ``bounds``, then clamp). Returns [C, P] float64."""
-    C = data.shape[0]
-    spatial = data.shape[1:]
-    P = pts[0].size
-    taps = [_tap_weights_1d(p, sampler) for p in pts]
-    out = np.zeros((C, P), dtype=np.float64)
-    flat = data.reshape(C, -1).astype(np.float64)
+def _tap_weights_1d(x: np.ndarray, sampler: Sampler):
+    """Tap positions [P, K] and weights [P, K] for float coordinates x [P]."""
+    index, t = tap_window(x, sampler)
+    return index, (np.ones((x.size, 1)) if t is None else window_weights(t, sampler))
+
+
+def tap_reads(spatial, index: list[np.ndarray], padding: str, bounds: list[tuple[float, float]]):
+    """For each combination of one tap per axis (``index[d]`` [P, K_d]): (combo, flat element index [P], in
+    range [P]) after tap-level padding: zeros (out-of-range taps read 0: in range False), border (clamp),
+    reflection (mirror at ``bounds``, then clamp)."""
+    P = index[0].shape[0]
     strides = [int(np.prod(spatial[d + 1:])) for d in range(len(spatial))]
-    for combo in itertools.product(*[range(t[0].shape[1]) for t in taps]):
-        w = np.ones(P)
+    for combo in itertools.product(*[range(i.shape[1]) for i in index]):
         lin = np.zeros(P, dtype=np.int64)
         ok = np.ones(P, dtype=bool)
         for d, k in enumerate(combo):
-            j = taps[d][0][:, k]
-            w = w * taps[d][1][:, k]
+            j = index[d][:, k]
             L = spatial[d]
             if padding == "zeros":
                 ok &= (j >= 0) & (j < L)
@@ -174,8 +189,23 @@ def sample_points(data: np.ndarray, pts: list[np.ndarray], sampler: Sampler, pad
                 j = _to_index(np.trunc(coords.reflect(j.astype(np.float64), *bounds[d])))
             j = np.clip(j, 0, L - 1)
             lin += j * strides[d]
-        vals = flat[:, lin]
-        out += np.where(ok, w, 0.0)[None, :] * vals
+        yield combo, lin, ok
+
+
+def sample_points(data: np.ndarray, pts: list[np.ndarray], sampler: Sampler, padding: str,
+                  bounds: list[tuple[float, float]]) -> np.ndarray:
+    """Sample ``data`` [C, *spatial] at P points (pts[d] is [P], pixel coordinates, after any
+    coordinate-level padding), tap-level padding as ``tap_reads``. Returns [C, P] float64."""
+    C = data.shape[0]
+    P = pts[0].size
+    taps = [_tap_weights_1d(p, sampler) for p in pts]
+    out = np.zeros((C, P), dtype=np.float64)
+    flat = data.reshape(C, -1).astype(np.float64)
+    for combo, lin, ok in tap_reads(data.shape[1:], [t[0] for t in taps], padding, bounds):
+        w = np.ones(P)
+        for d, k in enumerate(combo):
+            w = w * taps[d][1][:, k]
+        out += np.where(ok, w, 0.0)[None, :] * flat[:, lin]
     return out
 
 
@@ -239,60 +269,89 @@ def deformconv_out_shape(ir: DeformConvIR, spatial, kernel) -> tuple[int, ...]:
     return tuple(out)
 
 
-def run_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None):
-    x = np.asarray(x)
-    w = np.asarray(w)
-    offset = np.asarray(offset)
+def deform_geometry(ir: DeformConvIR, x: np.ndarray, w: np.ndarray, offset: np.ndarray):
+    """(kernel, out_sp) of a DeformConv on these arrays, their shapes checked."""
     D = ir.spatial_rank
-    N, C = x.shape[:2]
-    spatial = x.shape[2:]
+    C = x.shape[1]
     kernel = tuple(ir.kernel_shape) if ir.kernel_shape else tuple(w.shape[2:])
     K = math.prod(kernel)
     OC = w.shape[0]
     G, OG = ir.group, ir.offset_group
     if C % G or OC % G or w.shape[1] * G != C or C % OG:
         raise BridgeError(f"X {x.shape}, W {w.shape} do not fit group={G}, offset_group={OG}", field="W")
-    out_sp = deformconv_out_shape(ir, spatial, kernel)
-    P = math.prod(out_sp)
-    if offset.shape != (N, OG * K * D) + out_sp:
-        raise BridgeError(f"offset has shape {offset.shape}, expected {(N, OG * K * D) + out_sp}",
+    out_sp = deformconv_out_shape(ir, x.shape[2:], kernel)
+    if offset.shape != (x.shape[0], OG * K * D) + out_sp:
+        raise BridgeError(f"offset has shape {offset.shape}, expected {(x.shape[0], OG * K * D) + out_sp}",
                           field="offset")
+    return kernel, out_sp
+
+
+def deform_points(ir: DeformConvIR, x: np.ndarray, offset: np.ndarray, kernel, out_sp):
+    """Per batch n and offset group og: (n, og, channel slice, pts, padding, inside). pts[d] [K*P] are the
+    sampling positions o*stride - pad_begin + k*dilation + offset; ``padding`` is the tap padding; ``inside``
+    [K*P] (or None) the samples kept, the rest 0."""
+    D = ir.spatial_rank
+    N, C = x.shape[:2]
+    spatial = x.shape[2:]
+    K, P = math.prod(kernel), math.prod(out_sp)
+    OG = ir.offset_group
     off = offset.reshape(N, OG, K, D, P).astype(np.float64)
-    msk = None if mask is None else np.asarray(mask).reshape(N, OG, K, P).astype(np.float64)
     # Base tap positions: o*stride - pad_begin + k*dilation, per axis, [K, P].
     ogrid = np.indices(out_sp).reshape(D, P)
     kgrid = np.indices(kernel).reshape(D, K)
     base = [(ogrid[d][None, :] * ir.strides[d] - ir.pads[d] + kgrid[d][:, None] * ir.dilations[d])
             .astype(np.float64) for d in range(D)]
     cpg = C // OG
-    cols = np.zeros((N, C, K, P), dtype=np.float64)
-    bounds = [(0.0, float(L - 1)) for L in spatial]
     for n in range(N):
         for og in range(OG):
             pts = [(base[d] + off[n, og, :, d, :]).reshape(-1) for d in range(D)]
+            sl = slice(og * cpg, (og + 1) * cpg)
             if ir.border == "clamp_in_range":
                 # OpenVINO bilinear_interpolation_pad=false (and DeformableConvolution-1), measured on CPU:
                 # a sample outside [0, L) on any axis is 0; inside, the taps clamp to the last element
                 # (x2 = min(ceil(x), L-1)), so a sample in (L-1, L) reads element L-1 at full weight.
-                vals = sample_points(x[n, og * cpg:(og + 1) * cpg], pts, ir.sampler, "border", bounds)
                 inside = np.ones(pts[0].shape, dtype=bool)
                 for d in range(D):
                     inside &= (pts[d] >= 0) & (pts[d] < spatial[d])
-                vals = vals * inside[None, :]
+                yield n, og, sl, pts, "border", inside
             elif ir.border == "zero_taps":
-                vals = sample_points(x[n, og * cpg:(og + 1) * cpg], pts, ir.sampler, "zeros", bounds)
+                yield n, og, sl, pts, "zeros", None
             else:
                 raise BridgeError(f"unknown DeformConv border {ir.border!r}", field="border")
-            vals = vals.reshape(cpg, K, P)
-            if msk is not None:
-                vals = vals * msk[n, og][None]
-            cols[n, og * cpg:(og + 1) * cpg] = vals
-    icg, ocg = C // G, OC // G
+
+
+def grouped_conv(cols: np.ndarray, w: np.ndarray, group: int) -> np.ndarray:
+    """The convolution of sampled columns [N, C, K, P] with W [OC, C/group, *kernel]: [N, OC, P] float64."""
+    N, C, K, P = cols.shape
+    OC = w.shape[0]
+    icg, ocg = C // group, OC // group
     y = np.zeros((N, OC, P), dtype=np.float64)
     wf = w.reshape(OC, icg * K).astype(np.float64)
-    for g in range(G):
+    for g in range(group):
         colg = cols[:, g * icg:(g + 1) * icg].reshape(N, icg * K, P)
         y[:, g * ocg:(g + 1) * ocg] = np.einsum("ok,nkp->nop", wf[g * ocg:(g + 1) * ocg], colg)
+    return y
+
+
+def run_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None):
+    x = np.asarray(x)
+    w = np.asarray(w)
+    offset = np.asarray(offset)
+    N, C = x.shape[:2]
+    kernel, out_sp = deform_geometry(ir, x, w, offset)
+    K, P = math.prod(kernel), math.prod(out_sp)
+    msk = None if mask is None else np.asarray(mask).reshape(N, ir.offset_group, K, P).astype(np.float64)
+    cols = np.zeros((N, C, K, P), dtype=np.float64)
+    bounds = [(0.0, float(L - 1)) for L in x.shape[2:]]
+    for n, og, sl, pts, padding, inside in deform_points(ir, x, offset, kernel, out_sp):
+        vals = sample_points(x[n, sl], pts, ir.sampler, padding, bounds)
+        if inside is not None:
+            vals = vals * inside[None, :]
+        vals = vals.reshape(-1, K, P)
+        if msk is not None:
+            vals = vals * msk[n, og][None]
+        cols[n, sl] = vals
+    y = grouped_conv(cols, w, ir.group)
     if b is not None:
-        y += np.asarray(b, dtype=np.float64).reshape(1, OC, 1)
-    return cast_like(y.reshape((N, OC) + out_sp), x.dtype)
+        y += np.asarray(b, dtype=np.float64).reshape(1, w.shape[0], 1)
+    return cast_like(y.reshape((N, w.shape[0]) + out_sp), x.dtype)

@@ -4,11 +4,17 @@ still count as the same numbers. Integers and bools are bit-exact everywhere; fl
 This module is the policy's one home: the OpenVINO proof (``lowering/openvino/probe.py``, ``frontend.py``), the
 ONNX target's proof (``lowering/onnx/prove.py``), ``verify``, ``check`` and the report take their values from
 here. The uses still hold different values (a later change unifies them); each is a named entry below that
-says which use takes it and why. Pairs are (atol, rtol) throughout. Imports numpy only."""
+says which use takes it and why. Pairs are (atol, rtol) throughout. Imports numpy and the semantics package.
+
+The policy issue 21 decided (the callers move to it next): exact, for floats, is within the forward error bound
+of a float32 evaluation of the spec's formula, per element (``float_bound``, computed by
+``semantics/error_bound.py``; compared by ``compare.within_bound``). Integers and nearest stay bit-exact."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from . import error_bound
 
 # verify's report threshold, the default of ``compare``: float32 rounding of a weighted sum, with atol per unit
 # of the data's magnitude (``compare`` scales it by max(1, max|want|)).
@@ -29,6 +35,17 @@ ONNX_COORDINATE_ULPS = 2.0**-21
 CHECK = FLOAT
 # The report's heatmaps: errors below this share of max(1, max|exact|) stay dark (float32 rounding noise).
 REPORT_FLOOR = FLOAT[1]
+
+
+# The bound's absolute floor: a few float32 subnormals' worth (2^-126 is the smallest normal), so that an
+# implementation that flushes subnormal products to zero is not refused on values that are 0 to float32.
+BOUND_FLOOR = 16 * 2.0**-126
+
+
+def float_bound(ir, *inputs) -> np.ndarray:
+    """Per output element: how far a float32 evaluation of ``ir``'s formula may land from the oracle's output
+    on these inputs (the oracle's inputs, in ``reference.run``'s order); 0 for integers and nearest."""
+    return error_bound.bound(ir, *inputs)
 
 
 def default_tolerance(dtype) -> tuple[float, float]:
@@ -70,4 +87,4 @@ def report_floor(exact: np.ndarray) -> float:
 
 
 __all__ = ["FLOAT", "FLOAT16_REPORT", "FLOAT16_PROOF", "ONNX_PROOF", "ONNX_COORDINATE_ULPS", "CHECK", "REPORT_FLOOR",
-           "default_tolerance", "proof_tolerance", "onnx_proof_tolerance", "report_floor"]
+           "BOUND_FLOOR", "float_bound", "default_tolerance", "proof_tolerance", "onnx_proof_tolerance", "report_floor"]

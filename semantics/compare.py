@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tolerance import BOUND_FLOOR, default_tolerance
+from .tolerance import BOUND_FLOOR, default_tolerance, float_bound
 
 _STATS = ("max_abs", "mean_abs", "median_abs", "p99_abs", "max_rel", "mean_rel", "median_rel", "p99_rel")
 
@@ -93,12 +93,8 @@ def compare(got: np.ndarray, want: np.ndarray, atol: float | None = None, rtol: 
         return CompareResult(**head, ok=False, shape_mismatch=f"{list(got.shape)} vs {list(want.shape)}")
     if want.size == 0:
         return CompareResult(**head, ok=True, **{k: 0.0 for k in _STATS})
-    a, b = got.astype(np.float64), want.astype(np.float64)
-    both_nan = np.isnan(a) & np.isnan(b)
+    a, b, d, both_nan = _distance(got, want)
     with np.errstate(invalid="ignore", over="ignore"):
-        d = np.where(both_nan, 0.0, np.abs(a - b))
-        d = np.where(np.isnan(d), np.inf, d)  # one side NaN, or inf - inf
-        d = np.where((a == b), 0.0, d)  # equal infinities
         rel = d / np.maximum(np.abs(b), 1e-12)
         finite_b = np.where(np.isfinite(b), b, 0.0)
         if atol_scale is None:
@@ -131,4 +127,32 @@ def within_bound(got: np.ndarray, want: np.ndarray, bound: np.ndarray) -> Compar
     return compare(got, want, bound=bound)
 
 
-__all__ = ["CompareResult", "compare", "within_bound"]
+def against_oracle(ir, got: np.ndarray, want: np.ndarray, inputs) -> CompareResult:
+    """The policy for one resampling node's output against the oracle's (``want``) on the same ``inputs`` (in
+    ``reference.run``'s order): every element within the forward error bound of a float32 evaluation of the
+    spec's formula (``tolerance.float_bound``); integers and nearest equal. The proof, check and verify judge
+    a node by it."""
+    if got.shape != want.shape:
+        return compare(got, want, bound=np.zeros(()))
+    return compare(got, want, bound=float_bound(ir, *inputs))
+
+
+def _distance(got: np.ndarray, want: np.ndarray):
+    """(got, want as float64, |got - want| per element, where both are NaN): NaN equals NaN, equal infinities
+    are equal, any other non-finite difference is infinite."""
+    a, b = got.astype(np.float64), want.astype(np.float64)
+    both_nan = np.isnan(a) & np.isnan(b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.where(both_nan, 0.0, np.abs(a - b))
+        d = np.where(np.isnan(d), np.inf, d)  # one side NaN, or inf - inf
+        d = np.where((a == b), 0.0, d)  # equal infinities
+    return a, b, d, both_nan
+
+
+def outside(got: np.ndarray, want: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """Where ``got`` is beyond ``bound`` of ``want`` (same shapes; a non-finite ``want`` must be met exactly)."""
+    _, b, d, _ = _distance(got, want)
+    return (d > np.where(np.isfinite(b), bound, 0.0) + BOUND_FLOOR) | np.isinf(d)
+
+
+__all__ = ["CompareResult", "compare", "within_bound", "against_oracle", "outside"]

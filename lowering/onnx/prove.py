@@ -18,13 +18,11 @@ import re
 
 import numpy as np
 
-from ...semantics.compare import compare
-from ...semantics.coords import bind_resize
+from ...semantics.compare import against_oracle
 from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.reference import run as oracle
 from ...semantics.taps import axis_taps
-from ...semantics.tolerance import onnx_proof_tolerance
 from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
 from .decompose import check_decomposable, fill_value, tap_name
 from .nearest_index import FORM, grid_verdict, index_name
@@ -257,7 +255,7 @@ def _probe(rec, model, consts, graph) -> list[str]:
         if got.shape != want.shape or got.dtype != want.dtype:
             return [f"{rec.node}: probe {k}: onnxruntime gives {got.dtype}{got.shape}, the oracle "
                     f"{want.dtype}{want.shape}"]
-        c = compare(got, want, *_tolerance(rec, x), atol_scale=1.0)  # atol already scaled by the input
+        c = against_oracle(ir, got, want, values[:1] if resize else values)
         if not c.ok:
             i = c.first_mismatch
             return [f"{rec.node}: probe {k}: onnxruntime gives {got[i]} at {i}, the oracle {want[i]}"]
@@ -325,17 +323,6 @@ def _probe_index(rec, model) -> list[str]:
                         f"{want.shape})"]
     rec.extra["probe"] = f"probed on {len(INDEX_PROBES)} input shapes, bit-exact"
     return []
-
-
-def _tolerance(rec, x: np.ndarray) -> tuple[float, float]:
-    """(atol, rtol) for one probe (``semantics.tolerance.onnx_proof_tolerance``). A Resize left to onnxruntime
-    (rungs 1-2) computes coordinates in float32 (the IR's ``arith``): each off by up to a few ulps of its
-    magnitude, so each weight too (filter slopes are at most about 1), times the input's range."""
-    reach = 0.0
-    if x.dtype.kind == "f" and rec.rung != DECOMPOSE and isinstance(rec.ir, ResizeIR):
-        reach = sum(float(max(abs(ax.b), abs(ax.a * (ax.out_len - 1) + ax.b))) + 1
-                    for ax in bind_resize(rec.ir, x.shape).axes)
-    return onnx_proof_tolerance(x, reach)
 
 
 def _submodel(model, inputs: dict, output: str):

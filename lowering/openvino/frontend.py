@@ -10,7 +10,7 @@ import dataclasses
 
 import numpy as np
 
-from ...semantics.compare import compare
+from ...semantics.compare import against_oracle
 from ...semantics.errors import BridgeError
 from ...semantics.messages import openvino_error_reason
 from ..probes import probe_sets
@@ -159,8 +159,9 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
     # first probe set stands for all.
     dtypes = [None if v is None else v.get_element_type().to_dtype().name for v in inputs]
     probe = probe_sets(ir, shapes, dtypes, fed)[0].arrays if any(fed) else [None] * len(inputs)
-    want = run(ir, *[c if p is None else p for c, p in zip(consts, probe)])
-    c = compare(got, want).to_dict()  # the message's numbers as JSON writes them (None where not finite)
+    args = [c if p is None else p for c, p in zip(consts, probe)]
+    want = run(ir, *args)
+    c = against_oracle(ir, got, want, args).to_dict()  # the message's numbers as JSON writes them
     if not c["ok"]:
         raise BridgeError(f"the constant-folded result differs from the oracle: worst element {c['worst']}: "
                           f"{c['got']} where the oracle gives {c['want']}", name, "X")

@@ -1,14 +1,16 @@
 """The comparator (semantics.compare) and the tolerance policy (semantics.tolerance): the typed result, the
-strict-JSON dict verify reports (its keys and their order), NaN / infinity handling, and each use's values."""
+strict-JSON dict verify reports (its keys and their order), NaN / infinity handling, the model outputs' fixed pairs and a node's float32 bound."""
 
 import dataclasses
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from resample_bridge.semantics import tolerance
 from resample_bridge.semantics.compare import CompareResult, compare
+from resample_bridge.semantics.reference import run
 
 _HEAD = ["dtype", "shape", "atol", "rtol"]
 
@@ -64,15 +66,28 @@ def test_atol_scales_with_the_data_unless_told():
     assert not compare(got, want, atol_scale=1.0).ok
 
 
-def test_integers_are_bit_exact_and_each_use_keeps_its_values():
+def test_integers_are_bit_exact_and_model_outputs_keep_fixed_pairs():
     assert tolerance.default_tolerance(np.int32) == (0.0, 0.0)
     assert not compare(np.array([1, 2], np.int32), np.array([1, 3], np.int32)).ok
     assert tolerance.default_tolerance(np.float16) == tolerance.FLOAT16_REPORT
-    assert tolerance.proof_tolerance(np.float16) == tolerance.FLOAT16_PROOF
-    assert tolerance.proof_tolerance(np.float32) == tolerance.default_tolerance(np.float32) == tolerance.FLOAT
-    x = np.array([-3.0, 2.0], np.float32)
-    atol, rtol = tolerance.onnx_proof_tolerance(x)
-    assert (atol, rtol) == pytest.approx((1e-6 * 3.0, 1e-5))
-    assert tolerance.onnx_proof_tolerance(x, 4.0)[0] == pytest.approx(3e-6 + 2.0**-21 * 4.0 * 5.0)
-    assert tolerance.onnx_proof_tolerance(np.array([1, 2], np.int64)) == (0, 0)
+    assert tolerance.default_tolerance(np.float32) == tolerance.FLOAT
     assert tolerance.report_floor(np.array([0.5, -20.0])) == pytest.approx(20 * 1e-4)
+
+
+def test_a_node_is_judged_by_the_float32_bound():
+    """against_oracle: an implementation's float32 rounding of the formula passes, the same error where the
+    bound is tight (a flat input: no coordinate term) does not; integers and nearest must be equal."""
+    from resample_bridge.semantics.compare import against_oracle
+    from resample_bridge.semantics.ir import ResizeIR, Sampler
+
+    ir = ResizeIR(rank=2, axes=(1,), scales=(Fraction(3, 2),), sizes=None, roi=None, coord="half_pixel",
+                  sampler=Sampler("linear"), input_shape=(1, 8), dtype="float32", origin="Resize-19")
+    x = (np.arange(8, dtype=np.float32) * 1e5).reshape(1, 8)
+    want = run(ir, x)
+    bound = tolerance.float_bound(ir, x)
+    assert (bound[:, 1:] > 0).all() and against_oracle(ir, want + 0.5 * bound, want, [x]).ok
+    assert not against_oracle(ir, want + 2 * bound + 1e-3, want, [x]).ok
+    nearest = dataclasses.replace(ir, sampler=Sampler("nearest", nearest="round_prefer_floor"))
+    y = run(nearest, x)
+    assert not tolerance.float_bound(nearest, x).any()
+    assert not against_oracle(nearest, y + np.float32(1e-3), y, [x]).ok

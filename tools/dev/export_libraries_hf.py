@@ -199,15 +199,27 @@ def ts14_diffusers_unet2d(out):
              exercises="diffusers UNet2DModel (DDPM-style, tiny): Upsample2D F.interpolate(scale_factor=2, nearest)")
 
 
-@case
-def ts16_diffusers_vae_decoder_dynhw(out):
+def _vae(seed):
     from diffusers import AutoencoderKL
     vae = _seeded(lambda: AutoencoderKL(
         in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
         up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"), block_out_channels=(8, 16), layers_per_block=1,
-        latent_channels=4, norm_num_groups=4), 710)
-    lib_case("ts16_diffusers_vae_decoder_dynhw", out, Method.of(vae, "decode", "sample"),
-             {"z": randn(711, 1, 4, 6, 10)}, trace_inputs={"z": randn(712, 1, 4, 8, 8)}, library="diffusers",
-             opset=16, dynamo=False, dynamic={"z": DYN_NHW},
-             exercises="diffusers AutoencoderKL decoder (tiny): Upsample2D nearest x2, dynamic N/H/W latents; "
-                       "TorchScript (dynamo fails on it)")
+        latent_channels=4, norm_num_groups=4), seed)
+    return Method.of(vae, "decode", "sample")
+
+
+@case
+def ts16_diffusers_vae_decoder_dynhw(out):
+    lib_case("ts16_diffusers_vae_decoder_dynhw", out, _vae(710), {"z": randn(711, 1, 4, 6, 10)},
+             trace_inputs={"z": randn(712, 1, 4, 8, 8)}, library="diffusers", opset=16, dynamo=False,
+             dynamic={"z": DYN_NHW},
+             exercises="diffusers AutoencoderKL decoder (tiny): Upsample2D nearest x2, dynamic N/H/W latents")
+
+
+@case
+def dy19_diffusers_vae_decoder_dynhw(out):
+    lib_case("dy19_diffusers_vae_decoder_dynhw", out, _vae(713), {"z": randn(714, 1, 4, 5, 9)},
+             trace_inputs={"z": randn(715, 1, 4, 8, 8)}, library="diffusers", opset=19, dynamo=True,
+             dynamic={"z": {2: "h", 3: "w"}},
+             exercises="diffusers AutoencoderKL decoder, dynamo, dynamic H/W latents (fed 5x9); a dynamic batch "
+                       "fails torch.export (the decoder's guard 2 <= batch <= 63)")

@@ -151,6 +151,35 @@ def dy20_hf_upernet_convnext(out):
                        "logits to the input size; static")
 
 
+def _rt_detr(seed):
+    """RT-DETR: the decoder's multi-scale deformable attention samples each level with grid_sample(bilinear,
+    zeros, align_corners=False) on a grid computed from the predicted reference points and offsets."""
+    from transformers import RTDetrConfig, RTDetrForObjectDetection, RTDetrResNetConfig
+    bb = RTDetrResNetConfig(embedding_size=8, hidden_sizes=[8, 8, 8, 8], depths=[1, 1, 1, 1], layer_type="basic",
+                            out_features=["stage2", "stage3", "stage4"])
+    cfg = RTDetrConfig(backbone_config=bb, encoder_in_channels=[8, 8, 8], encoder_hidden_dim=16,
+                       encoder_ffn_dim=32, encoder_attention_heads=2, d_model=16, decoder_in_channels=[16, 16, 16],
+                       decoder_ffn_dim=32, decoder_layers=1, decoder_attention_heads=2, decoder_n_points=2,
+                       num_queries=10, num_denoising=0, num_labels=3)
+    return Pick.of(_seeded(lambda: RTDetrForObjectDetection(cfg), seed), "logits", "pred_boxes")
+
+
+@case
+def dy18_hf_rt_detr(out):
+    lib_case("dy18_hf_rt_detr", out, _rt_detr(550), {"pixel_values": randn(551, 1, 3, 64, 64)},
+             library="transformers", opset=18, dynamo=True,
+             exercises="transformers RT-DETR (tiny ResNet backbone, 1 decoder layer, 10 queries): deformable "
+                       "attention GridSample bilinear zeros align_corners=False per level (8x8, 4x4, 2x2), grid "
+                       "computed at run time; static")
+
+
+@case
+def ts16_hf_rt_detr(out):
+    lib_case("ts16_hf_rt_detr", out, _rt_detr(552), {"pixel_values": randn(553, 1, 3, 64, 64)},
+             library="transformers", opset=16, dynamo=False,
+             exercises="transformers RT-DETR as above through the TorchScript exporter (GridSample-16)")
+
+
 # --------------------------------------------------------------------------------------------------- timm
 
 

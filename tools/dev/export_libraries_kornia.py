@@ -168,6 +168,18 @@ def ts14_smp_pspnet(out):
 
 
 @case
+def ts11_smp_pspnet_1_to_12(out):
+    import segmentation_models_pytorch as smp
+    m = init_weights(smp.PSPNet("tu-mobilenetv3_small_050", encoder_weights=None, in_channels=1, classes=1,
+                                encoder_depth=3, psp_out_channels=8), 422)
+    lib_case("ts11_smp_pspnet_1_to_12", out, m, {"x": randn(423, 1, 1, 96, 96)},
+             library="segmentation_models_pytorch", opset=11, dynamo=False,
+             exercises="smp PSPNet at opset 11 on a 12x12 feature map: the pyramid-pooling decoder upsamples "
+                       "1x1 -> 12x12 (and 2, 3, 6 -> 12) bilinear align_corners=True with sizes from Shape and "
+                       "empty roi/scales (TorchScript, static graph); grayscale in, one class out")
+
+
+@case
 def ts19_smp_deeplabv3plus_dynbatch(out):
     lib_case("ts19_smp_deeplabv3plus_dynbatch", out,
              _smp("DeepLabV3Plus", 430, encoder_depth=4, encoder_output_stride=16, decoder_channels=16),

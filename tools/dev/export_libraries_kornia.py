@@ -75,8 +75,8 @@ def ts13_kornia_pyramid_dynhw(out):
              trace_inputs={"x": randn(311, 1, 2, 32, 32)}, library="kornia", opset=13, dynamo=False,
              dynamic={"x": DYN_NHW},
              exercises="kornia build_pyramid (Gaussian blur + bilinear to H//2 x W//2, three levels) and pyrup "
-                       "(bilinear x2 to a size from Shape): image pyramid on dynamic N/H/W (fed 30x44: 15x22, "
-                       "7x11, 3x5 then 6x10)")
+                       "(bilinear x2 to a size from Shape): image pyramid on dynamic N/H/W (fed 30x44: levels "
+                       "15x22 and 7x11, pyrup 7x11 -> 14x22)")
 
 
 @case
@@ -185,8 +185,8 @@ def ts19_smp_deeplabv3plus_dynbatch(out):
              _smp("DeepLabV3Plus", 430, encoder_depth=4, encoder_output_stride=16, decoder_channels=16),
              {"x": randn(431, 2, 3, 32, 48)}, trace_inputs={"x": randn(432, 1, 3, 32, 48)},
              library="segmentation_models_pytorch", opset=19, dynamo=False, dynamic={"x": {0: "batch"}},
-             exercises="smp DeepLabV3Plus: ASPP pooling branch (1x1 -> feature size), bilinear x2 decoder, x4 "
-                       "head; dynamic batch")
+             exercises="smp DeepLabV3Plus: ASPP pooling branch (1x1 -> feature size, half_pixel), decoder "
+                       "UpsamplingBilinear2d x4 and head x4 (align_corners=True); dynamic batch")
 
 
 @case
@@ -196,5 +196,5 @@ def dy18_smp_upernet(out):
              library="segmentation_models_pytorch", opset=18, dynamo=True,
              exercises="smp UPerNet: PSP pooling resized to the feature size, FPN bilinear to size, fused to the "
                        "finest level, final x4; dynamo, static (TorchScript refuses it: adaptive_avg_pool2d "
-                       "to 3x3/6x6 on a 3x5 map, and with dynamic H/W 'input size not accessible')")
+                       "to 3x3/6x6 on a 6x10 map, and with dynamic H/W 'input size not accessible')")
 

@@ -112,6 +112,19 @@ def dy18_hf_depth_anything_dynhw(out):
                        "batch (fed 2x28x36; with dynamic H/W torch.export specialises them: int() of the patch grid)")
 
 
+@case
+def ts17_hf_depth_anything_dynhw(out):
+    lib_case("ts17_hf_depth_anything_dynhw", out, _depth_anything(523), {"pixel_values": randn(524, 2, 3, 28, 36)},
+             trace_inputs={"pixel_values": randn(525, 1, 3, 32, 32)}, library="transformers", opset=17,
+             dynamo=False, dynamic={"pixel_values": DYN_NHW, "out0": {0: "batch", 1: "h", 2: "w"}},
+             export_defect="the trace keeps int(patch_height * patch_size) as a constant: the depth head resizes "
+                           "to the traced 32x32 whatever the input (PyTorch gives 28x36)",
+             exercises="transformers Depth Anything through the TorchScript exporter with dynamic N/H/W (traced "
+                       "32x32, fed 2x28x36): the position embedding bicubic to the run-time patch grid, the fusion "
+                       "stages on run-time sizes, the depth head bilinear align_corners on [?,1,?,?] to a size the "
+                       "trace froze")
+
+
 def _segformer(seed):
     from transformers import SegformerConfig, SegformerForSemanticSegmentation
     cfg = SegformerConfig(depths=[1, 1, 1, 1], hidden_sizes=[8, 8, 16, 16], num_attention_heads=[1, 1, 1, 1],

@@ -45,6 +45,10 @@ CONVERT_XFAIL: dict = {
                                    "14x14 -> 16x18 of a constant)",
     "ts16_tv_fpn_dynhw": "could not prove itself: the index subgraph's run-time in length is not in the produced "
                          "model (FPN nearest to size=feat.shape[-2:], dynamic H/W)",
+    "ts11_tv_fpn_own_size_dynbatch": "could not prove itself: axis 0: the index subgraph's run-time in length is "
+                                     "not in the produced model (nearest to size from Shape, dynamic batch only)",
+    "ts15_smp_unet_dynhw": "could not prove itself: axis 0: the index subgraph's run-time in/out length is not in "
+                           "the produced model (nearest x2, TorchScript, dynamic N/H/W)",
 }
 
 # Cases whose resampling nodes no built-in OpenVINO op computes (5-D GridSample: GridSample-9 is 4-D only): rung 4

@@ -208,6 +208,15 @@ def ts16_tv_fpn_dynhw(out):
              exercises="torchvision FPN as above with dynamic N/H/W (fed 36x28: 9x7 levels, 18x14)")
 
 
+@case
+def ts11_tv_fpn_own_size_dynbatch(out):
+    lib_case("ts11_tv_fpn_own_size_dynbatch", out, _FPNNet.build(235), {"x": randn(236, 3, 3, 32, 40)},
+             trace_inputs={"x": randn(237, 1, 3, 32, 40)}, library="torchvision", opset=11, dynamo=False,
+             dynamic={"x": {0: "batch"}},
+             exercises="torchvision FPN with its 8x10 -> 8x10 resize to its own size, opset 11, dynamic batch only "
+                       "(H/W static, sizes still from Shape->Gather->Concat)")
+
+
 def _raft_tiny(seed):
     """torchvision RAFT through its own builder, every width cut (raft_small's layout at ~1/8): the correlation
     lookup is grid_sample(bilinear, align_corners=True) on absolute coordinates, the flow upsampled x8."""

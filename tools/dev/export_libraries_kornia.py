@@ -151,6 +151,16 @@ def dy18_smp_unet_dynhw(out):
 
 
 @case
+def ts15_smp_unet_dynhw(out):
+    lib_case("ts15_smp_unet_dynhw", out, _smp("Unet", 405, encoder_depth=3, decoder_channels=(16, 8, 4)),
+             {"x": randn(406, 1, 3, 40, 48)}, trace_inputs={"x": randn(407, 1, 3, 64, 64)},
+             library="segmentation_models_pytorch", opset=15, dynamo=False,
+             dynamic={"x": DYN_NHW, "out0": DYN_NHW},
+             exercises="smp Unet through the TorchScript exporter, dynamic N/H/W (the dynamo twin is "
+                       "dy18_smp_unet_dynhw): nearest x2 with scales constant, run-time sizes")
+
+
+@case
 def ts12_smp_fpn(out):
     lib_case("ts12_smp_fpn", out, _smp("FPN", 410, encoder_depth=3, decoder_pyramid_channels=16,
                                        decoder_segmentation_channels=32, upsampling=1),

@@ -89,6 +89,18 @@ def dy18_kornia_resize_antialias(out):
 
 
 @case
+def dy18_kornia_rescale_half_dynhw(out):
+    from kornia.geometry.transform import rescale
+    lib_case("dy18_kornia_rescale_half_dynhw", out,
+             fn_module(lambda x: rescale(x, 0.5, interpolation="bicubic", align_corners=False)),
+             {"x": randn(318, 2, 3, 30, 45)}, trace_inputs={"x": randn(319, 1, 3, 32, 32)}, library="kornia",
+             opset=18, dynamo=True, dynamic={"x": DYN_NHW},
+             exercises="kornia rescale(0.5, bicubic): under ONNX export kornia switches to F.interpolate("
+                       "scale_factor=0.5, recompute_scale_factor=True) so H/W stay dynamic: Resize-18 cubic, output "
+                       "floor(L/2) from Shape (fed 30x45 -> 15x22)")
+
+
+@case
 def ts20_kornia_rotate_nearest(out):
     import torch
     from kornia.geometry.transform import rotate

@@ -8,14 +8,17 @@ Each case directory holds
   meta.json    exporter, dynamo, opset, what the case exercises, dynamic axes, the resampling nodes, pins.
 
 Not part of the project's dependencies and not run by CI: CI only reads the files this writes
-(tests/test_real_models.py). The cases live in export_interpolate.py, export_grid_deform.py and
-export_networks.py, the writer in export_common.py. Run it from a separate virtual environment OUTSIDE the
-repository:
+(tests/test_real_models.py). The cases live in export_interpolate.py, export_grid_deform.py,
+export_networks.py and export_libraries*.py (whole models from torchvision, kornia, segmentation-models-pytorch,
+transformers, timm, diffusers: meta.json "library" records the version), the writer in export_common.py. Run it
+from a separate virtual environment OUTSIDE the repository:
 
     python3 -m venv /work/exportenv
     /work/exportenv/bin/pip install torch==2.14.1 torchvision==0.29.1
     /work/exportenv/bin/pip install onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.32.0 ultralytics==8.4.190 \\
         torch==2.14.1 torchvision==0.29.1
+    /work/exportenv/bin/pip install transformers==5.24.0 kornia==0.9.0 segmentation-models-pytorch==0.6.0 \\
+        diffusers==0.42.1 timm==1.0.31 torch==2.14.1 torchvision==0.29.1
     YOLO_OFFLINE=1 /work/exportenv/bin/python tools/dev/export_models.py [--only CASE ...] [--out tests/models]
 
 Pins (the versions the committed corpus was exported with; the script records the versions it ran with in
@@ -33,6 +36,9 @@ from pathlib import Path
 import export_interpolate  # noqa: F401  isort: skip
 import export_grid_deform  # noqa: F401  isort: skip
 import export_networks  # noqa: F401  isort: skip
+import export_libraries  # noqa: F401  isort: skip
+import export_libraries_kornia  # noqa: F401  isort: skip
+import export_libraries_hf  # noqa: F401  isort: skip
 from export_common import CASES, PINS, versions
 
 ROOT = Path(__file__).resolve().parents[2]

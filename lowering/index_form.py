@@ -10,7 +10,7 @@ import functools
 import numpy as np
 
 from ..semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
-from ..semantics.ir import ResizeIR
+from ..semantics.ir import ResizeIR, RuntimeValue
 from .passes import Refusal
 
 # Largest output length whose index arithmetic stays inside int32: the largest intermediate b*x + d stays
@@ -35,6 +35,21 @@ def form_of(ir) -> NearestIndex | Refusal:
 @functools.lru_cache(maxsize=None)
 def _oracle(one: ResizeIR, in_len: int, out_len: int) -> np.ndarray:
     return oracle_nearest_indices(one, in_len, out_len)
+
+
+# Equal input and output lengths the oracle is asked about before an axis is taken as a copy.
+_EQUAL_LENGTHS = (1, 2, 3, 4, 5, 7, 8, 16, 31, 64, 1000, 4097, INT32_MAX_OUT)
+
+
+def copied_axes(ir: ResizeIR) -> tuple:
+    """The resized axes an index form leaves as they are: their run-time size is X's own length there by the
+    graph's arithmetic (``RuntimeValue.same_as_input``), and the oracle copies an axis of equal lengths."""
+    sizes = ir.sizes
+    if not isinstance(sizes, RuntimeValue) or not sizes.same_as_input:
+        return ()
+    if not all(np.array_equal(oracle_indices(ir, n, n), np.arange(n)) for n in _EQUAL_LENGTHS):
+        return ()
+    return tuple(ir.axes[i] for i in sizes.same_as_input)
 
 
 def axis_key(ir: ResizeIR) -> ResizeIR:

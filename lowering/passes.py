@@ -30,9 +30,12 @@ from .artifacts import check_output_path
 
 # The one rung table: numbers and names are the same on every target, so records and summaries compare across
 # targets; only the custom op is named after what a target ships with it (``rung_names``).
-BUILTIN, REWRITE, DECOMPOSE, CUSTOM = 1, 2, 3, 4
-RUNG_NAMES = {BUILTIN: "native", REWRITE: "native after exact rewrite", DECOMPOSE: "decomposition",
-              CUSTOM: "custom op"}
+# Rung 0 comes before the ladder: a node whose every input is a constant is folded by the oracle into its exact
+# output, written as a constant (no op at run time).
+FOLDED, BUILTIN, REWRITE, DECOMPOSE, CUSTOM = 0, 1, 2, 3, 4
+RUNG_NAMES = {FOLDED: "folded", BUILTIN: "native", REWRITE: "native after exact rewrite",
+              DECOMPOSE: "decomposition", CUSTOM: "custom op"}
+FOLD_REASON = "every input is a constant: the oracle's exact output is written as a constant (no op at run time)"
 
 
 def rung_names(custom: str) -> dict:

@@ -46,9 +46,13 @@ from .vocab import NEAREST_RULES as NEAREST_MODES  # noqa: F401
 
 @dataclass(frozen=True)
 class RuntimeValue:
-    """A parameter fed at run time (a graph input or a computed tensor). Bound by ``bind``."""
+    """A parameter fed at run time (a graph input or a computed tensor). Bound by ``bind``. ``same_as_input``:
+    the positions whose value is, by the graph's own arithmetic, the input's run-time length on the axis at that
+    position (``F.interpolate`` writes Concat(Shape(x)[:2], ...)); a fact about where the value comes from,
+    not a field of the semantics (it takes no part in comparisons)."""
 
     source: str
+    same_as_input: tuple = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"<runtime {self.source}>"

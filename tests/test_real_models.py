@@ -37,19 +37,7 @@ EXTENSION = 4  # rung 4: the resample-bridge extension op
 
 # What resample-bridge gets wrong today (issue 9), per case: the exact error, short. strict: a fix turns the
 # xfail into a failure, and the entry is then removed.
-CONVERT_XFAIL: dict = {
-    # issue 20 corpus (tools/dev/export_libraries*.py): refused today
-    "dy18_smp_unet_dynhw": "could not prove itself: the index subgraph's run-time in/out length is not in the "
-                           "produced model (nearest x2, dynamo, dynamic H/W)",
-    "dy18_timm_vit_dynimg_static": "constant-folded result differs from the oracle (bicubic antialias upscale "
-                                   "14x14 -> 16x18 of a constant)",
-    "ts16_tv_fpn_dynhw": "could not prove itself: the index subgraph's run-time in length is not in the produced "
-                         "model (FPN nearest to size=feat.shape[-2:], dynamic H/W)",
-    "ts11_tv_fpn_own_size_dynbatch": "could not prove itself: axis 0: the index subgraph's run-time in length is "
-                                     "not in the produced model (nearest to size from Shape, dynamic batch only)",
-    "ts15_smp_unet_dynhw": "could not prove itself: axis 0: the index subgraph's run-time in/out length is not in "
-                           "the produced model (nearest x2, TorchScript, dynamic N/H/W)",
-}
+CONVERT_XFAIL: dict = {}
 
 # Cases whose resampling nodes no built-in OpenVINO op computes (5-D GridSample: GridSample-9 is 4-D only): rung 4
 # is expected there. Every other case should convert without the extension; these take it today:

@@ -209,7 +209,7 @@ def write_check_report(out_dir: str, model_path: str, rows: list[dict], *, fallb
         v = by_name.get(r.get("name"))
         ov = r.get("openvino", {}) or {}
         ours = r.get("resample_bridge", {}) or {}
-        rung = f"rung {ours['rung']} ({esc(ours.get('rung_name', ''))})" if ours.get("rung") else \
+        rung = f"rung {ours['rung']} ({esc(ours.get('rung_name', ''))})" if ours.get("rung") is not None else \
             "refuses: " + esc(ours.get("reason", ""))
         summary.append([f'<a href="#node{k}">{esc(r.get("name", "?"))}</a>', esc(r.get("op", "")),
                         f'<span class="verdict {tone(ov.get("verdict", ""))}">{esc(ov.get("verdict", "?"))}</span>',

@@ -36,7 +36,7 @@ def fold_parameters(nodes, producers: dict, consts: dict, shapes: dict, opset: i
             if value is not None:
                 folded[name] = value
             elif dim_params is not None:
-                p = _partial(name, producers, consts, shapes, opset, dim_params)
+                p = _partial(name, producers, consts, shapes, opset, dim_params, node.input[0])
                 if p is not None:
                     partial[name] = p
     return folded, partial
@@ -47,7 +47,7 @@ _STANDINS = ((1000003, 1000033, 1000037, 1000039, 1000081, 1000099, 1000117, 100
              (2000003, 2000029, 2000039, 2000081, 2000083, 2000093, 2000107, 2000113))
 
 
-def _partial(name, producers, consts, shapes, opset, dim_params):
+def _partial(name, producers, consts, shapes, opset, dim_params, x: str = ""):
     """A chain over Shape of tensors with dynamic dims, evaluated twice with stand-ins for the unknown dims:
     an entry equal in both runs is a constant; one equal to the stand-in of dim d of tensor t in both runs
     is ("dim", t, d), i.e. the same length at run time; anything else is None (unknown). Dims that share a
@@ -58,10 +58,15 @@ def _partial(name, producers, consts, shapes, opset, dim_params):
         params = dim_params.get(t)
         return ("param", params[d]) if params and params[d] else ("dim", t, d)
 
+    # Stand-ins for the tensors whose Shape the chain reads, and for X (the resized input) first, so that an
+    # entry equal to one of X's dims (the same tensor, or the same symbolic dim) is reported as X's own.
+    read = _shapes_read(name, producers, consts)
+    tensors = [x] * bool(x) + sorted(read - {x})
     runs = []
     for standins in _STANDINS:
         filled, where = {}, {}
-        for t, shape in shapes.items():
+        for t in tensors:
+            shape = shapes.get(t)
             if shape is None or all(v is not None for v in shape):
                 continue
             dims = []
@@ -80,14 +85,32 @@ def _partial(name, producers, consts, shapes, opset, dim_params):
         runs.append((value, where))
     (a, where_a), (b, where_b) = runs
     out = []
-    for x, y in zip(a.tolist(), b.tolist()):
-        if x == y:
-            out.append(int(x))
-        elif x in where_a and y in where_b and _same_dim(where_a[x], where_b[y], dim_params):
-            out.append(("dim",) + where_a[x])
+    for ea, eb in zip(a.tolist(), b.tolist()):
+        if ea == eb:
+            out.append(int(ea))
+        elif ea in where_a and eb in where_b and _same_dim(where_a[ea], where_b[eb], dim_params):
+            out.append(("dim",) + where_a[ea])
         else:
             out.append(None)
     return tuple(out)
+
+
+def _shapes_read(name: str, producers: dict, consts: dict) -> set:
+    """The tensors whose Shape the chain computing ``name`` reads (walking up to constants and Shape ops)."""
+    read, seen, todo = set(), set(), [name]
+    while todo and len(seen) <= 4 * _MAX_NODES:
+        t = todo.pop()
+        if not t or t in seen or t in consts:
+            continue
+        seen.add(t)
+        node = producers.get(t)
+        if node is None:
+            continue
+        if node.op_type == "Shape":
+            read.add(node.input[0])
+        else:
+            todo += list(node.input)
+    return read
 
 
 def _same_dim(a, b, dim_params) -> bool:

@@ -146,10 +146,13 @@ def _known_sizes(node, axes, sizes):
     known = node.partial(3)
     if known is None or len(known) != len(axes):
         return axes, sizes
-    same = [k == ("dim", node.input(0), a) for k, a in zip(known, axes)]
+    in_shape = node.shape(0) or ()
+    same = [k == ("dim", node.input(0), a) or (isinstance(k, int) and a < len(in_shape) and k == in_shape[a])
+            for k, a in zip(known, axes)]
     rest = [(a, k) for a, k, s in zip(axes, known, same) if not s]
     if not all(isinstance(k, int) for _, k in rest):
-        return axes, sizes
+        # Still fed at run time; the positions that are X's own length are noted (an index form copies them).
+        return axes, RuntimeValue(sizes.source, same_as_input=tuple(i for i, s in enumerate(same) if s))
     return tuple(a for a, _ in rest), [k for _, k in rest]
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ...semantics.nearest_index import NearestIndex, integer_scales
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
-from ..index_form import GRID as _GRID, INT32_MAX_OUT, axis_key, form_of, grid_mismatch
+from ..index_form import GRID as _GRID, INT32_MAX_OUT, axis_key, copied_axes, form_of, grid_mismatch
 from ..passes import Candidate, Refusal
 
 # The shared grid, and pairs past the int32 bound: int64 must stay exact there.
@@ -59,7 +59,7 @@ def candidate(ir, opset: int, *, dtypes=None, reason: str = REASON + EXACT_INT64
         return Refusal(f"the index form needs Range (opset 11); the model imports opset {opset}", "opset")
     if dtypes is not None and str(ir.dtype) not in dtypes:
         return Refusal(f"the target's Gather does not take {ir.dtype} ({', '.join(dtypes)})", "dtype")
-    return Candidate(form, reason, assumptions=tuple(assumptions), proof={"form": FORM, "axes": list(ir.axes)})
+    return Candidate(form, reason, assumptions=tuple(assumptions), proof={"form": FORM, "axes": list(ir.axes), "copied": list(copied_axes(ir))})
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -142,7 +142,10 @@ def decompose_nearest_index(graph, ir: ResizeIR, x, sizes, y, name: str) -> list
     b = _Builder(name)
     shape = b.op("Shape", "shape", [x])  # of the original X: gathers on other axes leave an axis' length alone
     cur = x
+    copied = copied_axes(ir)  # X's own length at run time, and the oracle copies them: nothing to gather
     for i, axis in enumerate(ir.axes):
+        if axis in copied:
+            continue
         in_len = b.op("Gather", f"index{axis}/in", [shape, b.int64(axis)], axis=0)
         if isinstance(ir.sizes, RuntimeValue):
             if sizes is None or not sizes.name:
@@ -154,6 +157,8 @@ def decompose_nearest_index(graph, ir: ResizeIR, x, sizes, y, name: str) -> list
             out_len = b.op("Mul", f"index{axis}/out", [in_len, b.int64(integer_scales(ir)[i])])
         idx = index_nodes(b, form, in_len, out_len, f"index{axis}")
         cur = b.op("Gather", f"index{axis}/gather", [cur, idx], axis=axis)
+    if cur is x:  # every axis copied: the node is the identity
+        cur = b.op("Identity", "copy", [x])
     b.nodes[-1].outputs = [y]
     graph.nodes.extend(b.nodes)
     return b.nodes

@@ -23,6 +23,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.reference import run as oracle
 from ...semantics.taps import axis_taps
+from ..index_form import copied_axes
 from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
 from .decompose import check_decomposable, fill_value, tap_name
 from .nearest_index import FORM, grid_verdict, index_name
@@ -118,6 +119,10 @@ def prove_index(rec, model, nodes: dict, consts: dict) -> list[str]:
     if list(rec.proof.get("axes", [])) != list(ir.axes):
         return [f"{name}: the index form was recorded for axes {rec.proof.get('axes')}, the source resizes "
                 f"{list(ir.axes)}"]
+    copied = copied_axes(ir)  # left as they are: X's own length by the graph's arithmetic, copied by the oracle
+    if list(rec.proof.get("copied", [])) != list(copied):
+        return [f"{name}: the index form left axes {rec.proof.get('copied')} as they are, the source copies "
+                f"{list(copied)}"]
     producer = {o: n for n in model.graph.node for o in n.output}
 
     def attrs(node):
@@ -125,6 +130,8 @@ def prove_index(rec, model, nodes: dict, consts: dict) -> list[str]:
 
     out, prev = [], args[0]
     for i, axis in enumerate(ir.axes):
+        if axis in copied:
+            continue
         gather = nodes.get(index_name(name, axis, "gather"))
         if gather is None or gather.op_type != "Gather":
             out.append(f"{name}: axis {axis}: no index Gather in the written model")
@@ -149,6 +156,9 @@ def prove_index(rec, model, nodes: dict, consts: dict) -> list[str]:
         verdict = grid_verdict(cut, ir, index_name(name, axis, "in") + ":0", index_name(name, axis, "out") + ":0")
         if verdict:
             out.append(f"{name}: axis {axis}: {verdict}")
+    last = producer.get(rec.proof["output"])
+    if prev == args[0] and last is not None and last.op_type == "Identity" and list(last.input) == [args[0]]:
+        prev = rec.proof["output"]  # every axis copied: the node is X itself
     if prev != rec.proof["output"]:
         out.append(f"{name}: the last index Gather does not write the node's output")
     return out

@@ -13,9 +13,11 @@ import numpy as np
 from ...semantics.compare import against_oracle
 from ...semantics.errors import BridgeError
 from ...semantics.messages import openvino_error_reason
+from ...semantics.reference import run
+from ..passes import CUSTOM, FOLD_REASON, FOLDED, RUNG_NAMES, NodeRecord
 from ..probes import probe_sets
-from .graph import compile_f32, dims
-from .ladder import lower
+from .graph import compile_f32, dims, ops, tag
+from .ladder import TARGET, lower
 
 _ATTRS = {
     "Resize": ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
@@ -105,10 +107,14 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
                 ir = with_frontend_shapes(irs[view.name], inputs)
             else:
                 ir = parse_view(view, opset or _infer_opset(op_type, view.attrs, len(view.inputs)))
-            outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy)
-            by_value = prove_by_value(view.name, ir, inputs, outs)
-            if by_value is not None:
-                rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
+            folded = None if policy is not None and policy.floor >= CUSTOM else fold(view.name, ir, inputs)
+            if folded is not None:
+                outs, rec = folded
+            else:
+                outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy)
+                by_value = prove_by_value(view.name, ir, inputs, outs)
+                if by_value is not None:
+                    rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
             if log is not None:
                 log.append(rec)
             return outs
@@ -130,6 +136,33 @@ def _constant_source(out, seen=None) -> bool:
     return all(_constant_source(v, seen) for v in node.input_values())
 
 
+def _evaluate(outputs) -> list:
+    """The values of OpenVINO outputs that depend on no Parameter (a model with no inputs, run once)."""
+    import openvino as ov
+
+    return [np.asarray(v) for v in compile_f32(ov.Model(list(outputs), [], "constant"))({}).values()]
+
+
+def fold(name: str, ir, inputs: list):
+    """Rung 0: where every input is computable before run time (a ViT position embedding resized to a fixed
+    grid), the oracle's output on their values, written as a Constant: (outputs, record), or None. OpenVINO would
+    fold the node with its own op, which need not be exact (bicubic antialias: 8e-3 off)."""
+    present = [v for v in inputs if v is not None]
+    if not present or not all(_constant_source(v) for v in present):
+        return None
+    try:
+        values = [None if v is None else _evaluate([v])[0] for v in inputs]
+    except Exception:  # noqa: BLE001 -- cannot be evaluated here: the ladder takes the node as usual
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = run(ir, *values)
+    const = ops().constant(want)
+    tag(const, f"{name}/folded")
+    rec = NodeRecord(name, ir.origin, ir, TARGET, rung=FOLDED, rung_name=RUNG_NAMES[FOLDED], reason=FOLD_REASON,
+                     proof={"by_value": {"constant_output": True, "shape": list(want.shape)}})
+    return [const.output(0)], rec
+
+
 def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
     """A node whose output depends on no run-time value (a ViT position embedding resized to a fixed grid;
     a crop whose every sample is extrapolated) is folded into a Constant by OpenVINO, so no op is left to
@@ -138,21 +171,15 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
     present = [v for v in inputs if v is not None]
     if not present or not _constant_source(outs[0]):
         return None
-    import openvino as ov
-
     from ...semantics.ir import is_static
-    from ...semantics.reference import run
-
-    def value(outputs):
-        return [np.asarray(v) for v in compile_f32(ov.Model(list(outputs), [], "constant"))({}).values()]
 
     fed = [v is not None and not _constant_source(v) for v in inputs]
     shapes = [None if v is None else dims(v) for v in inputs]
     if any(f and not is_static(s) for f, s in zip(fed, shapes)):
         return None
     try:
-        consts = [None if v is None or f else value([v])[0] for v, f in zip(inputs, fed)]
-        got = value(outs[:1])[0]
+        consts = [None if v is None or f else _evaluate([v])[0] for v, f in zip(inputs, fed)]
+        got = _evaluate(outs[:1])[0]
     except Exception:  # noqa: BLE001 -- cannot be evaluated here: the structural proof applies as usual
         return None
     # An output that depends on no fed input (every sample extrapolated, say) is the same for any data: the

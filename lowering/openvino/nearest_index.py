@@ -26,7 +26,7 @@ from ...semantics.nearest_index import NearestIndex, NoNearestIndex, integer_sca
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ...semantics.messages import plugin_sentence
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
-from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, form_of, grid_mismatch, oracle_indices
+from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, copied_axes, form_of, grid_mismatch, oracle_indices
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
 from .interpolate import inexact_spellings
@@ -205,7 +205,10 @@ def rung(node, not_native=()):
     o = ops()
     shape_of = o.shape_of(x, "i64").output(0)
     y = x
+    copied = copied_axes(ir)
     for i, axis in enumerate(ir.axes):
+        if axis in copied:
+            continue  # X's own length at run time, and the oracle copies it: nothing to gather
         in_len, out_len = _lengths(node, shape_of, i, axis)
         idx = index_graph(form, in_len, out_len)
         g = o.gather(y, idx, o.constant(np.int64(axis)))
@@ -213,7 +216,8 @@ def rung(node, not_native=()):
         y = g.output(0)
     reason = REASON + f", exact for output lengths up to {MAX_OUT}" + inexact_spellings(not_native)
     fixed = {axis: _fixed(ir, i, _static_len(dims(x)[axis])) for i, axis in enumerate(ir.axes)}
-    return Candidate([y], reason, proof={"form": "nearest_index", "axes": list(ir.axes), "fixed": fixed})
+    return Candidate([y], reason, proof={"form": "nearest_index", "axes": [a for a in ir.axes if a not in copied],
+                                         "copied": list(copied), "fixed": fixed})
 
 
 def _static_len(d):
@@ -247,6 +251,9 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     tags = {t: names[op.get_friendly_name()] for t, op in by_tag.items()
             if t.startswith(rec.node + "/") and op.get_friendly_name() in names}
     out, prev = [], None
+    if list(rec.proof.get("copied", ())) != list(copied_axes(rec.ir)):
+        out.append(f"{rec.node}: the axes left as they are ({rec.proof.get('copied')}) are not the ones the source "
+                   f"IR copies ({list(copied_axes(rec.ir))})")
     for axis in rec.proof.get("axes", rec.ir.axes):
         g = tags.get(_tag(rec.node, axis, "gather"))
         if g is None or g.get_type_name() != "Gather":

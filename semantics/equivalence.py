@@ -65,7 +65,7 @@ def field_differences(a, b, prefix: str = "") -> list[FieldDiff]:
     """Named fields whose values differ (nested dataclasses flattened as ``sampler.nearest``)."""
     out = []
     for f in dataclasses.fields(a):
-        if f.name in _NOT_SEMANTIC:
+        if f.name in _NOT_SEMANTIC or not f.compare:  # compare=False: a fact about the value, not semantics
             continue
         va, vb = getattr(a, f.name), getattr(b, f.name, None)
         if dataclasses.is_dataclass(va) and dataclasses.is_dataclass(vb):

@@ -165,10 +165,17 @@ def length_free(ir: ResizeIR, shape) -> str | None:
     L * s + 1 or more, measured: L = 1048575, s = 2 gives 2097151 -- a bound that OpenVINO's own importer
     shares, on every dynamic axis the op lists, scale 1 included). A dynamic axis that is not resized
     (scale 1: copied by both) is irrelevant; a resized one needs an integer scale (output length L * s, and
-    the source coordinate of output o depends on o and s only) and a coordinate mode whose formula does not
-    read the length (align_corners, half_pixel_symmetric and tf_crop_and_resize do); nearest also needs a
-    power-of-two scale, so float32 evaluates every source coordinate exactly and no rounding boundary moves."""
-    if not isinstance(ir.scales, tuple) or ir.sizes is not None or ir.roi is not None:
+    the source coordinate of output o depends on o and s only); nearest needs a coordinate mode whose formula
+    does not read the length (align_corners and half_pixel_symmetric do) and a power-of-two scale, so float32
+    evaluates every source coordinate exactly and no rounding boundary moves; linear and cubic read the length
+    through the same formula as the source, their float32 steps within the error bound (tf_crop_and_resize
+    aside: its roi)."""
+    if isinstance(ir.sizes, tuple) and ir.roi is None:
+        # Sizes: an axis that is not resized is copied whatever its length; a resized one's map reads it.
+        resized = [a for a in ir.axes if shape[a] is None]
+        return None if not resized else f"axis {resized[0]} has a dynamic length and a given size: the " \
+                                        "coordinate map changes with the length"
+    if not isinstance(ir.scales, tuple) or ir.roi is not None:
         return "sizes / roi with a dynamic input length change the coordinate map with the length"
     scale = dict(zip(ir.axes, ir.scales))
     for i, d in enumerate(shape):
@@ -177,7 +184,9 @@ def length_free(ir: ResizeIR, shape) -> str | None:
             continue
         if s.denominator != 1:
             return f"axis {i} has a dynamic length and the non-integer scale {float(s)}"
-        if ir.coord not in _DYADIC_COORDS:
+        if ir.coord not in _DYADIC_COORDS and (ir.sampler.kind == "nearest" or ir.coord == "tf_crop_and_resize"):
+            # Linear and cubic read the length through the same formula on both sides (the IR diff is
+            # symbolic), and float32 steps stay within the error bound; nearest's ties move with the length.
             return f"axis {i} has a dynamic length and {ir.coord} reads the length in its formula"
         if ir.sampler.kind == "nearest" and s.numerator & (s.numerator - 1):
             return f"axis {i} has a dynamic length and nearest with the scale {s}, not a power of two"
@@ -195,6 +204,9 @@ def _static_rung(node, rung: int):
     if shape is None:
         return Refusal("the input rank is unknown")
     dynamic = not is_static(shape)
+    # A resized axis of dynamic length needs its output length computed from it (scales); a dynamic axis that
+    # is not resized (a batch) leaves sizes as good as scales.
+    resized_dynamic = any(shape[a] is None for a in node.ir.axes)
     if dynamic:
         why = length_free(node.ir, shape)
         if why is not None:
@@ -203,7 +215,7 @@ def _static_rung(node, rung: int):
     why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, x.get_element_type().to_dtype().name)
     if why is not None:
         return Refusal(why, "dtype")
-    found, not_native = _first_exact(node, rung, shape, x.get_element_type(), scales_only=dynamic)
+    found, not_native = _first_exact(node, rung, shape, x.get_element_type(), scales_only=resized_dynamic)
     found_facts = {"not_native": tuple(not_native)}  # the decomposition's reason names them
     if found is None:
         return Refusal("no Interpolate-11 spelling is exact", facts=found_facts)

@@ -47,13 +47,23 @@ def _fresh_inputs(node):
             value = np.array(out.get_node().get_data(), copy=True)
             new = ops.constant(value, dtype=out.get_element_type()).output(0)
         elif out is not None:
-            p = ops.parameter(out.get_partial_shape(), out.get_element_type(), name=f"probe_in{i}")
+            p = ops.parameter(_unbounded(out.get_partial_shape()), out.get_element_type(), name=f"probe_in{i}")
             params.append(p)
             new = p.output(0)
         inputs.append(new)
         fed.append(out is not None and value is None)
         consts.append(value)
     return inputs, params, fed, consts
+
+
+def _unbounded(shape):
+    """``shape`` with its dynamic dims free of the bounds OpenVINO inferred (an Interpolate x2 upstream makes a
+    dim ``8..``): the probes feed lengths of their own, and what a rung built does not depend on the bounds."""
+    import openvino as ov
+
+    if shape.rank.is_dynamic:
+        return shape
+    return ov.PartialShape([d if d.is_static else ov.Dimension.dynamic() for d in shape])
 
 
 def _key(rung, node, candidate: Candidate):

@@ -279,15 +279,17 @@ INDEX_PROBES = [(3, 7), (9, 4), (5, 1), (1, 6), (6, 6), (13, 17), (7, 3)]
 
 def _index_shapes(ir):
     """(input shape, sizes fed or None) for the index form's probes: unknown lengths and run-time sizes from
-    ``INDEX_PROBES``, the static ones as they are; other unknown lengths 2."""
+    ``INDEX_PROBES``, the static ones as they are; other unknown lengths 2; a size the graph's arithmetic makes
+    X's own length (``RuntimeValue.same_as_input``) fed as that length."""
     shape = ir.input_shape or (None,) * ir.rank
+    same = set(ir.sizes.same_as_input) if isinstance(ir.sizes, RuntimeValue) else set()
     for k in range(len(INDEX_PROBES)):
         dims, outs = [d if d is not None else 2 for d in shape], []
         for j, axis in enumerate(ir.axes):
             i, o = INDEX_PROBES[(k + j) % len(INDEX_PROBES)]
             if shape[axis] is None:
                 dims[axis] = i
-            outs.append(o)
+            outs.append(dims[axis] if j in same else o)  # a size the graph makes X's own length stays that
         yield tuple(dims), (np.asarray(outs, np.int64) if isinstance(ir.sizes, RuntimeValue) else None)
 
 

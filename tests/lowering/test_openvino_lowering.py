@@ -147,8 +147,8 @@ def test_without_the_extension_a_dynamic_shape_is_refused_with_the_reason(tmp_pa
         raise BridgeError("cmake was not found (needed to build the extension)")
 
     monkeypatch.setattr(compiled, "openvino_node", unavailable)  # a machine without a C++ toolchain
-    # align_corners reads the length: no built-in op is proven for every value of a dynamic one
-    m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear", coordinate_transformation_mode="align_corners")
+    # a non-integer scale on a dynamic axis: no built-in op is proven for every value of it
+    m = resize_model((1, 1, 4, 4), scales=[1, 1, 1.5, 1], mode="linear", coordinate_transformation_mode="half_pixel")
     m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "h"
     src = tmp_path / "dyn.onnx"
     onnx.save(m, src)

@@ -251,6 +251,7 @@ def _onnx_run(m, x):
     ((1, 3, "H", "W"), "nearest", "asymmetric", [1, 1, 2, 4], [(1, 3, 5, 9), (1, 3, 17, 4)]),
     ((1, 3, "H", "W"), "linear", "half_pixel", [1, 1, 2, 3], [(1, 3, 5, 9), (1, 3, 16, 7)]),
     ((1, 3, "H", "W"), "cubic", "pytorch_half_pixel", [1, 1, 2, 2], [(1, 3, 6, 9), (1, 3, 11, 3)]),
+    ((1, 3, "H", "W"), "linear", "align_corners", [1, 1, 2, 2], [(1, 3, 5, 9), (1, 3, 17, 4), (1, 3, 1, 2)]),
 ])
 def test_dynamic_shapes_use_the_builtin_op(tmp_path, x_shape, mode, coord, scales, feeds):
     m = resize_model(x_shape, scales=scales, mode=mode, coordinate_transformation_mode=coord)
@@ -262,12 +263,14 @@ def test_dynamic_shapes_use_the_builtin_op(tmp_path, x_shape, mode, coord, scale
         np.testing.assert_allclose(_run(ov_model, x), _onnx_run(m, x), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("coord,scales,mode", [("align_corners", [1, 1, 2, 2], "linear"),
+@pytest.mark.parametrize("coord,scales,mode", [("align_corners", [1, 1, 2, 2], "nearest"),
                                                ("half_pixel", [1, 1, 1.5, 2], "linear"),
                                                ("half_pixel", [1, 1, 3, 3], "nearest")])
 def test_dynamic_resized_axes_are_not_builtin_where_the_map_depends_on_the_length(tmp_path, coord, scales, mode):
-    """align_corners reads the length; a non-integer scale on a dynamic axis; nearest with a scale that is
-    not a power of two (float32 coordinates): none is proven for every length, so rung 1 refuses."""
+    """nearest with align_corners (its ties move with the length); a non-integer scale on a dynamic axis;
+    nearest with a scale that is not a power of two (float32 coordinates): none is proven for every length, so
+    rung 1 refuses. (Linear align_corners reads the length through the same formula as the source: builtin,
+    ``test_dynamic_shapes_use_the_builtin_op``.)"""
     from resample_bridge.lowering.openvino import interpolate
 
     m = resize_model((1, 3, "H", "W"), scales=scales, mode=mode, coordinate_transformation_mode=coord)

@@ -164,3 +164,23 @@ def test_upsample_bilinear_refused(tmp_path):
         run_onnxruntime(m, {"X": np.ones((1, 1, 4, 4), np.float32)})
     refused_everywhere(m, tmp_path, "up_bil", "mode", ("inspect", "check", "convert-ov"))
 
+
+@pytest.mark.compiled
+@pytest.mark.parametrize("bad", ["offset", "mask", "B"])
+def test_deformconv_c_abi_refuses_short_inputs(bad):
+    """The C ABI (the compiled proof's and CUDA's entry point) indexed offset / mask / B by the spec's lengths
+    without looking at their shapes: a short one was read out of bounds. It refuses now."""
+    import ctypes
+    from resample_bridge.lowering.compiled import abi, cpu
+    from resample_bridge.semantics.errors import BridgeError
+    from resample_bridge.semantics.ir import DeformConvIR
+    ir = DeformConvIR(2, (2, 2), (1, 1), (0, 0, 0, 0), (1, 1), 1, 1, True, True)
+    x, w = np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 2, 2), np.float32)
+    arrays, y, params = cpu.deformconv_args(ir, x, w, np.zeros((1, 8, 4, 4), np.float32),
+                                            np.ones(3, np.float32), np.ones((1, 4, 4, 4), np.float32))
+    arrays[2 if bad == "offset" else 4 if bad == "mask" else 3] = {
+        "offset": np.zeros((1, 8, 2, 2), np.float32), "mask": np.ones((1, 4, 2, 2), np.float32),
+        "B": np.ones(1, np.float32)}[bad]
+    inputs, n = abi.tensors(arrays, cpu.DEFORMCONV_INPUTS)
+    with pytest.raises(BridgeError, match=bad):
+        abi.call(abi.library().rb_deformconv, inputs, n, ctypes.byref(params), ctypes.byref(abi.tensor(y)), 1)

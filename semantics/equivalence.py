@@ -16,7 +16,7 @@ from typing import Any
 
 from .coords import BoundAxis, bind_resize
 from .errors import BridgeError
-from .ir import GridSampleIR, ResizeIR, axis_name
+from .ir import GridSampleIR, ResizeIR, axis_name, same_value
 from .taps import axis_taps, coarser, tie_indices
 
 _NOT_SEMANTIC = {"origin", "input_shape", "grid_shape", "weight_shape", "dtype"}
@@ -70,7 +70,7 @@ def field_differences(a, b, prefix: str = "") -> list[FieldDiff]:
         va, vb = getattr(a, f.name), getattr(b, f.name, None)
         if dataclasses.is_dataclass(va) and dataclasses.is_dataclass(vb):
             out += field_differences(va, vb, prefix + f.name + ".")
-        elif va != vb:
+        elif not same_value(va, vb):
             out.append(FieldDiff(prefix + f.name, va, vb))
     return out
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Union
@@ -42,6 +43,16 @@ from .vocab import (ARITH, ASPECT_POLICIES, COORD_MODES, DEFORM_BORDERS, FILTER_
                     FORMULA_LENGTHS, GRID_PADDINGS, LENGTH1_RULES, OFFSET_LAYOUTS, PADDING_ON, SAMPLER_KINDS,
                     SCALE_SOURCES, SIZE_RULES)
 from .vocab import NEAREST_RULES as NEAREST_MODES  # noqa: F401
+
+
+NAN = float("nan")
+
+
+def same_value(a, b) -> bool:
+    """``a == b``, with NaN equal to NaN (a float field such as extrapolation_value may hold NaN)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
 
 
 @dataclass(frozen=True)
@@ -109,6 +120,18 @@ class ResizeIR:
     filter_stretch: str = "clamped"  # see FILTER_STRETCHES
 
     kind = "resize"
+
+    def __post_init__(self):
+        # A NaN extrapolation_value is a valid value (the spec takes any float): one NaN object, so that the
+        # field-tuple hash and equality treat every NaN alike (NaN != NaN as floats).
+        if isinstance(self.extrapolation_value, float) and math.isnan(self.extrapolation_value):
+            object.__setattr__(self, "extrapolation_value", NAN)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(same_value(getattr(self, f.name), getattr(other, f.name))
+                   for f in dataclasses.fields(self) if f.compare)
 
 
 @dataclass(frozen=True)

@@ -309,11 +309,25 @@ def _owned_by_parser(e: BridgeError, parsed) -> bool:
     return any(e.node == name for name, _ in parsed) and any(k in e.message for k in ("`sizes`", "`scales`"))
 
 
+# Element types the spec's type lists allow (Resize's T1 is every tensor type) but no runtime resamples:
+# onnxruntime, OpenVINO and TensorRT have no kernel for them, and no sample of them has a value between two.
+_NOT_SAMPLED = {"object": "string", "str": "string", "bytes": "string", "complex64": "complex64",
+                "complex128": "complex128"}
+
+
+def _check_element_type(view: NodeView) -> None:
+    dt = view.dtype(0)
+    if dt is not None and str(dt) in _NOT_SAMPLED:
+        raise BridgeError(f"X has element type {_NOT_SAMPLED[str(dt)]}; no runtime resamples it (onnxruntime, "
+                          f"OpenVINO and TensorRT have no {view.op_type} kernel for it)", view.name, "X")
+
+
 def parse_view(view: NodeView, opset: int, convention: str | None = None):
     """The IR of one node, whatever it was read from; every refusal names the node."""
     convention = _checked(convention or current_convention())
     try:
         version = since_version(view.op_type, opset)
+        _check_element_type(view)
         if view.op_type in ("Resize", "Upsample", "GridSample"):
             return PARSERS[view.op_type](view, version, convention)
         return PARSERS[view.op_type](view, version)

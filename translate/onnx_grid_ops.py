@@ -98,7 +98,14 @@ def parse_deformconv(node: NodeView, version: int) -> DeformConvIR:
         raise BridgeError(f"group must be at least 1, got {group}", name, "group")
     if og < 1:
         raise BridgeError(f"offset_group must be at least 1, got {og}", name, "offset_group")
+    if w_shape and w_shape[0] is not None and w_shape[0] % group:
+        raise BridgeError(f"W has {w_shape[0]} output channels, not divisible by group {group}", name, "group")
+    if w_shape and kernel and all(d is not None for d in w_shape[2:]) and tuple(w_shape[2:]) != tuple(kernel):
+        raise BridgeError(f"kernel_shape {list(kernel)} does not match W's spatial shape {list(w_shape[2:])}",
+                          name, "kernel_shape")
     if in_shape and in_shape[1] is not None:
+        if in_shape[1] % group:
+            raise BridgeError(f"{in_shape[1]} input channels are not divisible by group {group}", name, "group")
         if in_shape[1] % og:
             raise BridgeError(f"{in_shape[1]} input channels are not divisible by offset_group {og}", name,
                               "offset_group")
@@ -113,6 +120,8 @@ def parse_deformconv(node: NodeView, version: int) -> DeformConvIR:
         if w_shape and w_shape[0] is not None and in_shape[0] * w_shape[0] * math.prod(out_sp) > MAX_ELEMENTS:
             raise BridgeError("output has more than 2^31 elements", name, "W")
         _check_per_output_inputs(node, in_shape[0], out_sp)
+    if in_shape and in_shape[0] is not None:
+        _check_per_output_inputs(node, in_shape[0], None)
     _check_deformconv_inputs(node, D, kernel, og)
     return DeformConvIR(
         spatial_rank=D, kernel_shape=kernel, strides=strides, pads=pads, dilations=dil, group=group,
@@ -129,7 +138,7 @@ def _check_per_output_inputs(node: NodeView, batch: int, out_sp) -> None:
             continue
         if shape[0] is not None and shape[0] != batch:
             raise BridgeError(f"{field} has batch {shape[0]}, X has {batch}", node.name, field)
-        if all(d is not None for d in shape[2:]) and tuple(shape[2:]) != tuple(out_sp):
+        if out_sp is not None and all(d is not None for d in shape[2:]) and tuple(shape[2:]) != tuple(out_sp):
             raise BridgeError(f"{field} has spatial shape {list(shape[2:])}, the output has {list(out_sp)}",
                               node.name, field)
 

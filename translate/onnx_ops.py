@@ -116,6 +116,11 @@ def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENT
         if any(s < 0 for s in sizes):
             raise BridgeError(f"sizes {sizes} has a negative length", name, "sizes")
         sizes = tuple(int(s) for s in sizes)
+        for a, s in zip(axes, sizes):
+            if s == 0 and (in_shape is None or in_shape[a] != 0):
+                raise BridgeError(f"sizes {list(sizes)} asks for a zero-length axis {a} from a non-empty one: a "
+                                  f"scale of 0, which the spec and onnxruntime refuse (scales must be > 0)",
+                                  name, "sizes")
     if coord == "tf_crop_and_resize":
         if roi is None:
             raise BridgeError("tf_crop_and_resize needs roi", name, "roi")
@@ -218,8 +223,12 @@ def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
     """Upsample-7/9 and Resize-10: asymmetric coordinates, scales only, nearest or linear."""
     attrs, name = node.attrs, node.name
     modes = ONNX_UPSAMPLE_MODES if node.op_type == "Upsample" else ONNX_RESIZE_MODES[:2]
-    mode = _choice(attrs, "mode", "nearest", modes, name)
-    mode = "linear" if mode == "bilinear" else mode
+    if node.op_type == "Upsample" and _str(attrs.get("mode", "")) == "bilinear":
+        # Upsample-7/9 name "nearest" and "linear" only; onnxruntime and OpenVINO refuse "bilinear" (TensorRT's
+        # parser alone reads it as linear), so a model that spells it is not a valid ONNX model.
+        raise BridgeError("unknown value 'bilinear' (TensorRT's parser's alias of 'linear', not an ONNX mode: "
+                          "onnxruntime and OpenVINO refuse it); expected one of nearest, linear", name, "mode")
+    mode = _choice(attrs, "mode", "nearest", tuple(m for m in modes if m != "bilinear"), name)
     if node.op_type == "Upsample" and version < 9:
         scales = attrs.get("scales")
         if scales is None:

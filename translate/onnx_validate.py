@@ -120,6 +120,9 @@ def check_structure(graph, outer: frozenset = frozenset(), prefix: str = "") -> 
                 why = ("a later node computes it (the graph is cyclic or not in topological order)"
                        if any(t in n.output for n in graph.node[i:]) else "nothing defines it")
                 raise BridgeError(f"input {k} {t!r}: {why}", name, _formal_name(node, k))
+        if not any(node.output) and _min_outputs(node) > 0:
+            raise BridgeError(f"{clip(node.op_type, 40)} has no outputs (it needs at least {_min_outputs(node)})",
+                              name, "outputs")
         for a in node.attribute:
             for j, g in enumerate([a.g] if a.HasField("g") else list(a.graphs)):
                 check_structure(g, frozenset(defined), f"{name}/{a.name}{j if len(a.graphs) else ''}/")
@@ -134,6 +137,17 @@ def check_structure(graph, outer: frozenset = frozenset(), prefix: str = "") -> 
     for o in graph.output:
         if o.name not in defined:
             raise BridgeError(f"graph output {o.name!r} is computed by no node", field="outputs")
+
+
+def _min_outputs(node) -> int:
+    """The schema's least output count of a default-domain node (1 where unknown: every ONNX op computes
+    something; other domains: 0, their runtime's business)."""
+    if node.domain not in ONNX_DOMAINS:
+        return 0
+    try:
+        return onnx.defs.get_schema(node.op_type, onnx.defs.onnx_opset_version(), "").min_output
+    except Exception:
+        return 1
 
 
 def _formal_name(node, k: int) -> str:
@@ -158,6 +172,9 @@ def check_nodes(model, graph=None, prefix: str = "") -> None:
     ctx.opset_imports = {d.domain or "": d.version for d in model.opset_import}
     for i, node in enumerate(graph.node):
         name = prefix + node_name(node, i)
+        if node.domain not in ONNX_DOMAINS and node.domain not in ctx.opset_imports:
+            raise BridgeError(f"domain '{clip(node.domain, 40)}' of {clip(node.op_type, 40)} is not imported by the "
+                              f"model (no opset_import entry for it)", name, "domain")
         if node.domain in ONNX_DOMAINS:
             if "" not in ctx.opset_imports and "ai.onnx" not in ctx.opset_imports:
                 raise BridgeError("the model imports no opset of the default ONNX domain", name, "opset")

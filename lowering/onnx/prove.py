@@ -197,7 +197,9 @@ def _length_out(node, consts: dict, args, ir, i: int, attrs, in_node=None) -> st
 
 
 def _equal(got, want) -> bool:
-    return got is not None and got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+    # NaN equals NaN: a NaN extrapolation_value is a valid fill (the Where's constant).
+    return (got is not None and got.shape == want.shape and got.dtype == want.dtype
+            and np.array_equal(got, want, equal_nan=got.dtype.kind in "fc"))
 
 
 # ----------------------------------------------------------------------------------------------------------

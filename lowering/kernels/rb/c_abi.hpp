@@ -137,6 +137,17 @@ inline DeformConvSpec deformconv_spec_c(const rb_tensor* inputs, int32_t n, cons
         x.rank - 2, xs.data(), ws.data(), p.strides, p.pads, p.dilations, p.group, p.offset_group,
         vocab_enum<Kind>(p.kind, kKindField, "sampler kind"), p.cubic_a,
         vocab_enum<DeformBorder>(p.border, kBorderField, "border"));
+    // The kernels index offset, mask and B by the spec's lengths: their shapes must be those exactly.
+    std::vector<int64_t> off{s.N, s.offset_group * s.K * s.D}, msk{s.N, s.offset_group * s.K};
+    for (int d = 0; d < s.D; ++d) {
+        off.push_back(s.out[d]);
+        msk.push_back(s.out[d]);
+    }
+    if (shape_of(inputs[2]) != off) throw std::invalid_argument("offset does not have the expected shape");
+    if (n > 3 && inputs[3].data && shape_of(inputs[3]) != std::vector<int64_t>{s.OC})
+        throw std::invalid_argument("B must hold one value per output channel");
+    if (n > 4 && inputs[4].data && shape_of(inputs[4]) != msk)
+        throw std::invalid_argument("mask does not have the expected shape");
     check_output(y, x, s.N * s.OC * s.P);
     return s;
 }

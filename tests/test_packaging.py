@@ -21,7 +21,7 @@ WORKSHOP = re.compile(r"^resample_bridge/tools/(dev/|(fuzz|bench|export)\w*\.py$
 
 def _isolation_flags():
     """``--no-build-isolation`` where this interpreter has what pyproject's build-system asks for (setuptools
-    >= 68 with bdist_wheel); otherwise pip builds in an isolated environment from build-system.requires, as
+    >= 77 with bdist_wheel); otherwise pip builds in an isolated environment from build-system.requires, as
     ``pip install`` does for a user."""
     try:
         import setuptools
@@ -30,7 +30,7 @@ def _isolation_flags():
     major = int(setuptools.__version__.split(".")[0])
     has_bdist_wheel = (importlib.util.find_spec("setuptools.command.bdist_wheel") is not None
                        or importlib.util.find_spec("wheel") is not None)
-    return ["--no-build-isolation"] if major >= 68 and has_bdist_wheel else []
+    return ["--no-build-isolation"] if major >= 77 and has_bdist_wheel else []
 
 
 def _native_sources():
@@ -58,3 +58,7 @@ def test_wheel_builds_quietly_without_the_workshop(tmp_path):
     assert "resample_bridge/tools/cli.py" in names
     assert not [n for n in names if WORKSHOP.match(n)], sorted(n for n in names if WORKSHOP.match(n))
     assert not _native_sources() - names, sorted(_native_sources() - names)
+    # The license travels with the wheel and is declared in its metadata.
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), sorted(names)[:20]
+    meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    assert "License-Expression: MIT" in zipfile.ZipFile(wheel).read(meta).decode()

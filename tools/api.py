@@ -224,13 +224,14 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
 def convert(model, output: str | None = None, *, target: str = "openvino", fallback: str = "decompose",
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
             convention: str | None = None, prefer: str = "builtin", allow_conditional: bool | None = None,
-            input_shapes: dict | None = None, source: str | None = None) -> Conversion:
+            input_shapes: dict | None = None, outputs=(), source: str | None = None) -> Conversion:
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
     (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
     (OpenVINO): "builtin", or "fastest" for the extension where a cost model estimates it faster.
-    ``input_shapes``: {input name: shape} fixed before anything else (ovc's ``--input``); ``source``: the
-    user's model where a follow-up command names it (default: ``model``)."""
+    ``input_shapes``: {input name: shape} fixed before anything else (ovc's ``--input``); ``outputs``: tensor
+    names the converted model keeps as its outputs (ovc's ``--output``); ``source``: the user's model where a
+    follow-up command names it (default: ``model``)."""
     from .convert import output_path, reap_stale, remove_created
     from .inputs import prepared
     from .logs import step
@@ -243,9 +244,13 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
     refuse_options(target, options)
     stem_of = model if isinstance(model, (str, os.PathLike)) else "model"
     out, created = output_path(os.fspath(stem_of), None if output is None else os.fspath(output), target, force)
+    if isinstance(model, (str, os.PathLike)) and os.path.exists(out) and os.path.samefile(model, out):
+        remove_created(created)
+        raise BridgeError(f"{out} is the model being converted; --force never overwrites the source (choose "
+                          "another -o)", field="output")
     reap_stale(os.path.dirname(out))
     try:
-        with _model_file(model, convention) as given, prepared(given, input_shapes) as (path, _):
+        with _model_file(model, convention) as given, prepared(given, input_shapes, outputs) as (path, _):
             if options.source is None:
                 options = replace(options, source=os.fspath(model) if isinstance(model, (str, os.PathLike))
                                   else path)

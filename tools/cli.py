@@ -15,8 +15,8 @@ from ..semantics.errors import BridgeError
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
 from .signals import Terminated, install_signal_handlers, signalled
-from .cli_common import (EXTRAS, allow_conditional, convention_line, emit_json, missing_module, report_needs, require,
-                         shapes, show)
+from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, report_needs,
+                         require, shapes, show)
 from .targets import DEFAULT, names
 
 
@@ -68,11 +68,11 @@ def cmd_convert(args) -> int:
     if args.allow_conditional:
         allow_conditional(args)  # --strict with it: refused
     require(*(e.lowering().requires or ("onnx",)), why=f"convert --target {args.target}")
-    conv = api.convert(args.model, args.output, target=args.target, fallback=args.fallback, strict=args.strict,
-                       force=args.force, compress_to_fp16=args.compress_to_fp16, extensions=args.extension or (),
-                       convention=args.onnx_convention, prefer=args.prefer,
+    conv = api.convert(args.model, args.output_model, target=args.target, fallback=args.fallback,
+                       strict=args.strict, force=args.force, compress_to_fp16=args.compress_to_fp16,
+                       extensions=comma_list(args.extension), convention=args.onnx_convention, prefer=args.prefer,
                        allow_conditional=True if args.allow_conditional else None, input_shapes=shapes(args),
-                       source=args.model)
+                       outputs=comma_list(args.output), source=args.model)
     report = {**conv.extra, "convention": args.onnx_convention}
     if args.json:
         emit_json(report)
@@ -180,10 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("model")
     pc.add_argument("--target", default=DEFAULT, choices=names(),
                     help="openvino (IR .xml/.bin, default), onnx (portable ONNX), tensorrt (TensorRT-ready ONNX)")
-    pc.add_argument("-o", "--output", "--output_model", dest="output", default=None,
+    pc.add_argument("-o", "--output_model", "--output-model", dest="output_model", default=None,
                     help="output file or folder (created when missing); default: <model stem>.xml in the current "
                          "folder (.portable.onnx / .tensorrt.onnx for the ONNX targets); a name without the "
                          "target's suffix gets it, as with ovc; another format's suffix is refused")
+    pc.add_argument("--output", action="append", metavar="NAMES",
+                    help="as ovc: the tensors the converted model keeps as its outputs (comma-separated or "
+                         "repeated); the model is cut there (default: the model's own outputs)")
     _lowering_options(pc)
     pc.add_argument("--prefer", choices=["builtin", "fastest"], default="builtin",
                     help="builtin: the lowest exact rung (nothing to ship where a built-in op is exact); fastest: "
@@ -195,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="store weights in f16 as ovc does, keeping in f32 every constant of a resampling node "
                          "whose rounding would change results (default: False: everything f32)")
     pc.add_argument("--extension", action="append", metavar="LIB",
-                    help="an OpenVINO extension library for the model's other custom ops (repeatable)")
+                    help="OpenVINO extension libraries for the model's other custom ops (comma-separated or "
+                         "repeated, as ovc)")
     pc.add_argument("--json", action="store_true", help="JSON report on stdout")
     _input_option(pc)
     pc.set_defaults(func=cmd_convert)

@@ -37,6 +37,11 @@ def shapes(args) -> dict:
     return parse_ovc_inputs(args.input) if getattr(args, "input", None) else {}
 
 
+def comma_list(values) -> list[str]:
+    """A repeatable option's values, each comma-separated as ovc writes lists (``a.so,b.so``)."""
+    return [v.strip() for item in values or () for v in str(item).split(",") if v.strip()]
+
+
 def allow_conditional(args) -> bool | None:
     """--allow-conditional / --strict as the policy's allow_conditional (None: the ladder's default)."""
     if getattr(args, "allow_conditional", False):

@@ -167,14 +167,17 @@ def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
             rows = [r.raw for r in api.check(path).rows]
         say(*check_lines(rows), "")
 
-        out_xml = os.path.join(d, "out", "tricky.xml")
-        say(f"[2/3] resample-bridge convert {os.path.basename(path)} --target openvino -o out/tricky.xml")
+        # With --save the converted model stays too, in out/ beside the saved model; else in the temporary folder.
+        out_xml = os.path.join(os.path.dirname(os.path.abspath(path)), "out", "tricky.xml")
+        shown = os.path.relpath(out_xml) if save else "out/tricky.xml"
+        say(f"[2/3] resample-bridge convert {os.path.basename(path)} --target openvino -o {shown}")
         with ticking("convert: lowering, proving and writing"):
-            written = api.convert(path, out_xml)
+            written = api.convert(path, out_xml, force=bool(save))
         ext = written.files.get("extension")
-        say(*convert_lines(written.records, "out/tricky.xml", ext and "out/" + os.path.basename(ext)), "")
+        say(*convert_lines(written.records, shown, ext and os.path.join(os.path.dirname(shown),
+                                                                        os.path.basename(ext))), "")
 
-        say(f"[3/3] resample-bridge verify {os.path.basename(path)} --converted out/tricky.xml",
+        say(f"[3/3] resample-bridge verify {os.path.basename(path)} --converted {shown}",
             "      the importer's error next to resample-bridge's, against the exact result:")
         with ticking("verify: running every node three ways, then the written model"):
             views = compare_nodes(path)

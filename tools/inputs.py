@@ -40,18 +40,47 @@ def _save(model, path: str) -> None:
         onnx.save(model, path)
 
 
+def with_outputs(model, names):
+    """ovc's ``--output``: the model cut to the named tensors as its outputs (what they do not depend on is left
+    out)."""
+    import onnx.shape_inference
+    import onnx.utils
+
+    produced = {o for n in model.graph.node for o in n.output} | {i.name for i in model.graph.input}
+    for name in names:
+        if name not in produced:
+            known = ", ".join(clip(o.name, 40) for o in model.graph.output[:8])
+            raise BridgeError(f"the model has no tensor {clip(name, 80)!r} to keep as an output (its outputs: "
+                              f"{known})", field="output")
+    inits = {i.name for i in model.graph.initializer}
+    feeds = [i.name for i in model.graph.input if i.name not in inits]
+    try:
+        # The extractor types every tensor it keeps from value_info: infer them, and leave the ones inference
+        # cannot type untyped rather than missing.
+        typed = onnx.shape_inference.infer_shapes(model)
+        known = {v.name for g in (typed.graph.value_info, typed.graph.input, typed.graph.output) for v in g}
+        typed.graph.value_info.extend(onnx.helper.make_empty_tensor_value_info(n) for n in names if n not in known)
+        return onnx.utils.Extractor(typed).extract_model(feeds, list(names))
+    except Exception as e:  # noqa: BLE001 -- onnx's own words, on one line
+        raise BridgeError(f"cannot cut the model at {', '.join(clip(n, 40) for n in names)}: "
+                          f"{clip(str(e).splitlines()[0] if str(e) else type(e).__name__, 160)}",
+                          field="output") from None
+
+
 @contextlib.contextmanager
-def prepared(model_path: str, shapes: dict | None = None):
+def prepared(model_path: str, shapes: dict | None = None, outputs=()):
     """(path, ModelProto) of the model the verb works on: ``model_path`` itself, or a temporary copy with the
-    ``--input`` shapes fixed (removed afterwards)."""
+    ``--input`` shapes fixed and cut to the ``--output`` tensors (removed afterwards)."""
     from ..translate.onnx import load
     from ..translate.onnx_shapes import with_input_shapes
 
     model = load(model_path)
     check_graph_order(model)
-    if not shapes:
+    if not shapes and not outputs:
         yield str(model_path), model
         return
+    if outputs:
+        model = with_outputs(model, outputs)
     model = with_input_shapes(model, shapes)
     d = tempfile.mkdtemp(prefix="rb-input-")
     try:

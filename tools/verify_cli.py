@@ -11,13 +11,17 @@ import sys
 import numpy as np
 
 from ..semantics.errors import BridgeError, clip
-from .cli_common import allow_conditional, convention_line, emit_json, show
+from .cli_common import allow_conditional, comma_list, convention_line, emit_json, show
 
 
 def add_options(p) -> None:
-    p.add_argument("--inputs", "--load-inputs", dest="inputs", metavar="NPZ",
+    p.add_argument("--load-inputs", dest="inputs", metavar="NPZ",
                    help="input arrays by graph input name (.npz); default: seeded probes")
+    p.add_argument("--inputs", dest="inputs_any", nargs="+", metavar="NAME:[d0,...] | NPZ",
+                   help="as Polygraphy's --inputs: input shapes NAME:[d0,d1,...] (like --input-shapes); a file "
+                        "path is read as --load-inputs")
     p.add_argument("--save-inputs", metavar="NPZ", help="write the inputs used to NPZ")
+    p.add_argument("--force", action="store_true", help="overwrite existing --save-inputs / --save-results files")
     p.add_argument("--input-shapes", nargs="+", metavar="NAME:[d0,d1,...]",
                    help="shapes of the fed inputs (needed for every dynamic dimension; never guessed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
@@ -107,19 +111,35 @@ def save_npz(path: str, arrays: dict, field: str) -> None:
         raise
 
 
+def split_inputs(items) -> tuple[list[str], list[str]]:
+    """Polygraphy's ``--inputs``: (shape items NAME:[d0,...], file paths)."""
+    shapes, files = [], []
+    for item in items or ():
+        (shapes if re.fullmatch(r"\s*.+?:\s*\[[^\]]*\]\s*", item) else files).append(item)
+    return shapes, files
+
+
 def run_verify(args) -> int:
     from .verify_openvino import format_verify, verify_openvino
     from ..translate.onnx_shapes import parse_ovc_inputs, parse_polygraphy_shapes
     from .inputs import prepared
     from .logs import log, step
 
-    shapes = parse_polygraphy_shapes(args.input_shapes) if args.input_shapes else None
+    given_shapes, files = split_inputs(args.inputs_any)
+    if len(files) + bool(args.inputs) > 1:
+        raise BridgeError("give one file of inputs (--load-inputs / --inputs)", field="inputs")
+    args.inputs = args.inputs or (files[0] if files else None)
+    shapes = parse_polygraphy_shapes(list(args.input_shapes or ()) + given_shapes) \
+        if args.input_shapes or given_shapes else None
     atol, rtol = per_name_floats(args.atol, "atol"), per_name_floats(args.rtol, "rtol")
     ranges = val_ranges(args.val_range)
+    for path, flag in ((args.save_inputs, "save-inputs"), (args.save_results, "save-results")):
+        if path and os.path.lexists(path) and not args.force:
+            raise BridgeError(f"{clip(path)} exists; pass --force to overwrite", field=flag)
     inputs = load_npz(args.inputs, "inputs") if args.inputs else None
     from ..lowering.openvino.target import user_extensions
 
-    args.extension = user_extensions(args.extension)
+    args.extension = user_extensions(comma_list(args.extension))
     if args.converted and args.input:
         log.info("--input fixes shapes for a conversion; with --converted it only settles the fed shapes")
     fixed = parse_ovc_inputs(args.input) if args.input else {}

@@ -13,7 +13,9 @@ from ..semantics.errors import BridgeError, clip
 
 MAX_DIM = 1 << 31
 
-_OVC_ITEM = re.compile(r"\s*([^\[\],]+?)\s*\[([^\]]*)\]\s*(?:,|$)")
+_OVC_ITEM = re.compile(r"\s*([^\[\],]*?)\s*\[([^\]]*)\]\s*(?:,|$)")
+# ovc's bounded dimension: "1..4", "..4", "1.." (ONNX keeps no bounds: the dimension stays dynamic).
+_BOUNDED = re.compile(r"(\d*)\.\.(\d*)")
 
 
 def _dims(text: str, name: str, field: str) -> list[int | None]:
@@ -23,6 +25,10 @@ def _dims(text: str, name: str, field: str) -> list[int | None]:
         if p in ("?", "-1"):
             out.append(None)
             continue
+        b = _BOUNDED.fullmatch(p)
+        if b and (not b.group(1) or not b.group(2) or int(b.group(1)) <= int(b.group(2))):
+            out.append(None)  # dynamic: the bounds are ovc's hint for its own planning, not a shape
+            continue
         if not re.fullmatch(r"\d+", p) or not 0 < int(p) < MAX_DIM:
             raise BridgeError(f"input {clip(name, 80)!r}: dimension {clip(p, 40)!r} is not a positive integer, "
                               f"'?' or -1", field=field)
@@ -31,7 +37,8 @@ def _dims(text: str, name: str, field: str) -> list[int | None]:
 
 
 def parse_ovc_inputs(spec: str, field: str = "input") -> dict[str, list[int | None]]:
-    """``x[1,3,224,224],y[?,3]`` (ovc's ``--input``; spaces between dimensions also accepted)."""
+    """``x[1,3,224,224],y[?,3]`` (ovc's ``--input``; spaces between dimensions also accepted; ``1..4`` a bounded
+    dynamic dimension; ``[1,3,224,224]`` without a name for a model with one input, keyed "")."""
     out: dict[str, list[int | None]] = {}
     pos = 0
     spec = spec.strip()
@@ -41,6 +48,9 @@ def parse_ovc_inputs(spec: str, field: str = "input") -> dict[str, list[int | No
             raise BridgeError(f"cannot read {clip(spec[pos:], 80)!r}: expected NAME[d0,d1,...] with '?' for a "
                               f"dynamic dimension, several inputs separated by commas", field=field)
         name = m.group(1)
+        if not name and (out or pos + len(m.group(0)) < len(spec)):
+            raise BridgeError("a shape without an input name is for a model with one input; name each input "
+                              "(NAME[d0,d1,...])", field=field)
         if name in out:
             raise BridgeError(f"input {clip(name, 80)!r} is given twice", field=field)
         out[name] = _dims(m.group(2), name, field)
@@ -81,6 +91,11 @@ def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "
     if not shapes:
         return model
     feeds = {vi.name: vi for vi in graph_inputs(model)}
+    if "" in shapes:  # ovc's unnamed --input "[1,3,224,224]": the model's one input
+        if len(feeds) != 1:
+            raise BridgeError(f"a shape without an input name needs a model with one input; this one has "
+                              f"{len(feeds)} ({', '.join(clip(n, 40) for n in list(feeds)[:8])})", field=field)
+        shapes = {next(iter(feeds)): shapes[""]}
     for name, dims in shapes.items():
         vi = feeds.get(name)
         if vi is None:

@@ -88,3 +88,12 @@ def test_demo_save_to_a_missing_folder_is_one_line(tmp_path, capsys):
     assert main(["demo", "--save", str(tmp_path / "no" / "m.onnx")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "field 'save'" in err[0]
+
+
+@pytest.mark.slow
+def test_demo_save_keeps_the_converted_model_it_names(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--save", "tricky.onnx"]) == 0
+    out = capsys.readouterr().out
+    assert "-o out/tricky.xml" in out
+    assert (tmp_path / "out" / "tricky.xml").is_file() and (tmp_path / "out" / "tricky.bin").is_file()

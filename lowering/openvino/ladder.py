@@ -140,6 +140,14 @@ def _fastest(node, climbed):
     return got.produced, take(given_up, rung, got, reason=f"{got.reason.split(': ', 1)[0]}: {why}")
 
 
+def _cut(text: str, n: int) -> str:
+    """``text`` cut to about ``n`` characters at a word, with a bracket it opened closed."""
+    cut = text[:n - 3]
+    cut = cut[:cut.rfind(" ")] if " " in cut[n // 2:] else cut
+    cut = cut.rstrip(" ,;:(")
+    return cut + "..." + ")" * max(cut.count("(") - cut.count(")"), 0)
+
+
 def refusal_text(tried: list, limit: int = 230) -> str:
     """Why no rung took the node, on one short line: rungs refused for the same reason share it; past
     ``limit`` characters only the last two rungs (the decisive ones: decomposition / extension) are named."""
@@ -153,5 +161,5 @@ def refusal_text(tried: list, limit: int = 230) -> str:
     text = "; ".join(parts)
     if len(text) > limit:
         each = limit // min(2, len(parts)) - 2
-        text = "; ".join(p if len(p) <= each else p[:each - 3].rstrip() + "..." for p in parts[-2:])
+        text = "; ".join(p if len(p) <= each else _cut(p, each) for p in parts[-2:])
     return text or "no rung applies"

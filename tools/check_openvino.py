@@ -63,11 +63,15 @@ def check_openvino(model_path, progress=None) -> list[dict]:
         for kind in sorted({irs[k].kind for k, _, _ in items}):
             group = [it for it in items if irs[it[0]].kind == kind]
             native.update(native_batch(d, group, irs, tick))
-        ours = ours_batch(d, items) if items else {}
+        whole = _whole_model_rungs(model_path)
+        todo = [it for it in items if any(key_of[i] == it[0] and nodes[i][0] not in whole
+                                          for i in range(len(nodes)))]
+        ours = ours_batch(d, todo) if todo else {}
     rows = []
     for i, (name, ir, one, feeds) in enumerate(nodes):
         k = key_of[i]
-        row = {"name": name, "op": ir.origin, "openvino": dict(native[k]), "resample_bridge": dict(ours[k])}
+        mine = whole.get(name) or ours[k]
+        row = {"name": name, "op": ir.origin, "openvino": dict(native[k]), "resample_bridge": dict(mine)}
         same = [nodes[j][0] for j in range(len(nodes)) if key_of[j] == k and j != i]
         if same:
             row["same_config_as"] = same[:20]
@@ -75,6 +79,20 @@ def check_openvino(model_path, progress=None) -> list[dict]:
     if unproven:
         rows += _unproven_rows(model_path, unproven)
     return rows
+
+
+def _whole_model_rungs(model_path) -> dict:
+    """node name -> the rung ``convert`` takes for it in the whole model (its own shapes, constant folding,
+    run-time values), or {} where the whole model does not convert (each node is then converted alone)."""
+    from ..lowering.openvino.target import convert
+    from ..semantics.errors import BridgeError
+    from .check_openvino_node import _ours_row
+
+    try:
+        _, records = convert(model_path)
+    except BridgeError:
+        return {}
+    return {r.node: _ours_row(r) for r in records}
 
 
 def _unproven_rows(model_path, unproven: dict) -> list[dict]:

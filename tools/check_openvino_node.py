@@ -65,6 +65,7 @@ def single_node_models(model, unproven: bool = False):
             continue  # a node the ONNX parser keys otherwise (a shared name): not judged twice
         inits, inputs, feeds = [], [], {}
         dyn = _dynamic_length(ir)
+        x_vi = frontend.better(node.input[0], infos.get(node.input[0]))
         for pos, inp in enumerate(node.input):
             if not inp:
                 continue
@@ -77,24 +78,20 @@ def single_node_models(model, unproven: bool = False):
                 # a constant here too, and the oracle computes with it.
                 inits.append(known)
                 continue
-            vi = infos.get(inp)
-            if vi is None or not vi.type.tensor_type.HasField("shape"):
-                vi = frontend.value_info(inp, vi)  # as convert does: the shapes OpenVINO's importer infers
+            vi = frontend.better(inp, infos.get(inp))  # as convert does: the shapes OpenVINO's importer infers
             if vi is None:
                 why = f"input {inp!r} has no known shape (neither ONNX's nor OpenVINO's shape inference gives one)"
                 if unproven:
                     break
                 raise BridgeError(why + "; check needs one: give --input", name, "X")
             inputs.append(vi)
-            x_vi = infos.get(node.input[0]) or frontend.value_info(node.input[0], None)
             # A parameter the IR knows on the resized axes, fed along with X's own (probe) lengths elsewhere.
             fed = _known_parameter(node, pos, _with_shape(ir, tuple(_dims(x_vi, dyn))), vi, inp) \
                 if x_vi is not None and x_vi.type.tensor_type.HasField("shape") else None
             if fed is not None:
                 feeds[inp] = numpy_helper.to_array(fed)
                 continue
-            feeds[inp] = probe_input(node.op_type, pos, vi, rng, infos.get(node.input[0]) or
-                                     frontend.value_info(node.input[0], None), dyn=dyn)
+            feeds[inp] = probe_input(node.op_type, pos, vi, rng, x_vi, dyn=dyn)
         else:
             why = None
         if why is not None:
@@ -102,7 +99,6 @@ def single_node_models(model, unproven: bool = False):
             continue
         if pos_shape := next((v for v in inputs if v.name == node.input[0]), None):
             ir = _with_shape(ir, _shape_of_vi(pos_shape))
-        x_vi = infos.get(node.input[0]) or frontend.value_info(node.input[0], None)
         elem = x_vi.type.tensor_type.elem_type if x_vi is not None else onnx.TensorProto.FLOAT
         out = helper.make_tensor_value_info(node.output[0], elem, None)
         one = helper.make_model(helper.make_graph([node], name, inputs, [out], inits), opset_imports=opset,
@@ -179,6 +175,22 @@ class _FrontendShapes:
         del m.graph.value_info[:]
         m.graph.value_info.extend(keep + added)
         return m
+
+    def better(self, name, vi):
+        """``vi``, or OpenVINO's view of the tensor where ONNX's lacks a shape or leaves dimensions unknown that
+        OpenVINO knows (a model whose value_info was dropped, as ``--input`` does)."""
+        if vi is not None and vi.type.tensor_type.HasField("shape") and \
+                all(d > 0 for d in (x.dim_value for x in vi.type.tensor_type.shape.dim)):
+            return vi
+        mine = self.value_info(name, vi)
+        if mine is None:
+            return vi if vi is not None and vi.type.tensor_type.HasField("shape") else None
+        if vi is None or not vi.type.tensor_type.HasField("shape"):
+            return mine
+        old, new = _shape_of_vi(vi), _shape_of_vi(mine)
+        if len(old) == len(new) and sum(d is not None for d in new) > sum(d is not None for d in old):
+            return mine
+        return vi
 
     def value_info(self, name, vi):
         from onnx import helper

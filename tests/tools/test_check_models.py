@@ -25,7 +25,8 @@ F = TensorProto.FLOAT
 
 # A cheap representative subset: importer-exact static graphs with sizes computed at run time from Shape (check
 # said "silently different"), dynamic-batch graphs whose sizes the source folds (idem), GridSample with a
-# float64 grid (check said "refused"), importer-wrong antialias downscales, static and dynamic.
+# float64 grid, importer-wrong antialias downscales, static and dynamic, an input rank ONNX's shape inference
+# leaves unknown, and nearest GridSample ties the importer resolves otherwise.
 CASES = [
     "dy18_hf_vit_interp_pos_static",       # static graph, sizes from a Shape chain: importer exact
     "dy18_hf_depth_anything_dynhw",        # dynamic batch, sizes the source folds: importer exact
@@ -34,6 +35,8 @@ CASES = [
     "ts20_kornia_warp_perspective_double",  # GridSample, float64 grid: importer exact
     "dy18_bicubic_antialias_down",         # antialias dropped: importer different
     "dy18_tv_preprocess_half_dynamic",     # dynamic, antialias dropped: importer different
+    "ts13_kornia_pyramid_dynhw",           # a Resize input rank only OpenVINO infers: check exited 2
+    "dy20_gridsample_nearest_zeros_ties",  # nearest, run-time grid on .5 ties: importer different, check passed
 ]
 
 
@@ -152,3 +155,19 @@ def test_unknown_rank_is_unproven_and_fails_the_default_gate_until_input_shapes_
     assert "unproven" in out
     rc, doc = _check([path, "--input", "X[1,3,8,8]"], capsys)
     assert rc == 0 and doc["nodes"][0]["openvino"]["verdict"] == "exact"
+
+
+@pytest.mark.parametrize("case", ["dy18_vit_posembed_const", "ts11_tv_fpn_own_size_dynbatch"])
+def test_check_rungs_are_the_ones_convert_takes(case, capsys):
+    """check's resample-bridge column is convert's own record per node (a constant-folded position embedding
+    is rung 0; a node proven only at the whole model's shapes takes the rung convert gives it)."""
+    from resample_bridge.lowering.openvino import convert
+
+    path = str(MODELS / case / "model.onnx")
+    if not Path(path).is_file():
+        pytest.skip("model not present")
+    _, records = convert(path)
+    rc, doc = _check([path], capsys)
+    assert rc in (0, 1)
+    got = {n["name"]: n["resample_bridge"]["rung"] for n in doc["nodes"]}
+    assert got == {r.node: r.rung for r in records}

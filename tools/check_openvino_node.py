@@ -62,7 +62,7 @@ def single_node_models(model, unproven: bool = False):
         name = node_name(node, i)
         ir = irs.get(name)
         if ir is None:
-            continue  # a node the ONNX parser keys otherwise (a shared name): not judged twice
+            raise BridgeError("no IR for this node (its name is not unique?); check needs one", name)
         inits, inputs, feeds = [], [], {}
         dyn = _dynamic_length(ir)
         x_vi = frontend.better(node.input[0], infos.get(node.input[0]))
@@ -99,7 +99,10 @@ def single_node_models(model, unproven: bool = False):
             continue
         if pos_shape := next((v for v in inputs if v.name == node.input[0]), None):
             ir = _with_shape(ir, _shape_of_vi(pos_shape))
-        elem = x_vi.type.tensor_type.elem_type if x_vi is not None else onnx.TensorProto.FLOAT
+        if node.input[0] in consts:  # a constant X (a position embedding): its own element type
+            elem = consts[node.input[0]].data_type
+        else:
+            elem = x_vi.type.tensor_type.elem_type if x_vi is not None else onnx.TensorProto.FLOAT
         out = helper.make_tensor_value_info(node.output[0], elem, None)
         one = helper.make_model(helper.make_graph([node], name, inputs, [out], inits), opset_imports=opset,
                                 ir_version=min(model.ir_version, 10))

@@ -171,3 +171,20 @@ def test_check_rungs_are_the_ones_convert_takes(case, capsys):
     assert rc in (0, 1)
     got = {n["name"]: n["resample_bridge"]["rung"] for n in doc["nodes"]}
     assert got == {r.node: r.rung for r in records}
+
+
+def test_a_resize_of_a_constant_input_is_judged_not_a_crash(tmp_path, capsys):
+    """A Resize whose X is an initializer (a position embedding, torch's ``onnx::Resize_434``) beside a graph
+    input: check judged it with a KeyError (exit 3)."""
+    rng = np.random.default_rng(1)
+    pos = numpy_helper.from_array(rng.standard_normal((1, 4, 3, 3)).astype(np.float32), "onnx::Resize_434")
+    nodes = [helper.make_node("Resize", ["onnx::Resize_434", "", "s"], ["up"], name="pe", mode="cubic"),
+             helper.make_node("Add", ["x", "up"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [1, 4, 6, 6])],
+                          [helper.make_tensor_value_info("y", F, [1, 4, 6, 6])],
+                          [pos, numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    path = saved(model, tmp_path)
+    rc, doc = _check([path], capsys)
+    assert rc in (0, 1)
+    assert [n["name"] for n in doc["nodes"]] == ["pe"]

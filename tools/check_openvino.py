@@ -34,8 +34,9 @@ from .check_openvino_node import single_node_models
 def check_openvino(model_path, progress=None) -> list[dict]:
     """One row per resampling node: OpenVINO's importer's verdict, and the rung resample-bridge takes.
     ``progress(done, total)``: called as nodes are judged."""
-    nodes, unproven = [], {}
+    nodes, unproven, order = [], {}, {}
     for name, ir, one, feeds in single_node_models(load(model_path), unproven=True):
+        order.setdefault(name, len(order))
         if one is None:
             unproven[name] = (ir, feeds)
         else:
@@ -77,7 +78,8 @@ def check_openvino(model_path, progress=None) -> list[dict]:
             row["same_config_as"] = same[:20]
         rows.append(row)
     if unproven:
-        rows += _unproven_rows(model_path, unproven)
+        rows += _unproven_rows(model_path, unproven, whole)
+        rows.sort(key=lambda r: order.get(r["name"], len(order)))  # graph order
     return rows
 
 
@@ -95,19 +97,20 @@ def _whole_model_rungs(model_path) -> dict:
     return {r.node: _ours_row(r) for r in records}
 
 
-def _unproven_rows(model_path, unproven: dict) -> list[dict]:
+def _unproven_rows(model_path, unproven: dict, whole: dict) -> list[dict]:
     """Rows for the nodes no one-node model can be cut out for (an input of unknown rank): the importer's
     verdict unproven, the rung the whole model's conversion takes (as ``convert`` does)."""
     from ..lowering.openvino.target import convert
     from ..semantics.errors import BridgeError
     from .check_openvino_node import _ours_row, _unproven
 
-    try:
-        _, records = convert(model_path)
-        ours = {r.node: _ours_row(r) for r in records}
-        refusal = None
-    except BridgeError as e:
-        ours, refusal = {}, e
+    ours, refusal = whole, None
+    if not whole:
+        try:
+            _, records = convert(model_path)
+            ours = {r.node: _ours_row(r) for r in records}
+        except BridgeError as e:
+            refusal = e
     rows = []
     for name, (ir, why) in unproven.items():
         if name in ours:

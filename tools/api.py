@@ -56,7 +56,8 @@ class CheckRow:
     name: str
     op: str
     importer: str  # "exact", "silently different", "refused", "exact only if" (the row's words)
-    outcome: str  # the same as one of "exact", "different", "refused", "conditional"
+    outcome: str  # the same as one of "exact", "different", "refused", "conditional", "unproven" (no verdict
+    #               provable: dynamic shapes without a concrete one, unknown rank; the reason says why)
     fields: tuple[str, ...]  # "field: the model's value vs the importer's"
     max_error: float | None  # on a probe input, where the importer's model ran
     reason: str  # the importer's own message when it refuses
@@ -164,7 +165,7 @@ def inspect(model, *, convention: str | None = None) -> list[InspectRow]:
 
 
 def check(model, *, target: str = "openvino", convention: str | None = None,
-          fail_on: tuple[str, ...] = ("different",), input_shapes: dict | None = None,
+          fail_on: tuple[str, ...] = ("different", "unproven"), input_shapes: dict | None = None,
           report: str | None = None, progress=None) -> CheckResult:
     """Per resampling node, what the target's own importer does with it (OpenVINO: converted and run on a
     probe; TensorRT: predicted from onnx-tensorrt's rules) and the rung resample-bridge takes instead.

@@ -12,7 +12,11 @@ source IR. The verdict is one of:
   on the data, so equal outputs on distinct probe values prove the ties resolve the same way on this shape;
 * ``silently different``: converts, computes something else — the fields that differ, both values, and the
   max error measured on a probe input (OpenVINO CPU f32 vs the oracle);
-* ``refused``: OpenVINO's importer fails, with its message.
+* ``refused``: OpenVINO's importer fails, with its message;
+* ``unproven``: no verdict can be proven (a dynamic input shape and no concrete one where the importer's op
+  differs in a field with the same numbers on every shape tried, an unknown rank): the reason says why;
+  ``--input`` shapes make it provable. On a dynamic shape, a field difference that changes numbers on some
+  shape the dynamic dimensions admit is ``silently different`` without any concrete shape.
 """
 
 from __future__ import annotations
@@ -30,7 +34,13 @@ from .check_openvino_node import single_node_models
 def check_openvino(model_path, progress=None) -> list[dict]:
     """One row per resampling node: OpenVINO's importer's verdict, and the rung resample-bridge takes.
     ``progress(done, total)``: called as nodes are judged."""
-    nodes = list(single_node_models(load(model_path)))
+    nodes, unproven, order = [], {}, {}
+    for name, ir, one, feeds in single_node_models(load(model_path), unproven=True):
+        order.setdefault(name, len(order))
+        if one is None:
+            unproven[name] = (ir, feeds)
+        else:
+            nodes.append((name, ir, one, feeds))
     first_of: dict = {}
     key_of = []
     for name, ir, one, feeds in nodes:
@@ -54,15 +64,62 @@ def check_openvino(model_path, progress=None) -> list[dict]:
         for kind in sorted({irs[k].kind for k, _, _ in items}):
             group = [it for it in items if irs[it[0]].kind == kind]
             native.update(native_batch(d, group, irs, tick))
-        ours = ours_batch(d, items) if items else {}
+        whole = _whole_model_rungs(model_path)
+        todo = [it for it in items if any(key_of[i] == it[0] and nodes[i][0] not in whole
+                                          for i in range(len(nodes)))]
+        ours = ours_batch(d, todo) if todo else {}
     rows = []
     for i, (name, ir, one, feeds) in enumerate(nodes):
         k = key_of[i]
-        row = {"name": name, "op": ir.origin, "openvino": dict(native[k]), "resample_bridge": dict(ours[k])}
+        mine = whole.get(name) or ours[k]
+        row = {"name": name, "op": ir.origin, "openvino": dict(native[k]), "resample_bridge": dict(mine)}
         same = [nodes[j][0] for j in range(len(nodes)) if key_of[j] == k and j != i]
         if same:
             row["same_config_as"] = same[:20]
         rows.append(row)
+    if unproven:
+        rows += _unproven_rows(model_path, unproven, whole)
+        rows.sort(key=lambda r: order.get(r["name"], len(order)))  # graph order
+    return rows
+
+
+def _whole_model_rungs(model_path) -> dict:
+    """node name -> the rung ``convert`` takes for it in the whole model (its own shapes, constant folding,
+    run-time values), or {} where the whole model does not convert (each node is then converted alone)."""
+    from ..lowering.openvino.target import convert
+    from ..semantics.errors import BridgeError
+    from .check_openvino_node import _ours_row
+
+    try:
+        _, records = convert(model_path)
+    except BridgeError:
+        return {}
+    return {r.node: _ours_row(r) for r in records}
+
+
+def _unproven_rows(model_path, unproven: dict, whole: dict) -> list[dict]:
+    """Rows for the nodes no one-node model can be cut out for (an input of unknown rank): the importer's
+    verdict unproven, the rung the whole model's conversion takes (as ``convert`` does)."""
+    from ..lowering.openvino.target import convert
+    from ..semantics.errors import BridgeError
+    from .check_openvino_node import _ours_row, _unproven
+
+    ours, refusal = whole, None
+    if not whole:
+        try:
+            _, records = convert(model_path)
+            ours = {r.node: _ours_row(r) for r in records}
+        except BridgeError as e:
+            refusal = e
+    rows = []
+    for name, (ir, why) in unproven.items():
+        if name in ours:
+            mine = ours[name]
+        elif refusal is not None and refusal.node in (None, name):
+            mine = {"rung": None, "reason": refusal.message}
+        else:
+            mine = {"rung": None, "reason": "not judged: another node stops the whole model's conversion"}
+        rows.append({"name": name, "op": ir.origin, "openvino": _unproven(why), "resample_bridge": mine})
     return rows
 
 
@@ -74,6 +131,12 @@ def _importer_lines(v: dict) -> tuple[str, list[str]]:
     suffix = ""
     if v["verdict"] == "refused":
         suffix = f": {v['reason']}"
+    elif v["verdict"] == "unproven":
+        suffix = f": {v['reason']}"
+    elif v["verdict"] == "silently different" and v.get("data_dependent"):
+        suffix = " (on some input values; the probe's do not show it)"
+    elif v["verdict"] == "silently different" and v.get("shape"):
+        suffix = f" (on input shape {v['shape']}, one the model's dynamic dimensions admit)"
     elif v["verdict"] == "silently different":
         err = v.get("max_error")
         suffix = f" (max error {err:.3g} on a probe input)" if err is not None and np.isfinite(err) else \

@@ -169,9 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     pk.add_argument("model")
     pk.add_argument("--target", default=DEFAULT, choices=names("check"))
     pk.add_argument("--json", action="store_true", help="JSON on stdout (rows, summary, gate)")
-    pk.add_argument("--fail-on", default="different", metavar="LIST",
+    pk.add_argument("--fail-on", default="different,unproven", metavar="LIST",
                     help="importer outcomes that fail the gate (exit 1): comma-separated of different, refused, "
-                         "conditional, or none (default: different)")
+                         "conditional, unproven (no verdict provable without concrete shapes: give --input), or "
+                         "none (default: different,unproven)")
     _input_option(pk)
     pk.add_argument("--report", metavar="DIR", help="also write DIR/index.html: per node the IR differences, the "
                                                    "importer's output next to the exact one, error heatmaps")

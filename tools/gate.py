@@ -5,17 +5,20 @@ Importer outcomes, whatever words the target's row uses:
   exact        the importer computes the model's numbers;
   different    it converts and computes something else (silently);
   refused      it fails loudly (the model does not convert or does not run);
-  conditional  it is exact only under a run-time condition.
+  conditional  it is exact only under a run-time condition;
+  unproven     no verdict could be proven (dynamic shapes with no concrete one, unknown rank): the reason says
+               why; ``--input`` shapes make it provable. The default gate fails on it.
 """
 
 from __future__ import annotations
 
 from ..semantics.errors import clip
 
-OUTCOMES = ("exact", "different", "refused", "conditional")
-DEFAULT_FAIL_ON = ("different",)
+OUTCOMES = ("exact", "different", "refused", "conditional", "unproven")
+DEFAULT_FAIL_ON = ("different", "unproven")
 _OUTCOME_OF = {"exact": "exact", "silently different": "different", "refused": "refused", "rejected": "refused",
-               "not parsed": "refused", "exact only if": "conditional"}
+               "not parsed": "refused", "exact only if": "conditional",
+               "unproven": "unproven"}
 
 
 def importer_verdict(row: dict) -> dict:

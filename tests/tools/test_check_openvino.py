@@ -30,6 +30,11 @@ SILENT = {  # case -> a field that must be named
 # default (the spec text, as OpenVINO and onnxruntime compute it) it is exact.
 REFERENCE_ONLY = {"test_resize_downsample_scales_linear_align_corners": "formula_length",
                   "test_resize_downsample_scales_cubic_align_corners": "formula_length"}
+# Nearest GridSample with the grid a graph input: OpenVINO unnormalises in fp32_fused, the source in fp32, so a grid
+# value next to a .5 tie reads another element (measured on a real model: tests/models/
+# dy20_gridsample_nearest_zeros_ties, error 3e4 through the importer). The conformance grids happen to avoid the
+# ties; check must still not pass a node whose numbers depend on where the run-time grid falls (issue 20 item 4).
+TIE_DEPENDENT = {c.name for c in CASES if c.name.startswith("test_gridsample_nearest")}
 REFUSED = {  # case -> words of OpenVINO's own message
     **{c.name: "No conversion rule found" for c in CASES if "deform" in c.name},
     **{c.name: "only supported for 4D" for c in CASES if "volumetric" in c.name},
@@ -39,7 +44,8 @@ REFUSED = {  # case -> words of OpenVINO's own message
 
 
 def test_expected_counts_match_the_measurement():
-    assert (len(CASES) - len(SILENT) - len(REFUSED), len(SILENT), len(REFUSED)) == (38, 10, 14)
+    assert (len(CASES) - len(SILENT) - len(REFUSED) - len(TIE_DEPENDENT), len(SILENT), len(TIE_DEPENDENT),
+            len(REFUSED)) == (35, 10, 3, 14)
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +73,9 @@ def test_check_verdict(rows, case):
         assert v["max_error"] > 1e-3
     elif case.name in REFUSED:
         assert v["verdict"] == "refused" and REFUSED[case.name] in v["reason"]
+    elif case.name in TIE_DEPENDENT:
+        assert v["verdict"] == "silently different" and v.get("data_dependent"), v
+        assert any(f.startswith("arith: fp32 vs fp32_fused") for f in v["fields"]), v["fields"]
     else:
         assert v["verdict"] == "exact", v
     ours = row["resample_bridge"]

@@ -28,10 +28,10 @@ def test_check_exits_1_on_a_silently_different_node_and_0_on_an_exact_one(tmp_pa
     assert main(["check", wrong, "--target", "openvino"]) == 1
     out = capsys.readouterr().out
     assert "ONNX convention: spec" in out
-    assert "openvino's importer: exact 0, different 1, refused 0, conditional 0" in out
-    assert "gate (--fail-on different): FAILED: 1 node(s) cub" in out
+    assert "openvino's importer: exact 0, different 1, refused 0, conditional 0, unproven 0" in out
+    assert "gate (--fail-on different,unproven): FAILED: 1 node(s) cub" in out
     assert main(["check", right, "--target", "openvino"]) == 0
-    assert "gate (--fail-on different): PASSED" in capsys.readouterr().out
+    assert "gate (--fail-on different,unproven): PASSED" in capsys.readouterr().out
     assert main(["check", wrong, "--target", "openvino", "--fail-on", "none"]) == 0
     capsys.readouterr()
 
@@ -42,8 +42,8 @@ def test_check_json_carries_the_same_counts_and_only_json(tmp_path, capsys):
     doc = strict_json(capsys.readouterr().out)
     assert doc["convention"] == "spec" and doc["target"] == "openvino"
     s = doc["summary"]
-    assert s["importer"] == {"exact": 0, "different": 1, "refused": 0, "conditional": 0}
-    assert s["gate"] == {"fail_on": ["different"], "passed": False, "failing": [{"node": "cub",
+    assert s["importer"] == {"exact": 0, "different": 1, "refused": 0, "conditional": 0, "unproven": 0}
+    assert s["gate"] == {"fail_on": ["different", "unproven"], "passed": False, "failing": [{"node": "cub",
                                                                                     "outcome": "different"}]}
     assert doc["nodes"][0]["openvino"]["verdict"] == "silently different"
 

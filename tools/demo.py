@@ -111,7 +111,8 @@ def convert_lines(records, out_xml: str, extension: str | None) -> list[str]:
         cond = " (exact if the run-time values meet the printed conditions)" if r.conditions else ""
         rows.append([r.node, f"{r.rung} {r.rung_name}{cond}"])
     lines = _table(rows, ["node", "resample-bridge rung"])
-    lines.append(f"  wrote {out_xml} and its .bin; every node re-read from disk and proven")
+    lines.append(f"  wrote {out_xml} and its .bin (in the demo's temporary folder, removed at the end: the command "
+                 f"above writes your own); every node re-read from disk and proven")
     if extension:
         lines.append(f"  (nodes on rung 4 need the extension library written beside it: {extension})")
     return lines
@@ -167,17 +168,16 @@ def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
             rows = [r.raw for r in api.check(path).rows]
         say(*check_lines(rows), "")
 
-        # With --save the converted model stays too, in out/ beside the saved model; else in the temporary folder.
-        out_xml = os.path.join(os.path.dirname(os.path.abspath(path)), "out", "tricky.xml")
-        shown = os.path.relpath(out_xml) if save else "out/tricky.xml"
-        say(f"[2/3] resample-bridge convert {os.path.basename(path)} --target openvino -o {shown}")
+        # The converted model goes to the demo's temporary folder (removed at the end, --save or not): the
+        # command shown writes the user's own.
+        out_xml = os.path.join(d, "out", "tricky.xml")
+        say(f"[2/3] resample-bridge convert {os.path.basename(path)} --target openvino -o out/tricky.xml")
         with ticking("convert: lowering, proving and writing"):
-            written = api.convert(path, out_xml, force=bool(save))
+            written = api.convert(path, out_xml)
         ext = written.files.get("extension")
-        say(*convert_lines(written.records, shown, ext and os.path.join(os.path.dirname(shown),
-                                                                        os.path.basename(ext))), "")
+        say(*convert_lines(written.records, "out/tricky.xml", ext and "out/" + os.path.basename(ext)), "")
 
-        say(f"[3/3] resample-bridge verify {os.path.basename(path)} --converted {shown}",
+        say(f"[3/3] resample-bridge verify {os.path.basename(path)} --converted out/tricky.xml",
             "      the importer's error next to resample-bridge's, against the exact result:")
         with ticking("verify: running every node three ways, then the written model"):
             views = compare_nodes(path)

@@ -102,7 +102,8 @@ def _unproven_rows(model_path, unproven: dict, whole: dict) -> list[dict]:
     verdict unproven, the rung the whole model's conversion takes (as ``convert`` does)."""
     from ..lowering.openvino.target import convert
     from ..semantics.errors import BridgeError
-    from .check_openvino_node import _ours_row, _unproven
+    from .check_openvino_node import _ours_row
+    from .check_openvino_verdict import _unproven
 
     ours, refusal = whole, None
     if not whole:

@@ -11,7 +11,8 @@ from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import compile_f32
 from ..lowering.openvino.target import convert
 from ..semantics.errors import BridgeError
-from .check_openvino_node import _judge, _native_verdict, _ours, _ours_row
+from .check_openvino_node import _ours, _ours_row
+from .check_openvino_verdict import _judge, _native_verdict
 
 
 def config_key(one) -> bytes:

@@ -95,7 +95,8 @@ def test_batched_check_agrees_with_one_model_per_node(tmp_path):
     """The batched importer run (one model for all distinct configurations, halves on refusal) gives each
     node the verdict the one-node model gives it, and resample-bridge the same rung."""
     from resample_bridge.tools.check_openvino import check_openvino
-    from resample_bridge.tools.check_openvino_node import _native_verdict, _ours, single_node_models
+    from resample_bridge.tools.check_openvino_node import _ours, single_node_models
+    from resample_bridge.tools.check_openvino_verdict import _native_verdict
 
     model = _many_nodes_model()
     path = saved(model, tmp_path)

@@ -74,7 +74,8 @@ def per_node(path: str) -> list[dict]:
     """check as it was: one importer model, one compile and one resample-bridge conversion per node."""
     import onnx
 
-    from ..check_openvino_node import _native_verdict, _ours, single_node_models
+    from ..check_openvino_node import _ours, single_node_models
+    from ..check_openvino_verdict import _native_verdict
     from ...translate.onnx import load
 
     rows = []

@@ -143,6 +143,12 @@ def _evaluate(outputs) -> list:
     return [np.asarray(v) for v in compile_f32(ov.Model(list(outputs), [], "constant"))({}).values()]
 
 
+def _evaluate_each(outputs: list) -> list:
+    """``_evaluate`` of every output that is not None, compiled once: the values, None where the output is."""
+    got = iter(_evaluate([v for v in outputs if v is not None]) if any(v is not None for v in outputs) else [])
+    return [None if v is None else next(got) for v in outputs]
+
+
 def fold(name: str, ir, inputs: list):
     """Rung 0: where every input is computable before run time (a ViT position embedding resized to a fixed
     grid), the oracle's output on their values, written as a Constant: (outputs, record), or None. OpenVINO would
@@ -151,7 +157,7 @@ def fold(name: str, ir, inputs: list):
     if not present or not all(_constant_source(v) for v in present):
         return None
     try:
-        values = [None if v is None else _evaluate([v])[0] for v in inputs]
+        values = _evaluate_each(inputs)
     except Exception:  # noqa: BLE001 -- cannot be evaluated here: the ladder takes the node as usual
         return None
     with np.errstate(over="ignore", invalid="ignore"):
@@ -178,8 +184,7 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
     if any(f and not is_static(s) for f, s in zip(fed, shapes)):
         return None
     try:
-        consts = [None if v is None or f else _evaluate([v])[0] for v, f in zip(inputs, fed)]
-        got = _evaluate(outs[:1])[0]
+        *consts, got = _evaluate_each([None if f else v for v, f in zip(inputs, fed)] + outs[:1])
     except Exception:  # noqa: BLE001 -- cannot be evaluated here: the structural proof applies as usual
         return None
     # An output that depends on no fed input (every sample extrapolated, say) is the same for any data: the

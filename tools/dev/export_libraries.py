@@ -170,7 +170,6 @@ class _FPNNet:
     def build(seed):
         """torchvision.ops.FeaturePyramidNetwork over a 3-level trunk whose last level is dilated (stride 4 like
         the one before it): the top-down step resizes 8x10 -> 8x10, a resize to its own size."""
-        import torch
         from torch import nn
         from torchvision.ops import FeaturePyramidNetwork
         from torchvision.ops.feature_pyramid_network import LastLevelMaxPool

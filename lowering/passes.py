@@ -260,10 +260,12 @@ class ConvertOptions:
     compress_to_fp16: bool = False  # (OpenVINO)
     extensions: tuple = ()  # the user's own libraries for other custom ops (OpenVINO)
     source: str | None = None  # the user's model, where a follow-up command names it (TensorRT)
+    # TensorRT's optimization profile for the follow-up commands: {input: {"min" | "opt" | "max": dims}}
+    trt_shapes: dict | None = None
 
     # Options a target may not take, with the value that means "not asked for".
     OPTIONAL = {"compress_to_fp16": False, "extensions": (), "fallback": "decompose", "allow_conditional": None,
-                "prefer": "builtin"}
+                "prefer": "builtin", "trt_shapes": None}
 
 
 @dataclass(frozen=True)

@@ -225,21 +225,27 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
 def convert(model, output: str | None = None, *, target: str = "openvino", fallback: str = "decompose",
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
             convention: str | None = None, prefer: str = "builtin", allow_conditional: bool | None = None,
-            input_shapes: dict | None = None, outputs=(), source: str | None = None) -> Conversion:
+            input_shapes: dict | None = None, outputs=(), source: str | None = None,
+            trt_shapes: dict | None = None) -> Conversion:
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
     (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
     (OpenVINO): "builtin", or "fastest" for the extension where a cost model estimates it faster.
     ``input_shapes``: {input name: shape} fixed before anything else (ovc's ``--input``); ``outputs``: tensor
     names the converted model keeps as its outputs (ovc's ``--output``); ``source``: the user's model where a
-    follow-up command names it (default: ``model``)."""
+    follow-up command names it (default: ``model``); ``trt_shapes`` (TensorRT): {input name: {"min" | "opt" |
+    "max": [d0, ...]}}, the optimization profile the printed trtexec / polygraphy commands carry (the fixed
+    ``input_shapes`` fill it where it names no input)."""
     from .convert import output_path, reap_stale, remove_created
     from .inputs import prepared
     from .logs import step
     from .targets import convert_file, entry, refuse_options
 
     entry(target)
-    options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer,
+    if target == "tensorrt" and input_shapes:
+        fixed = {n: {k: list(d) for k in ("min", "opt", "max")} for n, d in input_shapes.items()}
+        trt_shapes = {**fixed, **(trt_shapes or {})}
+    options = ConvertOptions(trt_shapes=trt_shapes or None, fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer,
                              force=force, compress_to_fp16=compress_to_fp16, extensions=tuple(extensions or ()),
                              source=source)
     refuse_options(target, options)
@@ -263,22 +269,27 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
                       tuple(written.report.get("kept_f32", ())), extra=report)
 
 
-def verify(model, converted: str | None = None, *, inputs: dict | None = None, fallback: str = "decompose",
-           strict: bool = False, convention: str | None = None, **options) -> VerifyResult:
+def verify(model, converted: str | None = None, *, target: str = "openvino", inputs: dict | None = None,
+           fallback: str = "decompose", strict: bool = False, convention: str | None = None,
+           **options) -> VerifyResult:
     """Run the source (onnxruntime; each resampling node also through the oracle) and the converted model
-    (OpenVINO CPU in f32) on the same inputs. ``converted``: an .xml written by ``convert`` (its extension
-    library beside it is loaded); None converts ``model`` first with ``fallback`` / ``strict``. ``inputs``:
+    (``target`` "openvino": OpenVINO CPU in f32; "onnx" / "tensorrt": the converted ONNX on onnxruntime, a
+    TensorRT plugin node refused) on the same inputs. ``converted``: the file ``convert`` wrote (an .xml with
+    its extension library beside it, or an .onnx); None converts ``model`` first with ``fallback`` /
+    ``strict``. ``inputs``:
     arrays by graph input name (default: seeded inputs chosen by what reads them). Further ``options`` (e.g.
     ``atol={"": 1e-5}``, ``seed``, ``shapes``, ``val_range``, ``extensions``) go to
     ``tools.verify_openvino.verify_openvino``."""
     import inspect as _inspect
 
+    from .targets import entry
     from .verify_openvino import verify_openvino
 
+    entry(target, "verify")
     unknown = [k for k in options if k not in _inspect.signature(verify_openvino).parameters]
     if unknown:
         raise BridgeError(f"verify takes no option {unknown[0]!r}", field=unknown[0])
-    kw = {"inputs": inputs, "fallback": fallback, "strict": strict,
+    kw = {"inputs": inputs, "fallback": fallback, "strict": strict, "target": target,
           "converted": None if converted is None else os.fspath(converted), **options}
     with _model_file(model, convention) as path:
         rep = verify_openvino(path, **kw)

@@ -15,8 +15,8 @@ from ..semantics.errors import BridgeError
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
 from .signals import Terminated, install_signal_handlers, signalled
-from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, report_needs,
-                         require, shapes, show)
+from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,
+                         report_needs, require, shapes, show)
 from .targets import DEFAULT, names
 
 
@@ -72,13 +72,25 @@ def cmd_convert(args) -> int:
                        strict=args.strict, force=args.force, compress_to_fp16=args.compress_to_fp16,
                        extensions=comma_list(args.extension), convention=args.onnx_convention, prefer=args.prefer,
                        allow_conditional=True if args.allow_conditional else None, input_shapes=shapes(args),
-                       outputs=comma_list(args.output), source=args.model)
+                       outputs=comma_list(args.output), source=args.model, trt_shapes=trt_shapes(args))
     report = {**conv.extra, "convention": args.onnx_convention}
     if args.json:
         emit_json(report)
     else:
-        show(convention_line(args), e.describe(conv.records, conv.extra))
+        show(*quiet_or(args, convention_line(args)), e.describe(conv.records, conv.extra, quiet=args.quiet))
     return 0
+
+
+def trt_shapes(args) -> dict | None:
+    """TensorRT's optimization profile asked for: ``--trt-min/opt/max-shapes`` over ``--input``'s lengths and
+    ranges (``--input`` counts for --target tensorrt only; the explicit options on another target are refused)."""
+    from ..translate.onnx_shapes import parse_polygraphy_shapes
+    from .trt_profile import requested
+
+    explicit = {k: parse_polygraphy_shapes(v, field=f"trt-{k}-shapes")
+                for k, v in (("min", args.trt_min_shapes), ("opt", args.trt_opt_shapes), ("max", args.trt_max_shapes))
+                if v}
+    return requested(args.input if args.target == "tensorrt" else None, explicit) or None
 
 
 def cmd_check(args) -> int:
@@ -96,15 +108,15 @@ def cmd_check(args) -> int:
     if args.json:
         emit_json({"target": args.target, "convention": args.onnx_convention, "nodes": rows, "summary": result.summary})
     else:
-        show(convention_line(args), e.format_check(rows), format_summary(result.summary))
+        show(*quiet_or(args, convention_line(args), e.format_check(rows)), format_summary(result.summary))
     return 0 if result.passed else 1
 
 
 def cmd_verify(args) -> int:
     from .verify_cli import run_verify
 
-    targets.entry(args.target, "verify")
-    require("openvino", "onnxruntime", why="verify --target openvino")
+    e = targets.entry(args.target, "verify")
+    require(*e.verify_requires, why=f"verify --target {args.target}")
     report_needs(args)
     return run_verify(args)
 
@@ -113,7 +125,8 @@ def _common(p) -> None:
     """Options every verb takes."""
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="more detail on stderr (-v also shows other libraries' own log lines; -vv debug)")
-    p.add_argument("-q", "--quiet", action="store_true", help="errors only on stderr")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="errors only on stderr; on stdout the verdict lines only (no per-node lines)")
     p.add_argument("--onnx-convention", choices=CONVENTIONS, default=DEFAULT_CONVENTION,
                    help="where onnx.reference departs from the ONNX spec text: 'spec' (default) as "
                         "onnxruntime, OpenVINO and PyTorch compute it; 'reference' as onnx.reference and "
@@ -203,6 +216,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "repeated, as ovc)")
     pc.add_argument("--json", action="store_true", help="JSON report on stdout")
     _input_option(pc)
+    for kind in ("min", "opt", "max"):
+        pc.add_argument(f"--trt-{kind}-shapes", nargs="+", metavar="NAME:[d0,...]",
+                        help=f"(--target tensorrt) the {kind} shapes of TensorRT's optimization profile for the "
+                             "printed trtexec / polygraphy commands, as Polygraphy spells them (default: from "
+                             "--input: a length gives min = opt = max, a range 1..4 min 1, opt = max = 4)")
     pc.set_defaults(func=cmd_convert)
     pv = sub.add_parser("verify", help="run the source (onnxruntime + oracle) and the converted model, report "
                                        "errors; exit 1 when they differ")

@@ -62,6 +62,11 @@ def show(*texts: str) -> None:
             print(clip(line, 1900))
 
 
+def quiet_or(args, *texts: str) -> tuple[str, ...]:
+    """``texts`` (the convention line, per-node lines), none under ``-q``: the verdict lines stay."""
+    return () if getattr(args, "quiet", False) else texts
+
+
 def emit_json(obj) -> None:
     """Strict JSON on stdout: no NaN/Infinity (``jsonable`` turns them into null beside a flag)."""
     print(json.dumps(jsonable(obj), indent=1, allow_nan=False))

@@ -20,16 +20,19 @@ from ..semantics.errors import BridgeError
 class Entry:
     """One target as the verbs see it. ``check(path, progress) -> rows`` and ``format_check(rows) -> text``:
     what the target's own importer does (None: no such verb); ``check_requires``: the modules check needs;
-    ``verify``: whether ``verify`` runs the written model (OpenVINO CPU today); ``report``: ``--report`` pages."""
+    ``verify``: whether ``verify`` runs the written model (OpenVINO CPU; the ONNX targets on onnxruntime,
+    ``verify_onnx``); ``report``: ``--report`` pages."""
 
     name: str
     target: Callable[[], Target]
-    describe: Callable[[tuple, dict], str]  # (records, the report ``convert --json`` prints) -> convert's text
+    describe: Callable[..., str]  # (records, the report ``convert --json`` prints, quiet=) -> convert's text;
+    #                               quiet (``-q``): without the per-node lines
     follow_up: Callable[[Written, ConvertOptions], dict] | None = None
     check: Callable | None = None
     format_check: Callable | None = None
     check_requires: tuple[str, ...] = ()
     verify: bool | str = False  # True: verify runs the written model; a string: why it cannot run here
+    verify_requires: tuple[str, ...] = ("onnxruntime",)  # the modules verify needs (onnxruntime runs the source)
     report: bool = False
 
     def lowering(self) -> Target:
@@ -45,11 +48,11 @@ def _openvino_target():
     return OPENVINO
 
 
-def _openvino_describe(records, rep: dict) -> str:
-    from ..lowering.passes import CUSTOM
+def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
+    from ..lowering.passes import CUSTOM, summary_counts
 
     files, out = rep["files"], rep["output"]
-    lines = [format_records(records)]
+    lines = [f"summary: {summary_counts(records)}" if quiet and records else format_records(records)]
     if rep["compress_to_fp16"]:
         lines.append(f"compress_to_fp16: {len(rep['kept_f32'])} constants of resampling nodes kept in f32 "
                      f"(their f16 rounding would change results); the written model proven again from disk")
@@ -80,10 +83,11 @@ def _onnx_target():
     return OnnxTarget()
 
 
-def _onnx_describe(records, rep: dict) -> str:
+def _onnx_describe(records, rep: dict, quiet: bool = False) -> str:
     from ..lowering.onnx.target import format_convert_onnx
 
-    return format_convert_onnx(rep) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
+    lines = format_convert_onnx(rep).split("\n")[len(rep["lines"]) if quiet else 0:]
+    return "\n".join(lines) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
 
 
 def _tensorrt_target():
@@ -92,10 +96,10 @@ def _tensorrt_target():
     return TARGET
 
 
-def _tensorrt_describe(records, rep: dict) -> str:
+def _tensorrt_describe(records, rep: dict, quiet: bool = False) -> str:
     from .finish_tensorrt import format_convert
 
-    return format_convert(rep) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
+    return format_convert(rep, quiet=quiet) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
 
 
 def _tensorrt_follow_up(written: Written, options: ConvertOptions) -> dict:
@@ -104,7 +108,8 @@ def _tensorrt_follow_up(written: Written, options: ConvertOptions) -> dict:
     from .finish_tensorrt import finish
 
     source = os.path.abspath(options.source) if isinstance(options.source, (str, os.PathLike)) else None
-    return finish(written.output, written.report["plugin_library"] is not None, source=source)
+    return finish(written.output, written.report["plugin_library"] is not None, source=source,
+                  trt_shapes=options.trt_shapes)
 
 
 def _tensorrt_check(path: str, progress=None) -> list[dict]:
@@ -121,12 +126,12 @@ def _tensorrt_format_check(rows: list[dict]) -> str:
 
 TARGETS = {e.name: e for e in (
     Entry("openvino", _openvino_target, _openvino_describe, check=_openvino_check,
-          format_check=_openvino_format_check, check_requires=("openvino",), verify=True, report=True),
-    Entry("onnx", _onnx_target, _onnx_describe),
+          format_check=_openvino_format_check, check_requires=("openvino",), verify=True,
+          verify_requires=("openvino", "onnxruntime"), report=True),
+    Entry("onnx", _onnx_target, _onnx_describe, verify=True),
+    # verify runs the TensorRT-ready ONNX on onnxruntime (TensorRT is not installable here; verify_onnx says so).
     Entry("tensorrt", _tensorrt_target, _tensorrt_describe, follow_up=_tensorrt_follow_up, check=_tensorrt_check,
-          format_check=_tensorrt_format_check,
-          verify="verify --target tensorrt needs the TensorRT runtime, which is not installed here; convert --target "
-                 "tensorrt prints the trtexec / polygraphy command that finishes the job"),
+          format_check=_tensorrt_format_check, verify=True),
 )}
 DEFAULT = "openvino"
 
@@ -156,7 +161,8 @@ def refuse_options(name: str, options: ConvertOptions) -> None:
     target = TARGETS[name].lowering()
     for option, unset in ConvertOptions.OPTIONAL.items():
         if option not in target.takes and getattr(options, option) != unset:
-            flag = {"extensions": "extension", "allow_conditional": "allow-conditional"}.get(option, option)
+            flag = {"extensions": "extension", "allow_conditional": "allow-conditional",
+                    "trt_shapes": "trt-*-shapes"}.get(option, option)
             taking = [n for n, e in TARGETS.items() if option in e.lowering().takes]
             raise BridgeError(f"--{flag} applies to --target {' / '.join(taking)} only", field=flag)
 

@@ -64,14 +64,15 @@ def _run_onnxruntime(model, feeds: dict) -> dict:
             sess = ort.InferenceSession(p, _ort_options(), providers=["CPUExecutionProvider"])
             return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
         except Exception as e:
-            msg = str(e).replace(d + os.sep, "").splitlines()[0] if str(e) else type(e).__name__
+            # Every line of it (the list of what the kernel supports follows the first), one line for us.
+            msg = " ".join(str(e).replace(d + os.sep, "").split()) if str(e) else type(e).__name__
             msg = _ort_text(msg)
             found = re.search(r"Name:'([^']*)'", msg)  # onnxruntime names the node that failed to run
             node = found.group(1) if found else _node_onnxruntime_refuses(model)
             if node is not None:
                 raise BridgeError(f"onnxruntime cannot run this node of the source model, so verify has no "
-                                  f"reference: {clip(msg, 160)}", node, "op") from None
-            raise BridgeError(f"onnxruntime cannot run the source model: {clip(msg, 160)}",
+                                  f"reference: {clip(msg, 600)}", node, "op") from None
+            raise BridgeError(f"onnxruntime cannot run the source model: {clip(msg, 600)}",
                               field="model") from None
 
 
@@ -161,13 +162,47 @@ def _run_openvino(core, ov_model, feeds: dict, observe: list[str]) -> dict:
     return out
 
 
+def _openvino_outputs(model, feeds: dict, observe: list[str], converted, extensions, **convert_options):
+    """(OpenVINO CPU's outputs by tensor name, the conversion's rung lines): the user's .xml, or ``model``
+    converted here with ``convert_options``."""
+    import onnx
+
+    rungs = []
+    if converted is not None:
+        core, ov_model = _read_converted(converted, extensions)
+    else:
+        import openvino as ov
+
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "source.onnx")
+            onnx.save(model, p)
+            ov_model, records = convert(p, extensions=list(extensions), **convert_options)
+        core = ov.Core()
+        rungs = [r.summary() for r in records]
+        if any(r.rung == 4 for r in records):
+            from ..lowering.compiled import openvino_extension
+
+            core.add_extension(openvino_extension())
+    return _run_openvino(core, ov_model, feeds, observe), rungs
+
+
+# The runtime each target's converted model runs on, as verify's lines name it.
+RUNNER = {"openvino": "OpenVINO CPU f32"}
+
+
 def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: str = "decompose",
                     strict: bool = False, allow_conditional: bool | None = None, converted: str | None = None,
                     extensions=(), shapes: dict | None = None, seed: int = 0, val_range: dict | None = None,
-                    atol: dict | None = None, rtol: dict | None = None) -> dict:
-    """Run source (onnxruntime, oracle per node) and converted (OpenVINO CPU f32); report the errors.
-    ``atol``/``rtol``: {output name or "": tolerance}. Returns a plain dict (strict-JSON values)."""
+                    atol: dict | None = None, rtol: dict | None = None, target: str = "openvino",
+                    error_stat: dict | None = None, validate: bool = False, fail_fast: bool = False) -> dict:
+    """Run source (onnxruntime, oracle per node) and converted (``target`` "openvino": OpenVINO CPU f32; "onnx"
+    / "tensorrt": the converted ONNX on onnxruntime, ``verify_onnx``); report the errors. ``atol``/``rtol``:
+    {output name or "": tolerance}; ``error_stat``: {output name or "": Polygraphy's --check-error-stat}
+    (``verify_stats``); ``validate``: NaN/Inf the reference does not have fail; ``fail_fast``: stop comparing at
+    the first failure. Returns a plain dict (strict-JSON values)."""
     import onnx
+
+    from .verify_stats import finish_row
 
     from ..semantics.reference import run as oracle
     from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
@@ -184,7 +219,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
             feeds[s["name"]] = feeds[s["name"]].astype(want)
     _check_tensor_sizes(model, specs)
     report: dict = {"inputs": [{k: v for k, v in s.items()} for s in specs], "outputs": [], "nodes": [],
-                    "rungs": [], "converted": converted}
+                    "rungs": [], "converted": converted, "target": target}
     if not model.graph.node:
         report.update(ok=True, note="the graph has no nodes: its outputs are its inputs; nothing to compare")
         report["outputs"] = [{"name": o.name, "ok": None} for o in model.graph.output]
@@ -192,26 +227,20 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     ort_out = _run_onnxruntime(model, feeds)
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
                       for n in list(node.input) + list(node.output) if n} | {o.name for o in model.graph.output})
-    if converted is not None:
-        core, ov_model = _read_converted(converted, extensions)
+    options = {"fallback": fallback, "strict": strict, "allow_conditional": allow_conditional}
+    if target == "openvino":
+        ov_out, report["rungs"] = _openvino_outputs(model, feeds, observe, converted, extensions, **options)
     else:
-        import openvino as ov
+        from .verify_onnx import run_converted_onnx, tensorrt_note
 
-        with tempfile.TemporaryDirectory() as d:
-            p = os.path.join(d, "source.onnx")
-            onnx.save(model, p)
-            ov_model, records = convert(p, fallback=fallback, strict=strict, allow_conditional=allow_conditional,
-                                        extensions=list(extensions))
-        core = ov.Core()
-        report["rungs"] = [r.summary() for r in records]
-        if any(r.rung == 4 for r in records):
-            from ..lowering.compiled import openvino_extension
-
-            core.add_extension(openvino_extension())
-    ov_out = _run_openvino(core, ov_model, feeds, observe)
-    atol, rtol = atol or {}, rtol or {}  # {tensor name or "" (all): tolerance}; nodes by their output tensor
+        ov_out, report["rungs"] = run_converted_onnx(target, model_path, feeds, observe, converted=converted,
+                                                     **options)
+        if target == "tensorrt":
+            report["note"] = tensorrt_note()
+    atol, rtol, stats = atol or {}, rtol or {}, error_stat or {}  # {tensor name or "" (all): ...}; nodes by
+    # their output tensor
     judged = {o.name for o in model.graph.output} | {n for node in model.graph.node for n in node.output[:1]}
-    for field, tol in (("atol", atol), ("rtol", rtol)):
+    for field, tol in (("atol", atol), ("rtol", rtol), ("check-error-stat", stats)):
         unknown = [n for n in tol if n and n not in judged]
         if unknown:
             raise BridgeError(f"{clip(unknown[0], 80)!r} is neither a model output nor a node's output",
@@ -245,14 +274,18 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         given = [d[k] for d in (atol, rtol) for k in (t, "") if k in d]
         e = (compare(got, want, atol.get(t, atol.get("")), rtol.get(t, rtol.get(""))) if given else
              against_oracle(irs[name], got, want, ov_args)).to_dict()
+        e = finish_row(e, got, want, stats.get(t, stats.get("", "elemwise")) if given else "elemwise", validate)
         e.update(name=name, onnxruntime_vs_oracle=ort_dev)
         report["nodes"].append(e)
+        if fail_fast and e["ok"] is False:
+            report["stopped"] = f"--fail-fast: stopped at the first failure (node {name})"
+            break
     # onnxruntime is the reference for model outputs only where no resampling node upstream of them has
     # onnxruntime computing something other than the ONNX semantics.
     for node in model.graph.node:
         if any(n in deviating for n in node.input):
             deviating.update(node.output)
-    for o in model.graph.output:
+    for o in model.graph.output if not report.get("stopped") else ():
         if o.name not in ov_out:
             report["outputs"].append({"name": o.name, "ok": False, "missing": "not an output of the converted model"})
             continue
@@ -261,10 +294,14 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         e["name"] = o.name
         if o.name in deviating:
             e.update(ok=None, not_judged="onnxruntime deviates from the ONNX semantics upstream (see nodes)")
+        e = finish_row(e, ov_out[o.name], ort_out[o.name], stats.get(o.name, stats.get("", "elemwise")), validate)
         report["outputs"].append(e)
+        if fail_fast and e["ok"] is False:
+            report["stopped"] = f"--fail-fast: stopped at the first failure (output {o.name})"
+            break
     report["arrays"] = {"onnxruntime": {o.name: ort_out[o.name] for o in model.graph.output if o.name in ort_out},
-                         "openvino": {o.name: ov_out[o.name] for o in model.graph.output if o.name in ov_out},
-                         "inputs": feeds}
+                        "converted": {o.name: ov_out[o.name] for o in model.graph.output if o.name in ov_out},
+                        "inputs": feeds}
     return _verdict(report)
 
 
@@ -308,8 +345,10 @@ def format_verify(report: dict) -> str:
             return head + (r.get("note") or "not compared")
         w = f"; worst at {r['worst']} ({_num(r.get('got'), '.7g')} vs {_num(r.get('want'), '.7g')})" \
             if r.get("worst") is not None and r.get("max_abs") else ""
-        verdict = {True: "ok", False: f"MISMATCH ({r.get('mismatches', '?')} elements beyond atol {r['atol']:g} "
-                                      f"rtol {r['rtol']:g})",
+        why = (f"{r['error_stat']} abs error over atol {r['atol']:g} and {r['error_stat']} rel error over rtol "
+               f"{r['rtol']:g}" if r.get("error_stat") else
+               f"{r.get('mismatches', '?')} elements beyond atol {r['atol']:g} rtol {r['rtol']:g}")
+        verdict = {True: "ok", False: f"MISMATCH ({r['validate'] if r.get('validate') else why})",
                    None: "not judged: " + r.get("not_judged", "")}[r["ok"]]
         stats = (f"abs max {_num(r['max_abs'])} mean {_num(r.get('mean_abs'))} median {_num(r.get('median_abs'))} "
                  f"p99 {_num(r.get('p99_abs'))}; rel max {_num(r['max_rel'])} p99 {_num(r.get('p99_rel'))}")
@@ -317,10 +356,11 @@ def format_verify(report: dict) -> str:
 
     if report.get("note"):
         lines.append(report["note"])
-    lines.append("model outputs (OpenVINO CPU f32 vs onnxruntime):")
+    runner = runner_name(report.get("target", "openvino"))
+    lines.append(f"model outputs ({runner} vs the source on onnxruntime):")
     lines += [row("output", r) for r in report["outputs"]]
     if report["nodes"]:
-        lines.append("resampling nodes (OpenVINO CPU f32 vs the oracle on the same inputs):")
+        lines.append(f"resampling nodes ({runner} vs the oracle on the same inputs):")
     for r in report["nodes"]:
         lines.append(row("node", r))
         o = r.get("onnxruntime_vs_oracle", {})
@@ -334,5 +374,13 @@ def format_verify(report: dict) -> str:
     tail = (f"{c['outputs_passed']} outputs passed, {c['outputs_failed']} failed, {c['outputs_not_judged']} not "
             f"judged; {c['nodes_passed']} resampling nodes passed, {c['nodes_failed']} failed"
             + (f", {c['nodes_not_observed']} not observable" if c["nodes_not_observed"] else ""))
+    if report.get("stopped"):
+        lines.append(report["stopped"])
     lines.append(f"{report['verdict']}: {tail}")
     return "\n".join(lines)
+
+
+def runner_name(target: str) -> str:
+    from .verify_onnx import RUNNER as ONNX_RUNNERS
+
+    return {**RUNNER, **ONNX_RUNNERS}[target]

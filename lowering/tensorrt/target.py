@@ -59,6 +59,7 @@ class TensorRTTarget(Target):
     name = "tensorrt"
     suffix = ".onnx"
     default_tail = ".tensorrt.onnx"
+    takes = frozenset({"trt_shapes"})  # the follow-up commands' optimization profile (tools/trt_profile.py)
 
     def rungs(self, kind: str = "resize", policy: Policy | None = None):
         return RUNGS

@@ -185,7 +185,8 @@ def test_convert_refuses_to_overwrite_and_leaves_nothing_behind(tmp_path):
 
 
 def test_cli_tensorrt_verbs(tmp_path, capsys):
-    """check / convert --target tensorrt through the CLI; verify says plainly that it needs TensorRT."""
+    """check / convert --target tensorrt through the CLI; verify of a model that needs the plugin says plainly
+    that it needs TensorRT (exit 2: nothing was verified)."""
     import onnx
 
     from resample_bridge.tools.cli import main
@@ -202,5 +203,6 @@ def test_cli_tensorrt_verbs(tmp_path, capsys):
     assert os.path.isfile(low_plugin_library()) or "resample-bridge build-plugin" in text
     assert main(["convert", str(src), "--target", "tensorrt", "-o", str(out)]) == 2  # exists, no --force
     capsys.readouterr()
-    assert main(["verify", str(src), "--target", "tensorrt"]) == 2
-    assert "needs the TensorRT runtime" in capsys.readouterr().err
+    assert main(["verify", str(src), "--target", "tensorrt", "--input-shapes", "X:[1,1,12,12]"]) == 2
+    err = capsys.readouterr().err
+    assert "node 'aa', field 'target': not verified" in err and "only TensorRT runs" in err, err

@@ -221,7 +221,52 @@ def test_polygraphy_command_names_the_users_model_when_input_fixes_shapes(capsys
     rc, out_json, err = _cli(capsys, "convert", src, "--target", "tensorrt", "-o", tmp_path / "o.onnx",
                              "--input", "X[1,1,4,4]", "--json")
     assert rc == 0, err
-    assert f"polygraphy run {src} --onnxrt" in json.loads(out_json)["polygraphy_command"]
+    rep = json.loads(out_json)
+    # Issue 22: the dynamic source is fed the shapes --input fixed (Polygraphy would feed [1,1,1,1]); TensorRT
+    # builds the written model, static now, so no profile is needed.
+    assert (f"polygraphy run {src} --onnxrt --input-shapes 'X:[1,1,4,4]' --save-inputs" in rep["polygraphy_command"]
+            and f"polygraphy run {tmp_path / 'o.onnx'} --trt --load-inputs" in rep["polygraphy_command"]), rep
+    assert "Shapes" not in rep["command"] and rep["profile_missing"] is None
+
+
+def test_dynamic_model_commands_carry_the_optimization_profile(capsys, tmp_path):
+    """Issue 22: for a dynamic model trtexec gets --minShapes/--optShapes/--maxShapes and polygraphy
+    --trt-*-shapes, from ovc's --input (a range 1..4: min 1, opt = max 4) or Polygraphy's --trt-*-shapes; the
+    onnxruntime run of the source is fed the opt shapes (never Polygraphy's 1 per dynamic dimension); without
+    lengths, one line says what to add."""
+    src = tmp_path / "dyn.onnx"
+    onnx.save(resize_model(("N", 3, "H", "W"), scales=[1, 1, 2, 2], mode="nearest"), src)
+    out = tmp_path / "o.onnx"
+
+    def commands(*extra):
+        rc, text, err = _cli(capsys, "convert", src, "--target", "tensorrt", "-o", out, "--force", "--json", *extra)
+        assert rc == 0, err
+        rep = json.loads(text)
+        return rep["command"], rep["polygraphy_command"], rep["profile_missing"]
+
+    trtexec, poly, missing = commands()
+    assert "Shapes" not in trtexec and "shapes" not in poly
+    assert "X[?,3,?,?]" in missing and "--trt-min-shapes" in missing and "--input" in missing
+    trtexec, poly, missing = commands("--input", "X[1..4,3,16,16]")
+    assert missing is None
+    assert trtexec.endswith(" --minShapes=X:1x3x16x16 --optShapes=X:4x3x16x16 --maxShapes=X:4x3x16x16"), trtexec
+    assert f"polygraphy run {src} --onnxrt --input-shapes 'X:[4,3,16,16]' --save-inputs" in poly, poly
+    assert (f"polygraphy run {out} --trt --trt-min-shapes 'X:[1,3,16,16]' --trt-opt-shapes 'X:[4,3,16,16]' "
+            f"--trt-max-shapes 'X:[4,3,16,16]' --load-inputs") in poly, poly
+    trtexec, poly, _ = commands("--trt-min-shapes", "X:[1,3,8,8]", "--trt-opt-shapes", "X:[2,3,16,16]",
+                                "--trt-max-shapes", "X:[4,3,32,32]")
+    assert "--minShapes=X:1x3x8x8 --optShapes=X:2x3x16x16 --maxShapes=X:4x3x32x32" in trtexec
+    assert "--onnxrt --input-shapes 'X:[2,3,16,16]'" in poly
+    # Polygraphy's options win over --input's range for the kind they give.
+    trtexec, _, _ = commands("--input", "X[1..4,3,16,16]", "--trt-opt-shapes", "X:[2,3,16,16]")
+    assert "--minShapes=X:1x3x16x16 --optShapes=X:2x3x16x16 --maxShapes=X:4x3x16x16" in trtexec
+    for bad, field in ((["--trt-min-shapes", "X:[8,3,8,8]", "--trt-opt-shapes", "X:[2,3,8,8]", "--trt-max-shapes",
+                         "X:[4,3,8,8]"], "trt-shapes"), (["--trt-min-shapes", "Z:[1,3,8,8]"], "trt-shapes"),
+                       (["--trt-min-shapes", "X:[1,3,8]"], "trt-min-shapes")):
+        rc, text, err = _cli(capsys, "convert", src, "--target", "tensorrt", "-o", out, "--force", *bad)
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and f"field '{field}'" in err, (bad, err)
+    rc, text, err = _cli(capsys, "convert", src, "-o", tmp_path / "o.xml", "--trt-min-shapes", "X:[1,3,8,8]")
+    assert rc == 2 and "applies to --target tensorrt only" in err
 
 
 def test_build_plugin_names_what_is_missing(capsys, tmp_path, monkeypatch):

@@ -443,14 +443,19 @@ def test_check_tensorrt_refuses_what_convert_refuses(tmp_path):
 
 
 def test_verify_names_the_node_onnxruntime_cannot_run(tmp_path):
-    """Found by tools/dev/fuzz.py (seed 7): a node onnxruntime refuses at run time (here sizes with a zero length,
-    which its scale validation rejects) left verify's one line without a node."""
-    m = resize_model((1, 1, 4, 4), sizes=[1, 1, 0, 2], mode="nearest", name="zero_len")
-    rc, out, err = cli("verify", save(m, tmp_path), cwd=tmp_path)
-    # Issue 22 (fuzz seed 2): a size of 0 on a non-empty axis (a scale of 0) is now refused when the model is
-    # read, in every verb, before onnxruntime runs it.
-    assert_refused(rc, err, field="sizes")
-    assert "node 'zero_len'" in err, err
+    """Found by tools/dev/fuzz.py (seed 7): a node onnxruntime refuses at run time left verify's one line without
+    a node. The seed's reproducer (sizes with a zero length) is now refused when the model is read (issue 22), so
+    this is another node onnxruntime refuses only when it runs and resample-bridge converts (rung 3): a linear
+    Resize that also shrinks the batch axis (onnxruntime's 'Linear' mode needs the outer two scales 1)."""
+    m = resize_model((2, 1, 12, 12), sizes=[1, 1, 5, 5], mode="linear", name="batch_down")
+    p = save(m, tmp_path)
+    rc, out, err = cli("convert", p, "-o", "out.xml", cwd=tmp_path)
+    assert rc == 0, err
+    rc, out, err = cli("verify", p, cwd=tmp_path)
+    assert_refused(rc, err, field="op")
+    assert "node 'batch_down'" in err and "onnxruntime cannot run this node" in err, err
+    rc, out, err = cli("verify", p, "-v", cwd=tmp_path)  # the whole of onnxruntime's reason, still one line
+    assert "node 'batch_down'" in err.splitlines()[-1] and "outermost 2 scale values" in err.splitlines()[-1], err
 
 
 def test_verify_names_a_node_onnxruntime_refuses_to_load(tmp_path):

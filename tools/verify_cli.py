@@ -158,11 +158,8 @@ def _save_feeds(path: str, feeds: list[dict]) -> None:
 
     if path.endswith(".json"):
         save_text(path, dump_feeds(feeds), "save-inputs")
-    elif len(feeds) > 1:
-        raise BridgeError(f"{len(feeds)} iterations of inputs need a .json file (Polygraphy's format), not .npz",
-                          field="save-inputs")
     else:
-        save_npz(path, feeds[0], "save-inputs")
+        save_npz(path, feeds[0], "save-inputs")  # one iteration: run_verify refused more before running
 
 
 def _against_loaded(report: dict, converted: dict, loaded, i: int, args, atol: dict, rtol: dict,
@@ -175,6 +172,10 @@ def _against_loaded(report: dict, converted: dict, loaded, i: int, args, atol: d
     for runner, its in loaded:
         if i >= len(its):
             continue
+        if not set(its[i]) & set(converted):
+            raise BridgeError(f"runner {clip(runner, 60)!r} of --load-outputs has no output of this model (it has "
+                              f"{', '.join(clip(n, 40) for n in list(its[i])[:8]) or 'none'}; the model: "
+                              f"{', '.join(clip(n, 40) for n in list(converted)[:8])})", field="load-outputs")
         for name, want in its[i].items():
             if name not in converted:
                 continue
@@ -207,6 +208,9 @@ def run_verify(args) -> int:
     if args.save_outputs and not args.save_outputs.endswith(".json"):
         raise BridgeError(f"{clip(args.save_outputs)} must end in .json (Polygraphy's RunResults)", field="save-outputs")
     iterations = _load_feeds(args.inputs) if args.inputs else [None]
+    if args.save_inputs and not args.save_inputs.endswith(".json") and len(iterations) > 1:
+        raise BridgeError(f"{len(iterations)} iterations of inputs need a .json file (Polygraphy's format), not "
+                          f"{clip(args.save_inputs)}", field="save-inputs")
     from .polygraphy_json import load_results
 
     loaded = load_results(args.load_outputs) if args.load_outputs else []

@@ -58,6 +58,32 @@ def test_verify_runs_the_onnx_targets_output_on_onnxruntime(capsys, tmp_path, ta
     assert rc == 2 and "field 'converted'" in err and "is not an .onnx file" in err
 
 
+def test_verify_tensorrt_runs_the_parser_spelling_and_the_api_takes_a_target(capsys, tmp_path):
+    """A GridSample-20 cubic respelled 'bicubic' for TensorRT's parser (onnxruntime refuses that name) beside a
+    decomposition: verify gives it back its ONNX name to run it; api.verify takes the same targets."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from resample_bridge import api
+
+    F = TensorProto.FLOAT
+    nodes = [helper.make_node("Resize", ["X", "", "", "sz"], ["Z"], name="aa", mode="cubic", antialias=1),
+             helper.make_node("GridSample", ["Z", "grid"], ["Y"], name="gs", mode="cubic", padding_mode="border")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", F, [1, 2, 12, 12]),
+                                       helper.make_tensor_value_info("grid", F, [1, 5, 5, 2])],
+                          [helper.make_tensor_value_info("Y", F, None)],
+                          [numpy_helper.from_array(np.array([1, 2, 7, 7], np.int64), "sz")])
+    src = saved(helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10), tmp_path, "g.onnx")
+    ready = tmp_path / "ready.onnx"
+    rc, out, err = _run(capsys, "convert", src, "--target", "tensorrt", "-o", ready, "--json")
+    assert rc == 0 and {n["node"]: n["rung"] for n in json.loads(out)["nodes"]} == {"aa": 3, "gs": 2}
+    assert any(a.s == b"bicubic" for n in onnx.load(ready).graph.node for a in n.attribute if a.name == "mode")
+    rc, out, err = _run(capsys, "verify", src, "--target", "tensorrt", "--converted", ready)
+    assert rc == 0 and out.splitlines()[-1].endswith("2 resampling nodes passed, 0 failed"), out + err
+    result = api.verify(src, target="tensorrt", converted=str(ready))
+    assert result.ok and [n.name for n in result.nodes] == ["aa", "gs"] and all(n.ok for n in result.nodes)
+    assert api.verify(src, target="onnx").ok
+
+
 def test_verify_tensorrt_refuses_a_plugin_node_it_cannot_run(capsys, tmp_path):
     """A plugin node runs only on TensorRT: exit 2 (nothing verified; exit 1 would say it was verified wrong,
     exit 0 would let a CI gate pass what it never checked), one line naming the node."""
@@ -100,6 +126,11 @@ def test_inputs_and_outputs_in_polygraphys_json(capsys, tmp_path):
                         "--target", "onnx")
     assert rc == 1 and "output Y vs onnxruntime (--load-outputs)" in out and "MISMATCH" in out, out
     assert _run(capsys, "verify", src, "--save-outputs", outs, "--target", "onnx")[0] == 2  # exists, no --force
+    # Saved outputs that share no name with the model compare nothing: refused, never a silent pass.
+    iteration["outputs"] = {"other": iteration["outputs"]["Y"]}
+    (tmp_path / "other.json").write_text(json.dumps(runs))
+    rc, out, err = _run(capsys, "verify", src, "--load-outputs", tmp_path / "other.json", "--target", "onnx")
+    assert rc == 2 and "field 'load-outputs'" in err and "no output of this model" in err, err
 
 
 def _npy(a):

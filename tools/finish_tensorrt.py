@@ -72,7 +72,7 @@ def _shapes(out: str, source: str | None, trt_shapes: dict | None) -> tuple[dict
     return profile, feed, missing_line(missing, written) if missing else None
 
 
-def build_engine(onnx_path: str, engine_path: str, plugin_library: str | None = None) -> dict:
+def build_engine(onnx_path: str, engine_path: str, plugin_library: str | None = None, profile=None) -> dict:
     """Parse the TensorRT-ready ONNX with TensorRT's own parser, re-read every resize/grid-sample layer it
     built into IR, and write a serialized engine. Needs the tensorrt package (and the plugin library when the
     model has plugin nodes)."""
@@ -99,6 +99,11 @@ def build_engine(onnx_path: str, engine_path: str, plugin_library: str | None = 
         raise BridgeError("TensorRT's parser refused the model: " + "; ".join(errs))
     layers = parse_network(network)
     config = builder.create_builder_config()
+    if profile:  # the dynamic inputs' min/opt/max (trt_profile.settle); unverified here: TensorRT is absent
+        shapes = builder.create_optimization_profile()
+        for name, s in profile.items():
+            shapes.set_shape(name, s["min"], s["opt"], s["max"])
+        config.add_optimization_profile(shapes)
     blob = builder.build_serialized_network(network, config)
     if blob is None:
         raise BridgeError("TensorRT could not build an engine (see its log)")
@@ -127,7 +132,7 @@ def finish(out: str, needs_plugin: bool, source: str | None = None, trt_shapes: 
         rep["engine_error"] = f"the plugin library {lib} is not built; run: {rep['build_command']}"
     elif why is None:
         try:
-            rep["engine"] = build_engine(out, out[:-5] + ".engine", rep["plugin_library_path"])
+            rep["engine"] = build_engine(out, out[:-5] + ".engine", rep["plugin_library_path"], profile)
         except BridgeError as e:
             rep["engine_error"] = e.message
     return rep

@@ -72,7 +72,7 @@ def run_converted_onnx(target: str, path: str, feeds: dict, observe: list[str], 
     from onnx import numpy_helper
 
     from ..lowering.tensorrt.spell import opset_spelled
-    from .verify_openvino import _ort_options, _ort_text
+    from .verify_source import ort_options, ort_text
 
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional)
     model, records = _converted_model(target, path, converted, options)
@@ -92,10 +92,10 @@ def run_converted_onnx(target: str, path: str, feeds: dict, observe: list[str], 
 
     inputs = {i.name for i in m.graph.input}
     try:
-        sess = ort.InferenceSession(m.SerializeToString(), _ort_options(), providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(m.SerializeToString(), ort_options(), providers=["CPUExecutionProvider"])
         values = sess.run(None, {k: v for k, v in feeds.items() if k in inputs})
     except Exception as e:  # noqa: BLE001 -- onnxruntime's own words, on one line
-        msg = _ort_text(" ".join(str(e).split())) if str(e) else type(e).__name__
+        msg = ort_text(" ".join(str(e).split())) if str(e) else type(e).__name__
         raise BridgeError(f"onnxruntime cannot run the converted model: {clip(msg, 400)}", field="converted") from None
     out = {**{k: v for k, v in consts.items() if k in observe}, **feeds}
     out.update(zip([o.name for o in sess.get_outputs()], values))

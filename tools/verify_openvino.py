@@ -1,5 +1,6 @@
-"""``verify --target openvino``: runs the source on onnxruntime and the converted model on OpenVINO CPU (f32) and
-reports per model output and per resampling node the abs/rel error statistics and where the worst element is.
+"""``verify``: runs the source on onnxruntime (``verify_source``) and the converted model (``--target openvino``: on
+OpenVINO CPU (f32), here; the ONNX targets: on onnxruntime, ``verify_onnx``) and reports per model output and per
+resampling node the abs/rel error statistics and where the worst element is.
 Each resampling node is also checked against the oracle on the same inputs, since onnxruntime follows a few
 conventions of its own (``translate.onnxruntime``).
 
@@ -13,7 +14,6 @@ before anything is allocated. Everything returned is plain JSON-able data: non-f
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 
 import numpy as np
@@ -23,97 +23,9 @@ from ..lowering.openvino.graph import F32
 from ..lowering.openvino.target import convert
 from ..lowering.openvino.write import EXTENSION_NAME
 from ..semantics.compare import against_oracle, compare
-from ..semantics.errors import BridgeError, clip, without_source
-from .check_openvino_node import single_node_models
+from ..semantics.errors import BridgeError, clip
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
-
-
-def _with_node_tensors_as_outputs(model):
-    """A copy of ``model`` whose outputs also include every resampling node's inputs and outputs."""
-    import onnx
-
-    from ..translate.onnx import RESAMPLING_OPS
-
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    # onnx >= 1.23 writes IR version 14, onnxruntime 1.31 reads <= 13; these ops need nothing past IR 10.
-    m.ir_version = min(m.ir_version, 10)
-    have = {o.name for o in m.graph.output} | {i.name for i in m.graph.input} | \
-        {i.name for i in m.graph.initializer}
-    for node in m.graph.node:
-        if node.op_type in RESAMPLING_OPS:
-            for name in list(node.input) + list(node.output):
-                if name and name not in have:
-                    m.graph.output.append(onnx.ValueInfoProto(name=name))
-                    have.add(name)
-    return m
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Running both sides.
-
-def _run_onnxruntime(model, feeds: dict) -> dict:
-    import onnx
-    import onnxruntime as ort
-
-    aug = _with_node_tensors_as_outputs(model)
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "augmented.onnx")
-        onnx.save(aug, p)
-        try:
-            sess = ort.InferenceSession(p, _ort_options(), providers=["CPUExecutionProvider"])
-            return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
-        except Exception as e:
-            # Every line of it (the list of what the kernel supports follows the first), one line for us.
-            msg = " ".join(str(e).replace(d + os.sep, "").split()) if str(e) else type(e).__name__
-            msg = _ort_text(msg)
-            found = re.search(r"Name:'([^']*)'", msg)  # onnxruntime names the node that failed to run
-            node = found.group(1) if found else _node_onnxruntime_refuses(model)
-            if node is not None:
-                raise BridgeError(f"onnxruntime cannot run this node of the source model, so verify has no "
-                                  f"reference: {clip(msg, 600)}", node, "op") from None
-            raise BridgeError(f"onnxruntime cannot run the source model: {clip(msg, 600)}",
-                              field="model") from None
-
-
-# onnxruntime's error text: a status prefix and C++ signatures ("onnxruntime::X<T>::Compute(...) const
-# [with T = float]") before the sentence that says what is wrong.
-_ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |(?:\w+(?:::[\w<>]+)+ )?\b\w+(?:::[\w<>]+)+\([^()]*\)"
-                        r"(?: const)?(?: \[with [^\]]*\])?\s*")
-
-
-def _ort_text(msg: str) -> str:
-    return _ORT_NOISE.sub("", without_source(msg)).strip()
-
-
-def _node_onnxruntime_refuses(model) -> str | None:
-    """The first resampling node onnxruntime refuses to load on its own (its kernel constructors reject some
-    attribute combinations the ONNX spec allows, without naming the node), or None."""
-    import onnxruntime as ort
-
-    try:
-        singles = list(single_node_models(model))
-    except Exception:  # noqa: BLE001 -- only a better message is at stake
-        return None
-    for name, _, one, _ in singles:
-        try:
-            ort.InferenceSession(one.SerializeToString(), _ort_options(), providers=["CPUExecutionProvider"])
-        except Exception:  # noqa: BLE001
-            return name
-    return None
-
-
-def _ort_options():
-    """onnxruntime's own log lines (coloured, relaying raw attribute text) stay off the terminal unless the
-    "resample_bridge" logger is at debug level (``-v``)."""
-    import logging
-
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    # Fatal only by default: its errors reach the user as our one line.
-    so.log_severity_level = 1 if logging.getLogger("resample_bridge").isEnabledFor(logging.DEBUG) else 4
-    return so
+from .verify_source import run_onnxruntime
 
 
 def _read_converted(xml: str, extensions=()):
@@ -224,7 +136,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         report.update(ok=True, note="the graph has no nodes: its outputs are its inputs; nothing to compare")
         report["outputs"] = [{"name": o.name, "ok": None} for o in model.graph.output]
         return _verdict(report)
-    ort_out = _run_onnxruntime(model, feeds)
+    ort_out = run_onnxruntime(model, feeds)
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
                       for n in list(node.input) + list(node.output) if n} | {o.name for o in model.graph.output})
     options = {"fallback": fallback, "strict": strict, "allow_conditional": allow_conditional}

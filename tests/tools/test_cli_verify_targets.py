@@ -133,6 +133,25 @@ def test_inputs_and_outputs_in_polygraphys_json(capsys, tmp_path):
     assert rc == 2 and "field 'load-outputs'" in err and "no output of this model" in err, err
 
 
+def test_older_polygraphy_json_and_what_cannot_be_read(capsys, tmp_path):
+    """Older Polygraphy files tag a type with "__polygraphy_encoded_<type>": "polygraphy_serialized_json_type"; a
+    file verify cannot read is one line naming the option."""
+    src = saved(resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="linear"), tmp_path, "m.onnx")
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    legacy = [{"X": {"array": base64.b64encode(_npy(x)).decode(),
+                     "__polygraphy_encoded_ndarray": "polygraphy_serialized_json_type"}}]
+    (tmp_path / "old.json").write_text(json.dumps(legacy))
+    rc, out, err = _run(capsys, "verify", src, "--target", "onnx", "--load-inputs", tmp_path / "old.json",
+                        "--save-inputs", tmp_path / "again.npz")
+    assert rc == 0, err
+    with np.load(tmp_path / "again.npz") as z:
+        np.testing.assert_array_equal(z["X"], x)
+    (tmp_path / "torch.json").write_text(json.dumps([{"X": {"tensor": "AAAA", "polygraphy_class": "Tensor"}}]))
+    for bad in ("torch.json", "m.onnx"):
+        rc, out, err = _run(capsys, "verify", src, "--target", "onnx", "--load-inputs", tmp_path / bad)
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and "field 'inputs'" in err, err
+
+
 def _npy(a):
     buf = io.BytesIO()
     np.save(buf, a, allow_pickle=False)

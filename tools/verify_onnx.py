@@ -36,6 +36,8 @@ def _converted_model(target: str, path: str, converted: str | None, options: Con
     from .targets import entry, refuse_options
 
     if converted is not None:
+        if not os.path.exists(converted):
+            raise BridgeError(f"no such file: {clip(converted)}", field="converted")
         if not os.path.isfile(converted) or not converted.endswith(".onnx"):
             raise BridgeError(f"{clip(converted)} is not an .onnx file (--target {target} writes ONNX)",
                               field="converted")

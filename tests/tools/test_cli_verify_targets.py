@@ -55,6 +55,9 @@ def test_verify_runs_the_onnx_targets_output_on_onnxruntime(capsys, tmp_path, ta
     doc = strict_json(out)
     assert rc == 1 and doc["verdict"] == "FAILED" and doc["outputs"][0]["ok"] is False, doc["outputs"]
     rc, out, err = _run(capsys, "verify", src, "--target", target, "--converted", tmp_path / "nothing.xml")
+    assert rc == 2 and "field 'converted'" in err and "no such file" in err
+    (tmp_path / "other.xml").write_text("<net/>")
+    rc, out, err = _run(capsys, "verify", src, "--target", target, "--converted", tmp_path / "other.xml")
     assert rc == 2 and "field 'converted'" in err and "is not an .onnx file" in err
 
 

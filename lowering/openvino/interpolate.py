@@ -317,6 +317,8 @@ def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
             continue
         if f.name == "equal_length_identity" and calc == "sizes":
             continue  # sizes: an axis keeping its length has scale out/in = 1, an identity map in both
+        if f.name == "unit_scale_identity" and got.equal_length_identity:
+            continue  # a scale of exactly 1 keeps the length, and Interpolate copies every such axis
         if f.name not in _RUNTIME_CONDITIONS:
             return False, f"Interpolate differs in {f.name} ({f.a} vs {f.b})"
         conditions.append(_RUNTIME_CONDITIONS[f.name])

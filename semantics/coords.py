@@ -206,7 +206,8 @@ def bind_resize(ir: ResizeIR, in_shape: Sequence[int], runtime: dict | None = No
         if out[i] < 0:
             raise BridgeError(f"output length {out[i]} on axis {ax} is negative", field="sizes")
         axis_roi = (roi[i], roi[n + i]) if roi is not None else None
-        copy = ir.equal_length_identity and out[i] == lens[i]
+        copy = (ir.equal_length_identity and out[i] == lens[i]) or \
+            (ir.unit_scale_identity and sizes is None and scales is not None and scales[i] == 1)
         if out[i] == 0 or lens[i] == 0 or copy:
             # equal_length_identity: OpenVINO and onnxruntime copy an axis whose lengths are equal (measured:
             # L=10, scale 1.05 -> 10, a copy; the ONNX reference would shift by 0.45) — no crop range, no

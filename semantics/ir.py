@@ -117,6 +117,10 @@ class ResizeIR:
     # OpenVINO (and onnxruntime): an axis whose output length equals its (padded) input length is copied,
     # whatever the scale says.
     equal_length_identity: bool = False
+    # onnxruntime (and the spec convention): an axis whose run-time scale is exactly 1 is copied, where the
+    # coordinate map would move it (tf_half_pixel_for_nn: src = dst + 1/2). Set only for scales fed at run time;
+    # static ones leave such an axis out of ``axes``.
+    unit_scale_identity: bool = False
     filter_stretch: str = "clamped"  # see FILTER_STRETCHES
 
     kind = "resize"

@@ -110,6 +110,7 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         _f("arith", "STRING", R, "how ties resolve", vocab.ARITH),
         _f("pads", "INTS", (), "zeros added first, begins then ends per axis; empty: none"),
         _f("equal_length_identity", "INT", R, "an axis whose length does not change is copied", codec="bool"),
+        _f("unit_scale_identity", "INT", R, "an axis whose run-time scale is exactly 1 is copied", codec="bool"),
         _f("filter_stretch", "STRING", R, "antialias filter stretch per axis", vocab.FILTER_STRETCHES),
     ),
     "gridsample": (

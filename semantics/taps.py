@@ -144,7 +144,53 @@ def _axis_taps_cached(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, 
     return t
 
 
+def nearest_indices(axis: BoundAxis, rule: str) -> np.ndarray:
+    """``nearest_pick`` of every output's source a*o + b, in exact integer arithmetic over all outputs at once
+    (the same picks, without one Fraction per output: proofs ask for thousands of axes). Not clamped."""
+    den = math.lcm(axis.a.denominator, axis.b.denominator)
+    A, B = int(axis.a * den), int(axis.b * den)
+    o = np.arange(axis.out_len, dtype=np.int64)
+    # int64 where A*o + B cannot overflow, Python ints (object) beyond.
+    big = abs(A) * max(axis.out_len, 1) + abs(B) + 2 * den >= 2**62
+    num = (o.astype(object) if big else o) * A + B  # src = num / den
+    fl = num // den  # floor, also for negative numerators
+    twice_rem = 2 * (num - fl * den)  # 2*frac*den, in [0, 2*den)
+    if rule == "floor":
+        pick = fl
+    elif rule == "ceil":
+        pick = fl + (twice_rem > 0)
+    elif rule == "round_prefer_floor":
+        pick = fl + (twice_rem > den)
+    elif rule == "round_prefer_ceil":
+        pick = fl + (twice_rem >= den)
+    elif rule == "half_even":
+        pick = fl + ((twice_rem > den) | ((twice_rem == den) & (fl % 2 == 1)))
+    else:
+        raise ValueError(f"unknown nearest rounding {rule!r}")
+    return np.asarray(pick, dtype=np.int64) if not big else np.array([int(v) for v in pick], dtype=object)
+
+
+def _nearest_taps(axis: BoundAxis, exclude_outside: bool, exact: bool) -> TapTable:
+    """Nearest's one-tap table (no extrapolation window): ``nearest_indices`` clamped into the input; under
+    exclude_outside a tap outside the input weighs 0, as ``_weights`` gives it."""
+    picks = nearest_indices(axis, axis.nearest)
+    index = np.asarray(np.clip(picks, 0, axis.in_len - 1), dtype=np.int64).reshape(axis.out_len, 1)
+    one = np.ones(axis.out_len, dtype=bool)
+    if exclude_outside:
+        one = np.asarray((picks >= 0) & (picks < axis.in_len), dtype=bool)
+    if exact:
+        return TapTable(index, [[Fraction(int(k))] for k in one], None)
+    return TapTable(index, one.astype(np.float64).reshape(axis.out_len, 1), None)
+
+
 def _axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: bool) -> TapTable:
+    if sampler.kind == "nearest" and axis.valid is None:
+        return _nearest_taps(axis, exclude_outside, exact)
+    return _window_taps(axis, sampler, exclude_outside, exact)
+
+
+def _window_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: bool) -> TapTable:
+    """The table output by output, from each exact source coordinate (every sampler; the definition)."""
     L = axis.in_len
     srcs = source_coords(axis)
     f = stretch(sampler, axis.filter_scale, axis.stretch_clamp)

@@ -53,8 +53,6 @@ NO_EXTENSION_XFAIL: dict = {
     "dy18_timm_vit_dynimg_dynhw": "sizes fed at run time and antialias / exclude_outside have no native spelling",
     "dy18_tv_preprocess_half_dynamic": "sizes fed at run time and antialias / exclude_outside have no native "
                                        "spelling",
-    "ts17_hf_depth_anything_dynhw": "input shape (None, 8, None, None) is not static (decomposition needs static "
-                                    "shapes)",
     "ts20_kornia_rotate_nearest": "nearest GridSample-9 unnormalises in fp32_fused; a grid computed at run time",
     "ts20_kornia_warp_affine3d": "GridSample-9 is 4-D only; this is 5-D (expected: belongs in NEEDS_EXTENSION)",
     "ts20_kornia_warp_perspective_double": "OpenVINO's CPU GridSample is not known to compute float64 linear "

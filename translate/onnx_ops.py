@@ -174,6 +174,10 @@ def _spec_convention(ir: ResizeIR) -> ResizeIR:
     ir = dataclasses.replace(ir, length1="zero",
                              formula_length="fractional" if ir.coord == "half_pixel_symmetric" else "integer")
     n = len(ir.axes)
+    if isinstance(ir.scales, RuntimeValue) and ir.sizes is None and ir.coord == "tf_half_pixel_for_nn":
+        # Its map moves a scale-1 axis by half a pixel; onnxruntime copies it (measured: run-time scales
+        # [1, 1, 2, 1.5], N and C copied) as the static form leaves it out. Other modes map scale 1 to itself.
+        return dataclasses.replace(ir, unit_scale_identity=True)
     if isinstance(ir.scales, tuple):
         unit = [s == 1 for s in ir.scales]
     elif ir.sizes is not None and ir.aspect_policy == "stretch":

@@ -26,6 +26,8 @@ from ...semantics.taps import axis_taps
 from ..index_form import copied_axes
 from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
 from .decompose import check_decomposable, fill_value, tap_name
+from .cut import submodel
+from .fold import prove_folded, without_folded
 from .nearest_index import FORM, grid_verdict, index_name
 from .rungs import ort_gap
 
@@ -43,10 +45,11 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
         return [f"the written model does not parse: {e}"]
     nodes = {n.name: n for n in model.graph.node}
     consts = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    lowered = [r for r in result.records if not r.refused]
+    folded = prove_folded(model, result.records)
+    lowered = [r for r in without_folded(result.records) if not r.refused]
     # Shapes and types of GridSample / DeformConv inputs past X, for their probes (one shape inference).
     graph = Graph(model) if any(not isinstance(r.ir, ResizeIR) for r in lowered) else None
-    failures = []
+    failures = [f for fs in folded.values() for f in fs]
     for rec in lowered:
         index = rec.proof.get("form") == FORM
         if rec.rung == DECOMPOSE:
@@ -148,7 +151,7 @@ def prove_index(rec, model, nodes: dict, consts: dict) -> list[str]:
         if any(lengths):
             continue
         try:
-            cut = _submodel(model, {index_name(name, axis, r) + ":0": np.dtype(np.int64) for r in ("in", "out")},
+            cut = submodel(model, {index_name(name, axis, r) + ":0": np.dtype(np.int64) for r in ("in", "out")},
                             gather.input[1])
         except BridgeError as e:
             out.append(f"{name}: axis {axis}: the index subgraph reads more than its lengths ({e.message})")
@@ -248,7 +251,7 @@ def _probe(rec, model, consts, graph) -> list[str]:
             fed[arg] = (pos, shape, np.dtype(graph.dtypes.get(arg, dtype)))
     rng = np.random.default_rng(0)
     try:
-        sub = _submodel(model, {a: d for a, (_, _, d) in fed.items()}, rec.proof["output"])
+        sub = submodel(model, {a: d for a, (_, _, d) in fed.items()}, rec.proof["output"])
     except BridgeError as e:
         rec.extra["probe"] = f"not probed: {e.message}"
         return []
@@ -316,7 +319,7 @@ def _probe_index(rec, model) -> list[str]:
     if isinstance(ir.sizes, RuntimeValue):
         fed[args[3]] = np.dtype(np.int64)
     try:
-        sub = _submodel(model, fed, rec.proof["output"])
+        sub = submodel(model, fed, rec.proof["output"])
         sess = ort.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"])
     except BridgeError as e:
         return [f"{rec.node}: the index decomposition reads more than X and sizes ({e.message})"]
@@ -337,32 +340,3 @@ def _probe_index(rec, model) -> list[str]:
                         f"{want.shape})"]
     rec.extra["probe"] = f"probed on {len(INDEX_PROBES)} input shapes, bit-exact"
     return []
-
-
-def _submodel(model, inputs: dict, output: str):
-    """The nodes of ``model`` that compute ``output`` from ``inputs`` (name -> dtype) and constants, as a model
-    of their own."""
-    import onnx
-
-    producers = {o: (i, n) for i, n in enumerate(model.graph.node) for o in n.output}
-    inits = {i.name: i for i in model.graph.initializer}
-    picked, used, stack, seen = {}, [], [output], set(inputs)  # picked: position in the graph -> node
-    while stack:
-        t = stack.pop()
-        if not t or t in seen:
-            continue
-        seen.add(t)
-        if t in inits:
-            used.append(inits[t])
-        elif t in producers:
-            i, n = producers[t]
-            picked[i] = n
-            stack.extend(n.input)
-        else:
-            raise BridgeError(f"{t} is a graph input the probe does not feed")
-    graph = onnx.helper.make_graph([picked[i] for i in sorted(picked)], "probe",
-                                   [onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(d), None)
-                                    for n, d in inputs.items()], [onnx.ValueInfoProto(name=output)], used)
-    sub = onnx.helper.make_model(graph, opset_imports=list(model.opset_import))
-    sub.ir_version = model.ir_version
-    return sub

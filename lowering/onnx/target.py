@@ -12,6 +12,7 @@ from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, No
     Written, climb, records_json, summary_counts
 from . import rungs
 from .decompose import PORTABLE, decompose_resize
+from .fold import fold_constant_nodes, in_model_order
 from .nearest_index import decompose_nearest_index
 
 # Run-time conditions are never taken by default: a portable model must be exact for every value.
@@ -48,6 +49,8 @@ class OnnxTarget(Target):
             # an unnamed node is its position, which the decomposition shifts.
             if not node.name and f"{node.op_type}_{i}" not in taken:
                 node.name = f"{node.op_type}_{i}"
+        source = m
+        m, folded = fold_constant_nodes(m, self.name, policy)  # rung 0, before anything is parsed
         opset = default_opset(m)
         # Main-graph nodes by their first output: unique, and never an output name inside a body (ONNX forbids
         # shadowing), where protobuf wrappers give no stable identity.
@@ -65,6 +68,7 @@ class OnnxTarget(Target):
                               proof={**rec.proof, "inputs": list(proto.input), "output": proto.output[0],
                                      "top_level": node.top_level})
             records.append(rec)
+        records = in_model_order(source, folded + records)
         graph.toposort()
         out = gs.export_onnx(graph, do_type_check=False)
         out.ir_version = m.ir_version

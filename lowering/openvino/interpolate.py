@@ -171,10 +171,15 @@ def length_free(ir: ResizeIR, shape) -> str | None:
     through the same formula as the source, their float32 steps within the error bound (tf_crop_and_resize
     aside: its roi)."""
     if isinstance(ir.sizes, tuple) and ir.roi is None:
-        # Sizes: an axis that is not resized is copied whatever its length; a resized one's map reads it.
+        # Sizes: an axis that is not resized is copied whatever its length; a resized one's map reads it,
+        # through the same formula on both sides (sizes mode: the scale is out/L at run time). Linear and
+        # cubic are continuous in the coordinate, their float32 steps within the error bound at every length;
+        # nearest's ties move with the length.
         resized = [a for a in ir.axes if shape[a] is None]
-        return None if not resized else f"axis {resized[0]} has a dynamic length and a given size: the " \
-                                        "coordinate map changes with the length"
+        if resized and ir.sampler.kind == "nearest":
+            return f"axis {resized[0]} has a dynamic length and a given size: nearest's rounding ties move " \
+                   "with the length"
+        return None
     if not isinstance(ir.scales, tuple) or ir.roi is not None:
         return "sizes / roi with a dynamic input length change the coordinate map with the length"
     scale = dict(zip(ir.axes, ir.scales))
@@ -206,7 +211,7 @@ def _static_rung(node, rung: int):
     dynamic = not is_static(shape)
     # A resized axis of dynamic length needs its output length computed from it (scales); a dynamic axis that
     # is not resized (a batch) leaves sizes as good as scales.
-    resized_dynamic = any(shape[a] is None for a in node.ir.axes)
+    resized_dynamic = any(shape[a] is None for a in node.ir.axes) and not isinstance(node.ir.sizes, tuple)
     if dynamic:
         why = length_free(node.ir, shape)
         if why is not None:
@@ -317,6 +322,8 @@ def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
             continue
         if f.name == "equal_length_identity" and calc == "sizes":
             continue  # sizes: an axis keeping its length has scale out/in = 1, an identity map in both
+        if f.name == "unit_scale_identity" and got.equal_length_identity:
+            continue  # a scale of exactly 1 keeps the length, and Interpolate copies every such axis
         if f.name not in _RUNTIME_CONDITIONS:
             return False, f"Interpolate differs in {f.name} ({f.a} vs {f.b})"
         conditions.append(_RUNTIME_CONDITIONS[f.name])

@@ -136,9 +136,18 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
     except Exception as e:  # noqa: BLE001 -- the plugin's words
         verdict = f"the index subgraph does not compile: {plugin_sentence(e)}"
     else:
+        # Thousands of scalar runs: the feeds are set once and written in place, which skips the Python
+        # wrapper's per-call input dispatch (about 3x the run itself).
+        feeds = [ov.Tensor(np.zeros((), np.int64)) for f in (fi, fo) if f is None]
+        for k, t in enumerate(feeds):
+            run.set_input_tensor(k, t)
+
         def run_at(i, o):
-            feeds = [np.array(v, np.int64) for v, f in ((i, fi), (o, fo)) if f is None]
-            return run.infer(feeds)[0]
+            for t, v in zip(feeds, [v for v, f in ((i, fi), (o, fo)) if f is None]):
+                t.data[...] = v
+            run.start_async()
+            run.wait()
+            return run.get_output_tensor(0).data.copy()
         verdict = grid_mismatch(ir, [(i, None if fo == "length" else o) for i, o in grid], run_at)
     _VERDICTS[key] = verdict
     return verdict

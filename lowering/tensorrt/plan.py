@@ -26,7 +26,7 @@ ship) unless ``strict``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -37,6 +37,7 @@ from ...translate.dtypes import TENSORRT as TENSORRT_DTYPES
 from ...translate.onnx_tensorrt import import_node
 from ...translate.tensorrt.settings import UNVERIFIED
 from ..onnx.decompose import check_decomposable
+from ..onnx.fold import fold_constant_nodes, in_model_order
 from ..onnx.nearest_index import INT32_MAX_OUT
 from ..onnx.nearest_index import REASON as INDEX_REASON
 from ..onnx.nearest_index import candidate as index_candidate
@@ -242,10 +243,15 @@ def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> 
     gets ``rung`` None with the reason."""
     from ...translate.onnx import Graph, NodeView, default_opset, is_resampling, load, parse_view
 
-    model = named_copy(load(model))
+    source = named_copy(load(model))
+    model, records = fold_constant_nodes(source, TARGET, policy)  # rung 0: nothing left for TensorRT to fold
+    if records:  # what onnx-tensorrt would have made of them, for check
+        g, opset = Graph(source), default_opset(source)
+        protos = {n.name: n for n in source.graph.node}
+        records = [replace(r, extra={"importer": importer_verdict(NodeView.from_proto(protos[r.node], g, r.node),
+                                                                  opset, r.ir)}) for r in records]
     opset = default_opset(model)
     g = Graph(model)
-    records = []
     for node in model.graph.node:
         if not is_resampling(node):
             continue
@@ -260,7 +266,7 @@ def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> 
             records.append(plan_node(view, opset, src, strict, policy))
         except BridgeError as e:
             records.append(NodeRecord(node.name, src.origin, src, TARGET, reason=e.message, extra={"field": e.field}))
-    return model, records
+    return model, in_model_order(source, records)
 
 
 __all__ = ["plan_model", "plan_node", "RUNGS", "RUNG_NAMES", "NATIVE", "REWRITE", "DECOMPOSE", "PLUGIN", "Node",

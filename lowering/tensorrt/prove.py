@@ -13,6 +13,7 @@ from ...translate.onnx import Graph, NodeView, default_opset
 from ...translate.onnx_tensorrt import import_node
 from ..passes import NodeRecord
 from .compare import compare, pass_matches
+from ..onnx.fold import prove_folded, without_folded
 from ..passes import DECOMPOSE, PassResult
 from .rungs import PLUGIN, TENSORRT_COMPUTE
 from .spell import opset_spelled
@@ -96,7 +97,8 @@ def prove_nodes(model, records: list[NodeRecord]) -> dict[str, list[str]]:
     by_name = {n.name: n for n in model.graph.node}
     out = {}
     decomposed = []
-    for rec in records:
+    out.update(prove_folded(model, records))
+    for rec in without_folded(records):
         if rec.refused:
             continue
         nodes = [by_name.get(n) for n in rec.produced]

@@ -14,7 +14,7 @@ from ..passes import NodeRecord
 from ..onnx.decompose import decompose_resize
 from ..onnx.nearest_index import FORM as INDEX_FORM
 from ..onnx.nearest_index import decompose_nearest_index
-from ..passes import DECOMPOSE
+from ..passes import DECOMPOSE, FOLDED
 from .plugin import PLUGIN_DOMAIN, PLUGIN_DOMAIN_VERSION, PLUGIN_OPS, plugin_attributes, plugin_inputs
 from .rungs import NATIVE, PLUGIN, TENSORRT_COMPUTE
 
@@ -135,7 +135,7 @@ def rewrite(named, records: list[NodeRecord]):
     graph = import_graph(_with_shapes(named))
     opset = default_opset(named)
     # A refused node stays as it is (check rewrites the others to prove them).
-    records = [rec if rec.refused else _apply(graph, gs, rec, opset) for rec in records]
+    records = [rec if rec.refused or rec.rung == FOLDED else _apply(graph, gs, rec, opset) for rec in records]
     graph.toposort()  # no cleanup: the user's other nodes stay as they are; unused constants are not exported
     out = gs.export_onnx(graph)
     out.ir_version = named.ir_version

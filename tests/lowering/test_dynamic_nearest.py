@@ -208,3 +208,34 @@ def test_integer_scales_on_a_dynamic_batch(rounding, tmp_path):
             want = run(ir, x)
             got = compiled([x])[0]
             assert got.shape == (n, 3, 2 * h, 2 * w) and np.array_equal(got, want), (shape, n, h, w)
+
+
+@pytest.mark.compiled
+@pytest.mark.parametrize("shape", [[2, 3, 4, 5], ["n", "c", "h", "w"]])
+def test_kept_axes_are_copied_with_run_time_scales(shape, tmp_path):
+    """The run-time *scales* form of ``test_kept_axes_are_copied_with_run_time_sizes``: scale 1 on N and C under
+    tf_half_pixel_for_nn with ceil copies them (onnxruntime reads element x+1 there, up to 1.2e9 off on int32);
+    no index form takes run-time scales, so the node goes to the extension, which must copy them too."""
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="nearest", nearest_mode="ceil",
+                            coordinate_transformation_mode="tf_half_pixel_for_nn")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.INT32, shape),
+                                            helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.INT32, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+    ov_model, (rec,), ir = _convert(model, tmp_path)
+    core = ov.Core()
+    if rec.rung == 4:
+        from resample_bridge.lowering import compiled as lib
+
+        core.add_extension(lib.openvino_extension())
+    run_at = core.compile_model(ov_model, "CPU", F32)
+    x = (np.arange(120, dtype=np.int64).reshape(2, 3, 4, 5) * 10**7).astype(np.int32)
+    for scales in ([1, 1, 2, 1.5], [1, 1, 1, 1], [1, 1, 0.5, 3]):
+        scales = np.array(scales, np.float32)
+        want = run(ir, x, None, scales)
+        got = run_at([x, scales])[0]
+        assert got.dtype == want.dtype and np.array_equal(got, want), scales
+        for n, c in itertools.product(range(2), range(3)):  # N and C copied: each slice reads its own
+            assert np.isin(want[n, c], x[n, c]).all()
+        if np.all(scales == 1):
+            assert np.array_equal(want, x)

@@ -47,6 +47,7 @@ struct ResizeAttrs {
     std::string arith = "exact";  // carried for proofs; the kernels decide ties exactly, as the oracle does
     std::vector<int64_t> pads;
     bool equal_length_identity = false;
+    bool unit_scale_identity = false;
     std::string filter_stretch = "clamped";
 
     template <class V>
@@ -71,6 +72,7 @@ struct ResizeAttrs {
         v("arith", arith);
         v("pads", pads);
         v("equal_length_identity", equal_length_identity);
+        v("unit_scale_identity", unit_scale_identity);
         v("filter_stretch", filter_stretch);
     }
 };

@@ -289,7 +289,8 @@ inline BoundResize bind_resize(const ResizeAttrs& ir, const std::vector<int64_t>
         const int64_t axis = ir.axes[i];
         out.out_shape[axis] = olen[i];
         if (olen[i] < 0) throw bind_error("sizes", "output length " + std::to_string(olen[i]) + " is negative");
-        const bool copy = ir.equal_length_identity && olen[i] == lens[i];
+        const bool copy = (ir.equal_length_identity && olen[i] == lens[i]) ||
+                          (ir.unit_scale_identity && has_scales && !has_sizes && scales[i] == Rat(1));
         Rat a(1), b(0);
         if (!(olen[i] == 0 || lens[i] == 0 || copy)) {
             Rat axis_roi[2];  // (start, end) of this axis

@@ -4,7 +4,10 @@ still count as the same numbers. Imports numpy and the semantics package.
 Exact, for floating point, means: every element within the forward error bound of a float32 evaluation of the
 spec's formula -- the coordinate map, the tap weights and the weighted sum each rounded to float32 --
 computed per element from the oracle's own taps, weights and values (``float_bound``, ``error_bound.py``).
-Integers are bit-exact and nearest picks the same element (bound 0). This is how every resampling node is
+Integers are bit-exact and nearest picks the same element (bound 0). bfloat16 is a float32 evaluation rounded
+once to bfloat16: the result must be the rounding of a value within that bound of the exact one, i.e. the exact
+value rounded once, or its neighbour where the exact value lies within the bound of a midpoint
+(``error_bound._bfloat16_bound``). This is how every resampling node is
 judged against the oracle: the OpenVINO proof by numbers (``lowering/openvino/probe.py``, ``frontend.py``), the
 ONNX target's proof (``lowering/onnx/prove.py``), ``check`` (the importer's output) and ``verify`` (each node),
 through ``compare.against_oracle``.

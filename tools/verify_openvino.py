@@ -19,7 +19,7 @@ import tempfile
 import numpy as np
 
 from ..lowering.openvino.frontend import openvino_error_reason
-from ..lowering.openvino.graph import F32
+from ..lowering.openvino.graph import F32, Compiled
 from ..lowering.openvino.target import convert
 from ..lowering.openvino.write import EXTENSION_NAME
 from ..semantics.compare import against_oracle, compare
@@ -147,7 +147,7 @@ def _run_openvino(core, ov_model, feeds: dict, observe: list[str]) -> dict:
         ov_model.add_outputs(extra)
     params = {n for p in ov_model.inputs for n in p.get_names()}
     try:
-        compiled = core.compile_model(ov_model, "CPU", F32)
+        compiled = Compiled(core.compile_model(ov_model, "CPU", F32))
         res = compiled({k: v for k, v in feeds.items() if k in params})
     except Exception as e:
         raise BridgeError(f"OpenVINO cannot run the converted model: {_ov_reason(e)}", field="converted") from None

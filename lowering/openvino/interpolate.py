@@ -15,7 +15,7 @@ from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_
 from ...semantics.vocab import OPENVINO_COORD_MODES
 from ..passes import BUILTIN, REWRITE, Candidate, Refusal
 from .extension import needs_extension
-from .graph import RUNTIME_SOURCES, compile_f32, dims, tag
+from .graph import RUNTIME_SOURCES, compile_f32, dims, np_dtype, tag
 
 
 def interpolate_mode(ir: ResizeIR) -> dict | None:
@@ -212,7 +212,7 @@ def _static_rung(node, rung: int):
         if why is not None:
             return Refusal(f"input shape {list(shape)}: {why}")
         shape = tuple(REPRESENTATIVE_LENGTH if d is None else d for d in shape)
-    why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, x.get_element_type().to_dtype().name)
+    why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, np_dtype(x.get_element_type()).name)
     if why is not None:
         return Refusal(why, "dtype")
     found, not_native = _first_exact(node, rung, shape, x.get_element_type(), scales_only=resized_dynamic)
@@ -283,7 +283,7 @@ def _runtime_interpolate(node):
         return "antialias / exclude_outside have no native spelling with run-time scales"
     if ir.coord not in OPENVINO_COORD_MODES:
         return f"coordinate mode {ir.coord} has no native spelling"
-    why = tov.dtype_reason("Interpolate", ir.sampler.kind, node.inputs[0].get_element_type().to_dtype().name)
+    why = tov.dtype_reason("Interpolate", ir.sampler.kind, np_dtype(node.inputs[0].get_element_type()).name)
     if why is not None:
         return why
     inputs = resize_inputs(ir, node.inputs)  # (X, roi, scales, sizes) also for Upsample / Resize-10

@@ -320,9 +320,18 @@ def format_verify(report: dict) -> str:
     lines.append("model outputs (OpenVINO CPU f32 vs onnxruntime):")
     lines += [row("output", r) for r in report["outputs"]]
     if report["nodes"]:
-        lines.append("resampling nodes (OpenVINO CPU f32 vs the oracle on the same inputs):")
+        lines.append("resampling nodes (OpenVINO CPU f32 vs the oracle on the same inputs; check and the report "
+                     "judge each node cut out, on its own probe input):")
     for r in report["nodes"]:
         lines.append(row("node", r))
+        if r.get("probe"):
+            from .node_probe import probe_text
+
+            p = r["probe"]
+            imp = _num(p.get("importer_max_error")) if p.get("importer_max_error") is not None else \
+                (p.get("importer_note") or "n/a").split(":")[0]
+            lines.append(f"      on its probe input {probe_text(p.get('input'))}: OpenVINO importer {imp}, "
+                         f"resample-bridge {_num(p.get('resample_bridge_max_error'))}")
         o = r.get("onnxruntime_vs_oracle", {})
         if o.get("shape_mismatch"):
             lines.append(f"      (onnxruntime's output shape differs from the ONNX semantics here: {o['shape_mismatch']}; "

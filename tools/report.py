@@ -257,6 +257,16 @@ def attach_probe_numbers(report: dict, views: list[NodeView]) -> None:
                           "resample_bridge_max_error": _finite(v.ours_error), "input": v.probe}
 
 
+def _at_shapes_of(model_path, report: dict):
+    """The model with its inputs at the shapes verify ran (``--input-shapes``, given arrays): the probes and
+    pictures take them instead of the defaults for dynamic dimensions."""
+    from ..translate.onnx import load
+    from ..translate.onnx_shapes import with_input_shapes
+
+    shapes = {s["name"]: s["shape"] for s in report.get("inputs", []) if s.get("shape") is not None}
+    return with_input_shapes(load(model_path), shapes) if shapes else model_path
+
+
 def _finite(x):
     return None if x is None or not math.isfinite(x) else x
 
@@ -266,7 +276,7 @@ def write_verify_report(out_dir: str, model_path: str, report: dict, *, fallback
     """The page for ``verify``: ``report`` as ``verify_openvino`` returns it (per output and per node
     errors on the verify inputs) plus, per node, its probe (check's input) with pictures; ``report``'s nodes
     gain the probe numbers (``attach_probe_numbers``)."""
-    views = _views_or_none(model_path, fallback, strict)
+    views = _views_or_none(_at_shapes_of(model_path, report), fallback, strict)
     attach_probe_numbers(report, views)
     by_name = {v.name: v for v in views}
 

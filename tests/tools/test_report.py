@@ -266,3 +266,16 @@ def test_no_text_box_is_clipped_in_chromium(tmp_path):
     import html
 
     assert json.loads(html.unescape(found.group(1))) == []
+
+
+def test_verify_report_probes_at_the_shapes_verify_ran(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import matplotlib.image as mimage
+
+    model = tmp_path / "dyn.onnx"
+    onnx.save(_dynamic_two_nodes(), model)
+    rep = tmp_path / "rep"
+    assert main(["verify", str(model), "--input-shapes", "X:[1,3,24,20]", "--report", str(rep)]) == 0
+    page = (rep / "index.html").read_text()
+    assert "probe input: X [1, 3, 24, 20] (seed 0)<" in page and "dynamic dims given defaults" not in page
+    assert mimage.imread(rep / "node00_exact.png").shape[:2] == (48, 40)

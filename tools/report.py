@@ -294,7 +294,9 @@ def write_verify_report(out_dir: str, model_path: str, report: dict, *, fallback
         k = names.index(r["name"]) if r.get("name") in names else None
         row = err_row(r, f"node{k}" if k is not None else None)
         v = by_name.get(r.get("name"))
-        row[1:1] = [fmt(v.importer_error) if v else "—", fmt(v.ours_error) if v else "—",
+        imp = fmt(v.importer_error) if v and v.importer is not None else \
+            esc(v.importer_note.split(":")[0] or "—") if v else "—"  # "refused", "converts but does not run"
+        row[1:1] = [imp, fmt(v.ours_error) if v else "—",
                     esc(probe_text(v.probe)) if v else "—"]
         node_rows.append(row)
     ok = report.get("ok")

@@ -190,20 +190,20 @@ h1 {{ font-size: 20px; margin: 0 0 4px; }} h2 {{ font-size: 16px; margin: 24px 0
 table {{ border-collapse: collapse; margin: 6px 0; }}
 td, th {{ border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }}
 th {{ background: #f3f3f3; }}
-.verdict {{ font-size: 12px; padding: 1px 6px; border-radius: 3px; }}
+.verdict {{ font-size: 12px; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }}
 .good {{ background: #e3f4e3; }} .bad {{ background: #fbe3e3; }} .warn {{ background: #fdf3d6; }}
 .panels {{ display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }}
-figure {{ margin: 0; }} figcaption {{ font-size: 12px; color: #444; max-width: 220px; overflow-wrap: anywhere; }}
+figure {{ margin: 0; }} figcaption {{ font-size: 12px; color: #444; max-width: 220px; overflow-wrap: break-word; }}
 .cbar {{ display: grid; grid-template-columns: 1fr 1fr; font-size: 11px; color: #444; margin-top: 2px; }}
 .cbar img {{ grid-column: 1 / 3; width: 100%; height: 10px; image-rendering: auto; border: 0; }}
 .cbar span:last-child {{ text-align: right; }}
-pre.gate {{ padding: 6px 8px; white-space: pre-wrap; overflow-wrap: anywhere; }}
-td {{ overflow-wrap: anywhere; }}
+pre.gate {{ padding: 6px 8px; white-space: pre-wrap; overflow-wrap: break-word; }}
+td {{ overflow-wrap: break-word; }}
 figure img {{ image-rendering: pixelated; display: block; }}
 figure.heat > img {{ border: 3px solid {HEAT_FRAME}; }}
 figure.img > img {{ border: 3px solid #ddd; }}
 figure.missing div {{ width: 220px; min-height: 120px; border: 3px dashed #ccc; color: #666; font-size: 12px;
-  padding: 6px; box-sizing: border-box; overflow-wrap: anywhere; }}
+  padding: 6px; box-sizing: border-box; overflow-wrap: break-word; }}
 .note, .scale {{ color: #555; font-size: 12px; }}
 """
 

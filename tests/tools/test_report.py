@@ -213,6 +213,8 @@ def test_dynamic_model_report_uses_stated_defaults_and_carries_the_gate(tmp_path
     gate = [ln for ln in out.splitlines() if ln.startswith("gate (")]
     assert gate and gate[0] in page  # the gate verdict as check printed it
     assert "axis 2 = 16, axis 3 = 16" in page  # the defaults given to the dynamic dimensions, said
+    assert "    probe input: X [1, 3, 16, 16] (seed 0; dynamic dims given defaults: axis 0 = 1, axis 2 = 16, " \
+           "axis 3 = 16)" in out.splitlines()  # and in check's own text
     for dist in ("resample-bridge", "openvino", "onnxruntime", "onnx"):
         assert f"{dist} " in page.split("versions:")[1].split("<br>")[0]
     assert "forward error bound of a float32 evaluation" in page

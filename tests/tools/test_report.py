@@ -281,3 +281,18 @@ def test_verify_report_probes_at_the_shapes_verify_ran(tmp_path, capsys):
     page = (rep / "index.html").read_text()
     assert "probe input: X [1, 3, 24, 20] (seed 0)<" in page and "dynamic dims given defaults" not in page
     assert mimage.imread(rep / "node00_exact.png").shape[:2] == (48, 40)
+
+
+def test_dynamic_gridsample_pictures_are_not_one_pixel(tmp_path):
+    """A GridSample whose X and grid are both dynamic: the grid's output dims take the default too."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.image as mimage
+
+    g = helper.make_graph([helper.make_node("GridSample", ["X", "G"], ["Y"], name="gs", mode="linear")], "gs",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", "C", "H", "W"]),
+                           helper.make_tensor_value_info("G", TensorProto.FLOAT, ["N", "Ho", "Wo", 2])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = tmp_path / "gs.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=10), model)
+    assert main(["check", str(model), "--report", str(tmp_path / "rep"), "--fail-on", "none"]) == 0
+    assert mimage.imread(tmp_path / "rep" / "node00_exact.png").shape[:2] == (16, 16)

@@ -243,6 +243,7 @@ window.addEventListener('load', () => {
 </script>"""
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 def test_no_text_box_is_clipped_in_chromium(tmp_path):
     """A refusal is shown whole and wrapped: Chromium lays the page out and no text box overflows its box."""

@@ -126,12 +126,18 @@ def nvcc() -> str | None:
 
 def missing_tools() -> str | None:
     """Why nothing can be built here (one line naming what to install), or None."""
+    missing = _missing_tool()
+    return missing and missing[1]
+
+
+def _missing_tool() -> tuple[str, str] | None:
+    """(the field a refusal names, the line saying what to install), or None."""
     if not cmake():
-        return "CMake 3.18 or newer is needed: pip install 'cmake>=3.18' (the openvino extra brings it)"
+        return "cmake", "CMake 3.18 or newer is needed: pip install 'cmake>=3.18' (the openvino extra brings it)"
     if not _compiler():
-        return "a C++17 compiler is needed: apt-get install g++ (or clang++; CXX names one)"
+        return "compiler", "a C++17 compiler is needed: apt-get install g++ (or clang++; CXX names one)"
     if not (os.environ.get("CMAKE_GENERATOR") or shutil.which("make") or _generator()):
-        return "make or ninja is needed: pip install ninja (the openvino extra brings it)"
+        return "make", "make or ninja is needed: pip install ninja (the openvino extra brings it)"
     return None
 
 
@@ -158,9 +164,9 @@ def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ..
     lib = out_dir / f"lib{target}.so"
     if lib.exists():
         return lib
-    why = missing_tools()
-    if why:
-        raise BridgeError(f"{why}: {what} is compiled on first use", field="cmake" if "CMake" in why else "compiler")
+    missing = _missing_tool()
+    if missing:
+        raise BridgeError(f"{missing[1]}: {what} is compiled on first use", field=missing[0])
     with _locked(out_dir / ".lock"):
         if lib.exists():
             return lib

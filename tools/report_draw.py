@@ -135,7 +135,7 @@ def node_section(view, k: int, panels: _Panels, verdict: str = "") -> str:
     if view.fields:
         parts.append("<table class=\"fields\"><tr><th>field</th><th>OpenVINO importer's value</th>"
                      "<th>the model's value</th></tr>")
-        parts += [f"<tr><td>{esc(f.field)}</td><td>{esc(f.importer)}</td><td>{esc(f.model)}</td></tr>"
+        parts += ["<tr>" + "".join(f"<td>{esc(v, None)}</td>" for v in (f.field, f.importer, f.model)) + "</tr>"
                   for f in view.fields]
         parts.append("</table>")
     elif view.importer_note.startswith("refused"):

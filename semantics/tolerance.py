@@ -64,4 +64,5 @@ def report_floor(exact: np.ndarray) -> float:
     return REPORT_FLOOR * max(1.0, float(np.abs(exact).max(initial=0)))
 
 
-__all__ = ["POLICY", "FLOAT", "FLOAT16_REPORT", "REPORT_FLOOR", "BOUND_FLOOR", "float_bound", "default_tolerance", "report_floor"]
+__all__ = ["POLICY", "FLOAT", "FLOAT16_REPORT", "REPORT_FLOOR", "BOUND_FLOOR", "float_bound", "default_tolerance",
+           "report_floor"]

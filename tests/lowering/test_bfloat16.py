@@ -82,7 +82,8 @@ CASES = [(_model("linear", 1.7), REWRITE), (_model("linear", 0.6), REWRITE), (_m
 
 
 @pytest.mark.parametrize("model, rung", CASES,
-                         ids=["linear-1.7", "linear-0.6", "cubic-1.7", "cubic-0.6", "nearest-1.7", "pytorch-x3", "ties"])
+                         ids=["linear-1.7", "linear-0.6", "cubic-1.7", "cubic-0.6", "nearest-1.7", "pytorch-x3",
+                              "ties"])
 def test_bfloat16_resize_is_float32_rounded_once(model, rung, tmp_path):
     """Interpolate in float32 between Converts (rung 2), or the decomposition where no spelling is exact:
     written and read back from disk, the exact value rounded once -- or, where the exact value is a bfloat16

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering.openvino.interpolate import REPRESENTATIVE_LENGTH
+from ..semantics.ir import ResizeIR
 
 PROBE_SEED = 0
 DEFAULT_LENGTH = REPRESENTATIVE_LENGTH
@@ -27,8 +28,6 @@ NOISE = 0.1  # of the picture's [0, 1.5] range: texture, not snow
 def dynamic_length(ir=None):
     """The default length of a dynamic dimension of the node's data input, per axis (the module docstring's
     rule); a resized axis of a Resize always gets DEFAULT_LENGTH, the length check's tie proof runs on."""
-    from ..semantics.ir import ResizeIR
-
     resized = set(ir.axes) if isinstance(ir, ResizeIR) else set()
     return lambda ax: DEFAULT_LENGTH if ax >= 2 or ax in resized else 1
 

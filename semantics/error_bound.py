@@ -50,8 +50,8 @@ from .coords import bind_resize
 from .errors import BridgeError
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, Sampler
 from .reference import (_coordinate_padding, contract_taps, deform_geometry, deform_points, extrapolate,
-                        grouped_conv, pad_input, runtime_values, sample_points, tap_reads, tap_window,
-                        window_weights)
+                        grouped_conv, pad_input, round_to_bfloat16, run, runtime_values, sample_points, tap_reads,
+                        tap_window, window_weights)
 from .taps import _weights, axis_taps, cubic_filter, linear_filter, source_coords, stretch
 
 U = 2.0 ** -24  # float32 unit roundoff
@@ -66,6 +66,8 @@ _H = 2.0 ** -20
 def bound(ir, *inputs) -> np.ndarray:
     """Per output element (the oracle's output shape), float64 >= 0: the forward error bound of a float32
     evaluation of ``ir``'s formula on these inputs; 0 for integer inputs and nearest sampling."""
+    if inputs and getattr(inputs[0], "dtype", None) is not None and inputs[0].dtype.name == "bfloat16":
+        return _bfloat16_bound(ir, *inputs)
     if isinstance(ir, ResizeIR):
         out = bound_resize(ir, *inputs)
     elif isinstance(ir, GridSampleIR):
@@ -75,6 +77,22 @@ def bound(ir, *inputs) -> np.ndarray:
     else:
         raise BridgeError(f"not an IR value: {type(ir).__name__}")
     return np.nan_to_num(out, nan=0.0, posinf=np.inf)
+
+
+def _bfloat16_bound(ir, x, *rest) -> np.ndarray:
+    """bfloat16: the float32 evaluation rounded once to bfloat16, against the exact value rounded once. The
+    result may be the rounding of any value within the float32 bound b of the exact y, so it lies between
+    rnd(y - b) and rnd(y + b): 0 apart from the oracle's rnd(y) unless y is within b of a rounding midpoint,
+    one bfloat16 step there (a policy of eps * |y|, as float16's, would accept a step anywhere: an op that
+    rounds to bfloat16 between passes). Inputs of X's type are taken as float64 (exactly)."""
+    wide = [a.astype(np.float64) if a is not None and getattr(a, "dtype", None) == x.dtype else a
+            for a in (x, *rest)]
+    y = np.asarray(run(ir, *wide), dtype=np.float64)
+    b = bound(ir, *wide)
+    want = round_to_bfloat16(y)
+    with np.errstate(invalid="ignore"):
+        return np.nan_to_num(np.maximum(round_to_bfloat16(y + b) - want, want - round_to_bfloat16(y - b)),
+                             nan=0.0)
 
 
 def _is_float(x: np.ndarray) -> bool:

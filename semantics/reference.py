@@ -37,7 +37,22 @@ def cast_like(y: np.ndarray, dtype) -> np.ndarray:
     if np.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         return np.clip(np.round(y), info.min, info.max).astype(dtype)
+    if dtype.name == "bfloat16":
+        with np.errstate(over="ignore"):  # past the largest bfloat16 is infinity, as ONNX's cast
+            return round_to_bfloat16(y).astype(dtype)
     return y.astype(dtype)
+
+
+def round_to_bfloat16(y: np.ndarray) -> np.ndarray:
+    """float64 ``y`` rounded to the nearest bfloat16 value, ties to even, as float64. Once: a cast through
+    float32 (ml_dtypes' float64 -> bfloat16 is one) rounds twice and can land on the other neighbour
+    (1 + 2^-8 + 2^-30 is 1 + 2^-7, not 1)."""
+    y = np.asarray(y, dtype=np.float64)
+    _, e = np.frexp(y)  # |y| = m * 2^e, m in [1/2, 1): bfloat16 keeps 8 significant bits
+    step = np.maximum(e - 8, -133)  # below 2^-126 the subnormal spacing 2^-133
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.ldexp(np.round(np.ldexp(y, -step)), step)  # scaling by a power of two is exact
+    return np.where(np.isfinite(y), r, y)
 
 
 def runtime_values(ir: ResizeIR, inputs) -> dict:

@@ -4,7 +4,10 @@ still count as the same numbers. Imports numpy and the semantics package.
 Exact, for floating point, means: every element within the forward error bound of a float32 evaluation of the
 spec's formula -- the coordinate map, the tap weights and the weighted sum each rounded to float32 --
 computed per element from the oracle's own taps, weights and values (``float_bound``, ``error_bound.py``).
-Integers are bit-exact and nearest picks the same element (bound 0). This is how every resampling node is
+Integers are bit-exact and nearest picks the same element (bound 0). bfloat16 is a float32 evaluation rounded
+once to bfloat16: the result must be the rounding of a value within that bound of the exact one, i.e. the exact
+value rounded once, or its neighbour where the exact value lies within the bound of a midpoint
+(``error_bound._bfloat16_bound``). This is how every resampling node is
 judged against the oracle: the OpenVINO proof by numbers (``lowering/openvino/probe.py``, ``frontend.py``), the
 ONNX target's proof (``lowering/onnx/prove.py``), ``check`` (the importer's output) and ``verify`` (each node),
 through ``compare.against_oracle``.
@@ -23,6 +26,13 @@ from . import error_bound
 FLOAT = (1e-5, 1e-4)
 # The same for float16 outputs: a few of its ulps (2^-11 relative) at unit magnitude.
 FLOAT16_REPORT = (1e-2, 1e-3)
+# The policy in one sentence, for reports.
+POLICY = ("a node is exact when every output element lies within the forward error bound of a float32 evaluation "
+          "of the spec's formula (coordinate, tap weights and weighted sum each rounded to float32), computed per "
+          "element by the oracle; integers and nearest must match bit for bit, bfloat16 must be that evaluation "
+          f"rounded once; model outputs against onnxruntime: atol {FLOAT[0]:g} (times max(1, max|expected|)) and "
+          f"rtol {FLOAT[1]:g}")
+
 # The report's heatmaps: errors below this share of max(1, max|exact|) stay dark (float32 rounding noise).
 REPORT_FLOOR = FLOAT[1]
 
@@ -54,4 +64,5 @@ def report_floor(exact: np.ndarray) -> float:
     return REPORT_FLOOR * max(1.0, float(np.abs(exact).max(initial=0)))
 
 
-__all__ = ["FLOAT", "FLOAT16_REPORT", "REPORT_FLOOR", "BOUND_FLOOR", "float_bound", "default_tolerance", "report_floor"]
+__all__ = ["POLICY", "FLOAT", "FLOAT16_REPORT", "REPORT_FLOOR", "BOUND_FLOOR", "float_bound", "default_tolerance",
+           "report_floor"]

@@ -180,12 +180,13 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
         raise BridgeError("--report draws OpenVINO CPU runs; it needs --target openvino", field="report")
     with _model_file(model, convention) as given, prepared(given, input_shapes) as (path, _):
         rows = e.check(path, progress=progress)
+        gate = summary(rows, target, tuple(fail_on))
         if report:
             import sys
 
             from .report import write_check_report
 
-            print(f"report: {write_check_report(report, path, rows)}", file=sys.stderr)
+            print(f"report: {write_check_report(report, path, rows, summary=gate)}", file=sys.stderr)
     typed = []
     for r in rows:
         v, ours = importer_verdict(r), r.get("resample_bridge") or {}
@@ -195,7 +196,7 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
             reason=str(v.get("reason", "")), conditions=tuple(map(str, v.get("conditions", ()))),
             rung=ours.get("rung"), rung_name=str(ours.get("rung_name", "refused")),
             rung_reason=str(ours.get("reason", "")), raw=r))
-    return CheckResult(target, tuple(typed), summary(rows, target, tuple(fail_on)))
+    return CheckResult(target, tuple(typed), gate)
 
 
 def convert_model(model, *, fallback: str = "decompose", strict: bool = False, extensions=(),

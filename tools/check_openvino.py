@@ -29,6 +29,7 @@ from .gate import format_check_rows
 from ..translate.onnx import load
 from .check_openvino_batch import config_key, native_batch, ours_batch
 from .check_openvino_node import single_node_models
+from .node_probe import probe_note, probe_text
 
 
 def check_openvino(model_path, progress=None) -> list[dict]:
@@ -72,7 +73,8 @@ def check_openvino(model_path, progress=None) -> list[dict]:
     for i, (name, ir, one, feeds) in enumerate(nodes):
         k = key_of[i]
         mine = whole.get(name) or ours[k]
-        row = {"name": name, "op": ir.origin, "openvino": dict(native[k]), "resample_bridge": dict(mine)}
+        row = {"name": name, "op": ir.origin, "openvino": dict(native[k]), "resample_bridge": dict(mine),
+               "probe": probe_note(one, feeds)}
         same = [nodes[j][0] for j in range(len(nodes)) if key_of[j] == k and j != i]
         if same:
             row["same_config_as"] = same[:20]
@@ -125,7 +127,10 @@ def _unproven_rows(model_path, unproven: dict, whole: dict) -> list[dict]:
 
 
 def format_check(rows: list[dict]) -> str:
-    return format_check_rows(rows, "openvino", "OpenVINO importer", _importer_lines)
+    # A probe whose dynamic dimensions took defaults is said under the verdict (its error is on that shape).
+    shown = [{**r, "openvino": {**r["openvino"], "probe": r["probe"]}} if (r.get("probe") or {}).get("defaults")
+             else r for r in rows]
+    return format_check_rows(shown, "openvino", "OpenVINO importer", _importer_lines)
 
 
 def _importer_lines(v: dict) -> tuple[str, list[str]]:
@@ -137,7 +142,9 @@ def _importer_lines(v: dict) -> tuple[str, list[str]]:
     elif v["verdict"] == "silently different" and v.get("data_dependent"):
         suffix = " (on some input values; the probe's do not show it)"
     elif v["verdict"] == "silently different" and v.get("shape"):
-        suffix = f" (on input shape {v['shape']}, one the model's dynamic dimensions admit)"
+        err = v.get("max_error")
+        suffix = f" (on input shape {v['shape']}, one the model's dynamic dimensions admit" + \
+            (f"; max error {err:.3g} on a probe input)" if err is not None else ")")
     elif v["verdict"] == "silently different":
         err = v.get("max_error")
         suffix = f" (max error {err:.3g} on a probe input)" if err is not None and np.isfinite(err) else \
@@ -147,4 +154,6 @@ def _importer_lines(v: dict) -> tuple[str, list[str]]:
               for ax, idx in v.get("ties", {}).items()]
     lines += [f"    {ax}: output indices {idx} sit at a rounding boundary; OpenVINO's fp32 coordinates resolve "
               f"them as the exact ones on this shape (measured)" for ax, idx in v.get("ties_resolved", {}).items()]
+    if v.get("probe"):
+        lines.append(f"    probe input: {probe_text(v['probe'])}")
     return suffix, lines

@@ -13,7 +13,7 @@ from ..semantics.compare import outside
 from ..semantics.errors import BridgeError
 from ..semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ..semantics.tolerance import float_bound
-from .check_openvino_node import _dynamic_length
+from .node_probe import dynamic_length as _dynamic_length
 
 
 def _native_verdict(path, ir, one, feeds) -> dict:
@@ -148,13 +148,15 @@ def _dynamic_verdict(ir, ov_ir, err, probe) -> dict:
 
     if ir.input_shape is None:
         return _unproven("the input rank is unknown", err)
+    # The probe's error where it shows the difference too (the number the report and verify print), else none.
+    shown = err if not probe[3] and np.isfinite(err) else None
     for shape in _sample_shapes(ir.input_shape):
         try:
             d = diff(ir, ov_ir, shapes=shape, runtime=None)
         except BridgeError:
             continue
         if not d.same:
-            return {"verdict": "silently different", "fields": [str(f) for f in d.fields], "max_error": None,
+            return {"verdict": "silently different", "fields": [str(f) for f in d.fields], "max_error": shown,
                     "shape": list(shape)}
     named = [f for f in field_differences(ir, ov_ir) if f.name != "arith"]
     if not named and ir.arith == ov_ir.arith:
@@ -169,7 +171,7 @@ def _dynamic_verdict(ir, ov_ir, err, probe) -> dict:
         except BridgeError:
             d = None
         if d is not None and not d.same:
-            return {"verdict": "silently different", "fields": [str(f) for f in d.fields], "max_error": None,
+            return {"verdict": "silently different", "fields": [str(f) for f in d.fields], "max_error": shown,
                     "shape": list(rep)}
         if d is not None and not d.ties:
             return {"verdict": "exact", "max_error": err}

@@ -126,11 +126,11 @@ def verify_lines(views, report: dict) -> list[str]:
         imp = _err(v.importer_error) if v.importer is not None else v.importer_note.split(":")[0]
         rows.append([v.name, imp, _err(v.ours_error)])
     lines = _table(rows, ["node", "OpenVINO importer", "resample-bridge"])
-    lines.append("  (max |output - exact| on one probe image per node; OpenVINO CPU in f32)")
+    lines.append("  (max |output - exact| on each node's probe input, the one check judges it on; OpenVINO CPU in f32)")
     nodes, outs = report.get("nodes", []), report.get("outputs", [])
     judged = [o for o in outs if o.get("ok") is not None]
-    lines.append(f"  the written model on seeded random inputs: {sum(bool(n.get('ok')) for n in nodes)}/{len(nodes)} "
-                 f"nodes match the oracle,")
+    lines.append(f"  the written model on verify's seeded inputs (the probe input, for a node reading the model's "
+                 f"input): {sum(bool(n.get('ok')) for n in nodes)}/{len(nodes)} nodes match the oracle,")
     lines.append(f"  {sum(bool(o.get('ok')) for o in judged)}/{len(judged)} judged outputs match onnxruntime "
                  f"({len(outs) - len(judged)} not judged: onnxruntime departs from the ONNX semantics upstream)")
     lines.append("  verify: " + ("PASSED" if report.get("ok") else "FAILED"))

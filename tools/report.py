@@ -23,6 +23,7 @@ import numpy as np
 
 from ..semantics.errors import BridgeError
 from .report_draw import DISPLAY_PX, HEAT_CMAP, HEAT_FRAME, IMAGE_CMAP, MATPLOTLIB_MISSING  # noqa: F401
+from .node_probe import probe_image, probe_note, probe_text  # noqa: F401 (probe_image: the demo's tests)
 from .report_draw import esc, fmt, node_section, require_matplotlib, table, tone, write_page
 
 log = logging.getLogger("resample_bridge.report")
@@ -51,6 +52,7 @@ class NodeView:
     ours: np.ndarray | None = None
     ours_note: str = ""
     rung: int | None = None
+    probe: dict = field(default_factory=dict)  # node_probe.probe_note: the input, its shape, the defaults
 
     @property
     def importer_error(self) -> float | None:
@@ -72,31 +74,13 @@ def max_error(got: np.ndarray | None, want: np.ndarray) -> float | None:
     return float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max())
 
 
-def probe_image(shape, dtype) -> np.ndarray:
-    """A picture for the data input: a ramp over the last two axes (reads as an image) plus a fine
-    checkerboard (a read of the neighbouring element shows as a full-contrast error), offset per channel."""
-    shape = tuple(int(s) for s in shape)
-    if not shape:
-        return np.zeros((), dtype)
-    idx = np.indices(shape, dtype=np.float64)
-    h, w = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[-1])
-    i = idx[-2] if len(shape) >= 2 else np.zeros(shape)
-    j = idx[-1]
-    v = 0.5 * (i / max(h, 1) + j / max(w, 1)) + 0.5 * ((i + j) % 2)
-    for k in range(len(shape) - 2):  # channels, depth: a small offset each, so slices differ
-        v = v + 0.05 * idx[k]
-    if np.issubdtype(np.dtype(dtype), np.integer):
-        v = np.round(v * 100)
-    return v.astype(dtype)
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Running each node three ways
 
 
 def compare_nodes(model, *, fallback: str = "decompose", strict: bool = False) -> list[NodeView]:
-    """Every resampling node of ``model`` (a path or ModelProto) on a probe image: the oracle, OpenVINO's own
-    importer, and resample-bridge's conversion, on the same inputs."""
+    """Every resampling node of ``model`` (a path or ModelProto) on its probe input -- the one ``check`` judges
+    it on (``node_probe``) -- through the oracle, OpenVINO's own importer and resample-bridge's conversion."""
     import tempfile
 
     import onnx
@@ -111,9 +95,6 @@ def compare_nodes(model, *, fallback: str = "decompose", strict: bool = False) -
     with tempfile.TemporaryDirectory() as d:
         for k, (name, ir, one, feeds) in enumerate(nodes):
             progress(k, what=name)
-            x = one.graph.node[0].input[0]
-            if x in feeds:
-                feeds[x] = probe_image(feeds[x].shape, feeds[x].dtype)
             path = os.path.join(d, f"node{k}.onnx")
             onnx.save(one, path)
             views.append(_view(name, ir, one, feeds, path, fallback, strict))
@@ -128,7 +109,7 @@ def _view(name, ir, one, feeds, path, fallback, strict) -> NodeView:
 
     consts = {i.name: numpy_helper.to_array(i) for i in one.graph.initializer}
     args = [None if not n else feeds.get(n, consts.get(n)) for n in one.graph.node[0].input]
-    view = NodeView(name=name, op=ir.origin, exact=np.asarray(run(ir, *args)))
+    view = NodeView(name=name, op=ir.origin, exact=np.asarray(run(ir, *args)), probe=probe_note(one, feeds))
     _run_importer(view, ir, path, feeds)
     _run_ours(view, path, feeds, fallback, strict)
     return view
@@ -146,7 +127,8 @@ def _run_importer(view: NodeView, ir, path: str, feeds: dict) -> None:
     except Exception as e:
         view.importer_note = "refused: " + openvino_error_reason(str(e))
         return
-    view.fields = importer_fields(ir, ov_model)
+    x = feeds.get(view.probe.get("input"))
+    view.fields = importer_fields(ir, ov_model, None if x is None else x.shape)
     try:
         view.importer = np.asarray(compile_f32(ov_model)(feeds)[0])
     except Exception as e:
@@ -156,9 +138,9 @@ def _run_importer(view: NodeView, ir, path: str, feeds: dict) -> None:
         view.importer_note = f"output shape {view.importer.shape} instead of {view.exact.shape}"
 
 
-def importer_fields(ir, ov_model) -> list[FieldRow]:
-    """The IR fields whose values the importer changed (empty when it built no single resampling op, or
-    when the values cannot be compared; the numbers still speak)."""
+def importer_fields(ir, ov_model, shape=None) -> list[FieldRow]:
+    """The IR fields whose values the importer changed at ``shape`` (the probe's; default: the model's), empty
+    when it built no single resampling op or the values cannot be compared (the numbers still speak)."""
     from ..semantics.equivalence import diff
     from ..translate import openvino as tov
 
@@ -166,7 +148,7 @@ def importer_fields(ir, ov_model) -> list[FieldRow]:
         parsed = tov.parse_model(ov_model)
         if len(parsed) != 1:
             return []
-        d = diff(ir, parsed[0][1], shapes=ir.input_shape, runtime=None)
+        d = diff(ir, parsed[0][1], shapes=tuple(shape) if shape is not None else ir.input_shape, runtime=None)
     except (BridgeError, TypeError, ValueError):
         return []
     rows = [FieldRow(f.name, str(f.b), str(f.a)) for f in d.fields]
@@ -199,23 +181,57 @@ def _views_or_none(model_path, fallback, strict) -> list[NodeView]:
     return compare_nodes(model_path, fallback=fallback, strict=strict)
 
 
+def versions() -> dict:
+    """The versions a reader needs to reproduce the page (None: not installed)."""
+    from importlib import metadata
+
+    out = {}
+    for dist in ("resample-bridge", "openvino", "onnxruntime", "onnx", "numpy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def page_meta(model_path, what: str) -> str:
+    """The lines under the title: the model and what the page shows, the versions, the tolerance policy and
+    where the probe inputs come from (HTML)."""
+    from ..semantics.tolerance import POLICY
+
+    vs = ", ".join(f"{k} {v or 'not installed'}" for k, v in versions().items())
+    return (f"{esc(model_path, None)}: {esc(what, None)}<br>versions: {esc(vs, None)}<br>tolerance: "
+            f"{esc(POLICY, None)}<br>probe inputs: each node is cut out and run on the input check judges it on "
+            f"(the same shape rule and seed; a dimension the model leaves dynamic gets a stated default, "
+            f"--input sets it), on OpenVINO CPU in f32")
+
+
 def write_check_report(out_dir: str, model_path: str, rows: list[dict], *, fallback: str = "decompose",
-                       strict: bool = False) -> str:
-    """The page for ``check --target openvino``: ``rows`` as ``check_openvino`` returns them."""
+                       strict: bool = False, summary: dict | None = None) -> str:
+    """The page for ``check --target openvino``: ``rows`` as ``check_openvino`` returns them, ``summary`` as
+    ``gate.summary`` (its gate verdict is printed as check prints it)."""
+    from .gate import format_summary
+
     views = _views_or_none(model_path, fallback, strict)
     by_name = {v.name: v for v in views}
-    summary = []
+    rows_html = []
     for k, r in enumerate(rows):
         v = by_name.get(r.get("name"))
         ov = r.get("openvino", {}) or {}
         ours = r.get("resample_bridge", {}) or {}
         rung = f"rung {ours['rung']} ({esc(ours.get('rung_name', ''))})" if ours.get("rung") is not None else \
-            "refuses: " + esc(ours.get("reason", ""))
-        summary.append([f'<a href="#node{k}">{esc(r.get("name", "?"))}</a>', esc(r.get("op", "")),
-                        f'<span class="verdict {tone(ov.get("verdict", ""))}">{esc(ov.get("verdict", "?"))}</span>',
-                        fmt(v.importer_error if v else None), rung, fmt(v.ours_error if v else None)])
-    summary_html = table(["node", "op", "OpenVINO importer", "importer's max error (probe image)",
-                           "resample-bridge", "resample-bridge max error (probe image)"], summary)
+            "refuses: " + esc(ours.get("reason", ""), None)
+        rows_html.append([f'<a href="#node{k}">{esc(r.get("name", "?"))}</a>', esc(r.get("op", "")),
+                          f'<span class="verdict {tone(ov.get("verdict", ""))}">{esc(ov.get("verdict", "?"))}</span>',
+                          fmt(v.importer_error if v else None), rung, fmt(v.ours_error if v else None),
+                          esc(probe_text(v.probe) if v else "")])
+    gate = ""
+    if summary is not None:
+        g = summary["gate"]
+        gate = (f'<pre class="gate {tone("passed" if g["passed"] else "failed")}">'
+                f"{esc(format_summary(summary), None)}</pre>")
+    summary_html = gate + table(["node", "op", "OpenVINO importer", "importer's max error (probe)",
+                                 "resample-bridge", "resample-bridge max error (probe)", "probe input"], rows_html)
 
     def sections(panels):
         out = []
@@ -226,15 +242,42 @@ def write_check_report(out_dir: str, model_path: str, rows: list[dict], *, fallb
         return "".join(out)
 
     return write_page(out_dir, f"check --target openvino: {os.path.basename(str(model_path))}",
-                      esc(f"{model_path}: {len(rows)} resampling nodes; errors are max |output - exact| on a "
-                         f"probe image, on OpenVINO CPU in f32"), summary_html, sections)
+                      page_meta(model_path, f"{len(rows)} resampling nodes; errors are max |output - exact| on "
+                                            f"each node's probe input"), summary_html, sections)
+
+
+def attach_probe_numbers(report: dict, views: list[NodeView]) -> None:
+    """verify's per-node records gain ``probe``: the node cut out and run on check's probe input (the
+    importer's error and resample-bridge's there), beside verify's own numbers on the model's inputs."""
+    by_name = {v.name: v for v in views}
+    for r in report.get("nodes", []):
+        v = by_name.get(r.get("name"))
+        if v is not None:
+            r["probe"] = {"importer_max_error": _finite(v.importer_error), "importer_note": v.importer_note,
+                          "resample_bridge_max_error": _finite(v.ours_error), "input": v.probe}
+
+
+def _at_shapes_of(model_path, report: dict):
+    """The model with its inputs at the shapes verify ran (``--input-shapes``, given arrays): the probes and
+    pictures take them instead of the defaults for dynamic dimensions."""
+    from ..translate.onnx import load
+    from ..translate.onnx_shapes import with_input_shapes
+
+    shapes = {s["name"]: s["shape"] for s in report.get("inputs", []) if s.get("shape") is not None}
+    return with_input_shapes(load(model_path), shapes) if shapes else model_path
+
+
+def _finite(x):
+    return None if x is None or not math.isfinite(x) else x
 
 
 def write_verify_report(out_dir: str, model_path: str, report: dict, *, fallback: str = "decompose",
                         strict: bool = False) -> str:
     """The page for ``verify``: ``report`` as ``verify_openvino`` returns it (per output and per node
-    errors on the verify inputs) plus, per node, the probe-image pictures."""
-    views = _views_or_none(model_path, fallback, strict)
+    errors on the verify inputs) plus, per node, its probe (check's input) with pictures; ``report``'s nodes
+    gain the probe numbers (``attach_probe_numbers``)."""
+    views = _views_or_none(_at_shapes_of(model_path, report), fallback, strict)
+    attach_probe_numbers(report, views)
     by_name = {v.name: v for v in views}
 
     def verdict(ok):
@@ -251,14 +294,20 @@ def write_verify_report(out_dir: str, model_path: str, report: dict, *, fallback
         k = names.index(r["name"]) if r.get("name") in names else None
         row = err_row(r, f"node{k}" if k is not None else None)
         v = by_name.get(r.get("name"))
-        row.insert(1, fmt(v.importer_error) if v else "—")
+        imp = fmt(v.importer_error) if v and v.importer is not None else \
+            esc(v.importer_note.split(":")[0] or "—") if v else "—"  # "refused", "converts but does not run"
+        row[1:1] = [imp, fmt(v.ours_error) if v else "—",
+                    esc(probe_text(v.probe)) if v else "—"]
         node_rows.append(row)
     ok = report.get("ok")
     summary_html = (f'<p>verdict: <span class="verdict {tone("passed" if ok else "failed")}">'
                     f'{"PASSED" if ok else "FAILED"}</span></p>'
-                    "<h2>resampling nodes (converted model on OpenVINO CPU f32 vs the oracle, verify inputs)</h2>"
-                    + table(["node", "OpenVINO importer's max error (probe image)", "max abs", "max rel", ""],
-                             node_rows)
+                    "<h2>resampling nodes</h2><p class=\"note\">On the probe: the node cut out and run on "
+                    "check's probe input (the numbers check prints). On verify's inputs: the converted model's "
+                    "node against the oracle fed what OpenVINO fed it (the two agree where the node reads a model "
+                    "input of the probe's shape and verify's seed is the probe's).</p>"
+                    + table(["node", "OpenVINO importer (probe)", "resample-bridge (probe)", "probe input",
+                             "max abs (verify's inputs)", "max rel (verify's inputs)", ""], node_rows)
                     + "<h2>model outputs (converted model vs onnxruntime)</h2>"
                     + table(["output", "max abs", "max rel", ""], [err_row(r) for r in report.get("outputs", [])]))
 
@@ -266,6 +315,6 @@ def write_verify_report(out_dir: str, model_path: str, report: dict, *, fallback
         return "".join(node_section(v, k, panels) for k, v in enumerate(views))
 
     return write_page(out_dir, f"verify: {os.path.basename(str(model_path))}",
-                      esc(f"{model_path}: the tables are the verified model against onnxruntime and the oracle; the "
-                         f"pictures show each node cut out, converted anew and run on a probe image"),
+                      page_meta(model_path, "the tables are the verified model against onnxruntime and the "
+                                            "oracle; the pictures show each node on its probe input"),
                       summary_html, sections)

@@ -75,13 +75,46 @@ class _Panels:
         h, w = img.shape
         s = max(1, DISPLAY_PX // max(h, w))
         cls = "heat" if heat else "img"
+        bar = self.colour_bar(stem, vmin, vmax, w * s) if heat else ""
         return (f'<figure class="{cls}"><img src="{name}" width="{w * s}" height="{h * s}" alt="{stem}">'
-                f"<figcaption>{caption}</figcaption></figure>")
+                f"{bar}<figcaption>{caption}</figcaption></figure>")
+
+    def colour_bar(self, stem: str, vmin: float, vmax: float, width: int) -> str:
+        """The heatmap's scale under it: the colour map from vmin to vmax, the ends labelled."""
+        name = self.png(f"{stem}_bar", np.tile(np.linspace(vmin, vmax, 256), (4, 1)), HEAT_CMAP, vmin, vmax)
+        return (f'<div class="cbar" style="width:{max(width, 120) + 6}px"><img src="{name}" alt="colour bar">'
+                f"<span>{vmin:.3g}</span><span>{vmax:.3g}</span></div>")
+
+    def histogram(self, stem: str, series: list[tuple[str, np.ndarray]], floor: float) -> str:
+        """One node's error histogram: per side, how many elements have each |error| (log count)."""
+        from matplotlib.figure import Figure
+
+        series = [(who, e.ravel()) for who, e in series if e is not None and e.size]
+        if not series:
+            return ""
+        top = max(floor, max(float(e.max()) for _, e in series))
+        fig = Figure(figsize=(3.6, 2.2), dpi=100)
+        ax = fig.subplots()
+        ax.hist([e for _, e in series], bins=24, range=(0.0, top), log=True, label=[w for w, _ in series],
+                color=["#d9480f", "#1c7ed6"][:len(series)])
+        ax.axvline(floor, color="#666", linestyle=":", linewidth=1)
+        ax.set_xlabel("|output - exact|", fontsize=8)
+        ax.set_ylabel("elements", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        name = f"{stem}.png"
+        fig.savefig(os.path.join(self.dir, name))
+        self.files.append(name)
+        return (f'<figure class="hist"><img src="{name}" width="360" height="220" alt="error histogram">'
+                f"<figcaption>error histogram ({series[0][1].size} elements per side; dotted: the heatmaps' "
+                f"black floor)</figcaption></figure>")
 
 
-def esc(text) -> str:
-    """Relayed text (node names and messages come from the user's model) escaped for HTML."""
-    return html.escape(clip(text, 400))
+def esc(text, limit: int | None = 400) -> str:
+    """Relayed text (node names and messages come from the user's model) escaped for HTML; cut at ``limit``
+    (names), or whole (None: messages, which wrap)."""
+    return html.escape(clip(text, limit) if limit else str(text))
 
 
 def fmt(v: float | None) -> str:
@@ -94,16 +127,19 @@ def fmt(v: float | None) -> str:
 
 def node_section(view, k: int, panels: _Panels, verdict: str = "") -> str:
     """One node (a ``report.NodeView``): its IR difference table and its pictures."""
+    from .node_probe import probe_text
+
     parts = [f'<section class="node" id="node{k}"><h2>{esc(view.name)} <span class="op">{esc(view.op)}</span>'
-             + (f' <span class="verdict {tone(verdict)}">{esc(verdict)}</span>' if verdict else "") + "</h2>"]
+             + (f' <span class="verdict {tone(verdict)}">{esc(verdict)}</span>' if verdict else "") + "</h2>",
+             f'<p class="note">probe input: {esc(probe_text(view.probe), None)}</p>']
     if view.fields:
         parts.append("<table class=\"fields\"><tr><th>field</th><th>OpenVINO importer's value</th>"
                      "<th>the model's value</th></tr>")
-        parts += [f"<tr><td>{esc(f.field)}</td><td>{esc(f.importer)}</td><td>{esc(f.model)}</td></tr>"
+        parts += ["<tr>" + "".join(f"<td>{esc(v, None)}</td>" for v in (f.field, f.importer, f.model)) + "</tr>"
                   for f in view.fields]
         parts.append("</table>")
     elif view.importer_note.startswith("refused"):
-        parts.append(f'<p class="note">OpenVINO\'s importer {esc(view.importer_note)}</p>')
+        parts.append(f'<p class="note">OpenVINO\'s importer {esc(view.importer_note, None)}</p>')
     else:
         parts.append('<p class="note">No IR field differs between the importer\'s op and the model.</p>')
     err_imp, err_ours = _error(view.importer, view.exact), _error(view.ours, view.exact)
@@ -118,16 +154,18 @@ def node_section(view, k: int, panels: _Panels, verdict: str = "") -> str:
     for who, got, err, note, stem in (("OpenVINO importer", view.importer, err_imp, view.importer_note, "importer"),
                                       ("resample-bridge", view.ours, err_ours, view.ours_note, "ours")):
         if err is None:
-            figs.append(f'<figure class="missing"><div>{esc(note or "no output")}</div>'
+            figs.append(f'<figure class="missing"><div>{esc(note or "no output", None)}</div>'
                         f"<figcaption>{who}</figcaption></figure>")
             continue
         got2d, _ = _slice2d(got, pick)
         e2d, _ = _slice2d(err, pick)
-        label = f"{who}" + (f": {esc(note)}" if note and stem == "ours" else "")
+        label = f"{who}" + (f": {esc(note, None)}" if note and stem == "ours" else "")
         figs.append(panels.figure(f"node{k:02d}_{stem}", got2d, label, vmin=lo, vmax=hi))
         figs.append(panels.figure(f"node{k:02d}_{stem}_error", e2d,
                                   f"|{who} − exact|: max {fmt(float(err.max(initial=0)))}", heat=True,
                                   vmin=0.0, vmax=vmax))
+    figs.append(panels.histogram(f"node{k:02d}_histogram", [("OpenVINO importer", err_imp),
+                                                             ("resample-bridge", err_ours)], floor))
     shown = f"slice {k_shown} of the leading axes" if view.exact.ndim > 2 else "the output"
     parts.append(f'<div class="panels">{"".join(figs)}</div>'
                  f'<p class="scale">Shown: {shown}. Heatmaps: black 0 to yellow {vmax:.3g} '
@@ -152,15 +190,20 @@ h1 {{ font-size: 20px; margin: 0 0 4px; }} h2 {{ font-size: 16px; margin: 24px 0
 table {{ border-collapse: collapse; margin: 6px 0; }}
 td, th {{ border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }}
 th {{ background: #f3f3f3; }}
-.verdict {{ font-size: 12px; padding: 1px 6px; border-radius: 3px; }}
+.verdict {{ font-size: 12px; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }}
 .good {{ background: #e3f4e3; }} .bad {{ background: #fbe3e3; }} .warn {{ background: #fdf3d6; }}
 .panels {{ display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }}
-figure {{ margin: 0; }} figcaption {{ font-size: 12px; color: #444; max-width: 220px; }}
+figure {{ margin: 0; }} figcaption {{ font-size: 12px; color: #444; max-width: 220px; overflow-wrap: break-word; }}
+.cbar {{ display: grid; grid-template-columns: 1fr 1fr; font-size: 11px; color: #444; margin-top: 2px; }}
+.cbar img {{ grid-column: 1 / 3; width: 100%; height: 10px; image-rendering: auto; border: 0; }}
+.cbar span:last-child {{ text-align: right; }}
+pre.gate {{ padding: 6px 8px; white-space: pre-wrap; overflow-wrap: break-word; }}
+td {{ overflow-wrap: break-word; }}
 figure img {{ image-rendering: pixelated; display: block; }}
-figure.heat img {{ border: 3px solid {HEAT_FRAME}; }}
-figure.img img {{ border: 3px solid #ddd; }}
-figure.missing div {{ width: 180px; height: 120px; border: 3px dashed #ccc; color: #666; font-size: 12px;
-  padding: 6px; box-sizing: border-box; overflow: hidden; }}
+figure.heat > img {{ border: 3px solid {HEAT_FRAME}; }}
+figure.img > img {{ border: 3px solid #ddd; }}
+figure.missing div {{ width: 220px; min-height: 120px; border: 3px dashed #ccc; color: #666; font-size: 12px;
+  padding: 6px; box-sizing: border-box; overflow-wrap: break-word; }}
 .note, .scale {{ color: #555; font-size: 12px; }}
 """
 

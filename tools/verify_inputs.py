@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..semantics.errors import BridgeError, clip
-from .check_openvino_node import probe_input
+from .node_probe import probe_input
 
 MAX_INPUT_BYTES = 1 << 30  # per input: what verify will allocate for a probe
 MAX_TOTAL_BYTES = 2 << 30
@@ -119,7 +119,7 @@ def _check_given(name: str, arr, dtype, decl) -> None:
 
 
 def make_inputs(model, seed: int = 0, specs: list[dict] | None = None, val_range: dict | None = None) -> dict:
-    """Seeded inputs for every graph input, chosen by what reads them (``check``'s probes: N(0,1) data, grids
+    """Seeded inputs for every graph input, chosen by what reads them (``check``'s probes: a noisy picture, grids
     reaching outside [-1, 1], offsets of a few pixels, masks in [0, 1], sensible run-time scales/sizes/roi).
     ``specs``: settled shapes (``input_specs``); ``val_range``: {name or "": (low, high)} for data inputs."""
     from ..translate.onnx_shapes import graph_inputs, with_input_shapes
@@ -141,7 +141,7 @@ def make_inputs(model, seed: int = 0, specs: list[dict] | None = None, val_range
         if rr is not None and not (parameter and vi.name not in val_range):
             feeds[vi.name] = _in_range(vi, rng, rr)
         else:
-            feeds[vi.name] = probe_input(op_type, pos, vi, rng, x_info)
+            feeds[vi.name] = probe_input(op_type, pos, vi, rng, x_info, seed=seed)
     return feeds
 
 

@@ -19,7 +19,7 @@ import tempfile
 import numpy as np
 
 from ..lowering.openvino.frontend import openvino_error_reason
-from ..lowering.openvino.graph import F32
+from ..lowering.openvino.graph import F32, Compiled
 from ..lowering.openvino.target import convert
 from ..lowering.openvino.write import EXTENSION_NAME
 from ..semantics.compare import against_oracle, compare
@@ -60,7 +60,7 @@ def _run_openvino(core, ov_model, feeds: dict, observe: list[str]) -> dict:
         ov_model.add_outputs(extra)
     params = {n for p in ov_model.inputs for n in p.get_names()}
     try:
-        compiled = core.compile_model(ov_model, "CPU", F32)
+        compiled = Compiled(core.compile_model(ov_model, "CPU", F32))
         res = compiled({k: v for k, v in feeds.items() if k in params})
     except Exception as e:
         raise BridgeError(f"OpenVINO cannot run the converted model: {_ov_reason(e)}", field="converted") from None
@@ -272,9 +272,18 @@ def format_verify(report: dict) -> str:
     lines.append(f"model outputs ({runner} vs the source on onnxruntime):")
     lines += [row("output", r) for r in report["outputs"]]
     if report["nodes"]:
-        lines.append(f"resampling nodes ({runner} vs the oracle on the same inputs):")
+        lines.append(f"resampling nodes ({runner} vs the oracle on the same inputs; check and the report judge "
+                     "each node cut out, on its own probe input):")
     for r in report["nodes"]:
         lines.append(row("node", r))
+        if r.get("probe"):
+            from .node_probe import probe_text
+
+            p = r["probe"]
+            imp = _num(p.get("importer_max_error")) if p.get("importer_max_error") is not None else \
+                (p.get("importer_note") or "n/a").split(":")[0]
+            lines.append(f"      on its probe input {probe_text(p.get('input'))}: OpenVINO importer {imp}, "
+                         f"resample-bridge {_num(p.get('resample_bridge_max_error'))}")
         o = r.get("onnxruntime_vs_oracle", {})
         if o.get("shape_mismatch"):
             lines.append(f"      (onnxruntime's output shape differs from the ONNX semantics here: {o['shape_mismatch']}; "

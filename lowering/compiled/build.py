@@ -2,13 +2,15 @@
 
 One CMake project (``lowering/CMakeLists.txt``) holds every library; each build configures it with the options
 that library needs and builds that one target, into ``cache_root()/<target>-<key>/``, where ``key`` hashes the
-sources (and the toolchain the caller names). A machine without CMake or a C++17 compiler gets a BridgeError
-saying so.
+sources (and the toolchain the caller names). CMake comes from PATH or from the package index's ``cmake``
+wheel (the openvino extra depends on it); make or, without it, Ninja (PATH or the ``ninja`` wheel) drives it.
+A machine without CMake or a C++17 compiler gets a one-line BridgeError naming what to install.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -74,6 +76,46 @@ def _compiler() -> str | None:
     return None
 
 
+CMAKE_MIN = (3, 18)  # lowering/CMakeLists.txt's cmake_minimum_required
+
+
+def _from_package(module: str, attr: str, exe: str) -> str | None:
+    """``exe`` from the package index's wheel of that name (``pip install cmake`` / ``ninja``, which the
+    openvino extra brings), found through the module even where its scripts folder is not on PATH."""
+    import importlib
+
+    try:
+        path = os.path.join(getattr(importlib.import_module(module), attr), exe)
+    except (ImportError, AttributeError):
+        return None
+    return path if os.path.isfile(path) else None
+
+
+@functools.lru_cache(maxsize=None)
+def _cmake_version(path: str) -> tuple[int, ...]:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+        return tuple(int(v) for v in out.split()[2].split(".")[:2])
+    except (OSError, subprocess.SubprocessError, IndexError, ValueError):
+        return ()
+
+
+def cmake() -> str | None:
+    """A CMake >= 3.18: the one on PATH, else the ``cmake`` package's (a dependency of the openvino extra)."""
+    for cand in (shutil.which("cmake"), _from_package("cmake", "CMAKE_BIN_DIR", "cmake")):
+        if cand and _cmake_version(cand) >= CMAKE_MIN:
+            return cand
+    return None
+
+
+def _generator() -> list[str]:
+    """CMake's default generator needs make; without it, Ninja (on PATH or the ``ninja`` package's)."""
+    if os.environ.get("CMAKE_GENERATOR") or shutil.which("make"):
+        return []
+    ninja = shutil.which("ninja") or _from_package("ninja", "BIN_DIR", "ninja")
+    return ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
+
+
 def nvcc() -> str | None:
     """The CUDA compiler, or None."""
     for cand in (os.environ.get("CUDACXX"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
@@ -83,11 +125,19 @@ def nvcc() -> str | None:
 
 
 def missing_tools() -> str | None:
-    """Why nothing can be built here, or None."""
-    if not shutil.which("cmake"):
-        return "CMake is not installed (https://cmake.org, or `pip install cmake`)"
+    """Why nothing can be built here (one line naming what to install), or None."""
+    missing = _missing_tool()
+    return missing and missing[1]
+
+
+def _missing_tool() -> tuple[str, str] | None:
+    """(the field a refusal names, the line saying what to install), or None."""
+    if not cmake():
+        return "cmake", "CMake 3.18 or newer is needed: pip install 'cmake>=3.18' (the openvino extra brings it)"
     if not _compiler():
-        return "no C++17 compiler was found (install g++ or clang++, or set CXX)"
+        return "compiler", "a C++17 compiler is needed: apt-get install g++ (or clang++; CXX names one)"
+    if not (os.environ.get("CMAKE_GENERATOR") or shutil.which("make") or _generator()):
+        return "make", "make or ninja is needed: pip install ninja (the openvino extra brings it)"
     return None
 
 
@@ -114,9 +164,9 @@ def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ..
     lib = out_dir / f"lib{target}.so"
     if lib.exists():
         return lib
-    why = missing_tools()
-    if why:
-        raise BridgeError(f"{what} must be compiled on first use, but {why}")
+    missing = _missing_tool()
+    if missing:
+        raise BridgeError(f"{missing[1]}: {what} is compiled on first use", field=missing[0])
     with _locked(out_dir / ".lock"):
         if lib.exists():
             return lib
@@ -126,9 +176,10 @@ def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ..
         build = Path(tempfile.mkdtemp(prefix="build-", dir=out_dir))
         log = out_dir / "build.log"
         jobs = os.environ.get("RESAMPLE_BRIDGE_BUILD_JOBS") or str(max(1, min(4, os.cpu_count() or 1)))
-        cmds = [["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+        exe = cmake()
+        cmds = [[exe, "-S", str(src), "-B", str(build), *_generator(), "-DCMAKE_BUILD_TYPE=Release",
                  f"-DCMAKE_CXX_COMPILER={_compiler()}", *cmake_args],
-                ["cmake", "--build", str(build), "--target", target, "-j", jobs]]
+                [exe, "--build", str(build), "--target", target, "-j", jobs]]
         try:
             with open(log, "w") as fh:
                 for cmd in cmds:

@@ -6,7 +6,7 @@ round trip turns 16777217 into 16777216, an i64 multiply wraps at 2^31), so the 
 policy is not available here:
 * nearest reads one tap of weight 1: a pure Gather in the input's own type (no float round trip: int32
   16777217 stays 16777217), every dtype the CPU keeps (64-bit types are refused);
-* float32 / float16: float32 weights, Multiply and ReduceSum (float16 cast back once);
+* float32 / float16 / bfloat16: float32 weights, Multiply and ReduceSum (float16 and bfloat16 cast back once);
 * 8- and 16-bit integers, linear / cubic: exact integer arithmetic in int32 (``semantics.taps.integer_taps``:
   weights as numerators over one denominator D per axis, inputs centred on the middle of their range so the
   sum stays below 2^31), then the exact quotient by the product of the D's, rounded half to even with an
@@ -84,6 +84,8 @@ def integer_plan(bound, dtype: np.dtype):
 def _ov_type(dtype: str):
     import openvino as ov
 
+    if str(dtype) == "bfloat16":  # numpy's (ml_dtypes') bfloat16 is not in the binding's dtype map
+        return ov.Type.bf16
     return ov.Type(np.dtype(dtype))
 
 

@@ -27,8 +27,9 @@ def lower(node, why: str):
     try:
         op = compiled.openvino_node(node.ir, node.inputs)
     except BridgeError as e:
-        return Refusal(f"needs the resample-bridge OpenVINO extension ({why}), which is unavailable: "
-                       f"{e.message}", e.field or "rung", final=True)
+        # What to install first: a long reason after it would push it past a clipped line.
+        return Refusal(f"{e.message}; the node needs the resample-bridge OpenVINO extension ({why})",
+                       e.field or "rung", final=True)
     tag(op, f"{node.name}/extension")
     return Candidate([op.output(0)], f"resample-bridge extension op: {why}", proof={"op": f"{node.name}/extension"})
 

@@ -16,7 +16,7 @@ from ...semantics.messages import openvino_error_reason
 from ...semantics.reference import run
 from ..passes import CUSTOM, FOLD_REASON, FOLDED, RUNG_NAMES, NodeRecord
 from ..probes import probe_sets
-from .graph import compile_f32, dims, ops, tag
+from .graph import compile_f32, dims, np_dtype, ops, tag
 from .ladder import TARGET, lower
 
 _ATTRS = {
@@ -49,7 +49,7 @@ def view_from_context(ctx, op_type: str, index: int):
         if shape is not None:
             shapes[key] = shape
         if out.get_element_type().is_static():
-            dtypes[key] = out.get_element_type().to_dtype().name
+            dtypes[key] = np_dtype(out.get_element_type()).name
     # A node name is not exposed by the frontend; name it by its first input's tensor.
     return NodeView(op_type, f"{op_type}({_first_tensor(inputs) or '?'})#{index}", attrs, inputs, consts, shapes,
                     dtypes)
@@ -189,7 +189,7 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
         return None
     # An output that depends on no fed input (every sample extrapolated, say) is the same for any data: the
     # first probe set stands for all.
-    dtypes = [None if v is None else v.get_element_type().to_dtype().name for v in inputs]
+    dtypes = [None if v is None else np_dtype(v.get_element_type()).name for v in inputs]
     probe = probe_sets(ir, shapes, dtypes, fed)[0].arrays if any(fed) else [None] * len(inputs)
     args = [c if p is None else p for c, p in zip(consts, probe)]
     want = run(ir, *args)
@@ -275,7 +275,7 @@ def with_frontend_shapes(ir, inputs: list):
             changes[f] = tuple(h if h is not None else g for h, g in zip(have, got)) if have else got
     if getattr(ir, "dtype", None) is None and inputs and inputs[0] is not None and \
             inputs[0].get_element_type().is_static():
-        changes["dtype"] = inputs[0].get_element_type().to_dtype().name
+        changes["dtype"] = np_dtype(inputs[0].get_element_type()).name
     return dataclasses.replace(ir, **changes) if changes else ir
 
 

@@ -3,6 +3,8 @@ inside functions, so the package imports without it."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...semantics.ir import RUNTIME_FIELDS
 
 # Every run compares with the oracle in f32: the CPU plugin's default hint may compute in bf16 / f16.
@@ -73,9 +75,68 @@ def consumer(op, type_name: str):
 
 
 def compile_f32(ov_model, core=None):
+    """``ov_model`` compiled for CPU in f32; calling it returns outputs whose bfloat16 ones are typed so."""
     import openvino as ov
 
-    return (core or ov.Core()).compile_model(ov_model, "CPU", F32)
+    return Compiled((core or ov.Core()).compile_model(ov_model, "CPU", F32))
+
+
+def np_dtype(element_type):
+    """The numpy dtype of an OpenVINO element type; bf16 is ml_dtypes' bfloat16 (the binding's to_dtype()
+    says float16 for it, and would have its values read as float16 bits)."""
+    import openvino as ov
+
+    if element_type == ov.Type.bf16:
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(element_type.to_dtype())
+
+
+def typed(port, value) -> np.ndarray:
+    """An output ``value`` of ``port`` as an array of the port's element type (bf16 comes back as float16
+    bits: viewed as bfloat16, never converted)."""
+    value = np.asarray(value)
+    want = np_dtype(port.get_element_type())
+    return value.view(want) if want != value.dtype and want.itemsize == value.dtype.itemsize else value
+
+
+class Compiled:
+    """A CompiledModel whose results (by index, port or name; ``items()``, ``values()``) are :func:`typed`."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+        self.outputs, self.inputs = compiled.outputs, compiled.inputs
+
+    def __call__(self, feeds):
+        return Results(self.compiled(feeds))
+
+
+class Results:
+    def __init__(self, res):
+        self._res, self._ports = res, list(res.keys())
+
+    def _port(self, key):
+        if isinstance(key, int):
+            return self._ports[key]
+        if isinstance(key, str):
+            return next(p for p in self._ports if key in p.get_names())
+        return key
+
+    def __getitem__(self, key):
+        return typed(self._port(key), self._res[key])
+
+    def __len__(self):
+        return len(self._ports)
+
+    def keys(self):
+        return list(self._ports)
+
+    def items(self):
+        return [(p, typed(p, v)) for p, v in self._res.items()]
+
+    def values(self):
+        return [v for _, v in self.items()]
 
 
 # A run-time tensor keeps its producer's name in the IR; each framework names it its own way, so the name is

@@ -15,7 +15,7 @@ from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_
 from ...semantics.vocab import OPENVINO_COORD_MODES
 from ..passes import BUILTIN, REWRITE, Candidate, Refusal
 from .extension import needs_extension
-from .graph import RUNTIME_SOURCES, compile_f32, dims, tag
+from .graph import RUNTIME_SOURCES, compile_f32, dims, np_dtype, ops, tag
 
 
 def interpolate_mode(ir: ResizeIR) -> dict | None:
@@ -112,8 +112,8 @@ def _probe_matches(ir: ResizeIR, op, shape) -> bool:
     return got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def _first_exact(node, rung: int, shape, et, scales_only: bool = False):
-    """(the first candidate of ``rung`` whose parsed IR equals the source IR on ``shape``, fp32 ties settled by
+def _first_exact(node, rungs: tuple, shape, et, scales_only: bool = False):
+    """(the first candidate of ``rungs`` whose parsed IR equals the source IR on ``shape``, fp32 ties settled by
     a probe run, as (description, attrs, ties), or None; why each candidate before it failed)."""
     import openvino.opset11 as ops11
 
@@ -123,7 +123,7 @@ def _first_exact(node, rung: int, shape, et, scales_only: bool = False):
     ir = node.ir
     not_native = []
     for number, desc, attrs in _candidates(ir, tuple(shape), is_static(dims(node.inputs[0]))):
-        if number != rung or (scales_only and attrs["calc"] != "scales"):
+        if number not in rungs or (scales_only and attrs["calc"] != "scales"):
             continue  # scales_only: a dynamic length needs the output length computed from it
         try:
             op = build(ops11.parameter(list(shape), et), attrs)
@@ -198,6 +198,11 @@ def length_free(ir: ResizeIR, shape) -> str | None:
     return None
 
 
+# Element types Interpolate computes exactly only in float32 between Converts (the CPU plugin's own bf16
+# path is not in translate/dtypes.py's table): the result, rounded once, is the bf16 policy's.
+THROUGH_FLOAT32 = ("bfloat16",)
+
+
 def _static_rung(node, rung: int):
     """Rung 1 or 2 for static scales/sizes/roi: proven on the node's shape (a dynamic dimension bound to a
     representative length where ``length_free`` says one stands for all), for the element types whose
@@ -217,20 +222,31 @@ def _static_rung(node, rung: int):
         if why is not None:
             return Refusal(f"input shape {list(shape)}: {why}")
         shape = tuple(REPRESENTATIVE_LENGTH if d is None else d for d in shape)
-    why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, x.get_element_type().to_dtype().name)
+    dtype = np_dtype(x.get_element_type()).name
+    # bfloat16: the op in float32 between two Converts, rounded once -- a rewrite (rung 2), whichever spelling.
+    through_f32 = dtype in THROUGH_FLOAT32
+    if through_f32 and rung == BUILTIN:
+        return Refusal(f"{dtype} is computed exactly only in float32 between Converts (rung 2)", "dtype")
+    if through_f32 and dynamic:  # measured: some outputs a step off, where no midpoint excuses it
+        return Refusal(f"OpenVINO's CPU computes a dynamic-shape Interpolate between Converts a {dtype} step off",
+                       "dtype")
+    why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, "float32" if through_f32 else dtype)
     if why is not None:
         return Refusal(why, "dtype")
-    found, not_native = _first_exact(node, rung, shape, x.get_element_type(), scales_only=resized_dynamic)
+    found, not_native = _first_exact(node, (BUILTIN, REWRITE) if through_f32 else (rung,), shape,
+                                     _f32() if through_f32 else x.get_element_type(), scales_only=resized_dynamic)
     found_facts = {"not_native": tuple(not_native)}  # the decomposition's reason names them
     if found is None:
         return Refusal("no Interpolate-11 spelling is exact", facts=found_facts)
     desc, attrs, ties = found
-    op = build(x, attrs)
+    op = build(ops().convert(x, "f32").output(0) if through_f32 else x, attrs)
     tag(op, f"{node.name}/native")
-    reason = desc + " computes the same numbers" + (
+    out = ops().convert(op, x.get_element_type()).output(0) if through_f32 else op.output(0)
+    reason = desc + (f" in float32 between Converts ({dtype} rounded once)" if through_f32 else "") + \
+        " computes the same numbers" + (
         f" (fp32 ties at {ties_text(ties)} measured to resolve as exact arithmetic)" if ties else "") + (
         " for every length of the dynamic dimensions below 10^6" if dynamic else "")
-    return Candidate([op.output(0)], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties},
+    return Candidate([out], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties},
                      facts=found_facts)
 
 
@@ -288,7 +304,7 @@ def _runtime_interpolate(node):
         return "antialias / exclude_outside have no native spelling with run-time scales"
     if ir.coord not in OPENVINO_COORD_MODES:
         return f"coordinate mode {ir.coord} has no native spelling"
-    why = tov.dtype_reason("Interpolate", ir.sampler.kind, node.inputs[0].get_element_type().to_dtype().name)
+    why = tov.dtype_reason("Interpolate", ir.sampler.kind, np_dtype(node.inputs[0].get_element_type()).name)
     if why is not None:
         return why
     inputs = resize_inputs(ir, node.inputs)  # (X, roi, scales, sizes) also for Upsample / Resize-10

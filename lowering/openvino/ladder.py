@@ -18,6 +18,7 @@ from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, NodeRecord, Policy, Re
     rung_names, take, tried_of
 from . import builtin, cost, decompose, extension, interpolate, nearest_index
 from .probe import proven
+from .graph import np_dtype
 
 TARGET = "openvino"
 NATIVE, EXTENSION = BUILTIN, CUSTOM
@@ -70,7 +71,7 @@ def _extension(own=lambda node: None) -> Rung:
         from .. import compiled
 
         x = node.inputs[0]
-        dtype = x.get_element_type().to_dtype() if hasattr(x, "get_element_type") else None
+        dtype = np_dtype(x.get_element_type()) if hasattr(x, "get_element_type") else None
         bad = None if dtype is None else compiled.extension_dtype_refusal(node.ir, dtype)
         if bad is not None:
             return Refusal(bad, "dtype")

@@ -19,7 +19,7 @@ from ...semantics.ir import DeformConvIR, GridSampleIR
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, Candidate, Refusal, Rung
 from ..probes import DYNAMIC_LENGTHS, concrete_shapes, probe_sets, roles
-from .graph import F32, dims
+from .graph import F32, Compiled, dims, np_dtype
 
 _NAMES = {"data": "X", "roi": "roi", "scales": "scales", "sizes": "sizes", "grid": "grid", "weight": "W",
           "offset": "offset", "bias": "B", "mask": "mask"}
@@ -128,7 +128,7 @@ def _compile(model, rung):
         from .. import compiled
 
         core.add_extension(compiled.openvino_extension())
-    return core.compile_model(model, "CPU", F32)
+    return Compiled(core.compile_model(model, "CPU", F32))
 
 
 def prove_candidate(rung, node, candidate: Candidate):
@@ -174,7 +174,7 @@ def _measure(rung, node, candidate: Candidate):
     except BridgeError as e:
         return {"count": 0, "skipped": e.message}
     kinds = roles(node.ir)
-    dtypes = [None if o is None else o.get_element_type().to_dtype().name for o in node.inputs]
+    dtypes = [None if o is None else np_dtype(o.get_element_type()).name for o in node.inputs]
     count, worst, tol = 0, 0.0, None
     wants = []  # the oracle's outputs: all equal = the output depends on no fed value (OpenVINO folds it)
     for shapes in rounds:

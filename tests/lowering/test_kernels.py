@@ -12,6 +12,7 @@ import functools
 import itertools
 import math
 import os
+import sys
 from fractions import Fraction as F
 
 import numpy as np
@@ -34,10 +35,12 @@ DTYPES = [np.float32, np.float16]
 
 
 def test_missing_toolchain_is_a_clear_bridge_error(tmp_path, monkeypatch):
-    """Runs everywhere: without CMake on PATH a fresh cache gets a BridgeError naming what is missing."""
+    """Runs everywhere: without CMake (on PATH or as the cmake wheel) a fresh cache gets a BridgeError naming
+    what to install."""
     monkeypatch.setenv("RESAMPLE_BRIDGE_CACHE", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(BridgeError, match="CMake is not installed"):
+    monkeypatch.setitem(sys.modules, "cmake", None)  # import cmake -> ImportError: the wheel is not installed
+    with pytest.raises(BridgeError, match=r"CMake 3.18 or newer is needed: pip install 'cmake>=3.18'"):
         compiled.build_library(compiled.KERNELS_DIR, "rb_kernels", key="probe")
 
 

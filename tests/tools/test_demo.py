@@ -39,6 +39,8 @@ def test_demo_runs_the_main_job(tmp_path, capsys):
     verify = _section(out, "[3/3]", "Try it")
     imp, ours = re.search(r"nearest_ties_20_to_6 +([0-9.e-]+) +([0-9.e-]+)", verify).groups()
     assert float(imp) > 0.1 and float(ours) == 0  # the importer's error next to ours
+    # One probe per node: step 3's importer error is the one check printed in step 1 (issue 22: 0.525 vs 3.89).
+    assert re.search(r"nearest_ties_20_to_6 +silently different +\(max error " + re.escape(imp) + " on a probe", check)
     assert "verify: PASSED" in verify
     for cmd in ("resample-bridge check   MODEL.onnx --target openvino",
                 "resample-bridge verify  MODEL.onnx --converted out/MODEL.xml"):

@@ -1,0 +1,118 @@
+"""The one probe input of a resampling node, shared by ``check`` (its verdict's max error), the HTML report and
+the demo (their pictures and numbers) and ``verify`` (the seeded inputs it makes for a model's inputs): the same
+values for the same shape, dtype and seed, so the same node shows the same error wherever it is printed.
+
+Shape rule: the model's own dimensions, or ``--input``'s; a dimension left dynamic gets a stated default --
+1 for the batch (axis 0) and the channels (axis 1 of the data), ``DEFAULT_LENGTH`` (16, the representative
+length convert and check prove dynamic Resize axes on) for every other axis of the data and of a GridSample
+grid -- never a 1x1 picture.
+
+Values: data is a picture -- a ramp over the last two axes, a fine checkerboard (reading a neighbouring
+element shows as a full-contrast error), a small offset per channel -- plus seeded noise, which makes every
+value distinct (a wrong tap reads a different number); grids reach outside [-1, 1], offsets a few pixels, masks
+[0, 1], run-time Resize parameters a fractional up-scale (x1.7) and an off-centre roi.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..lowering.openvino.interpolate import REPRESENTATIVE_LENGTH
+from ..semantics.ir import ResizeIR
+
+PROBE_SEED = 0
+DEFAULT_LENGTH = REPRESENTATIVE_LENGTH
+NOISE = 0.1  # of the picture's [0, 1.5] range: texture, not snow
+
+
+def dynamic_length(ir=None):
+    """The default length of a dynamic dimension of the node's data input, per axis (the module docstring's
+    rule); a resized axis of a Resize always gets DEFAULT_LENGTH, the length check's tie proof runs on."""
+    resized = set(ir.axes) if isinstance(ir, ResizeIR) else set()
+    return lambda ax: DEFAULT_LENGTH if ax >= 2 or ax in resized else 1
+
+
+def dims(vi, dyn=None) -> list[int]:
+    """The static dims of ``vi``; a dynamic one is ``dyn(axis)`` (1 without ``dyn``)."""
+    return [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else (dyn(ax) if dyn else 1)
+            for ax, d in enumerate(vi.type.tensor_type.shape.dim)]
+
+
+def probe_image(shape, dtype, seed: int = PROBE_SEED) -> np.ndarray:
+    """The data probe (module docstring): the same array for the same shape, dtype and seed."""
+    shape = tuple(int(s) for s in shape)
+    if not shape:
+        return np.zeros((), dtype)
+    idx = np.indices(shape, dtype=np.float64)
+    h, w = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[-1])
+    i = idx[-2] if len(shape) >= 2 else np.zeros(shape)
+    j = idx[-1]
+    v = 0.5 * (i / max(h, 1) + j / max(w, 1)) + 0.5 * ((i + j) % 2)
+    for k in range(len(shape) - 2):  # channels, depth: a small offset each, so slices differ
+        v = v + 0.05 * idx[k]
+    v = v + NOISE * np.random.default_rng(seed).standard_normal(shape)
+    dt = np.dtype(dtype)
+    if np.issubdtype(dt, np.integer):
+        info = np.iinfo(dt)
+        scale = min(100.0, info.max / 2.0)  # int8's image stays inside its range
+        return np.clip(np.round(v * scale), info.min, info.max).astype(dt)
+    return v.astype(dt)
+
+
+def probe_input(op_type: str, pos: int, vi, rng, x_info=None, dyn=None, seed: int = PROBE_SEED) -> np.ndarray:
+    """The probe for input ``pos`` of a node ``op_type`` (its value info ``vi``; ``x_info``: the data input's,
+    for run-time Resize sizes); ``rng`` draws the grids, offsets and masks, ``seed`` the data's noise."""
+    import onnx
+
+    t = vi.type.tensor_type
+    if pos == 0:
+        shape = dims(vi, dyn)
+    elif op_type == "GridSample" and pos == 1 and dyn is not None:  # [N, *output spatial, D]
+        shape = dims(vi, lambda ax: 1 if ax == 0 else DEFAULT_LENGTH)
+    else:
+        shape = dims(vi)
+    dt = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+    if op_type == "Resize" and pos in (1, 2, 3):
+        n = shape[0] if shape else 0
+        lens = dims(x_info, dyn)[-n:] if x_info is not None and n else [1] * n
+        spatial = [i >= n - 2 for i in range(n)]  # the last two axes
+        if pos == 1:
+            k = n // 2
+            return np.array([0.1] * k + [0.85] * k, dtype=dt)
+        if pos == 2:
+            return np.array([1.7 if s else 1.0 for s in spatial], dtype=dt)
+        return np.array([int(L * 1.7) if s else L for L, s in zip(lens, spatial)], dtype=dt)
+    if op_type == "GridSample" and pos == 1:
+        v = rng.uniform(-1.2, 1.2, shape)
+    elif op_type == "DeformConv" and pos == 2:
+        v = rng.normal(0, 2.0, shape)
+    elif op_type == "DeformConv" and pos == 4:
+        v = rng.uniform(0, 1, shape)
+    elif op_type == "DeformConv" and pos in (1, 3):  # weights, bias
+        v = rng.standard_normal(shape)
+    else:
+        return probe_image(shape, dt, seed)
+    return v.astype(dt)
+
+
+def probe_note(one, feeds: dict) -> dict:
+    """What the probe of the one-node model ``one`` was: {"input", "shape", "seed", "defaults": {axis: length}
+    for the dimensions the model leaves dynamic}."""
+    x = one.graph.node[0].input[0]
+    vi = next((v for v in one.graph.input if v.name == x), None)
+    arr = feeds.get(x)
+    if arr is None:
+        return {"input": x, "shape": None, "seed": PROBE_SEED, "defaults": {}}
+    declared = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
+                for d in vi.type.tensor_type.shape.dim] if vi is not None else [None] * arr.ndim
+    defaults = {str(ax): int(n) for ax, (d, n) in enumerate(zip(declared, arr.shape)) if d is None}
+    return {"input": x, "shape": [int(n) for n in arr.shape], "seed": PROBE_SEED, "defaults": defaults}
+
+
+def probe_text(note: dict) -> str:
+    """``X [1, 3, 16, 16] (seed 0; dynamic dims given defaults: axis 2 = 16, axis 3 = 16)``."""
+    if not note or note.get("shape") is None:
+        return "no probe input"
+    d = note.get("defaults") or {}
+    tail = (f"; dynamic dims given defaults: " + ", ".join(f"axis {a} = {n}" for a, n in d.items())) if d else ""
+    return f"{note['input']} {note['shape']} (seed {note['seed']}{tail})"

@@ -192,7 +192,7 @@ def estimate(ir, rung: int, input_shape) -> tuple[float, float] | None:
     if cur is None or ext is None:
         return None
     # The reorders measured around the extension are its extra over a built-in op, which keeps the plugin's
-    # blocked layouts; a decomposition's Gather/ReduceSum chain does not, so against it a copy is charged.
+    # blocked layouts; a decomposition's Gather/Multiply/Add chain does not, so against it a copy is charged.
     layout = r.get("copy", 0.0)
     if _RUNG_CLASS.get(rung) == "builtin":
         layout = max(layout, r.get("layout", 0.0))

@@ -11,16 +11,12 @@ ov = pytest.importorskip("openvino")
 
 from resample_bridge.lowering.openvino import F32  # noqa: E402
 from resample_bridge.lowering.openvino.graph import ops, tag, tagged  # noqa: E402
-from resample_bridge.lowering.openvino.ladder import LADDERS, Node  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
 from resample_bridge.lowering.openvino.target import convert  # noqa: E402
-from resample_bridge.lowering.passes import DECOMPOSE, NodeRecord, Policy, climb  # noqa: E402
 from resample_bridge.semantics.compare import against_oracle  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
 from tests.helpers.models import resize_model  # noqa: E402
-
-pytestmark = pytest.mark.openvino
 
 # (input shape, sizes, attributes): antialias down (K = 4 and 12 taps), cubic up with exclude_outside (no
 # Interpolate spelling); clamped taps on every edge.
@@ -79,22 +75,17 @@ def test_the_proof_rereads_each_taps_weights(tmp_path):
     assert failures == ["r: axis 3 tap 2 weights differ from the source IR's taps"], failures
 
 
-def test_a_weight_column_of_ones_is_kept(tmp_path):
-    """Linear asymmetric x0.5 reads tap 1 with weight 1 and tap 0 with weight 0 everywhere (the ladder takes
-    Interpolate for it, so the decomposition rung is climbed alone): OpenVINO may fold neither Multiply, or the
-    proof would miss its table."""
-    shape = (1, 2, 8, 10)
-    m = resize_model(shape, sizes=[1, 2, 4, 5], mode="linear", coordinate_transformation_mode="asymmetric")
-    (name, ir), = parse_model(m)
-    x = ov.opset13.parameter(list(shape), np.float32)
-    rung = next(r for r in LADDERS["resize"] if r.number == DECOMPOSE)
-    climbed = climb([rung], Node(name, ir, [x.output(0)]), NodeRecord(name, "Resize", ir, "openvino"),
-                    Policy(allow_conditional=False))
-    assert climbed.record.rung == DECOMPOSE, climbed.record.summary()
-    ov_model = ov.Model(climbed.candidate.produced, [x])
-    compiled = ov.Core().compile_model(ov_model, "CPU", F32)
-    assert prove(ov_model, [climbed.record]) == []
-    v = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
-    v[0, 0, 2, 4] = np.inf  # read with weight 0 by a neighbour: NaN there, as the oracle computes
-    result = against_oracle(ir, compiled([v])[0], run(ir, v), [v])
+@pytest.mark.usefixtures("reference_convention")
+def test_a_tap_of_weight_one_everywhere(tmp_path):
+    """align_corners 2x4 -> 1x2 (onnx.reference's fractional lengths: no Interpolate spelling) reads tap 1 with
+    weight 1 and tap 0 with weight 0 on every output: OpenVINO removes a Multiply by a constant 1 and its table
+    with it, so there is none, and the proof expects none."""
+    shape = (1, 1, 2, 4)
+    m = resize_model(shape, scales=[1, 1, 0.6, 0.6], mode="linear", coordinate_transformation_mode="align_corners")
+    onnx.save(m, tmp_path / "m.onnx")
+    ov_model, (rec,) = convert(str(tmp_path / "m.onnx"), prefer="builtin")  # proven, or BridgeError
+    assert rec.rung == 3, rec.summary()
+    (_, ir), = parse_model(m)
+    v = np.array([[[[1, 2, np.inf, 4], [5, 6, 7, 8]]]], np.float32)  # inf read with weight 0: NaN, as the oracle
+    result = against_oracle(ir, ov.Core().compile_model(ov_model, "CPU", F32)([v])[0], run(ir, v), [v])
     assert result.ok, result

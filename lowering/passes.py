@@ -255,7 +255,7 @@ class ConvertOptions:
     fallback: str = "decompose"  # decompose | extension (OpenVINO)
     strict: bool = False
     allow_conditional: bool | None = None  # None: the target's default
-    prefer: str = "builtin"  # builtin | fastest (OpenVINO)
+    prefer: str | None = None  # fastest | builtin (OpenVINO; None: the target's default, fastest)
     force: bool = False
     compress_to_fp16: bool = False  # (OpenVINO)
     extensions: tuple = ()  # the user's own libraries for other custom ops (OpenVINO)
@@ -265,7 +265,7 @@ class ConvertOptions:
 
     # Options a target may not take, with the value that means "not asked for".
     OPTIONAL = {"compress_to_fp16": False, "extensions": (), "fallback": "decompose", "allow_conditional": None,
-                "prefer": "builtin", "trt_shapes": None}
+                "prefer": None, "trt_shapes": None}
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,19 @@
 
 import functools
 import inspect
+import os
 import re
 from pathlib import Path
 
 import pytest
 
 from resample_bridge.translate.onnx import onnx_convention
+
+# The default policy's cost model decides by the shipped reference rates in every test, subprocesses included,
+# so the rungs tests assert (and the README tour prints) are the same on every machine, built extension or not;
+# tests/lowering/test_openvino_cost.py gives its own tables.
+os.environ["RESAMPLE_BRIDGE_COST_TABLE"] = str(Path(__file__).resolve().parent.parent / "lowering" / "openvino" /
+                                               "cost_reference.json")
 
 
 @pytest.fixture

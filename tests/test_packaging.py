@@ -58,6 +58,7 @@ def test_wheel_builds_quietly_without_the_workshop(tmp_path):
     assert "resample_bridge/tools/cli.py" in names
     assert not [n for n in names if WORKSHOP.match(n)], sorted(n for n in names if WORKSHOP.match(n))
     assert not _native_sources() - names, sorted(_native_sources() - names)
+    assert "resample_bridge/lowering/openvino/cost_reference.json" in names  # the default policy's rates
     # The license travels with the wheel and is declared in its metadata.
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), sorted(names)[:20]
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))

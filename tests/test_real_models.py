@@ -5,7 +5,7 @@ package). No torch needed here: the source framework's outputs are saved beside 
 Per case:
   test_convert            resample-bridge's ``convert`` -> OpenVINO CPU (f32) equals the source outputs;
   test_no_extension       where a built-in op is exact for every value of the dynamic dimensions, no node
-                          takes rung 4 (the extension);
+                          takes rung 4 (the extension) but where the cost model estimates it faster;
   test_openvino_importer  what OpenVINO's own importer does (exact / different / refused): recorded, not judged;
   test_onnxruntime        onnxruntime equals the source outputs (the export itself is right).
 A table of all of it is printed at the end of the module.
@@ -226,7 +226,10 @@ def test_no_extension(case):
     if isinstance(res, BridgeError):
         pytest.skip(f"conversion refused (test_convert reports it): {res}")
     _, records = res
-    on_ext = [r.summary() for r in records if r.rung == EXTENSION]
+    # The default policy may take it where its cost model estimates it faster (the exact rung it gave up is in
+    # the record's tried); never because the ladder missed a built-in op.
+    on_ext = [r.summary() for r in records if r.rung == EXTENSION and not r.reason.split(": ", 1)[-1].startswith(
+        "cost model: ")]
     assert not on_ext, "takes the extension where a built-in op is exact: " + "; ".join(on_ext)
 
 

@@ -200,13 +200,15 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
 
 
 def convert_model(model, *, fallback: str = "decompose", strict: bool = False, extensions=(),
-                  convention: str | None = None):
-    """(``openvino.Model``, [NodeRecord]) in memory, every resampling node lowered and proven. Save it with
-    :func:`save`, not with ``openvino.save_model``'s defaults (they round the tap tables to f16)."""
+                  convention: str | None = None, prefer: str | None = None):
+    """(``openvino.Model``, [NodeRecord]) in memory, every resampling node lowered and proven (``prefer`` as
+    :func:`convert`). Save it with :func:`save`, not with ``openvino.save_model``'s defaults (they round the
+    tap tables to f16)."""
     from .convert import convert_openvino_model
 
     with _model_file(model, convention) as path:
-        return convert_openvino_model(path, fallback=fallback, strict=strict, extensions=extensions)
+        return convert_openvino_model(path, fallback=fallback, strict=strict, extensions=extensions,
+                                      prefer=prefer)
 
 
 def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp16: bool = False,
@@ -225,13 +227,14 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
 
 def convert(model, output: str | None = None, *, target: str = "openvino", fallback: str = "decompose",
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
-            convention: str | None = None, prefer: str = "builtin", allow_conditional: bool | None = None,
+            convention: str | None = None, prefer: str | None = None, allow_conditional: bool | None = None,
             input_shapes: dict | None = None, outputs=(), source: str | None = None,
             trt_shapes: dict | None = None) -> Conversion:
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
     (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
-    (OpenVINO): "builtin", or "fastest" for the extension where a cost model estimates it faster.
+    (OpenVINO): "fastest" (None, the default: the extension where the cost model estimates it at least 1.25x
+    faster) or "builtin" (never the extension where a rung that needs nothing beside the model is exact).
     ``input_shapes``: {input name: shape} fixed before anything else (ovc's ``--input``); ``outputs``: tensor
     names the converted model keeps as its outputs (ovc's ``--output``); ``source``: the user's model where a
     follow-up command names it (default: ``model``); ``trt_shapes`` (TensorRT): {input name: {"min" | "opt" |

@@ -80,7 +80,7 @@ def remove_created(created: list[str]) -> None:
 
 
 def convert_openvino_model(model_path: str, *, fallback: str = "decompose", strict: bool = False,
-                           allow_conditional: bool | None = None, extensions=(), prefer: str = "builtin"):
+                           allow_conditional: bool | None = None, extensions=(), prefer: str | None = None):
     """(openvino.Model, records) in memory, through the OpenVINO target (``lowering.openvino``)."""
     from ..lowering.openvino.target import OPENVINO
 

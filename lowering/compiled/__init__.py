@@ -13,9 +13,10 @@ launchers; ``lowering/CMakeLists.txt`` is the one CMake project they form.
   arguments; ``tables="python"`` applies the oracle's tap tables, ``"native"`` the C++ port of the tap rules
   on the bound axes, ``"ir"`` binds in C++ from the op's attributes as the OpenVINO op does), ``tap_table``
   and ``bind_native`` (the C++ ports, for comparison).
-* ``openvino_ext``: ``openvino_extension()`` (the library), ``openvino_node`` (an op from Python),
-  ``onnx_node`` (the custom-domain ONNX node), ``extension_dtype_refusal(ir, dtype)`` (None, or why the
-  extension op cannot take that X dtype; the ladder's question).
+* ``openvino_ext``: ``openvino_extension()`` (the library; ``openvino_extension_built()``: without a build),
+  ``openvino_node`` (an op from Python), ``onnx_node`` (the custom-domain ONNX node),
+  ``extension_dtype_refusal(ir, dtype)`` (None, or why the extension op cannot take that X dtype; the ladder's
+  question).
 * ``cuda``: ``cuda_library()`` / ``cuda_run`` where nvcc and a device are.
 
 The op attributes are ``semantics.schema`` (C++ side: ``kernels/rb/attrs.hpp``).
@@ -28,11 +29,11 @@ from .build import CMAKE_ROOT, CUDA_DIR, KERNELS_DIR, OPENVINO_EXT_DIR, build_li
 from .cpu import bind_native, deformconv, gridsample, resize, run, tap_table
 from .cuda import cuda_device_count, cuda_library, cuda_run
 from .openvino_ext import EXTENSION_DTYPES, extension_dtype_refusal, onnx_node, openvino_attributes, \
-    openvino_extension, openvino_inputs, openvino_node, resize_inputs
+    openvino_extension, openvino_extension_built, openvino_inputs, openvino_node, resize_inputs
 
 __all__ = ["ABI_VERSION", "DTYPES", "attribute_defaults", "attribute_fields", "attributes_text", "available", "library",
            "library_path", "op_type", "vocabulary", "CMAKE_ROOT", "CUDA_DIR", "KERNELS_DIR", "OPENVINO_EXT_DIR",
            "build_library", "cache_root", "missing_tools", "nvcc", "source_hash", "bind_native", "deformconv",
            "gridsample", "resize", "run", "tap_table", "cuda_device_count", "cuda_library", "cuda_run",
            "EXTENSION_DTYPES", "extension_dtype_refusal", "onnx_node", "openvino_attributes", "openvino_extension",
-           "openvino_inputs", "openvino_node", "resize_inputs"]
+           "openvino_extension_built", "openvino_inputs", "openvino_node", "resize_inputs"]

@@ -155,6 +155,12 @@ def _locked(path: Path):
         yield
 
 
+def built_library(target: str, key: str) -> Path | None:
+    """``lib<target>.so`` of ``key`` where an earlier build left it in the cache, else None (nothing is built)."""
+    lib = cache_root() / f"{target}-{key}" / f"lib{target}.so"
+    return lib if lib.exists() else None
+
+
 def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ...] = (),
                   what: str = "the resample-bridge kernels") -> Path:
     """``lib<target>.so`` built from the CMake project ``src`` (normally ``CMAKE_ROOT``) into

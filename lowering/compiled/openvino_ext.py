@@ -3,6 +3,7 @@ custom-domain ONNX nodes its ONNX-frontend mapping reads. Attributes: ``semantic
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, ResizeIR, RuntimeValue
 from ...semantics.schema import DOMAIN, ONNX_OP_TYPES, OP_TYPES, to_attributes
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
-from .build import CMAKE_ROOT, OPENVINO_EXT_DIR, build_library, project_hash
+from .build import CMAKE_ROOT, OPENVINO_EXT_DIR, build_library, built_library, project_hash
 
 _factory = None
 
@@ -23,6 +24,32 @@ def openvino_extension() -> str:
     env = os.environ.get("RESAMPLE_BRIDGE_OPENVINO_EXT")
     if env:
         return env
+    ov_cmake, key = _extension_key()
+    return str(build_library(CMAKE_ROOT, _EXT_TARGET, key=key,
+                             cmake_args=("-DRB_OPENVINO=ON", f"-DOpenVINO_DIR={ov_cmake}"),
+                             what="the resample-bridge OpenVINO extension"))
+
+
+def openvino_extension_built() -> str | None:
+    """The extension library's path where it needs no build (named, or built earlier), else None."""
+    env = os.environ.get("RESAMPLE_BRIDGE_OPENVINO_EXT")
+    if env:
+        return env
+    try:
+        _, key = _extension_key()
+    except BridgeError:
+        return None
+    lib = built_library(_EXT_TARGET, key)
+    return None if lib is None else str(lib)
+
+
+_EXT_TARGET = "resample_bridge_openvino"
+
+
+@functools.lru_cache(maxsize=1)
+def _extension_key():
+    """(openvino's cmake folder, the build's cache key): hashing the sources once per process, since the cost
+    model asks per node whether the library is built."""
     try:
         import openvino
     except ImportError:
@@ -30,10 +57,7 @@ def openvino_extension() -> str:
     ov_cmake = Path(openvino.__file__).parent / "cmake"
     if not (ov_cmake / "OpenVINOConfig.cmake").exists():
         raise BridgeError(f"openvino {openvino.__version__} has no cmake/OpenVINOConfig.cmake to build against")
-    key = project_hash(OPENVINO_EXT_DIR, extra=f"{sys.platform} openvino {openvino.__version__}")
-    return str(build_library(CMAKE_ROOT, "resample_bridge_openvino", key=key,
-                             cmake_args=("-DRB_OPENVINO=ON", f"-DOpenVINO_DIR={ov_cmake}"),
-                             what="the resample-bridge OpenVINO extension"))
+    return ov_cmake, project_hash(OPENVINO_EXT_DIR, extra=f"{sys.platform} openvino {openvino.__version__}")
 
 
 # Element types of X the extension ops compute exactly on OpenVINO CPU, and those the CPU plugin runs a custom

@@ -5,7 +5,7 @@
    padding rule agrees) — ``interpolate``, ``builtin``;
 2. native op after an exact rewrite (Interpolate in sizes mode or another coordinate spelling, the pillow
    modes; DeformableConvolution-8 with bilinear_interpolation_pad=true plus an Add for the bias);
-3. decomposition into per-axis K-tap Gather / Multiply / ReduceSum with constant tables from
+3. decomposition into per-axis K-tap Gather / Multiply / Add with constant tables from
    ``semantics.taps`` (static shapes) — ``decompose``;
 4. the resample-bridge extension op over the shared C++ kernels — ``extension``.
 

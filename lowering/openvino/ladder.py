@@ -38,12 +38,13 @@ class Node:
 
 
 def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditional: bool = False,
-               prefer: str = "builtin") -> Policy:
+               prefer: str = "fastest") -> Policy:
     """``--fallback extension`` starts at rung 4. By default only candidates exact for every run-time value are
     taken; ``allow_conditional`` (``--allow-conditional``) also takes one exact under stated run-time conditions
     (recorded, and written into the model's rt_info); ``--strict`` declines conditions and assumptions whatever
-    ``allow_conditional`` says. ``prefer="fastest"``: a Resize takes the extension instead of the exact rung the
-    ladder chose where the cost model (``cost``) estimates it faster by a margin."""
+    ``allow_conditional`` says. ``prefer="fastest"`` (the default): a Resize takes the extension instead of the
+    exact rung the ladder chose where the cost model (``cost``) estimates it faster by ``cost.MARGIN``;
+    ``"builtin"``: never where a rung that needs nothing beside the model is exact."""
     return Policy(allow_conditional=bool(allow_conditional) and not strict,
                   floor=EXTENSION if fallback == "extension" else NATIVE, prefer=prefer)
 
@@ -137,7 +138,7 @@ def _fastest(node, climbed):
         record.extra["cost"]["extension_refused"] = got.reason
         return chosen.produced, record
     given_up = replace(record, tried=[*record.tried, (record.rung, record.rung_name,
-                                                     "exact, but estimated slower (--prefer fastest)")])
+                                                     "exact, but the cost model estimates the extension faster")])
     return got.produced, take(given_up, rung, got, reason=f"{got.reason.split(': ', 1)[0]}: {why}")
 
 

@@ -37,10 +37,11 @@ class OpenVINOTarget(Target):
         return LADDERS[kind]
 
     def policy(self, options: ConvertOptions) -> Policy:
-        if options.prefer not in ("builtin", "fastest"):
-            raise BridgeError(f"unknown preference {options.prefer!r}; expected builtin or fastest", field="prefer")
+        prefer = options.prefer or "fastest"
+        if prefer not in ("builtin", "fastest"):
+            raise BridgeError(f"unknown preference {prefer!r}; expected fastest or builtin", field="prefer")
         return policy_for(options.fallback, options.strict, allow_conditional=bool(options.allow_conditional),
-                          prefer=options.prefer)
+                          prefer=prefer)
 
     def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
         """The user's extension libraries checked (each loads in OpenVINO), then every node lowered and proven."""
@@ -161,15 +162,16 @@ OPENVINO = OpenVINOTarget()
 
 
 def convert(model_path: str, *, fallback: str = "decompose", strict: bool = False, extensions=(),
-            allow_conditional: bool | None = None, prefer: str = "builtin"):
+            allow_conditional: bool | None = None, prefer: str = "fastest"):
     """ONNX file -> (openvino.Model, [NodeRecord]): resampling nodes through resample-bridge, the rest through
     OpenVINO's importer (with the user's ``extensions`` for other custom ops); every lowered node proven, or
     BridgeError with the reasons. ``allow_conditional``: take candidates exact only under stated run-time
-    conditions (default: no); ``strict`` declines them whatever it says. ``prefer``: "builtin" (the lowest
-    exact rung) or "fastest" (the extension where the cost model estimates it faster, ``cost``)."""
+    conditions (default: no); ``strict`` declines them whatever it says. ``prefer``: "fastest" (the default:
+    the extension where the cost model estimates it at least 1.25x faster, ``cost``) or "builtin" (never the
+    extension where a rung that needs nothing beside the model is exact)."""
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer)
     result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, OPENVINO.policy(options))
     return result.model, result.records
 
 
-cost.use_converter(convert)  # --prefer fastest calibrates its cost model on conversions like this one
+cost.use_converter(convert)  # the cost model times its rates on conversions like this one

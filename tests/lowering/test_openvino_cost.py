@@ -1,6 +1,7 @@
-"""``--prefer fastest``: the cost model (lowering/openvino/cost.py) calibrated on this machine, the ladder taking
-the extension only where it is estimated faster by the margin, the result still proven and exact, and the
-default (``builtin``) never consulting it."""
+"""The default policy (``--prefer fastest``): the extension instead of an exact rung that needs nothing beside the
+model only where the cost model (lowering/openvino/cost.py) estimates it at least 1.25x faster, reorders
+included; the result still proven and exact; ``--prefer builtin`` never consulting it. Fixed tables
+(``cost.using``) make the choices the same on every machine; where the rates come from is tested apart."""
 
 import json
 
@@ -12,28 +13,21 @@ ov = pytest.importorskip("openvino")
 
 from resample_bridge.lowering.openvino import cost  # noqa: E402
 from resample_bridge.lowering.openvino.target import convert  # noqa: E402
+from resample_bridge.semantics.compare import against_oracle  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
 from tests.helpers.models import resize_model  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+N_OUT, N_IN = 4 * 48 * 40, 4 * 24 * 20  # _linear_up's output and input elements
 
 
-@pytest.fixture
-def rates(monkeypatch, tmp_path):
-    """Rates written where the cost model caches them (a file of the test's own; the build cache, with the
-    extension library, stays where it is)."""
-    own = tmp_path / "cost.json"
-    monkeypatch.setattr(cost, "cache_file", lambda: own)
-    monkeypatch.setattr(cost, "_rates", None)
-
-    def write(values: dict):
-        path = cost.cache_file()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
-        monkeypatch.setattr(cost, "_rates", None)
-    return write
+def _table(**rates) -> cost.Calibration:
+    """A fixed table: ns per output element of each class for linear x2 (built-in, extension), per element in
+    and out for copy / layout."""
+    names = {"builtin": "builtin/linear/plain/up", "extension": "extension/linear/plain/up"}
+    return cost.Calibration({names.get(k, k): v for k, v in rates.items()}, "the test's table")
 
 
 def _linear_up(tmp_path):
@@ -50,76 +44,125 @@ def _exact(m, ov_model, records):
         core.add_extension(compiled.openvino_extension())
     x = np.random.default_rng(0).standard_normal((1, 4, 24, 20)).astype(np.float32)
     (_, ir), = parse_model(m)
-    np.testing.assert_allclose(core.compile_model(ov_model, "CPU", F32)([x])[0], run(ir, x), rtol=1e-5, atol=1e-5)
+    result = against_oracle(ir, core.compile_model(ov_model, "CPU", F32)([x])[0], run(ir, x), [x])
+    assert result.ok, result
 
 
 @pytest.mark.compiled
-@pytest.mark.parametrize("ext_rate, rung", [(0.5, 4), (0.9, 1), (5.0, 1)])
-def test_the_extension_only_where_estimated_faster_by_the_margin(rates, tmp_path, ext_rate, rung):
-    # built-in 1 ns per output element; the extension's reorders cost 0.1 ns per element in and out.
-    rates({"builtin/linear/plain/up": 1.0, "extension/linear/plain/up": ext_rate, "copy": 0.1})
+@pytest.mark.parametrize("builtin, extension, rung", [
+    (1.25, 1.0, 4),     # exactly 1.25x faster: the extension
+    (1.0, 0.75, 4),     # 1.33x
+    (1.0, 0.85, 1),     # 1.18x: the built-in op, which needs nothing beside the model
+    (1.0, 5.0, 1),
+])
+def test_the_extension_from_1_25x_faster_on(tmp_path, builtin, extension, rung):
     m, path = _linear_up(tmp_path)
-    ov_model, (rec,) = convert(path, prefer="fastest")
+    with cost.using(_table(builtin=builtin, extension=extension, copy=0.0, layout=0.0)):
+        ov_model, (rec,) = convert(path)  # the default policy
     assert rec.rung == rung, rec.summary()
-    n_out, n_in = 4 * 48 * 40, 4 * 24 * 20
-    assert rec.extra["cost"]["chosen_ms"] == pytest.approx(n_out / 1e6)
-    assert rec.extra["cost"]["extension_ms"] == pytest.approx((ext_rate * n_out + 0.1 * (n_in + n_out)) / 1e6)
+    assert rec.extra["cost"]["chosen_ms"] == pytest.approx(builtin * N_OUT / 1e6)
+    assert rec.extra["cost"]["extension_ms"] == pytest.approx(extension * N_OUT / 1e6)
     if rung == 4:
-        assert "--prefer fastest: estimated" in rec.reason and rec.tried[-1][0] == 1
+        assert f"cost model: {builtin / extension:.2g}x faster than Interpolate-11 (rung 1) on the test's " \
+               f"table" in rec.reason, rec.reason
+        assert rec.tried[-1][:2] == (1, "native") and "estimates the extension faster" in rec.tried[-1][2]
     _exact(m, ov_model, [rec])
 
 
-def test_builtin_is_the_default_and_never_reads_the_model(rates, tmp_path, monkeypatch):
-    rates({"builtin/linear/plain/up": 100.0, "extension/linear/plain/up": 0.01, "copy": 0.0})
-    monkeypatch.setattr(cost, "rates", lambda: pytest.fail("the default consulted the cost model"))
+def test_the_reorders_count(tmp_path):
+    """The extension pays the reorders measured between Conv layers where they exceed a copy: a rate that wins
+    alone (0.5 against 1.0 per output) loses once 2 ns per element in and out are charged."""
     _, path = _linear_up(tmp_path)
-    _, (rec,) = convert(path)
-    assert rec.rung == 1
+    with cost.using(_table(builtin=1.0, extension=0.5, copy=0.01, layout=2.0)):
+        _, (rec,) = convert(path)
+    assert rec.rung == 1, rec.summary()
+    assert rec.extra["cost"]["extension_ms"] == pytest.approx((0.5 * N_OUT + 2.0 * (N_IN + N_OUT)) / 1e6)
 
 
-def test_a_class_without_a_rate_keeps_the_ladders_choice(rates, tmp_path):
-    rates({"copy": 0.1})
+def test_builtin_never_reads_the_model(tmp_path, monkeypatch):
+    monkeypatch.setattr(cost, "calibration", lambda: pytest.fail("--prefer builtin consulted the cost model"))
     _, path = _linear_up(tmp_path)
-    _, (rec,) = convert(path, prefer="fastest")
+    _, (rec,) = convert(path, prefer="builtin")
+    assert rec.rung == 1 and "cost" not in rec.extra
+
+
+def test_a_class_without_a_rate_keeps_the_ladders_choice(tmp_path):
+    _, path = _linear_up(tmp_path)
+    with cost.using(_table(copy=0.1)):
+        _, (rec,) = convert(path)
     assert rec.rung == 1 and "cost" not in rec.extra
 
 
 @pytest.mark.compiled
-def test_calibration_times_each_rung_and_is_cached(monkeypatch, tmp_path):
-    own = tmp_path / "cost.json"
-    monkeypatch.setattr(cost, "cache_file", lambda: own)
-    monkeypatch.setattr(cost, "_rates", None)
-    real = cost.calibrate
-    monkeypatch.setattr(cost, "calibrate", lambda: real(samplers=(("nearest", False),)))
-    got = cost.rates()
-    assert got["builtin/nearest/plain/up"] > 0 and got["copy"] > 0
-    assert set(got) <= {"builtin/nearest/plain/up", "builtin/nearest/plain/down", "extension/nearest/plain/up",
-                        "extension/nearest/plain/down", "copy", "layout"}
-    assert got.get("layout", 0) >= 0  # the reorders around a custom op, measured between Conv layers
-    # Once per machine: the next process reads the file.
-    monkeypatch.setattr(cost, "_rates", None)
-    monkeypatch.setattr(cost, "calibrate", lambda: pytest.fail("calibrated twice"))
-    assert cost.rates() == got == json.loads(own.read_text())
+def test_cli_default_and_opt_out(tmp_path, capsys):
+    _, path = _linear_up(tmp_path)
+    with cost.using(_table(builtin=1.0, extension=0.1, copy=0.0, layout=0.0)):
+        assert main(["convert", path, "-o", str(tmp_path / "o.xml")]) == 0
+        out = capsys.readouterr().out
+        assert "rung 4 (extension)" in out and "cost model: 10x faster than Interpolate-11 (rung 1)" in out, out
+        assert main(["convert", path, "--prefer", "builtin", "-o", str(tmp_path / "b.xml")]) == 0
+        assert "rung 4" not in capsys.readouterr().out
+        assert main(["convert", path, "--target", "onnx", "-o", str(tmp_path / "o.onnx")]) == 0
+        capsys.readouterr()
+        assert main(["convert", path, "--prefer", "fastest", "--target", "onnx", "-o", str(tmp_path / "p.onnx")]) == 2
+        assert "--prefer applies to --target openvino only" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Where the rates come from
+
+
+def test_the_table_named_by_the_environment(tmp_path, monkeypatch):
+    own = tmp_path / "rates.json"
+    own.write_text(json.dumps({"where": "the deployment machine", "rates": {"copy": 0.5}}))
+    monkeypatch.setenv(cost.ENV, str(own))
+    got = cost.calibration()
+    assert got.where == "the deployment machine" and got.rate("copy") == 0.5 and got.rate("layout") is None
+    # or that machine's cache file itself (the rates alone)
+    own.write_text(json.dumps({"copy": 0.25, "decomposition/nearest/plain/up": None}))
+    got = cost.calibration()
+    assert got.where == f"the rates of {own}" and got.rate("copy") == 0.25
+    assert got.rate("decomposition/nearest/plain/up") is None
+
+
+def test_without_a_built_extension_the_reference_table_decides(tmp_path, monkeypatch):
+    """A fresh machine: nothing built, no rates cached. The first convert neither builds the extension nor times
+    anything to decide; the shipped reference table decides, and says so."""
+    monkeypatch.delenv(cost.ENV, raising=False)
+    monkeypatch.delenv("RESAMPLE_BRIDGE_OPENVINO_EXT", raising=False)
+    monkeypatch.setenv("RESAMPLE_BRIDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cost, "_time", lambda key: pytest.fail(f"timed {key} on a fresh machine"))
+    table = cost.calibration()
+    reference = json.loads(cost.REFERENCE.read_text())
+    assert table.where == reference["where"] and table.where.startswith("the reference machine (")
+    assert table.rates == reference["rates"] and table.timer is None
+    _, path = _linear_up(tmp_path)
+    _, (rec,) = convert(path)
+    assert rec.extra["cost"]["rates"] == reference["where"]
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())  # nothing built
 
 
 @pytest.mark.compiled
-def test_cli_prefer(tmp_path, capsys, rates):
-    rates({"builtin/linear/plain/up": 1.0, "extension/linear/plain/up": 0.1, "copy": 0.0})
+@pytest.mark.slow
+def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, monkeypatch):
+    from resample_bridge.lowering import compiled
+
+    compiled.openvino_extension()  # built (or found) where the tests build it
+    monkeypatch.delenv(cost.ENV, raising=False)
+    own = tmp_path / "cost.json"
+    monkeypatch.setattr(cost, "cache_file", lambda: own)
+    monkeypatch.setattr(cost, "_machine", None)
+    timed = []
+    real = cost._time
+    monkeypatch.setattr(cost, "_time", lambda key: timed.append(key) or real(key))
     _, path = _linear_up(tmp_path)
-    assert main(["convert", path, "--prefer", "fastest", "-o", str(tmp_path / "o.xml")]) == 0
-    out = capsys.readouterr().out
-    assert "rung 4 (extension)" in out and "--prefer fastest" in out
-    assert main(["convert", path, "--prefer", "fastest", "--target", "onnx", "-o", str(tmp_path / "o.onnx")]) == 2
-    assert "--prefer applies to --target openvino only" in capsys.readouterr().err
-
-
-def test_the_measured_layout_cost_outweighs_a_copy(rates, tmp_path):
-    """The extension pays the reorders measured between Conv layers where they exceed a plain copy: a rate
-    that wins alone by the margin (0.5 against 1.0 per output) loses once 2 ns per element in and out are
-    charged."""
-    rates({"builtin/linear/plain/up": 1.0, "extension/linear/plain/up": 0.5, "copy": 0.01, "layout": 2.0})
-    m, path = _linear_up(tmp_path)
-    ov_model, (rec,) = convert(path, prefer="fastest")
-    assert rec.rung == 1, rec.summary()
-    n_out, n_in = 4 * 48 * 40, 4 * 24 * 20
-    assert rec.extra["cost"]["extension_ms"] == pytest.approx((0.5 * n_out + 2.0 * (n_in + n_out)) / 1e6)
+    _, (rec,) = convert(path)
+    assert rec.extra["cost"]["rates"] == "this machine"
+    assert sorted(timed) == ["builtin/linear/plain/up", "copy", "extension/linear/plain/up", "layout"], timed
+    cached = json.loads(own.read_text())
+    assert set(timed) <= set(cached) and all(v >= 0 for v in cached.values())
+    # Once per machine: the next process reads the file.
+    monkeypatch.setattr(cost, "_machine", None)
+    monkeypatch.setattr(cost, "_time", lambda key: pytest.fail(f"timed {key} twice"))
+    _, (again,) = convert(path)
+    assert again.extra["cost"] == rec.extra["cost"]

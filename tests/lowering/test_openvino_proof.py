@@ -168,7 +168,7 @@ def _runtime_scales_model():
 
 
 def test_policy_for():
-    assert policy_for() == Policy(allow_conditional=False)
+    assert policy_for() == Policy(allow_conditional=False, prefer="fastest")  # the default: the cost model decides
     assert policy_for(allow_conditional=True).allow_conditional
     assert not policy_for(strict=True, allow_conditional=True).allow_conditional
     assert policy_for("extension").floor == CUSTOM

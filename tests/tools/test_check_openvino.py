@@ -86,7 +86,9 @@ def test_check_verdict(rows, case):
         # read another element (issue 10), so only the extension is exact for every grid.
         assert ours["rung"] == 4 and ".5 tie" in ours["reason"], ours
     else:
-        assert ours["rung"] in (1, 2, 3)
+        # A rung that needs nothing beside the model is exact; the default takes the extension instead only
+        # where its cost model estimates it faster (the tests' reference rates: the antialias decompositions).
+        assert ours["rung"] in (1, 2, 3) or "cost model: " in ours["reason"], ours
 
 
 @pytest.mark.slow

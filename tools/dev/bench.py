@@ -1,6 +1,7 @@
 """`make bench`: one table. Per case, single-node models on OpenVINO CPU (f32 hint): our extension op (rung 4,
-the shared C++ kernels), OpenVINO's own importer (``ov.convert_model``), onnxruntime, and a memory bound (a numpy
-copy of the output's bytes); medians of interleaved runs, ms, and ratios.
+the shared C++ kernels), the ladder's lowest exact rung (``--prefer builtin``) and the default conversion, each
+with its rung, OpenVINO's own importer (``ov.convert_model``), onnxruntime, and a memory bound (a numpy copy of
+the output's bytes); medians of interleaved runs, ms, and ratios.
 
     python tools/dev/bench.py [--repeats 30] [--only SUBSTRING]
 
@@ -138,6 +139,11 @@ def main(argv=None) -> int:
             onnx.save(model, path)
             ours_model, _ = low.convert(path, fallback="extension")
             ours = core.compile_model(ours_model, "CPU", F32)
+            ladder, rungs = {}, {}
+            for prefer in ("builtin", None):
+                m, recs = low.convert(path) if prefer is None else low.convert(path, prefer=prefer)
+                ladder[prefer] = core.compile_model(m, "CPU", F32)
+                rungs[prefer] = "".join(str(r.rung) for r in recs)
             try:
                 imp = core.compile_model(ov.convert_model(path), "CPU", F32)
             except Exception:
@@ -153,27 +159,32 @@ def main(argv=None) -> int:
             y = ours(feeds)[0]
             src = np.ones(y.size, dtype=np.float32)
             dst = np.empty_like(src)
-            fns = [lambda: ours(feeds), (lambda: imp(feeds)) if imp else None,
-                   (lambda: sess.run(None, feeds)) if sess else None, lambda: np.copyto(dst, src)]
-            rows.append((name, verdict, *_time_interleaved(fns, args.repeats)))
+            fns = [lambda: ours(feeds), lambda: ladder["builtin"](feeds), lambda: ladder[None](feeds),
+                   (lambda: imp(feeds)) if imp else None, (lambda: sess.run(None, feeds)) if sess else None,
+                   lambda: np.copyto(dst, src)]
+            rows.append((name, verdict, rungs["builtin"], rungs[None], *_time_interleaved(fns, args.repeats)))
     print(f"OpenVINO {ov.__version__} CPU f32 hint ({os.cpu_count()} cores), onnxruntime {ort.__version__}; "
           f"median of {args.repeats} interleaved runs, ms")
-    head = (f"{'case':<36} {'ours':>7} {'OV imp.':>7} {'OV exact?':>10} {'ORT':>7} {'copy':>6} "
-            f"{'ours/OV':>7} {'ours/ORT':>8} {'ours/peer':>9} {'ours/copy':>9}")
+    head = (f"{'case':<36} {'ours':>7} {'ladder':>9} {'default':>9} {'OV imp.':>7} {'OV exact?':>10} {'ORT':>7} "
+            f"{'copy':>6} {'ours/OV':>7} {'ours/ORT':>8} {'ours/peer':>9} {'ours/copy':>9} {'dflt/peer':>9}")
     print(head)
     print("-" * len(head))
-    peers = []
-    for name, verdict, t_ours, t_ov, t_ort, t_copy in rows:
+    peers, defaults = [], []
+    for name, verdict, r_ladder, r_default, t_ours, t_ladder, t_default, t_ov, t_ort, t_copy in rows:
         exact_peers = [t for t in (t_ov if verdict == "exact" else None, t_ort) if t is not None]
         peer = min(exact_peers) if exact_peers else None
         if peer:
             peers.append(t_ours / peer)
-        print(f"{name:<36} {ms(t_ours):>7} {ms(t_ov):>7} {verdict[:10]:>10} {ms(t_ort):>7} {ms(t_copy):>6} "
-              f"{ratio(t_ours, t_ov):>7} {ratio(t_ours, t_ort):>8} {ratio(t_ours, peer):>9} "
-              f"{ratio(t_ours, t_copy):>9}")
+            defaults.append(t_default / peer)
+        with_rung = f"{ms(t_ladder) + ' ' + r_ladder:>9} {ms(t_default) + ' ' + r_default:>9}"
+        print(f"{name:<36} {ms(t_ours):>7} {with_rung} {ms(t_ov):>7} {verdict[:10]:>10} {ms(t_ort):>7} "
+              f"{ms(t_copy):>6} {ratio(t_ours, t_ov):>7} {ratio(t_ours, t_ort):>8} {ratio(t_ours, peer):>9} "
+              f"{ratio(t_ours, t_copy):>9} {ratio(t_default, peer):>9}")
     if peers:
-        print(f"ours / fastest exact peer: geomean {geomean(peers):.2f}, "
-              f"max {max(peers):.2f}")
+        print(f"ours / fastest exact peer: geomean {geomean(peers):.2f}, max {max(peers):.2f}; "
+              f"default / fastest exact peer: geomean {geomean(defaults):.2f}, max {max(defaults):.2f}")
+    print("ours = the extension; ladder = --prefer builtin (the lowest exact rung), default = the default "
+          "conversion, each followed by its rung")
     print("copy = numpy copy of the output's bytes (one thread); ours/copy <= 2 is >= 50% of copy bandwidth")
     return 0
 

@@ -1,0 +1,48 @@
+"""Write the cost model's reference table (``lowering/openvino/cost_reference.json``): every rate timed on this
+machine, and the machine's name. The default policy decides by it where the extension is not built yet, and the
+tests (``tests/conftest.py``) decide by it on every machine.
+
+    python tools/dev/cost_reference.py [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            model = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), "")
+            fh.seek(0)
+            flags = next((ln.split(":", 1)[1].split() for ln in fh if ln.startswith("flags")), [])
+    except OSError:
+        model, flags = platform.processor(), []
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else platform.machine()
+    return f"{model or platform.machine()}, {isa}, {os.cpu_count()} cores"
+
+
+def main(argv=None) -> int:
+    import openvino as ov
+
+    from resample_bridge.lowering.openvino import cost
+    from resample_bridge.lowering.openvino import target  # noqa: F401 -- registers the converter it times with
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=str(cost.REFERENCE))
+    args = ap.parse_args(argv)
+    rates = cost.calibrate()
+    where = f"the reference machine ({cpu_name()}; OpenVINO {ov.__version__.split('-')[0]})"
+    with open(args.out, "w") as fh:
+        json.dump({"where": where, "rates": {k: round(v, 4) for k, v in sorted(rates.items())}}, fh, indent=1)
+        fh.write("\n")
+    print(f"{args.out}: {len(rates)} rates on {where}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -225,14 +225,16 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
 def convert(model, output: str | None = None, *, target: str = "openvino", fallback: str = "decompose",
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
             convention: str | None = None, prefer: str = "builtin", allow_conditional: bool | None = None,
-            input_shapes: dict | None = None, outputs=(), source: str | None = None) -> Conversion:
+            input_shapes: dict | None = None, outputs=(), source: str | None = None,
+            decompose_gridsample: bool = False) -> Conversion:
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
     (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
     (OpenVINO): "builtin", or "fastest" for the extension where a cost model estimates it faster.
     ``input_shapes``: {input name: shape} fixed before anything else (ovc's ``--input``); ``outputs``: tensor
     names the converted model keeps as its outputs (ovc's ``--output``); ``source``: the user's model where a
-    follow-up command names it (default: ``model``)."""
+    follow-up command names it (default: ``model``); ``decompose_gridsample`` (TensorRT): every GridSample as
+    standard ONNX ops where that is exact."""
     from .convert import output_path, reap_stale, remove_created
     from .inputs import prepared
     from .logs import step
@@ -241,7 +243,7 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
     entry(target)
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer,
                              force=force, compress_to_fp16=compress_to_fp16, extensions=tuple(extensions or ()),
-                             source=source)
+                             source=source, decompose_gridsample=decompose_gridsample)
     refuse_options(target, options)
     stem_of = model if isinstance(model, (str, os.PathLike)) else "model"
     out, created = output_path(os.fspath(stem_of), None if output is None else os.fspath(output), target, force)

@@ -59,6 +59,11 @@ class TensorRTTarget(Target):
     name = "tensorrt"
     suffix = ".onnx"
     default_tail = ".tensorrt.onnx"
+    takes = frozenset({"decompose_gridsample"})
+
+    def policy(self, options: ConvertOptions) -> Policy:
+        return Policy(allow_conditional=not options.strict,
+                      decompose=frozenset({"gridsample"}) if options.decompose_gridsample else frozenset())
 
     def rungs(self, kind: str = "resize", policy: Policy | None = None):
         return RUNGS

@@ -55,7 +55,7 @@ def check_gridsample(ir: GridSampleIR, opset: int | None = None, compute: dict =
     return work
 
 
-class _Builder:
+class Builder:
     """Nodes under one name prefix; constants shared by (dtype, value)."""
 
     def __init__(self, name: str):
@@ -86,7 +86,7 @@ class Sym:
     """A float tensor of the graph with Python's arithmetic, so that semantics' formulas (``unnormalize``,
     ``grid_bounds``, Keys' pieces) are evaluated as nodes: one formula, here and in the oracle."""
 
-    def __init__(self, b: _Builder, v, dtype=np.float32):
+    def __init__(self, b: Builder, v, dtype=np.float32):
         self.b, self.v, self.dtype = b, v, dtype
 
     def _in(self, o):
@@ -112,7 +112,7 @@ class Sym:
         return self.b.op(kind, kind.lower(), [self.v, self._in(o)])
 
 
-def _select(b: _Builder, cond, yes, no):
+def _select(b: Builder, cond, yes, no):
     return b.op("Where", "where", [cond, yes, no])
 
 
@@ -140,7 +140,7 @@ def _reflect_float(c: Sym, lo, hi: Sym) -> Sym:
     return Sym(b, _select(b, inside, c.v, y.v))
 
 
-def _to_index(b: _Builder, c: Sym):
+def _to_index(b: Builder, c: Sym):
     """Integral float -> int64 as the oracle's ``_to_index``: NaN to -2^62, saturated at +-2^62."""
     lim = _INDEX_LIMIT
     v = _select(b, c.cmp("Equal", c), c.v, b.const(-lim, np.float32))
@@ -148,7 +148,7 @@ def _to_index(b: _Builder, c: Sym):
     return b.cast(v, np.int64, "index")
 
 
-def _reflect_int(b: _Builder, j, L, align_corners: bool):
+def _reflect_int(b: Builder, j, L, align_corners: bool):
     """``coords.reflect`` of integer taps, in int64 (Mod fmod=0 takes the divisor's sign): period 2L mirrored
     about -1/2 and L - 1/2, or period 2(L-1) about 0 and L-1 (align_corners; one element: always 0)."""
     one = b.const(1, np.int64)
@@ -164,19 +164,24 @@ def _reflect_int(b: _Builder, j, L, align_corners: bool):
     return _select(b, b.op("Less", "less", [m, L]), m, back)
 
 
-def _clamp_int(b: _Builder, j, last):
+def _clamp_int(b: Builder, j, last):
     zero = b.const(0, np.int64)
     j = _select(b, b.op("Less", "less", [j, zero]), zero, j)
     return _select(b, b.op("Greater", "greater", [j, last]), last, j)
 
 
-def _axis_taps(b: _Builder, ir: GridSampleIR, g: Sym, L, work):
-    """[(index int64 [N, P] in [0, L-1], weight [N, P] in ``work`` or None for 1)] for one axis; ``g`` the
-    grid's float32 coordinates on it, ``L`` its int64 length."""
-    kind, padding, ac = ir.sampler.kind, ir.padding, ir.align_corners
+def _axis_taps(b: Builder, ir: GridSampleIR, g: Sym, L, work):
+    """``point_taps`` of the grid's float32 coordinates ``g`` on one axis, unnormalised."""
     Lf = Sym(b, b.cast(L, np.float32, "length"))
+    return point_taps(b, ir, coords.unnormalize(g, Lf, ir.align_corners), L, Lf, work)  # float32 steps: arith fp32
+
+
+def point_taps(b: Builder, ir, c: Sym, L, Lf: Sym, work):
+    """[(index int64 in [0, L-1], weight in ``work`` or None for 1)], the taps of pixel coordinates ``c``
+    (float32) on an axis of int64 length ``L`` (``Lf`` as float32), padded as ``ir`` (a GridSampleIR: sampler,
+    padding, padding_on, align_corners) says."""
+    kind, padding, ac = ir.sampler.kind, ir.padding, ir.align_corners
     last = b.op("Sub", "last", [L, b.const(1, np.int64)])
-    c = coords.unnormalize(g, Lf, ac)  # float32 steps: the IR's arith "fp32"
     lo, hi = coords.grid_bounds(Lf, ac)
     if kind == "nearest":
         # Integral from here on: every padding in int64, exact (on the coordinate or on the tap alike).
@@ -214,6 +219,33 @@ def _axis_taps(b: _Builder, ir: GridSampleIR, g: Sym, L, work):
     return out
 
 
+def spatial_strides(b: Builder, lengths: list):
+    """(the int64 stride of each spatial axis, None for the innermost; the number of elements M)."""
+    strides, s = [None] * len(lengths), None
+    for d in reversed(range(len(lengths))):
+        strides[d] = s
+        s = lengths[d] if s is None else b.op("Mul", "stride", [s, lengths[d]])
+    return strides, s
+
+
+def gather_taps(b: Builder, rows, base, taps: list, strides: list):
+    """Sum over every combination of one tap per axis of Gather(rows, base + sum_d j_d*stride_d) (rows
+    [R, C]: one row per element) times the product of the taps' weights: [*index shape, C]."""
+    i64 = lambda v: b.const(v, np.int64)  # noqa: E731
+    acc = None
+    for combo in itertools.product(*[range(len(t)) for t in taps]):
+        lin, w = base, None
+        for d, k in enumerate(combo):
+            j, wd = taps[d][k]
+            lin = b.op("Add", "lin", [lin, j if strides[d] is None else b.op("Mul", "lin", [j, strides[d]])])
+            w = wd if w is None else (w if wd is None else w * wd)
+        term = b.op("Gather", "gather", [rows, lin], axis=0)
+        if w is not None:
+            term = b.op("Mul", "term", [term, b.op("Unsqueeze", "w", [w.v, i64([-1])])])
+        acc = term if acc is None else b.op("Add", "sum", [acc, term])
+    return acc
+
+
 def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, compute: dict = PORTABLE,
                          opset: int | None = None) -> list:
     """Add to ``graph`` (onnx-graphsurgeon) the nodes computing GridSample ``ir`` from Variables ``x`` and
@@ -221,7 +253,7 @@ def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, comp
     work = np.dtype(check_gridsample(ir, opset, compute)).type
     dtype = np.dtype(ir.dtype)
     D = ir.spatial_rank
-    b = _Builder(name)
+    b = Builder(name)
     i64 = lambda v: b.const(v, np.int64)  # noqa: E731
     xs = b.op("Shape", "x_shape", [x])
     gshape = b.op("Shape", "grid_shape", [grid])
@@ -234,23 +266,10 @@ def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, comp
     xt = b.op("Transpose", "x_last", [xw], perm=[0] + list(range(2, D + 2)) + [1])
     rows = b.op("Reshape", "x_rows", [xt, b.op("Concat", "rows_shape", [i64([-1]), b.op(
         "Slice", "C", [xs, i64([1]), i64([2])])], axis=0)])
-    strides, s = [None] * D, None
-    for d in reversed(range(D)):
-        strides[d] = s
-        s = lengths[d] if s is None else b.op("Mul", "stride", [s, lengths[d]])
+    strides, M = spatial_strides(b, lengths)
     N = b.op("Gather", "N", [xs, i64(0)], axis=0)
-    base = b.op("Reshape", "base", [b.op("Mul", "base", [b.op("Range", "n", [i64(0), N, i64(1)]), s]), i64([-1, 1])])
-    acc = None
-    for combo in itertools.product(*[range(len(t)) for t in taps]):
-        lin, w = base, None
-        for d, k in enumerate(combo):
-            j, wd = taps[d][k]
-            lin = b.op("Add", "lin", [lin, j if strides[d] is None else b.op("Mul", "lin", [j, strides[d]])])
-            w = wd if w is None else (w if wd is None else w * wd)
-        term = b.op("Gather", "gather", [rows, lin], axis=0)  # [N, P, C]
-        if w is not None:
-            term = b.op("Mul", "term", [term, b.op("Unsqueeze", "w", [w.v, i64([-1])])])
-        acc = term if acc is None else b.op("Add", "sum", [acc, term])
+    base = b.op("Reshape", "base", [b.op("Mul", "base", [b.op("Range", "n", [i64(0), N, i64(1)]), M]), i64([-1, 1])])
+    acc = gather_taps(b, rows, base, taps, strides)  # [N, P, C]
     out_shape = b.op("Concat", "out_shape", [b.op("Slice", "NC", [xs, i64([0]), i64([2])]),
                                              b.op("Slice", "O", [gshape, i64([1]), i64([1 + D])])], axis=0)
     cur = b.op("Reshape", "out", [b.op("Transpose", "channels", [acc], perm=[0, 2, 1]), out_shape])
@@ -277,4 +296,5 @@ def decomposition_model(ir: GridSampleIR, grid_dtype="float32", *, compute: dict
     return model
 
 
-__all__ = ["FORM", "decomposition_model", "REASON", "Sym", "check_gridsample", "decompose_gridsample"]
+__all__ = ["FORM", "REASON", "Builder", "Sym", "check_gridsample", "decompose_gridsample", "decomposition_model",
+           "gather_taps", "point_taps", "spatial_strides"]

@@ -1,0 +1,59 @@
+"""Rung 3 for GridSample on OpenVINO: the ONNX target's in-graph sampler (``lowering.onnx.gridsample_decompose``,
+written once, in standard ONNX ops) read by OpenVINO's own ONNX frontend and spliced onto the node's inputs, so
+a 5-D (or 3-D) GridSample, which GridSample-9 cannot run, needs no extension library. The ladder proves it by
+numbers on OpenVINO CPU like every rung (``probe.proven``).
+
+Taken below the extension only where GridSample-9 cannot take the node's rank: for a 4-D node GridSample-9 refuses
+(nearest next to a .5 tie), the extension stays the answer until a cost model for GridSample says which is faster.
+Nearest on static shapes may be refused by the probes: with the lengths folded into constants, OpenVINO's linear-op
+fusions re-associate ((g+1)*L - 1)/2, and a grid point one float32 step from a .5 tie reads the other element
+(measured: 5-D, align_corners=0); the extension then takes the node.
+"""
+
+from __future__ import annotations
+
+from ...semantics.errors import BridgeError
+from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
+from ..onnx.gridsample_decompose import FORM, REASON, check_gridsample, decomposition_model
+from ..passes import Candidate, Refusal
+from .graph import tag
+
+COMPUTE = OPENVINO_DTYPES["decompose"]  # float32 in float32, float16 in float32 (cast back)
+
+
+def rung(node, earlier=()):
+    import openvino as ov
+
+    ir = node.ir
+    if ir.spatial_rank == 2:
+        # Quiet: the extension's reason stays GridSample-9's own refusal.
+        return Refusal("4-D: GridSample-9's rank; the extension, until a cost model compares the two",
+                       facts={"quiet": True})
+    try:
+        check_gridsample(ir, None, COMPUTE)
+    except BridgeError as e:
+        return Refusal(e.message, e.field)
+    x, grid = node.inputs[:2]
+    onnx_model = decomposition_model(ir, grid.get_element_type().to_dtype().name, compute=COMPUTE)
+    sub = ov.Core().read_model(onnx_model.SerializeToString(), b"")
+    for p in sub.get_parameters():
+        src = x if p.get_friendly_name() == "x" else grid
+        for target in list(p.output(0).get_target_inputs()):
+            target.replace_source_output(src)
+    out = sub.get_results()[0].input_value(0)
+    tag(out.get_node(), f"{node.name}/{FORM}")
+    return Candidate([out], f"{REASON}, read by OpenVINO's ONNX frontend (GridSample-9 is 4-D only; no "
+                            "extension library)", proof={"form": FORM})
+
+
+def prove(rec, by_tag) -> list[str]:
+    """The written model's part: the decomposition's output op is there (its numbers were proven on the probes
+    when the ladder took it, ``probe.proven``; the model written is the graph probed)."""
+    if f"{rec.node}/{FORM}" not in by_tag:
+        return [f"{rec.node}: the decomposition's output is not in the written model"]
+    if not (rec.proof.get("probes") or {}).get("count"):
+        return [f"{rec.node}: the decomposition was not probed against the oracle"]
+    return []
+
+
+__all__ = ["prove", "rung"]

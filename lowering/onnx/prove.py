@@ -26,6 +26,7 @@ from ...semantics.taps import axis_taps
 from ..index_form import copied_axes
 from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
 from .decompose import check_decomposable, fill_value, tap_name
+from .deformconv_decompose import FORM as DEFORM_FORM
 from .gridsample_decompose import FORM as GRID_FORM
 from .nearest_index import FORM, grid_verdict, index_name
 from .rungs import ort_gap
@@ -50,7 +51,7 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
     failures = []
     for rec in lowered:
         index = rec.proof.get("form") == FORM
-        if rec.rung == DECOMPOSE and rec.proof.get("form") == GRID_FORM:
+        if rec.rung == DECOMPOSE and rec.proof.get("form") in (GRID_FORM, DEFORM_FORM):
             failures += [f"{rec.node}: the source node is still in the written model"] if rec.node in written else \
                 _prove_grid(rec, model, graph, probes)
             continue
@@ -67,13 +68,14 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
 
 
 def _prove_grid(rec, model, graph, probes: bool) -> list[str]:
-    """A GridSample decomposition has no tables to re-read: it is proven by numbers alone (``prove_grid``)."""
+    """A GridSample / DeformConv decomposition has no tables to re-read: it is proven by numbers alone
+    (``prove_grid``)."""
     if not probes:
         rec.extra["probe"] = "not probed: onnxruntime is not installed (exact by construction only)"
         return []
     from .prove_grid import prove_grid
 
-    return prove_grid(rec, model, np.dtype(graph.dtypes.get(rec.proof["inputs"][1], rec.ir.dtype)))
+    return prove_grid(rec, model, graph)
 
 
 def _spelled(rec, written, node) -> list[str]:

@@ -26,6 +26,9 @@ from ...translate.onnxruntime import ort_output_shape, ort_semantics
 from ..passes import Candidate, Refusal
 from . import nearest_index
 from .decompose import check_decomposable
+from .deformconv_decompose import FORM as DEFORM_FORM
+from .deformconv_decompose import REASON as DEFORM_REASON
+from .deformconv_decompose import check_deformconv
 from .gridsample_decompose import FORM as GRID_FORM
 from .gridsample_decompose import REASON as GRID_REASON
 from .gridsample_decompose import check_gridsample
@@ -251,8 +254,11 @@ def decompose(n: Node):
     if isinstance(ir, GridSampleIR):
         work = check_gridsample(ir, n.opset, n.compute)
         return Candidate(None, f"{GRID_REASON} ({work})", proof={"form": GRID_FORM})
+    if isinstance(ir, DeformConvIR):
+        work, _, _ = check_deformconv(ir, n.opset, n.compute)
+        return Candidate(None, f"{DEFORM_REASON} ({work})", proof={"form": DEFORM_FORM})
     if not isinstance(ir, ResizeIR):
-        return Refusal(f"the decomposition covers Resize and GridSample, not {n.proto.op_type}", "op")
+        return Refusal(f"the decomposition covers Resize, GridSample and DeformConv, not {n.proto.op_type}", "op")
     static = _static_refusal(ir)
     if static is not None:
         index = nearest_index.candidate(ir, n.opset)

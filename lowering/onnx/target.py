@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...semantics.ir import GridSampleIR
+from ...semantics.ir import DeformConvIR, GridSampleIR
 from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
 from ..artifacts import write_proven_onnx as write_proven
@@ -13,6 +13,7 @@ from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, No
     Written, climb, records_json, summary_counts
 from . import rungs
 from .decompose import PORTABLE, decompose_resize
+from .deformconv_decompose import decompose_deformconv
 from .gridsample_decompose import decompose_gridsample
 from .nearest_index import decompose_nearest_index
 
@@ -90,7 +91,10 @@ class OnnxTarget(Target):
         sizes = gs_node.inputs[3] if len(gs_node.inputs) > 3 else None
         gs_node.outputs.clear()
         graph.nodes.remove(gs_node)
-        if rung == DECOMPOSE and isinstance(node.ir, GridSampleIR):
+        if rung == DECOMPOSE and isinstance(node.ir, DeformConvIR):
+            added = decompose_deformconv(graph, node.ir, [t if t.name else None for t in gs_node.inputs], y, node.name,
+                                         compute=self.compute, opset=node.opset)
+        elif rung == DECOMPOSE and isinstance(node.ir, GridSampleIR):
             added = decompose_gridsample(graph, node.ir, x, gs_node.inputs[1], y, node.name, compute=self.compute,
                                          opset=node.opset)
         elif isinstance(produced, NearestIndex):  # run-time lengths: the index form

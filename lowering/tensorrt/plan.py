@@ -41,6 +41,9 @@ from ...translate.dtypes import TENSORRT as TENSORRT_DTYPES
 from ...translate.onnx_tensorrt import import_node
 from ...translate.tensorrt.settings import UNVERIFIED
 from ..onnx.decompose import check_decomposable
+from ..onnx.deformconv_decompose import FORM as DEFORM_FORM
+from ..onnx.deformconv_decompose import REASON as DEFORM_REASON
+from ..onnx.deformconv_decompose import check_deformconv
 from ..onnx.gridsample_decompose import FORM as GRID_FORM
 from ..onnx.gridsample_decompose import REASON as GRID_REASON
 from ..onnx.gridsample_decompose import check_gridsample
@@ -184,8 +187,12 @@ def _decompose(n: Node) -> Candidate | Refusal:
         return Candidate(None, f"{GRID_REASON} in {work} (layers TensorRT maps as they are; no plugin; build the "
                                "engine in FP32, without --fp16/--best)", assumptions=(GRID_ASSUMPTION,),
                          proof={"decomposed": True, "form": GRID_FORM})
+    if isinstance(src, DeformConvIR):
+        work, _, _ = check_deformconv(src, n.opset, TENSORRT_COMPUTE)
+        return Candidate(None, f"{DEFORM_REASON} in {work} (layers TensorRT maps as they are; no plugin)",
+                         assumptions=(GRID_ASSUMPTION,), proof={"decomposed": True, "form": DEFORM_FORM})
     if not isinstance(src, ResizeIR):
-        return Refusal(f"the decomposition covers Resize only, not {src.origin}", "op")
+        return Refusal(f"the decomposition covers Resize, GridSample and DeformConv, not {src.origin}", "op")
     static = _static_refusal(src)
     if static is not None:
         index = _index_form(n)

@@ -111,6 +111,7 @@ def test_the_proof_finds_a_decomposition_of_another_op():
     node that says 0 does not prove."""
     from resample_bridge.lowering.onnx.prove_grid import prove_grid
     from resample_bridge.lowering.passes import NodeRecord
+    from resample_bridge.translate.onnx import Graph
 
     written = GridSampleIR(2, SAMPLERS["linear"], "border", True, padding_on="taps", dtype="float32",
                            input_shape=(1, 2, 5, 4), grid_shape=(1, 3, 2, 2))
@@ -122,9 +123,9 @@ def test_the_proof_finds_a_decomposition_of_another_op():
     model = gs.export_onnx(graph, do_type_check=False)
     model.ir_version = 10
     proof = {"inputs": ["x", "grid"], "output": "y"}
-    assert prove_grid(NodeRecord("gs", "GridSample-20", src, "onnx", proof=proof), model, np.dtype(np.float32))
-    assert not prove_grid(NodeRecord("gs", "GridSample-20", written, "onnx", proof=proof), model,
-                          np.dtype(np.float32))
+    graph = Graph(model)
+    assert prove_grid(NodeRecord("gs", "GridSample-20", src, "onnx", proof=proof), model, graph)
+    assert not prove_grid(NodeRecord("gs", "GridSample-20", written, "onnx", proof=proof), model, graph)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ def decompose_deformconv(graph, ir: DeformConvIR, inputs: list, y, name: str, *,
         od = Sym(b, b.op("Gather", f"offset{d}", [off, i64(d)], axis=3))  # [N, OG, K, P]
         taps.append(point_taps(b, _TAPS, od + p0, i64(S[d]), Sym(b, b.const(S[d], np.float32)), work))
     strides, _ = spatial_strides(b, [i64(L) for L in S])
-    cols = gather_taps(b, rows, base, taps, strides)  # [N, OG, K, P, C/OG]
+    cols = gather_taps(b, rows, base, taps, strides, rows=True)  # [N, OG, K, P, C/OG]
     if mask is not None:
         cols = b.op("Mul", "masked", [cols, b.op("Reshape", "mask", [as_work(mask, "mask_work"),
                                                                      i64([0, OG, K, P, 1])])])

@@ -165,9 +165,8 @@ def _reflect_int(b: Builder, j, L, align_corners: bool):
 
 
 def _clamp_int(b: Builder, j, last):
-    zero = b.const(0, np.int64)
-    j = _select(b, b.op("Less", "less", [j, zero]), zero, j)
-    return _select(b, b.op("Greater", "greater", [j, last]), last, j)
+    """clip(j, 0, last) on int64 (Max / Min: opset 12)."""
+    return b.op("Min", "min", [b.op("Max", "max", [j, b.const(0, np.int64)]), last])
 
 
 def _axis_taps(b: Builder, ir: GridSampleIR, g: Sym, L, work):
@@ -208,14 +207,14 @@ def point_taps(b: Builder, ir, c: Sym, L, Lf: Sym, work):
     out = []
     for k, j in enumerate(js):
         w = None if fracs is None else fracs[k]
-        if padding == "zeros":
-            ok = b.op("And", "and", [b.op("Not", "not", [b.op("Less", "less", [j, b.const(0, np.int64)])]),
-                                     b.op("Less", "less", [j, L])])
+        if padding == "reflection":
+            j = _reflect_int(b, j, L, ac)
+        inside = _clamp_int(b, j, last)
+        if padding == "zeros":  # a tap the clamp moved is outside: weight 0 (times the clamped element, as the oracle)
+            ok = b.op("Equal", "inside", [j, inside])
             w = Sym(b, b.cast(ok, work, "valid"), work) if w is None else \
                 Sym(b, _select(b, ok, w.v, b.const(0, work)), work)
-        elif padding == "reflection":
-            j = _reflect_int(b, j, L, ac)
-        out.append((_clamp_int(b, j, last), w))
+        out.append((inside, w))
     return out
 
 
@@ -228,9 +227,11 @@ def spatial_strides(b: Builder, lengths: list):
     return strides, s
 
 
-def gather_taps(b: Builder, rows, base, taps: list, strides: list):
-    """Sum over every combination of one tap per axis of Gather(rows, base + sum_d j_d*stride_d) (rows
-    [R, C]: one row per element) times the product of the taps' weights: [*index shape, C]."""
+def gather_taps(b: Builder, data, base, taps: list, strides: list, rows: bool = False):
+    """Sum over every combination of one tap per axis of Gather(data, base + sum_d j_d*stride_d, axis 0) times
+    the product of the taps' weights. ``data``: X's elements in one axis (``base``: the offset of each (image,
+    channel), broadcast against the taps' indices; one element per index, so nothing of X is read but the taps),
+    or with ``rows`` X as rows of channels [R, C] (one row per index; the weights broadcast over C)."""
     i64 = lambda v: b.const(v, np.int64)  # noqa: E731
     acc = None
     for combo in itertools.product(*[range(len(t)) for t in taps]):
@@ -239,17 +240,20 @@ def gather_taps(b: Builder, rows, base, taps: list, strides: list):
             j, wd = taps[d][k]
             lin = b.op("Add", "lin", [lin, j if strides[d] is None else b.op("Mul", "lin", [j, strides[d]])])
             w = wd if w is None else (w if wd is None else w * wd)
-        term = b.op("Gather", "gather", [rows, lin], axis=0)
+        term = b.op("Gather", "gather", [data, lin], axis=0)
         if w is not None:
-            term = b.op("Mul", "term", [term, b.op("Unsqueeze", "w", [w.v, i64([-1])])])
+            term = b.op("Mul", "term", [term, b.op("Unsqueeze", "w", [w.v, i64([-1])]) if rows else w.v])
         acc = term if acc is None else b.op("Add", "sum", [acc, term])
     return acc
 
 
 def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, compute: dict = PORTABLE,
-                         opset: int | None = None) -> list:
+                         opset: int | None = None, gather: str = "rows") -> list:
     """Add to ``graph`` (onnx-graphsurgeon) the nodes computing GridSample ``ir`` from Variables ``x`` and
-    ``grid`` into ``y`` (which must have no producer); return the nodes added."""
+    ``grid`` into ``y`` (which must have no producer); return the nodes added. ``gather``: how X is read, the
+    same numbers either way — ``rows`` (X transposed to rows of channels, one row per tap: onnxruntime is 2.4-4x
+    faster so) or ``elements`` (one element per tap and channel, nothing of X copied: OpenVINO 1.3x faster on a
+    deformable attention, which reads a few hundred points of large maps; tools/dev/bench_decompose.py)."""
     work = np.dtype(check_gridsample(ir, opset, compute)).type
     dtype = np.dtype(ir.dtype)
     D = ir.spatial_rank
@@ -261,18 +265,29 @@ def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, comp
     g3 = b.op("Reshape", "grid_flat", [b.cast(grid, np.float32, "grid_f32"), i64([0, -1, D])])
     taps = [_axis_taps(b, ir, Sym(b, b.op("Gather", f"g{d}", [g3, i64(D - 1 - d)], axis=2)), lengths[d], work)
             for d in range(D)]
-    # X as [N*M, C] rows; row n*M + flat spatial index.
     xw = x if dtype == work else b.cast(x, work, "x_work")
-    xt = b.op("Transpose", "x_last", [xw], perm=[0] + list(range(2, D + 2)) + [1])
-    rows = b.op("Reshape", "x_rows", [xt, b.op("Concat", "rows_shape", [i64([-1]), b.op(
-        "Slice", "C", [xs, i64([1]), i64([2])])], axis=0)])
     strides, M = spatial_strides(b, lengths)
-    N = b.op("Gather", "N", [xs, i64(0)], axis=0)
-    base = b.op("Reshape", "base", [b.op("Mul", "base", [b.op("Range", "n", [i64(0), N, i64(1)]), M]), i64([-1, 1])])
-    acc = gather_taps(b, rows, base, taps, strides)  # [N, P, C]
+    N = b.op("Slice", "N", [xs, i64([0]), i64([1])])
+    if gather == "rows":  # X as [N*M, C]: row n*M + flat spatial index; the sum [N, P, C]
+        xt = b.op("Transpose", "x_last", [xw], perm=[0] + list(range(2, D + 2)) + [1])
+        data = b.op("Reshape", "x_rows", [xt, b.op("Concat", "rows_shape", [i64([-1]), b.op(
+            "Slice", "C", [xs, i64([1]), i64([2])])], axis=0)])
+        first = b.op("Range", "n", [i64(0), b.op("Squeeze", "N", [N, i64([0])]), i64(1)])
+        base = b.op("Reshape", "base", [b.op("Mul", "base", [first, M]), i64([-1, 1])])
+    else:  # X's elements in one axis: (n, c, i) at (n*C + c)*M + i; the taps as [N, 1, P]; the sum [N, C, P]
+        data = b.op("Reshape", "x_flat", [xw, i64([-1])])
+        NC = b.op("ReduceProd", "NC", [b.op("Slice", "NC", [xs, i64([0]), i64([2])])], keepdims=0)
+        first = b.op("Reshape", "rows", [b.op("Range", "rows", [i64(0), NC, i64(1)]), b.op(
+            "Concat", "rows_shape", [N, i64([-1, 1])], axis=0)])
+        base = b.op("Mul", "base", [first, M])  # [N, C, 1]
+        taps = [[(b.op("Unsqueeze", "tap", [j, i64([1])]), None if w is None else
+                  Sym(b, b.op("Unsqueeze", "w", [w.v, i64([1])]), w.dtype)) for j, w in t] for t in taps]
+    acc = gather_taps(b, data, base, taps, strides, rows=gather == "rows")
+    if gather == "rows":
+        acc = b.op("Transpose", "channels", [acc], perm=[0, 2, 1])
     out_shape = b.op("Concat", "out_shape", [b.op("Slice", "NC", [xs, i64([0]), i64([2])]),
                                              b.op("Slice", "O", [gshape, i64([1]), i64([1 + D])])], axis=0)
-    cur = b.op("Reshape", "out", [b.op("Transpose", "channels", [acc], perm=[0, 2, 1]), out_shape])
+    cur = b.op("Reshape", "out", [acc, out_shape])
     if dtype != work:
         cur = b.cast(cur, dtype, "cast_out")
     b.nodes[-1].outputs = [y]
@@ -280,7 +295,8 @@ def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, comp
     return b.nodes
 
 
-def decomposition_model(ir: GridSampleIR, grid_dtype="float32", *, compute: dict = PORTABLE, opset: int = 20):
+def decomposition_model(ir: GridSampleIR, grid_dtype="float32", *, compute: dict = PORTABLE, opset: int = 20,
+                        gather: str = "rows"):
     """The decomposition alone as an ONNX model: inputs ``x`` (``ir.dtype``) and ``grid``, output ``y``, every
     dimension dynamic (the OpenVINO target reads it with OpenVINO's ONNX frontend; tests and benchmarks run it)."""
     import onnx_graphsurgeon as gs
@@ -290,7 +306,7 @@ def decomposition_model(ir: GridSampleIR, grid_dtype="float32", *, compute: dict
     grid = gs.Variable("grid", np.dtype(grid_dtype), ["N"] + [f"o{d}" for d in range(D)] + [D])
     y = gs.Variable("y", np.dtype(ir.dtype))
     graph = gs.Graph(inputs=[x, grid], outputs=[y], opset=opset)
-    decompose_gridsample(graph, ir, x, grid, y, "gridsample", compute=compute, opset=opset)
+    decompose_gridsample(graph, ir, x, grid, y, "gridsample", compute=compute, opset=opset, gather=gather)
     model = gs.export_onnx(graph, do_type_check=False)
     model.ir_version = 10
     return model

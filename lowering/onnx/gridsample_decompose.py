@@ -235,12 +235,15 @@ def gather_taps(b: Builder, data, base, taps: list, strides: list, rows: bool = 
     i64 = lambda v: b.const(v, np.int64)  # noqa: E731
     acc = None
     for combo in itertools.product(*[range(len(t)) for t in taps]):
-        lin, w = base, None
+        lin, w = None, None
         for d, k in enumerate(combo):
             j, wd = taps[d][k]
-            lin = b.op("Add", "lin", [lin, j if strides[d] is None else b.op("Mul", "lin", [j, strides[d]])])
+            j = j if strides[d] is None else b.op("Mul", "lin", [j, strides[d]])
+            lin = j if lin is None else b.op("Add", "lin", [lin, j])
             w = wd if w is None else (w if wd is None else w * wd)
-        term = b.op("Gather", "gather", [data, lin], axis=0)
+        if not rows:  # int32 from here: the index tensor is as large as the output (OpenVINO computes int64 as
+            lin = b.cast(lin, np.int32, "lin32")  # int32 anyway; the rung refuses X of 2^31 elements or more)
+        term = b.op("Gather", "gather", [data, b.op("Add", "index", [base, lin])], axis=0)
         if w is not None:
             term = b.op("Mul", "term", [term, b.op("Unsqueeze", "w", [w.v, i64([-1])]) if rows else w.v])
         acc = term if acc is None else b.op("Add", "sum", [acc, term])
@@ -279,7 +282,7 @@ def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, comp
         NC = b.op("ReduceProd", "NC", [b.op("Slice", "NC", [xs, i64([0]), i64([2])])], keepdims=0)
         first = b.op("Reshape", "rows", [b.op("Range", "rows", [i64(0), NC, i64(1)]), b.op(
             "Concat", "rows_shape", [N, i64([-1, 1])], axis=0)])
-        base = b.op("Mul", "base", [first, M])  # [N, C, 1]
+        base = b.cast(b.op("Mul", "base", [first, M]), np.int32, "base32")  # [N, C, 1]
         taps = [[(b.op("Unsqueeze", "tap", [j, i64([1])]), None if w is None else
                   Sym(b, b.op("Unsqueeze", "w", [w.v, i64([1])]), w.dtype)) for j, w in t] for t in taps]
     acc = gather_taps(b, data, base, taps, strides, rows=gather == "rows")

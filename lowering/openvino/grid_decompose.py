@@ -7,10 +7,14 @@ Taken below the extension only where GridSample-9 cannot take the node's rank: f
 (nearest next to a .5 tie), the extension stays the answer until a cost model for GridSample says which is faster.
 Nearest on static shapes may be refused by the probes: with the lengths folded into constants, OpenVINO's linear-op
 fusions re-associate ((g+1)*L - 1)/2, and a grid point one float32 step from a .5 tie reads the other element
-(measured: 5-D, align_corners=0); the extension then takes the node.
+(measured: 5-D, align_corners=0); the extension then takes the node. X is read element by element
+(``gather="elements"``, faster on OpenVINO) with int32 indices: an X of 2^31 elements or more is refused where its
+shape is known (with lengths known only at run time, the indices would wrap there).
 """
 
 from __future__ import annotations
+
+import math
 
 from ...semantics.errors import BridgeError
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
@@ -34,6 +38,9 @@ def rung(node, earlier=()):
     except BridgeError as e:
         return Refusal(e.message, e.field)
     x, grid = node.inputs[:2]
+    shape = x.get_partial_shape()
+    if shape.is_static and math.prod(shape.to_shape()) >= 2**31:
+        return Refusal("X has 2^31 elements or more: the decomposition's element indices are int32", "X")
     onnx_model = decomposition_model(ir, grid.get_element_type().to_dtype().name, compute=COMPUTE,
                                      gather="elements")  # OpenVINO's faster form (gridsample_decompose)
     sub = ov.Core().read_model(onnx_model.SerializeToString(), b"")

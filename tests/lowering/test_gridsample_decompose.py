@@ -241,3 +241,31 @@ def test_openvino_target_takes_the_decomposition_for_five_d(tmp_path):
                 got, want = compiled([x, grid])[0], oracle(ir, x, grid)
                 c = against_oracle(ir, got, want, [x, grid])
                 assert c.ok, (mode, c.first_mismatch)
+
+
+MODELS = __import__("pathlib").Path(__file__).resolve().parents[1] / "models"
+
+
+@pytest.mark.parametrize("case", [pytest.param("ts16_hf_rt_detr", marks=pytest.mark.slow), "dy18_hf_rt_detr",
+                                  "ts20_kornia_warp_affine3d"])
+def test_real_models_on_tensorrt_need_no_grid_sample_layer(case, tmp_path):
+    """RT-DETR (transformers, random weights; its deformable attention's GridSamples) and kornia's volumetric
+    warp (5-D GridSample) through convert --target tensorrt --decompose-gridsample: no GridSample and no plugin
+    node left, and onnxruntime on the written model matches the PyTorch outputs stored with the corpus (the
+    corpus' own tolerance, tests/test_real_models.py)."""
+    from resample_bridge.tools import api
+
+    out = tmp_path / "m.onnx"
+    conv = api.convert(str(MODELS / case / "model.onnx"), str(out), target="tensorrt", decompose_gridsample=True)
+    grids = [r.rung for r in conv.records if r.op.startswith("GridSample")]
+    assert grids and set(grids) == {3}
+    written = onnx.load(out)
+    assert {n.domain for n in written.graph.node} == {""}
+    assert not any(n.op_type == "GridSample" for n in written.graph.node)
+    with np.load(MODELS / case / "inputs.npz") as f, np.load(MODELS / case / "outputs.npz") as g:
+        feeds, ref = dict(f), dict(g)
+    sess = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    for name, want in ref.items():
+        atol = 1e-4 * max(1.0, float(np.sqrt(np.mean(np.square(want.astype(np.float64))))))
+        np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=atol)

@@ -9,9 +9,8 @@ built-in ops, on a DETR-sized deformable attention: 8 heads of 32 channels, 300 
 Columns (median of interleaved runs, ms): the decomposition on OpenVINO CPU (f32 hint; its ``gather="elements"``
 form, the OpenVINO rung's) and on onnxruntime (``rows``, the ONNX and TensorRT targets' form), our
 extension op on OpenVINO, OpenVINO's GridSample-9 (built in, 4-D), onnxruntime's GridSample. Peak intermediate
-memory: the largest intermediate tensor of the OpenVINO form and the sum of all of them (ONNX shape inference at
-the level's shapes, reshapes not counted: an upper bound, before the runtime reuses buffers), against the value
-and output bytes.
+memory: the largest intermediate tensor of the OpenVINO form and the peak of the intermediates live at once (sizes
+measured on onnxruntime, liveness in the graph's order; reshapes are views), against the value and output bytes.
 """
 
 from __future__ import annotations
@@ -40,27 +39,29 @@ def _source(shape, grid_shape):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
 
 
-def intermediate_bytes(model, shapes: dict) -> tuple[int, int]:
-    """(largest, sum) of the bytes of every intermediate tensor of ``model`` at the input ``shapes``."""
+def intermediate_bytes(model, feeds: dict) -> tuple[int, int]:
+    """(largest, peak live) bytes of the intermediate tensors of ``model`` on ``feeds``, measured: every node's
+    output made a graph output and run on onnxruntime; a tensor is live from the node that makes it to its last
+    reader, in the graph's order (reshapes are views of their input, not counted)."""
     import onnx
-    from onnx import shape_inference
+    import onnxruntime as ort
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
-    for i in m.graph.input:
-        dims = i.type.tensor_type.shape.dim
-        for d, v in zip(dims, shapes[i.name]):
-            d.Clear()
-            d.dim_value = v
-    m = shape_inference.infer_shapes(m, data_prop=True)
-    sizes = []
-    views = {n.output[0] for n in m.graph.node if n.op_type in ("Reshape", "Unsqueeze", "Squeeze")}  # no copies
-    for vi in m.graph.value_info:
-        t = vi.type.tensor_type
-        dims = [d.dim_value for d in t.shape.dim]
-        if dims and all(dims) and vi.name not in views:
-            sizes.append(int(np.prod(dims)) * onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).itemsize)
-    return max(sizes), sum(sizes)
+    finals = {y.name for y in m.graph.output}
+    names = [o for n in m.graph.node for o in n.output if o not in finals]
+    m.graph.output.extend(onnx.ValueInfoProto(name=o) for o in names)
+    size = dict(zip(names, (np.asarray(o).nbytes for o in
+                            ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+                            .run(names, feeds))))
+    views = {n.output[0] for n in model.graph.node if n.op_type in ("Reshape", "Unsqueeze", "Squeeze")}
+    last = {t: i for i, n in enumerate(model.graph.node) for t in n.input}
+    live, peak = {}, 0
+    for i, n in enumerate(model.graph.node):
+        live.update({o: size[o] for o in n.output if o in size and o not in views})
+        peak = max(peak, sum(live.values()))
+        live = {t: b for t, b in live.items() if last.get(t, -1) > i}
+    return max(b for t, b in size.items() if t not in views), peak
 
 
 def main(argv=None) -> int:
@@ -106,21 +107,22 @@ def main(argv=None) -> int:
                 fns = [lambda: dec_ov(feeds), lambda: dec_ort.run(None, feeds), lambda: ext(feeds),
                        lambda: builtin_ov(feeds), lambda: builtin_ort.run(None, feeds)]
                 totals += _time_interleaved(fns, args.repeats)
-                big, total = intermediate_bytes(dec_el, {"x": shape, "grid": gshape})
-                mem = [max(mem[0], big), mem[1] + total, mem[2] + feeds["x"].nbytes, mem[3] + want.nbytes]
+                big, total = intermediate_bytes(dec_el, feeds)
+                mem = [max(mem[0], big), max(mem[1], total), mem[2] + feeds["x"].nbytes, mem[3] + want.nbytes]
             rows.append((batch, totals, mem))
     print(f"OpenVINO {ov.__version__} CPU f32 hint, onnxruntime {ort.__version__} ({os.cpu_count()} cores); "
           f"DETR deformable attention, {HEADS} heads x {CH} ch, {QUERIES} queries, {len(LEVELS)} levels, {POINTS} "
           f"points; sum over levels of the median of {args.repeats} interleaved runs, ms")
     head = (f"{'batch':>5} {'dec OV':>8} {'dec ORT':>8} {'ext OV':>8} {'GS-9 OV':>8} {'GS ORT':>8} "
-            f"{'dec/ext OV':>10} {'dec/GS ORT':>10} {'largest MB':>10} {'all MB':>8} {'value MB':>8} {'out MB':>7}")
+            f"{'dec/ext OV':>10} {'dec/GS ORT':>10} {'largest MB':>10} {'peak MB':>8} {'value MB':>8} {'out MB':>7}")
     print(head)
     print("-" * len(head))
     for batch, t, mem in rows:
         print(f"{batch:>5} {ms(t[0]):>8} {ms(t[1]):>8} {ms(t[2]):>8} {ms(t[3]):>8} {ms(t[4]):>8} "
               f"{ratio(t[0], t[2]):>10} {ratio(t[1], t[4]):>10} {mem[0] / 2**20:>10.1f} {mem[1] / 2**20:>8.1f} "
               f"{mem[2] / 2**20:>8.1f} {mem[3] / 2**20:>7.1f}")
-    print("largest / all MB: the decomposition's intermediates (largest over the levels; all summed), before reuse")
+    print("largest / peak MB: the decomposition's largest intermediate and its peak of live intermediates (the "
+          "largest level's; levels run one after another); value / out MB: the four levels' inputs and outputs")
     return 0
 
 

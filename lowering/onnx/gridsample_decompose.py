@@ -172,7 +172,14 @@ def _clamp_int(b: Builder, j, last):
 def _axis_taps(b: Builder, ir: GridSampleIR, g: Sym, L, work):
     """``point_taps`` of the grid's float32 coordinates ``g`` on one axis, unnormalised."""
     Lf = Sym(b, b.cast(L, np.float32, "length"))
-    return point_taps(b, ir, coords.unnormalize(g, Lf, ir.align_corners), L, Lf, work)  # float32 steps: arith fp32
+    scale = Lf
+    if ir.sampler.kind == "nearest":
+        # The length times a tensor of ones drawn from the grid (0 where g is NaN: NaN either way), so that no
+        # step of the unnormalisation is a linear op with constants only: OpenVINO folds a static length into
+        # a constant and then re-associates ((g+1)*L - 1)/2 (measured: a point one float32 step above a .5 tie
+        # read the other element), which moves a nearest pick; each step must round as the oracle's does.
+        scale = Lf * Sym(b, b.cast(g.cmp("Equal", g), np.float32, "ones"))
+    return point_taps(b, ir, coords.unnormalize(g, scale, ir.align_corners), L, Lf, work)  # float32 steps: arith fp32
 
 
 def point_taps(b: Builder, ir, c: Sym, L, Lf: Sym, work):

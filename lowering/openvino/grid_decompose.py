@@ -5,9 +5,9 @@ numbers on OpenVINO CPU like every rung (``probe.proven``).
 
 Taken below the extension only where GridSample-9 cannot take the node's rank: for a 4-D node GridSample-9 refuses
 (nearest next to a .5 tie), the extension stays the answer until a cost model for GridSample says which is faster.
-Nearest on static shapes may be refused by the probes: with the lengths folded into constants, OpenVINO's linear-op
-fusions re-associate ((g+1)*L - 1)/2, and a grid point one float32 step from a .5 tie reads the other element
-(measured: 5-D, align_corners=0); the extension then takes the node. X is read element by element
+Nearest survives OpenVINO's linear-op fusions on static shapes because the decomposition multiplies the length
+by a tensor of ones drawn from the grid (``gridsample_decompose._axis_taps``); the ladder's tie probes check it
+on every node. X is read element by element
 (``gather="elements"``, faster on OpenVINO) with int32 indices: an X of 2^31 elements or more is refused where its
 shape is known (with lengths known only at run time, the indices would wrap there).
 """

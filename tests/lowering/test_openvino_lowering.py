@@ -22,10 +22,7 @@ F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 # Volumetric GridSample has no native OpenVINO op: rung 3, the in-graph sampler (no extension).
 # Nearest with a grid fed at run time: GridSample-9 rounds the unnormalised coordinate to float32 once
 # (arith fp32_fused), so a grid point next to a .5 tie can read another element than the source's arithmetic.
-# 5-D nearest, align_corners=0, static: OpenVINO re-associates the in-graph sampler's float32 unnormalisation
-# when the lengths are constants, and its probes next to the .5 ties refuse it (tests/tools/test_check_openvino.py).
-NEEDS_EXTENSION = {c.name for c in CASES if c.name.startswith("test_gridsample_nearest")} | {
-    "test_gridsample_volumetric_nearest_align_corners_0"}
+NEEDS_EXTENSION = {c.name for c in CASES if c.name.startswith("test_gridsample_nearest")}
 
 
 def _run_converted(xml, feeds):

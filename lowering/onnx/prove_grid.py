@@ -4,9 +4,9 @@ on onnxruntime against the oracle (``semantics.compare.against_oracle``: the pro
 bit-exact).
 
 Inputs: the shared probe sets (``lowering.probes``: random, distinct and large data; random grids, grid points
-on the .5 ties of the unnormalised coordinate and one float32 step either side) at every concrete shape the
-node's unknown dimensions take, plus what this form must survive beyond them: grids (offsets) far outside the
-input (many reflection bounces), non-finite data (NaN / +-inf read through zero weights; not for cubic, whose outer
+on the .5 ties of the unnormalised coordinate and one float32 step either side, grid points far outside [-1, 1])
+at every concrete shape the node's unknown dimensions take, plus what this form must survive beyond them:
+offsets far outside the input, non-finite data (NaN / +-inf read through zero weights; not for cubic, whose outer
 weights round to 0 in float32 where the oracle's are tiny, and 0 * inf is NaN) and, except under reflection,
 non-finite grid points (NaN reads as an outside tap, as the oracle's index). A NaN or infinite coordinate under
 reflection is left out: the oracle folds it in float64 at its +-2^62 stand-in, which no float32 graph follows.
@@ -21,7 +21,7 @@ from ...semantics.reference import run as oracle
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ..probes import concrete_shapes, probe_sets, roles
 
-FAR = 40.0  # grid values up to +-40: the coordinate passes the borders tens of times on small lengths
+FAR = 40.0  # offsets up to +-40 pixels: every tap outside small inputs
 
 
 def _shapes(ir, shapes: list):
@@ -43,9 +43,11 @@ def _shapes(ir, shapes: list):
 def _extra(ir, arrays: list, rng):
     """(arrays, what) beyond the shared probes."""
     pos = 1 if isinstance(ir, GridSampleIR) else 2  # the grid / the offsets
-    far = list(arrays)
-    far[pos] = rng.uniform(-FAR, FAR, arrays[pos].shape).astype(arrays[pos].dtype)
-    out = [(far, "coordinates far outside the input")]
+    out = []
+    if isinstance(ir, DeformConvIR):  # (grids far outside [-1, 1] are among the shared probes)
+        far = list(arrays)
+        far[pos] = rng.uniform(-FAR, FAR, arrays[pos].shape).astype(arrays[pos].dtype)
+        out.append((far, "offsets far outside the input"))
     if ir.sampler.kind != "cubic":
         bad = list(arrays)
         bad[0] = arrays[0].copy()

@@ -28,13 +28,16 @@ test-fast: $(STAMP)
 
 # Single nodes: our extension kernels vs OpenVINO's importer vs onnxruntime vs a copy (tools/dev/bench.py);
 # whole models: the ladder's choice and --prefer fastest vs the importer and onnxruntime (tools/dev/bench_models.py);
-# check on 50-node models and the convert curve up to 500 nodes (tools/dev/bench_check.py). The others by hand:
+# check on 50-node models and the convert curve up to 500 nodes (tools/dev/bench_check.py); the GridSample
+# decomposition vs the extension and the built-in ops on a DETR-sized deformable attention, speed and intermediate
+# memory (tools/dev/bench_decompose.py). The others by hand:
 # tools/dev/bench_inspect.py (inspect at model scale), tools/dev/bench_openvino.py (the ladder's choice).
 # tools/dev/ stays in the repository and out of the wheel (pyproject's packages list leaves it out).
 bench: $(STAMP)
 	$(BIN)/python tools/dev/bench.py
 	$(BIN)/python tools/dev/bench_models.py --corpus
 	$(BIN)/python -m resample_bridge.tools.dev.bench_check
+	$(BIN)/python tools/dev/bench_decompose.py
 
 fuzz: $(STAMP)
 	$(BIN)/python -m resample_bridge.tools.dev.fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) --jobs 2 --keep-failures fuzz-failures

@@ -173,6 +173,7 @@ class Policy:
     allow_conditional: bool = True
     floor: int = BUILTIN
     prefer: str = "builtin"  # builtin: the lowest exact rung; fastest: a target's cost model may pick a later one
+    decompose: frozenset = frozenset()  # IR kinds whose decomposition is tried before every other rung
 
 
 @dataclass(frozen=True)
@@ -262,10 +263,11 @@ class ConvertOptions:
     source: str | None = None  # the user's model, where a follow-up command names it (TensorRT)
     # TensorRT's optimization profile for the follow-up commands: {input: {"min" | "opt" | "max": dims}}
     trt_shapes: dict | None = None
+    decompose_gridsample: bool = False  # every GridSample decomposed where it can be (TensorRT)
 
     # Options a target may not take, with the value that means "not asked for".
     OPTIONAL = {"compress_to_fp16": False, "extensions": (), "fallback": "decompose", "allow_conditional": None,
-                "prefer": None, "trt_shapes": None}
+                "prefer": None, "trt_shapes": None, "decompose_gridsample": False}
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ candidate gets wrong, each set in the node's ONNX input order (``semantics.refer
 Per input role: data gets random values, distinct values (a wrong tap reads a different number), the dtype's
 extremes (saturation for u8/i8, values past 2^24 for int32, where float32 arithmetic loses the last bit) and,
 for integer dtypes, neighbours differing by odd amounts so that averages land on .5 (round half to even);
-GridSample grids get random points inside and outside [-1, 1] plus points at and one float32 step either side
-of the .5 ties of the unnormalised coordinate; DeformConv offsets land on half pixels; run-time scales/sizes/
+GridSample grids get random points inside and outside [-1, 1], points at and one float32 step either side
+of the .5 ties of the unnormalised coordinate, and points far outside (many reflections); DeformConv offsets land on half pixels; run-time scales/sizes/
 roi get several values (only one, the condition's easiest case, for a candidate exact under conditions).
 
 numpy and ``semantics`` only: no framework.
@@ -24,6 +24,7 @@ from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue
 # candidate that claims exactness for every length must show it on more than one.
 DYNAMIC_LENGTHS = (5, 7, 12)
 DYNAMIC_BATCH = (1, 2, 3)
+FAR_GRID = 40.0  # grid values up to +-40: far outside [-1, 1]
 INTEGER_DRAWS, INTEGER_BUDGET = 128, 1 << 16  # full-range integer draws: at most 128, at most 64 Ki elements
 
 
@@ -117,6 +118,8 @@ def grid_probes(ir: GridSampleIR, x_shape, grid_shape, dtype, rng) -> list[tuple
                                                          np.nextafter(t32, np.float32(np.inf))),
                       ("grid points one step below ties", np.nextafter(t32, np.float32(-np.inf)))):
         out.append((arr.astype(dt), name))
+    # Far outside: tens of reflections on small lengths, every tap padded.
+    out.append((rng.uniform(-FAR_GRID, FAR_GRID, n).astype(dt).reshape(shape), "grid points far outside [-1, 1]"))
     return out
 
 

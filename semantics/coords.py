@@ -299,7 +299,8 @@ def unnormalize_as(g, length: int, align_corners: bool, arith: str):
 
 def grid_bounds(length: int, align_corners: bool) -> tuple[float, float]:
     """The coordinate range inside which no padding applies; reflection mirrors at these."""
-    return (0.0, float(length - 1)) if align_corners else (-0.5, length - 0.5)
+    # length - 1.0, not float(length - 1): a graph decomposition evaluates this on a run-time length tensor.
+    return (0.0, length - 1.0) if align_corners else (-0.5, length - 0.5)
 
 
 def reflect(x, lo: float, hi: float):

@@ -262,7 +262,10 @@ def _padded_dc(c: np.ndarray, p: np.ndarray, dc: np.ndarray, L: int, ir: GridSam
         lo, hi = coords.grid_bounds(L, ir.align_corners)
         return np.where(moved, dc + C_COORD * U * (np.abs(c) + abs(lo) + abs(hi)), dc)
     if ir.padding == "border":
-        return np.where(moved & (np.abs(p - c) > dc), 0.0, dc)
+        # An infinite coordinate clipped to the edge is exact too (its own dc is infinite).
+        with np.errstate(invalid="ignore"):
+            far = ~np.isfinite(c) | (np.abs(p - c) > dc)
+        return np.where(moved & far, 0.0, dc)
     return dc
 
 

@@ -36,13 +36,24 @@ def linear_filter(x):
     return 1 - x if x < 1 else 0 * x
 
 
+def cubic_inner(x, a):
+    """Keys' piece for 0 <= x <= 1. Plain arithmetic only, so the graph decompositions evaluate this very
+    expression on tensors (``lowering/onnx/gridsample_decompose.py``)."""
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def cubic_outer(x, a):
+    """Keys' piece for 1 <= x < 2 (0 at both ends, as the inner piece is at 1)."""
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
 def cubic_filter(x, a):
     """Keys cubic convolution kernel with coefficient ``a``."""
     x = abs(x)
     if x <= 1:
-        return ((a + 2) * x - (a + 3)) * x * x + 1
+        return cubic_inner(x, a)
     if x < 2:
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return cubic_outer(x, a)
     return 0 * x
 
 

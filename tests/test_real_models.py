@@ -39,13 +39,12 @@ EXTENSION = 4  # rung 4: the resample-bridge extension op
 # xfail into a failure, and the entry is then removed.
 CONVERT_XFAIL: dict = {}
 
-# Cases whose resampling nodes no built-in OpenVINO op computes (5-D GridSample: GridSample-9 is 4-D only): rung 4
-# is expected there. Every other case should convert without the extension; these take it today:
-# Nearest GridSample with a grid fed at run time too: GridSample-9 rounds the unnormalised coordinate to float32
+# Cases whose resampling nodes only the extension computes: rung 4 is expected there (5-D GridSample takes the
+# in-graph sampler, rung 3). Every other case should convert without the extension; these take it today:
+# Nearest GridSample with a grid fed at run time: GridSample-9 rounds the unnormalised coordinate to float32
 # once (fp32_fused), so grid points next to a .5 tie can read another element (dy20_..._ties: 12 elements, max
 # error 8, through OpenVINO's own importer).
-NEEDS_EXTENSION = {"dy20_gridsample_5d_bilinear_zeros", "ts20_gridsample_5d_nearest_border",
-                   "dy20_gridsample_nearest_zeros_ties", "ts16_gridsample_nearest_border_ties"}
+NEEDS_EXTENSION = {"dy20_gridsample_nearest_zeros_ties", "ts16_gridsample_nearest_border_ties"}
 # Run-time sizes (F.interpolate(size=other.shape[-2:]) with dynamic H/W): Interpolate-11 is exact only under a
 # condition the default policy declines; nearest takes the integer index decomposition (rung 3) instead.
 NO_EXTENSION_XFAIL: dict = {
@@ -54,7 +53,6 @@ NO_EXTENSION_XFAIL: dict = {
     "dy18_tv_preprocess_half_dynamic": "sizes fed at run time and antialias / exclude_outside have no native "
                                        "spelling",
     "ts20_kornia_rotate_nearest": "nearest GridSample-9 unnormalises in fp32_fused; a grid computed at run time",
-    "ts20_kornia_warp_affine3d": "GridSample-9 is 4-D only; this is 5-D (expected: belongs in NEEDS_EXTENSION)",
     "ts20_kornia_warp_perspective_double": "OpenVINO's CPU GridSample is not known to compute float64 linear "
                                            "exactly",
 }

@@ -411,9 +411,11 @@ def test_force_onto_a_directory_leaves_nothing(tmp_path):
 
 
 def _extension_model():
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs1d")
-    return single(node, [helper.make_tensor_value_info("X", F, [1, 1, 5]),
-                         helper.make_tensor_value_info("grid", F, [1, 3, 1])], opset=20, out_rank=3)
+    # 4-D nearest with a grid fed at run time: GridSample-9 can read the other element next to a .5 tie, and the
+    # GridSample decomposition (rung 3) is not taken at GridSample-9's own rank: the extension is needed.
+    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs", mode="nearest")
+    return single(node, [helper.make_tensor_value_info("X", F, [1, 1, 5, 5]),
+                         helper.make_tensor_value_info("grid", F, [1, 3, 3, 2])], opset=20)
 
 
 def test_existing_extension_library_is_not_overwritten(tmp_path):

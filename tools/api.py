@@ -229,7 +229,7 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
             convention: str | None = None, prefer: str | None = None, allow_conditional: bool | None = None,
             input_shapes: dict | None = None, outputs=(), source: str | None = None,
-            trt_shapes: dict | None = None) -> Conversion:
+            trt_shapes: dict | None = None, decompose_gridsample: bool = False) -> Conversion:
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
     (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
@@ -239,7 +239,8 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
     names the converted model keeps as its outputs (ovc's ``--output``); ``source``: the user's model where a
     follow-up command names it (default: ``model``); ``trt_shapes`` (TensorRT): {input name: {"min" | "opt" |
     "max": [d0, ...]}}, the optimization profile the printed trtexec / polygraphy commands carry (the fixed
-    ``input_shapes`` fill it where it names no input)."""
+    ``input_shapes`` fill it where it names no input); ``decompose_gridsample`` (TensorRT): every GridSample as
+    standard ONNX ops where that is exact."""
     from .convert import output_path, reap_stale, remove_created
     from .inputs import prepared
     from .logs import step
@@ -251,7 +252,7 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
         trt_shapes = {**fixed, **(trt_shapes or {})}
     options = ConvertOptions(trt_shapes=trt_shapes or None, fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer,
                              force=force, compress_to_fp16=compress_to_fp16, extensions=tuple(extensions or ()),
-                             source=source)
+                             source=source, decompose_gridsample=decompose_gridsample)
     refuse_options(target, options)
     stem_of = model if isinstance(model, (str, os.PathLike)) else "model"
     out, created = output_path(os.fspath(stem_of), None if output is None else os.fspath(output), target, force)

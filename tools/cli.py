@@ -72,7 +72,8 @@ def cmd_convert(args) -> int:
                        strict=args.strict, force=args.force, compress_to_fp16=args.compress_to_fp16,
                        extensions=comma_list(args.extension), convention=args.onnx_convention, prefer=args.prefer,
                        allow_conditional=True if args.allow_conditional else None, input_shapes=shapes(args),
-                       outputs=comma_list(args.output), source=args.model, trt_shapes=trt_shapes(args))
+                       outputs=comma_list(args.output), source=args.model, trt_shapes=trt_shapes(args),
+                       decompose_gridsample=args.decompose_gridsample)
     report = {**conv.extra, "convention": args.onnx_convention}
     if args.json:
         emit_json(report)
@@ -207,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "model is exact, or where a cost model calibrated on this machine estimates it at least "
                          "1.25x faster, reorders included; builtin: never the extension where such a rung is "
                          "exact (OpenVINO)")
+    pc.add_argument("--decompose-gridsample", action="store_true",
+                    help="--target tensorrt: write every GridSample as standard ONNX ops (no IGridSampleLayer, no "
+                         "plugin), where the decomposition is exact")
     pc.add_argument("--force", action="store_true", help="overwrite an existing output")
     pc.add_argument("--compress_to_fp16", "--compress-to-fp16", dest="compress_to_fp16", nargs="?", const=True,
                     default=False, type=_bool,

@@ -114,5 +114,5 @@ def probe_text(note: dict) -> str:
     if not note or note.get("shape") is None:
         return "no probe input"
     d = note.get("defaults") or {}
-    tail = (f"; dynamic dims given defaults: " + ", ".join(f"axis {a} = {n}" for a, n in d.items())) if d else ""
+    tail = ("; dynamic dims given defaults: " + ", ".join(f"axis {a} = {n}" for a, n in d.items())) if d else ""
     return f"{note['input']} {note['shape']} (seed {note['seed']}{tail})"

@@ -162,7 +162,7 @@ def refuse_options(name: str, options: ConvertOptions) -> None:
     for option, unset in ConvertOptions.OPTIONAL.items():
         if option not in target.takes and getattr(options, option) != unset:
             flag = {"extensions": "extension", "allow_conditional": "allow-conditional",
-                    "trt_shapes": "trt-*-shapes"}.get(option, option)
+                    "trt_shapes": "trt-*-shapes", "decompose_gridsample": "decompose-gridsample"}.get(option, option)
             taking = [n for n, e in TARGETS.items() if option in e.lowering().takes]
             raise BridgeError(f"--{flag} applies to --target {' / '.join(taking)} only", field=flag)
 

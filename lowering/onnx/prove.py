@@ -27,7 +27,9 @@ from ..index_form import copied_axes
 from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
 from .decompose import check_decomposable, fill_value, tap_name
 from .cut import submodel
+from .deformconv_decompose import FORM as DEFORM_FORM
 from .fold import prove_folded, without_folded
+from .gridsample_decompose import FORM as GRID_FORM
 from .nearest_index import FORM, grid_verdict, index_name
 from .rungs import ort_gap
 
@@ -52,6 +54,10 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
     failures = [f for fs in folded.values() for f in fs]
     for rec in lowered:
         index = rec.proof.get("form") == FORM
+        if rec.rung == DECOMPOSE and rec.proof.get("form") in (GRID_FORM, DEFORM_FORM):
+            failures += [f"{rec.node}: the source node is still in the written model"] if rec.node in written else \
+                _prove_grid(rec, model, graph, probes)
+            continue
         if rec.rung == DECOMPOSE:
             why = [f"{rec.node}: the source node is still in the written model"] if rec.node in written else \
                 prove_index(rec, model, nodes, consts) if index else \
@@ -62,6 +68,17 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
             why = _probe_index(rec, model) if index else _probe(rec, model, consts, graph)
         failures += why
     return failures
+
+
+def _prove_grid(rec, model, graph, probes: bool) -> list[str]:
+    """A GridSample / DeformConv decomposition has no tables to re-read: it is proven by numbers alone
+    (``prove_grid``)."""
+    if not probes:
+        rec.extra["probe"] = "not probed: onnxruntime is not installed (exact by construction only)"
+        return []
+    from .prove_grid import prove_grid
+
+    return prove_grid(rec, model, graph)
 
 
 def _spelled(rec, written, node) -> list[str]:
@@ -311,20 +328,14 @@ def _index_data(dtype: np.dtype, shape, rng) -> list[np.ndarray]:
 def _probe_index(rec, model) -> list[str]:
     """The index decomposition cut out of the written model (inputs X and, when fed at run time, the sizes) run
     on onnxruntime on concrete shapes against ``semantics.reference.run``: bit-exact, whatever the dtype."""
-    import onnxruntime as ort
-
     ir, args = rec.ir, rec.proof["inputs"]
     dtype = np.dtype(ir.dtype)
     fed = {args[0]: dtype}
     if isinstance(ir.sizes, RuntimeValue):
         fed[args[3]] = np.dtype(np.int64)
-    try:
-        sub = submodel(model, fed, rec.proof["output"])
-        sess = ort.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"])
-    except BridgeError as e:
-        return [f"{rec.node}: the index decomposition reads more than X and sizes ({e.message})"]
-    except Exception as e:  # noqa: BLE001 -- onnxruntime's own words
-        return [f"{rec.node}: onnxruntime cannot run the index decomposition: {str(e).splitlines()[0]}"]
+    sess, failed = cut_session(rec, model, fed, "index decomposition", "X and sizes")
+    if failed:
+        return failed
     rng = np.random.default_rng(0)
     for shape, sizes in _index_shapes(ir):
         for k, x in enumerate(_index_data(dtype, shape, rng)):
@@ -340,3 +351,17 @@ def _probe_index(rec, model) -> list[str]:
                         f"{want.shape})"]
     rec.extra["probe"] = f"probed on {len(INDEX_PROBES)} input shapes, bit-exact"
     return []
+
+
+def cut_session(rec, model, fed: dict, what: str, reads: str):
+    """(an onnxruntime session of the nodes computing ``rec``'s output from ``fed`` (name -> dtype), None), or
+    (None, the failure): the cut reads more than ``reads``, or onnxruntime cannot run it."""
+    import onnxruntime as ort
+
+    try:
+        sub = submodel(model, fed, rec.proof["output"])
+        return ort.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"]), None
+    except BridgeError as e:
+        return None, [f"{rec.node}: the {what} reads more than {reads} ({e.message})"]
+    except Exception as e:  # noqa: BLE001 -- onnxruntime's own words
+        return None, [f"{rec.node}: onnxruntime cannot run the {what}: {str(e).splitlines()[0]}"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...semantics.coords import bind_resize
 from ...semantics.equivalence import diff, same_taps
-from ...semantics.ir import DeformConvIR, ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
+from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
 from ...semantics.taps import coarser, tie_indices
 from ...semantics.vocab import ONNX_NEAREST_MODES
 from ...translate.dtypes import ONNX as ONNX_DTYPES
@@ -26,6 +26,12 @@ from ...translate.onnxruntime import ort_output_shape, ort_semantics
 from ..passes import Candidate, Refusal
 from . import nearest_index
 from .decompose import check_decomposable
+from .deformconv_decompose import FORM as DEFORM_FORM
+from .deformconv_decompose import REASON as DEFORM_REASON
+from .deformconv_decompose import check_deformconv
+from .gridsample_decompose import FORM as GRID_FORM
+from .gridsample_decompose import REASON as GRID_REASON
+from .gridsample_decompose import check_gridsample
 
 ORT_RESIZE_TYPES = ONNX_DTYPES["onnxruntime_resize"]  # measured (translate/dtypes.py)
 _COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
@@ -75,6 +81,10 @@ def ort_gap(src, written, attrs: dict | None = None):
         ties = {axis_name(ax.axis, got.rank): t for ax in bound.axes
                 if (t := tie_indices(ax, bound.sampler, coarser(src.arith, got.arith), bound.exclude_outside))}
     else:
+        if isinstance(src, GridSampleIR) and src.spatial_rank not in (2, 3):
+            return Refusal("onnxruntime's GridSample runs 4-D and 5-D inputs only (measured, 1.32)", "spatial_rank")
+        if isinstance(src, GridSampleIR) and src.spatial_rank == 3 and src.sampler.kind == "cubic":
+            return Refusal("onnxruntime's GridSample runs cubic on 4-D inputs only (measured, 1.32)", "mode")
         if isinstance(src, DeformConvIR) and (src.spatial_rank != 2 or src.dtype != "float32"):
             return Refusal("onnxruntime's DeformConv was measured for 2-D float32 only", "spatial_rank")
         d = diff(src, ort_semantics(written))
@@ -239,10 +249,16 @@ def decompose(n: Node):
     """Rung 3: the tap-table decomposition (static shapes, Resize only); where lengths are known only at run time,
     the nearest index form (``nearest_index.py``) instead."""
     ir = n.ir
-    if not isinstance(ir, ResizeIR):
-        return Refusal(f"the decomposition covers Resize only, not {n.proto.op_type}", "op")
     if not n.top_level:
         return Refusal("inside an If/Loop/Scan body: only rung 1 applies there", "graph")
+    if isinstance(ir, GridSampleIR):
+        work = check_gridsample(ir, n.opset, n.compute)
+        return Candidate(None, f"{GRID_REASON} ({work})", proof={"form": GRID_FORM})
+    if isinstance(ir, DeformConvIR):
+        work, _, _ = check_deformconv(ir, n.opset, n.compute)
+        return Candidate(None, f"{DEFORM_REASON} ({work})", proof={"form": DEFORM_FORM})
+    if not isinstance(ir, ResizeIR):
+        return Refusal(f"the decomposition covers Resize, GridSample and DeformConv, not {n.proto.op_type}", "op")
     static = _static_refusal(ir)
     if static is not None:
         index = nearest_index.candidate(ir, n.opset)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...semantics.ir import DeformConvIR, GridSampleIR
 from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
 from ..artifacts import write_proven_onnx as write_proven
@@ -12,7 +13,9 @@ from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, No
     Written, climb, records_json, summary_counts
 from . import rungs
 from .decompose import PORTABLE, decompose_resize
+from .deformconv_decompose import decompose_deformconv
 from .fold import fold_constant_nodes, in_model_order
+from .gridsample_decompose import decompose_gridsample
 from .nearest_index import decompose_nearest_index
 
 # Run-time conditions are never taken by default: a portable model must be exact for every value.
@@ -92,7 +95,13 @@ class OnnxTarget(Target):
         sizes = gs_node.inputs[3] if len(gs_node.inputs) > 3 else None
         gs_node.outputs.clear()
         graph.nodes.remove(gs_node)
-        if isinstance(produced, NearestIndex):  # run-time lengths: the index form
+        if rung == DECOMPOSE and isinstance(node.ir, DeformConvIR):
+            added = decompose_deformconv(graph, node.ir, [t if t.name else None for t in gs_node.inputs], y, node.name,
+                                         compute=self.compute, opset=node.opset)
+        elif rung == DECOMPOSE and isinstance(node.ir, GridSampleIR):
+            added = decompose_gridsample(graph, node.ir, x, gs_node.inputs[1], y, node.name, compute=self.compute,
+                                         opset=node.opset)
+        elif isinstance(produced, NearestIndex):  # run-time lengths: the index form
             added = decompose_nearest_index(graph, node.ir, x, sizes, y, node.name)
         else:
             added = decompose_resize(graph, node.ir, x, y, node.ir.input_shape, node.name, compute=self.compute,

@@ -2,7 +2,7 @@
 
 Resize: native Interpolate (1), Interpolate after an exact rewrite (2), decomposition (3: tap tables for
 static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
-extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
+the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
 ``--allow-conditional`` (``policy_for``; never with ``--strict``).
 """
@@ -16,7 +16,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, NodeRecord, Policy, Refusal, Rung, climb, facts, \
     rung_names, take, tried_of
-from . import builtin, cost, decompose, extension, interpolate, nearest_index
+from . import builtin, cost, decompose, extension, grid_decompose, interpolate, nearest_index
 from .probe import proven
 from .graph import np_dtype
 
@@ -76,6 +76,8 @@ def _extension(own=lambda node: None) -> Rung:
         bad = None if dtype is None else compiled.extension_dtype_refusal(node.ir, dtype)
         if bad is not None:
             return Refusal(bad, "dtype")
+        # A quiet refusal (a rung that does not apply to this node at all) is left out of the reason.
+        earlier = tuple(a for a in earlier if not (isinstance(a.outcome, Refusal) and a.outcome.facts.get("quiet")))
         why = own(node) or _why_custom(node, earlier) or (refusal_text(tried_of(earlier)) if earlier else
                                                           extension.FALLBACK)
         return extension.lower(node, why)
@@ -99,7 +101,7 @@ def _decomposition(node, earlier=()):
 LADDERS = {
     "resize": (_rung(NATIVE, interpolate.native), _rung(REWRITE, interpolate.rewrite),
                _rung(DECOMPOSE, _decomposition, sees_earlier=True), _extension()),
-    "gridsample": (_rung(NATIVE, builtin.gridsample),
+    "gridsample": (_rung(NATIVE, builtin.gridsample), _rung(DECOMPOSE, grid_decompose.rung),
                    _extension(lambda n: builtin.gridsample_native_reason(n.ir))),
     "deformconv": (_rung(REWRITE, builtin.deformconv),
                    _extension(lambda n: builtin.deformconv_rewrite_reason(n.ir))),

@@ -13,7 +13,11 @@ source IR (``translate.onnx_tensorrt.import_node``):
    (``lowering.onnx.decompose_resize``) in float32 (TensorRT has no float64, so integer dtypes go to the plugin),
    proven like the ONNX target (the tables re-read and probed on onnxruntime against the oracle); a nearest
    Resize whose lengths are known only at run time as the ONNX target's integer index form
-   (``lowering.onnx.nearest_index``), resting on TensorRT's int64 arithmetic (``INDEX_ASSUMPTION``);
+   (``lowering.onnx.nearest_index``), resting on TensorRT's int64 arithmetic (``INDEX_ASSUMPTION``); a
+   GridSample as the ONNX target's in-graph sampler (``lowering.onnx.gridsample_decompose``, run-time grids and
+   shapes, ``GRID_ASSUMPTION``) where the importer rejects it (5-D), and before the native rungs for cubic with
+   border / reflection (TensorRT's per-tap padding is unverified) or for every GridSample under
+   ``--decompose-gridsample``;
 4. plugin: a ``ResampleBridge*`` node whose attributes carry the IR (``plugin``).
 
 Native rungs may rest on what TensorRT does not document (``translate.tensorrt.assumptions``): such a candidate
@@ -37,7 +41,13 @@ from ...translate.dtypes import TENSORRT as TENSORRT_DTYPES
 from ...translate.onnx_tensorrt import import_node
 from ...translate.tensorrt.settings import UNVERIFIED
 from ..onnx.decompose import check_decomposable
+from ..onnx.deformconv_decompose import FORM as DEFORM_FORM
+from ..onnx.deformconv_decompose import REASON as DEFORM_REASON
+from ..onnx.deformconv_decompose import check_deformconv
 from ..onnx.fold import fold_constant_nodes, in_model_order
+from ..onnx.gridsample_decompose import FORM as GRID_FORM
+from ..onnx.gridsample_decompose import REASON as GRID_REASON
+from ..onnx.gridsample_decompose import check_gridsample
 from ..onnx.nearest_index import INT32_MAX_OUT
 from ..onnx.nearest_index import REASON as INDEX_REASON
 from ..onnx.nearest_index import candidate as index_candidate
@@ -51,6 +61,10 @@ from .rungs import NATIVE, PLUGIN, RUNG_NAMES, TENSORRT_COMPUTE
 TARGET = "tensorrt"
 # The index form moves elements with a Gather: the types onnx-tensorrt 10.x's Gather takes.
 INDEX_DTYPES = TENSORRT_DTYPES["gather"]
+GRID_ASSUMPTION = (
+    "TensorRT computes the GridSample decomposition's layers as ONNX defines them: float32 Add/Sub/Mul/Div each "
+    "rounded (no contraction into FMA; nearest's .5 ties depend on it), Round half to even, int64 Mod fmod=0 "
+    f"(floor), Where, and Gather on int64 indices below 2^31 ({UNVERIFIED})")
 INDEX_ASSUMPTION = (
     "TensorRT computes the index arithmetic (Shape, Range, Mul, Add, Sub, Mod fmod=0, Div, Equal/Less/Greater, "
     "Where, Gather on int64 scalars) exactly: onnx-tensorrt 10.x lists INT64 for each and its importer keeps INT64 "
@@ -169,8 +183,17 @@ def _split(n: Node) -> Candidate | Refusal:
 
 def _decompose(n: Node) -> Candidate | Refusal:
     src = n.src
+    if isinstance(src, GridSampleIR):
+        work = check_gridsample(src, n.opset, TENSORRT_COMPUTE)
+        return Candidate(None, f"{GRID_REASON} in {work} (layers TensorRT maps as they are; no plugin; build the "
+                               "engine in FP32, without --fp16/--best)", assumptions=(GRID_ASSUMPTION,),
+                         proof={"decomposed": True, "form": GRID_FORM})
+    if isinstance(src, DeformConvIR):
+        work, _, _ = check_deformconv(src, n.opset, TENSORRT_COMPUTE)
+        return Candidate(None, f"{DEFORM_REASON} in {work} (layers TensorRT maps as they are; no plugin)",
+                         assumptions=(GRID_ASSUMPTION,), proof={"decomposed": True, "form": DEFORM_FORM})
     if not isinstance(src, ResizeIR):
-        return Refusal(f"the decomposition covers Resize only, not {src.origin}", "op")
+        return Refusal(f"the decomposition covers Resize, GridSample and DeformConv, not {src.origin}", "op")
     static = _static_refusal(src)
     if static is not None:
         index = _index_form(n)
@@ -219,12 +242,23 @@ RUNGS = (Rung(NATIVE, RUNG_NAMES[NATIVE], _native), Rung(REWRITE, RUNG_NAMES[REW
          Rung(PLUGIN, RUNG_NAMES[PLUGIN], _plugin, sees_earlier=True))
 
 
+def _decomposition_first(src, policy: Policy) -> bool:
+    """GridSample where the user asks for the decomposition everywhere, or where TensorRT's layer is exact only
+    if it pads cubic taps as PyTorch does (unverified): the decomposition's assumptions are arithmetic only."""
+    return isinstance(src, GridSampleIR) and (src.kind in policy.decompose or (
+        src.sampler.kind == "cubic" and src.padding != "zeros"))
+
+
 def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None = None) -> NodeRecord:
     """The rung for one node, proven; ``rung`` None with the reason when nothing works."""
     policy = policy or Policy(allow_conditional=not strict)
     importer = importer_verdict(view, opset, src)
     n = Node(view, opset, src, not policy.allow_conditional, importer)
     record = NodeRecord(view.name, src.origin, src, TARGET, extra={"importer": importer})
+    if _decomposition_first(src, policy):
+        first = climb([r for r in RUNGS if r.number == DECOMPOSE], n, record, policy)
+        if first.candidate is not None:
+            return first.record
     native = climb([r for r in RUNGS if r.number < DECOMPOSE], n, record, policy)
     if native.candidate is not None:
         return native.record

@@ -12,6 +12,10 @@ import numpy as np
 
 from ..passes import NodeRecord
 from ..onnx.decompose import decompose_resize
+from ..onnx.deformconv_decompose import FORM as DEFORM_FORM
+from ..onnx.deformconv_decompose import decompose_deformconv
+from ..onnx.gridsample_decompose import FORM as GRID_FORM
+from ..onnx.gridsample_decompose import decompose_gridsample
 from ..onnx.nearest_index import FORM as INDEX_FORM
 from ..onnx.nearest_index import decompose_nearest_index
 from ..passes import DECOMPOSE, FOLDED
@@ -54,7 +58,13 @@ def _apply(graph, gs, rec: NodeRecord, opset: int) -> NodeRecord:
         inputs = [t.name for t in node.inputs]
         node.outputs.clear()
         graph.nodes.remove(node)
-        if rec.proof.get("form") == INDEX_FORM:  # run-time lengths: the nearest index form
+        if rec.proof.get("form") == DEFORM_FORM:
+            added = decompose_deformconv(graph, rec.ir, [t if t.name else None for t in node.inputs], y, rec.node,
+                                         compute=TENSORRT_COMPUTE, opset=opset)
+        elif rec.proof.get("form") == GRID_FORM:
+            added = decompose_gridsample(graph, rec.ir, x, node.inputs[1], y, rec.node, compute=TENSORRT_COMPUTE,
+                                         opset=opset)
+        elif rec.proof.get("form") == INDEX_FORM:  # run-time lengths: the nearest index form
             added = decompose_nearest_index(graph, rec.ir, x, node.inputs[3] if len(inputs) > 3 else None, y,
                                             rec.node)
         else:

@@ -59,7 +59,12 @@ class TensorRTTarget(Target):
     name = "tensorrt"
     suffix = ".onnx"
     default_tail = ".tensorrt.onnx"
-    takes = frozenset({"trt_shapes"})  # the follow-up commands' optimization profile (tools/trt_profile.py)
+    # trt_shapes: the follow-up commands' optimization profile (tools/trt_profile.py)
+    takes = frozenset({"trt_shapes", "decompose_gridsample"})
+
+    def policy(self, options: ConvertOptions) -> Policy:
+        return Policy(allow_conditional=not options.strict,
+                      decompose=frozenset({"gridsample"}) if options.decompose_gridsample else frozenset())
 
     def rungs(self, kind: str = "resize", policy: Policy | None = None):
         return RUNGS

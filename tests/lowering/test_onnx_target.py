@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from resample_bridge.lowering.onnx import OnnxTarget, convert, convert_to_onnx, decompose_resize, \
+from resample_bridge.lowering.onnx import DEFAULT_POLICY, OnnxTarget, convert, convert_to_onnx, decompose_resize, \
     format_convert_onnx, write_proven
 from resample_bridge.lowering.onnx.decompose import sum_order
 from resample_bridge.semantics.coords import bind_resize
@@ -272,7 +272,7 @@ def test_dynamic_shape_exact_for_every_value():
     assert rec.rung == 1 and not rec.conditions
 
 
-def test_gridsample_cubic_border_refused():
+def test_gridsample_cubic_border_reference_convention_is_decomposed():
     f = TensorProto.FLOAT
     node = helper.make_node("GridSample", ["X", "G"], ["Y"], mode="cubic", padding_mode="border")
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", f, [1, 1, 4, 4]),
@@ -281,9 +281,9 @@ def test_gridsample_cubic_border_refused():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
     from resample_bridge.translate.onnx import onnx_convention
 
-    with onnx_convention("reference"):   # onnx.reference pads the coordinate first: no runtime computes that
-        rec, = TARGET.lower_model(model).records
-    assert rec.refused and "padding_on" in rec.reason and "Resize only" in rec.reason
+    with onnx_convention("reference"):   # onnx.reference pads the coordinate first: no runtime computes that,
+        rec, = TARGET(model, DEFAULT_POLICY).records  # the decomposition does (proven against the oracle)
+    assert rec.rung == 3 and "padding_on" in rec.tried[0][2] and "probed on onnxruntime" in rec.extra["probe"]
     rec, = TARGET.lower_model(model).records   # the spec convention pads each tap, as onnxruntime does
     assert not rec.refused and rec.rung == 1
 

@@ -19,10 +19,10 @@ from tests.helpers.models import chain_model, const, real_models, resize_model  
 
 CASES = conformance_cases()
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
-# Volumetric GridSample has no native OpenVINO op: rung 4, the resample-bridge extension.
-# 5-D, and nearest with a grid fed at run time: GridSample-9 rounds the unnormalised coordinate to float32 once
+# Volumetric GridSample has no native OpenVINO op: rung 3, the in-graph sampler (no extension).
+# Nearest with a grid fed at run time: GridSample-9 rounds the unnormalised coordinate to float32 once
 # (arith fp32_fused), so a grid point next to a .5 tie can read another element than the source's arithmetic.
-NEEDS_EXTENSION = {c.name for c in CASES if "volumetric" in c.name or c.name.startswith("test_gridsample_nearest")}
+NEEDS_EXTENSION = {c.name for c in CASES if c.name.startswith("test_gridsample_nearest")}
 
 
 def _run_converted(xml, feeds):

@@ -74,7 +74,6 @@ def test_missing_file(capsys):
 
 
 def test_gridsample_and_deformconv_refusals():
-    import onnx
     from onnx import TensorProto, helper
 
     def model(node, inputs):

@@ -1,0 +1,67 @@
+"""Rung 3 for GridSample on OpenVINO: the ONNX target's in-graph sampler (``lowering.onnx.gridsample_decompose``,
+written once, in standard ONNX ops) read by OpenVINO's own ONNX frontend and spliced onto the node's inputs, so
+a 5-D (or 3-D) GridSample, which GridSample-9 cannot run, needs no extension library. The ladder proves it by
+numbers on OpenVINO CPU like every rung (``probe.proven``).
+
+Taken below the extension only where GridSample-9 cannot take the node's rank: for a 4-D node GridSample-9 refuses
+(nearest next to a .5 tie), the extension stays the answer until a cost model for GridSample says which is faster.
+Nearest survives OpenVINO's linear-op fusions on static shapes because the decomposition multiplies the length
+by a tensor of ones drawn from the grid (``gridsample_decompose._axis_taps``); the ladder's tie probes check it
+on every node. X is read element by element
+(``gather="elements"``, faster on OpenVINO) with int32 indices: an X of 2^31 elements or more is refused where its
+shape is known (with lengths known only at run time, the indices would wrap there).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...semantics.errors import BridgeError
+from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
+from ..onnx.gridsample_decompose import FORM, REASON, check_gridsample, decomposition_model
+from ..passes import Candidate, Refusal
+from .graph import tag
+
+COMPUTE = OPENVINO_DTYPES["decompose"]  # float32 in float32, float16 in float32 (cast back)
+
+
+def rung(node, earlier=()):
+    import openvino as ov
+
+    ir = node.ir
+    if ir.spatial_rank == 2:
+        # Quiet: the extension's reason stays GridSample-9's own refusal.
+        return Refusal("4-D: GridSample-9's rank; the extension, until a cost model compares the two",
+                       facts={"quiet": True})
+    try:
+        check_gridsample(ir, None, COMPUTE)
+    except BridgeError as e:
+        return Refusal(e.message, e.field)
+    x, grid = node.inputs[:2]
+    shape = x.get_partial_shape()
+    if shape.is_static and math.prod(shape.to_shape()) >= 2**31:
+        return Refusal("X has 2^31 elements or more: the decomposition's element indices are int32", "X")
+    onnx_model = decomposition_model(ir, grid.get_element_type().to_dtype().name, compute=COMPUTE,
+                                     gather="elements")  # OpenVINO's faster form (gridsample_decompose)
+    sub = ov.Core().read_model(onnx_model.SerializeToString(), b"")
+    for p in sub.get_parameters():
+        src = x if p.get_friendly_name() == "x" else grid
+        for target in list(p.output(0).get_target_inputs()):
+            target.replace_source_output(src)
+    out = sub.get_results()[0].input_value(0)
+    tag(out.get_node(), f"{node.name}/{FORM}")
+    return Candidate([out], f"{REASON}, read by OpenVINO's ONNX frontend (GridSample-9 is 4-D only; no "
+                            "extension library)", proof={"form": FORM})
+
+
+def prove(rec, by_tag) -> list[str]:
+    """The written model's part: the decomposition's output op is there (its numbers were proven on the probes
+    when the ladder took it, ``probe.proven``; the model written is the graph probed)."""
+    if f"{rec.node}/{FORM}" not in by_tag:
+        return [f"{rec.node}: the decomposition's output is not in the written model"]
+    if not (rec.proof.get("probes") or {}).get("count"):
+        return [f"{rec.node}: the decomposition was not probed against the oracle"]
+    return []
+
+
+__all__ = ["prove", "rung"]

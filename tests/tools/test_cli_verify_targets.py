@@ -70,7 +70,7 @@ def test_verify_tensorrt_runs_the_parser_spelling_and_the_api_takes_a_target(cap
 
     F = TensorProto.FLOAT
     nodes = [helper.make_node("Resize", ["X", "", "", "sz"], ["Z"], name="aa", mode="cubic", antialias=1),
-             helper.make_node("GridSample", ["Z", "grid"], ["Y"], name="gs", mode="cubic", padding_mode="border")]
+             helper.make_node("GridSample", ["Z", "grid"], ["Y"], name="gs", mode="cubic", padding_mode="zeros")]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", F, [1, 2, 12, 12]),
                                        helper.make_tensor_value_info("grid", F, [1, 5, 5, 2])],
                           [helper.make_tensor_value_info("Y", F, None)],

@@ -54,7 +54,7 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
             const float* xn = x + n * s.C * S;
             float* yn = y + n * s.C * s.P + p0;
             for (int64_t c = 0; c < s.C; ++c)
-                sample_row_f32(xn + c * S, off.data(), w.data(), block, np, nt, yn + c * s.P);
+                sample_row_f32(xn + c * S, S, off.data(), w.data(), block, np, nt, yn + c * s.P);
         }
     });
 }

@@ -17,10 +17,7 @@ namespace cpu {
 template <class T>
 void gather_2d(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, int threads) {
     const int64_t Hin = th.in_len, Win = tw.in_len, Hout = th.out_len, Wout = tw.out_len;
-    std::vector<int32_t> idx32_buf;  // W's indices as int32 for the vector gather (one small table per call)
-    if (sizeof(T) == 4 && Win <= std::numeric_limits<int32_t>::max()) idx32_buf.assign(tw.index, tw.index + Wout);
-    const int32_t* idx32 = idx32_buf.empty() ? nullptr : idx32_buf.data();
-    (void)idx32;
+    const RowGather row(tw.index, Wout, Win, sizeof(T));
     parallel_for(planes * Hout, threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, Wout)),
                  [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
@@ -30,17 +27,7 @@ void gather_2d(const T* x, T* y, int64_t planes, const TableView& th, const Tabl
                 std::copy_n(dst - Wout, Wout, dst);
                 continue;
             }
-            const T* src = x + (p * Hin + th.index[oh]) * Win;
-            int64_t o = 0;
-#if defined(__AVX512F__)
-            if constexpr (sizeof(T) == 4)  // 32-bit elements: 16 at a time by index gather (bits copied as is)
-                if (idx32)
-                    for (; o + 16 <= Wout; o += 16)
-                        _mm512_storeu_si512(dst + o, _mm512_mask_i32gather_epi32(
-                                                         _mm512_setzero_si512(), __mmask16(0xFFFF),
-                                                         _mm512_loadu_si512(idx32 + o), src, 4));
-#endif
-            for (; o < Wout; ++o) dst[o] = src[tw.index[o]];
+            row(x + (p * Hin + th.index[oh]) * Win, dst);
         }
     });
 }
@@ -69,7 +56,8 @@ inline bool f32_table(const TableView& t, F32Table& out) {
 inline void line_taps_f32(const float* line, float* out, const TableView& t, const F32Table* ft,
                           double extrap_value) {
     if (!ft) return line_taps<float, float, float>(line, out, t, extrap_value);
-    sample_row_f32(line, ft->index.data(), ft->weight.data(), t.out_len, t.out_len, static_cast<int>(t.K), out);
+    sample_row_f32(line, t.in_len, ft->index.data(), ft->weight.data(), t.out_len, t.out_len, static_cast<int>(t.K),
+                   out);
     if (t.extrap)
         for (int64_t o = 0; o < t.out_len; ++o)
             if (t.extrap[o]) out[o] = static_cast<float>(extrap_value);

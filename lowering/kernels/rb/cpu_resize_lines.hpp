@@ -121,12 +121,9 @@ template <class T>
 void gather_pass(const T* x, T* y, int64_t outer, int64_t inner, const TableView& t, int threads) {
     const int64_t Lin = t.in_len, Lout = t.out_len;
     if (inner == 1) {
+        const RowGather row(t.index, Lout, Lin, sizeof(T));
         parallel_for(outer, threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, Lout)), [&](int64_t b, int64_t e) {
-            for (int64_t q = b; q < e; ++q) {
-                const T* src = x + q * Lin;
-                T* dst = y + q * Lout;
-                for (int64_t o = 0; o < Lout; ++o) dst[o] = src[t.index[o]];
-            }
+            for (int64_t q = b; q < e; ++q) row(x + q * Lin, y + q * Lout);
         });
         return;
     }

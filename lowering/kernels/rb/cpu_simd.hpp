@@ -54,13 +54,14 @@ inline __m256 gather8(const float* base, __m256i idx) {
 #if defined(__AVX512F__)
 inline void gather_pair16(const float* xc, __m512i ia, __m512i ib, __m512i last, __m512& va, __m512& vb) {
     const __m512i one = _mm512_set1_epi32(1);
-    const __m512i st = _mm512_min_epi32(ia, last);
+    // The zero-masked forms: the plain ones start from an undefined register (g++ 12: maybe-uninitialized).
+    const __m512i st = _mm512_maskz_min_epi32(__mmask16(0xFFFF), ia, last);
     const __m512i da = _mm512_sub_epi32(ia, st), db = _mm512_sub_epi32(ib, st);  // 0 or 1 in a pair
     const __mmask16 ok = _mm512_cmple_epu32_mask(da, one) & _mm512_cmple_epu32_mask(db, one);
-    const __m512d lo =
-        _mm512_mask_i32gather_pd(_mm512_setzero_pd(), __mmask8(ok), _mm512_castsi512_si256(st), xc, 4);
+    const __m512d lo = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), __mmask8(ok),
+                                                _mm512_maskz_extracti64x4_epi64(__mmask8(0xFF), st, 0), xc, 4);
     const __m512d hi = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), __mmask8(ok >> 8),
-                                                _mm512_extracti64x4_epi64(st, 1), xc, 4);
+                                                _mm512_maskz_extracti64x4_epi64(__mmask8(0xFF), st, 1), xc, 4);
     // Lane i's pair is floats 2i, 2i+1 of (lo, hi) as one 32-float table.
     const __m512i at = _mm512_slli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 1);
     va = _mm512_permutex2var_ps(_mm512_castpd_ps(lo), _mm512_add_epi32(at, da), _mm512_castpd_ps(hi));
@@ -150,19 +151,22 @@ inline void sample_row_f32_n(const float* xc, [[maybe_unused]] int64_t len, cons
     for (; q0 + L::n <= np && (!kPairs || len >= 2); q0 += L::n) {
         auto idx = [&](int t) { return L::index(off + t * ld + q0); };
         auto wt = [&](int t) { return L::load(w + t * ld + q0); };
-        L::V acc;
         if constexpr (kPairs) {
-            for (int t = 0; t < NT; t += 2) {
-                L::V va, vb;
+            L::V va, vb;
+            L::pair(xc, idx(0), idx(1), last, va, vb);
+            L::V acc = wt(0) * va;
+            acc = acc + wt(1) * vb;
+            for (int t = 2; t < NT; t += 2) {
                 L::pair(xc, idx(t), idx(t + 1), last, va, vb);
-                acc = t == 0 ? wt(0) * va : acc + wt(t) * va;
+                acc = acc + wt(t) * va;
                 acc = acc + wt(t + 1) * vb;
             }
+            L::store(out + q0, acc);
         } else {
-            acc = wt(0) * L::gather(xc, idx(0));
+            L::V acc = wt(0) * L::gather(xc, idx(0));
             for (int t = 1; t < NT; ++t) acc = acc + wt(t) * L::gather(xc, idx(t));
+            L::store(out + q0, acc);
         }
-        L::store(out + q0, acc);
     }
 #endif
     for (int64_t q = q0; q < np; ++q) {
@@ -233,8 +237,9 @@ struct RowGather {
             for (int64_t b = 0; !idx.empty() && o + kLanes <= n; ++b, o += kLanes) {
                 const int32_t at = base[static_cast<size_t>(b)];
 #if defined(__AVX512F__)
-                const __m512i v = at >= 0 ? _mm512_permutexvar_epi32(_mm512_loadu_si512(perm.data() + o),
-                                                                     _mm512_loadu_si512(s + at))
+                const __m512i v = at >= 0 ? _mm512_maskz_permutexvar_epi32(__mmask16(0xFFFF),
+                                                                           _mm512_loadu_si512(perm.data() + o),
+                                                                           _mm512_loadu_si512(s + at))
                                           : _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), __mmask16(0xFFFF),
                                                                         _mm512_loadu_si512(idx.data() + o), s, 4);
                 _mm512_storeu_si512(dst + o, v);

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from ...semantics.errors import BridgeError
+from .isa import DESCRIPTION, isa_level
 
 LOWERING_DIR = Path(__file__).resolve().parent.parent
 CMAKE_ROOT = LOWERING_DIR  # the top-level CMakeLists.txt
@@ -52,21 +53,10 @@ def source_hash(*paths: Path, extra: str = "") -> str:
     return h.hexdigest()[:16]
 
 
-def _cpu_signature() -> str:
-    """The CPU's model and feature flags: the kernels are compiled for the build machine's CPU (-march=native,
-    kernels/rb.cmake), so a cache shared by different machines must not hand one's library to another."""
-    try:
-        with open("/proc/cpuinfo", errors="replace") as fh:
-            keep = [ln for ln in fh if ln.startswith(("model name", "flags"))][:2]
-        return "".join(keep)
-    except OSError:
-        return ""
-
-
 def project_hash(*dirs: Path, extra: str = "") -> str:
     """The cache key of a library built from the top-level project: its folders, the kernels, the root and the
-    CPU it is compiled for."""
-    return source_hash(CMAKE_ROOT / "CMakeLists.txt", KERNELS_DIR, *dirs, extra=extra + _cpu_signature())
+    x86 level it is compiled for (``isa.isa_level()``: a cache shared by different CPUs keeps one per level)."""
+    return source_hash(CMAKE_ROOT / "CMakeLists.txt", KERNELS_DIR, *dirs, extra=f"{extra} isa={isa_level()}")
 
 
 def _compiler() -> str | None:
@@ -165,7 +155,8 @@ def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ..
                   what: str = "the resample-bridge kernels") -> Path:
     """``lib<target>.so`` built from the CMake project ``src`` (normally ``CMAKE_ROOT``) into
     ``cache_root()/<target>-<key>/``, reusing an earlier build with the same key. Older builds of the same
-    target beyond the newest few are removed (a process that loaded one keeps its mapping)."""
+    target beyond the newest few are removed (a process that loaded one keeps its mapping). The CPU code is
+    compiled for ``isa_level()`` (``-DRB_ISA``, kernels/rb.cmake); ``key`` should name it (``project_hash``)."""
     out_dir = cache_root() / f"{target}-{key}"
     lib = out_dir / f"lib{target}.so"
     if lib.exists():
@@ -177,14 +168,15 @@ def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ..
         if lib.exists():
             return lib
         _reap_stale(out_dir, target)
-        _progress.info(f"building {what} (first use; cached in {out_dir}) ...")
+        level = isa_level()
+        _progress.info(f"building {what} for {DESCRIPTION[level]} (first use; cached in {out_dir}) ...")
         started = time.perf_counter()
         build = Path(tempfile.mkdtemp(prefix="build-", dir=out_dir))
         log = out_dir / "build.log"
         jobs = os.environ.get("RESAMPLE_BRIDGE_BUILD_JOBS") or str(max(1, min(4, os.cpu_count() or 1)))
         exe = cmake()
         cmds = [[exe, "-S", str(src), "-B", str(build), *_generator(), "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_CXX_COMPILER={_compiler()}", *cmake_args],
+                 f"-DCMAKE_CXX_COMPILER={_compiler()}", f"-DRB_ISA={level}", *cmake_args],
                 [exe, "--build", str(build), "--target", target, "-j", jobs]]
         try:
             with open(log, "w") as fh:

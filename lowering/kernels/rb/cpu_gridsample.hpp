@@ -1,0 +1,86 @@
+// GridSample: x [N, C, spatial...], grid [N, out..., D], y [N, C, out...].
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "block_taps.hpp"
+#include "cpu_pool.hpp"
+#include "cpu_simd.hpp"
+#include "gridsample.hpp"
+
+namespace rb {
+namespace cpu {
+
+// GridSample, float X: per block of points their compact taps once, then every channel over the block.
+template <class G>
+void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, float* y, int threads) {
+    int64_t S = 1;
+    for (int d = 0; d < s.D; ++d) S *= s.spatial[d];
+    const int nt = taps_per_point(s.kind, s.D);
+    constexpr int64_t block = kBlock;
+    const int64_t blocks = (s.P + block - 1) / block;
+    parallel_for(s.N * blocks, threads, 2, [&](int64_t b, int64_t e) {
+        thread_local std::vector<int32_t> off;  // kept by each worker across calls
+        thread_local std::vector<float> w;
+        off.resize(static_cast<size_t>(block * nt));
+        w.resize(static_cast<size_t>(block * nt));
+        PointTaps taps;
+        double pts[kMaxSpatial][kBlock];
+        // The block's taps at once (block_taps.hpp); reflection's repeated mirroring stays per point.
+        auto fill = [&](auto rank, const G* g, int64_t np) {
+            constexpr int D = decltype(rank)::value;
+            gridsample_block_coords<D>(s, g, np, pts);
+            block_taps<D>(pts, np, s.spatial, s.kind, s.cubic_a, s.padding, block_ones(), block, off.data(), w.data());
+        };
+        for (int64_t it = b; it < e; ++it) {
+            const int64_t n = it / blocks, p0 = (it % blocks) * block, np = std::min(block, s.P - p0);
+            const G* g = grid + (n * s.P + p0) * s.D;
+            if (s.padding == Padding::reflection) {
+                for (int64_t q = 0; q < np; ++q) {
+                    gridsample_point_taps(s, g + q * s.D, taps);
+                    compact_taps(taps, 1.0, block, off.data() + q, w.data() + q);
+                }
+            } else if (s.D == 1) {
+                fill(std::integral_constant<int, 1>(), g, np);
+            } else if (s.D == 2) {
+                fill(std::integral_constant<int, 2>(), g, np);
+            } else {
+                fill(std::integral_constant<int, 3>(), g, np);
+            }
+            const float* xn = x + n * s.C * S;
+            float* yn = y + n * s.C * s.P + p0;
+            for (int64_t c = 0; c < s.C; ++c)
+                sample_row_f32(xn + c * S, S, off.data(), w.data(), block, np, nt, yn + c * s.P);
+        }
+    });
+}
+
+// Per block of output points: their taps once (the grid read and the coordinate arithmetic), then every channel
+// over the block (contiguous output, one input plane at a time).
+template <class T, class G>
+void gridsample(const GridSampleSpec& s, const T* x, const G* grid, T* y, int threads) {
+    int64_t S = 1;
+    for (int d = 0; d < s.D; ++d) S *= s.spatial[d];
+    if constexpr (std::is_same<T, float>::value)
+        if (S <= std::numeric_limits<int32_t>::max()) return gridsample_f32(s, x, grid, y, threads);
+    constexpr int64_t block = 32;
+    const int64_t blocks = (s.P + block - 1) / block;
+    parallel_for(s.N * blocks, threads, 2, [&](int64_t b, int64_t e) {
+        thread_local std::vector<PointTaps> taps;  // kept by each worker across calls
+        taps.resize(block);
+        for (int64_t it = b; it < e; ++it) {
+            const int64_t n = it / blocks, p0 = (it % blocks) * block, np = std::min(block, s.P - p0);
+            for (int64_t q = 0; q < np; ++q) gridsample_point_taps(s, grid + (n * s.P + p0 + q) * s.D, taps[q]);
+            const T* xn = x + n * s.C * S;
+            T* yn = y + n * s.C * s.P + p0;
+            for (int64_t c = 0; c < s.C; ++c) apply_block(xn + c * S, taps.data(), np, yn + c * s.P);
+        }
+    });
+}
+
+}  // namespace cpu
+}  // namespace rb

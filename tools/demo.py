@@ -31,6 +31,15 @@ Try it on your own model:
   resample-bridge check   MODEL.onnx --target openvino --report rep/ # rep/index.html: pictures and heatmaps"""
 
 
+# The demo's three words of art, said once before they are used.
+WORDS = ("words used below: the oracle = resample-bridge's exact evaluation of the ONNX semantics "
+         "(semantics/reference.py);",
+         "  a rung = how a node is lowered: 0 folded to a constant, 1 the target's own op, 2 its own op after an exact "
+         "rewrite, 3 a decomposition into plain ops, 4 the extension op;",
+         "  not judged = an output onnxruntime itself computes otherwise than the ONNX semantics, so it is no "
+         "reference there.")
+
+
 @contextlib.contextmanager
 def ticking(message: str, every: float = 5.0):
     """``message ...`` on stderr now, ``still working (N s)`` every ``every`` seconds, and the duration at the
@@ -155,7 +164,8 @@ def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
         path = save or os.path.join(d, "tricky.onnx")
         _write(path, model.SerializeToString())
         say(f"resample-bridge demo: the main job on the built-in example ({path}, built by tools/examples.py:",
-            f"{sum(map(is_resampling, model.graph.node))} resampling nodes, each named after the trap it sets)", "")
+            f"{sum(map(is_resampling, model.graph.node))} resampling nodes, each named after the trap it sets)",
+            *WORDS, "")
         with ticking("preparing the resample-bridge OpenVINO extension (compiled on first use only)"):
             from ..lowering.compiled import openvino_extension
 

@@ -15,11 +15,13 @@ LIB = "libresample_bridge_openvino.so"
 
 
 def extension_model():
-    """GridSample-20 on a 3-D input (1-D spatial): no OpenVINO op computes it, so convert takes the
-    resample-bridge extension and writes the library beside the .xml."""
+    """Nearest GridSample with a grid fed at run time: GridSample-9 can read the other side of a .5 tie and the
+    in-graph sampler is not taken on 4-D, so convert takes the resample-bridge extension and writes the library
+    beside the .xml."""
     from onnx import helper
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs1d")
-    return make_model([node], [vi("X", 1, [1, 1, 5]), vi("grid", 1, [1, 3, 1])], [out_vi("Y", 1, 3)], opset=20)
+    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs_nearest", mode="nearest")
+    return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("grid", 1, [1, 3, 3, 2])], [out_vi("Y", 1, 4)],
+                      opset=16)
 
 
 def _write(d, rel, data=b"user data, keep me\n"):

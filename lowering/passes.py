@@ -38,6 +38,12 @@ RUNG_NAMES = {FOLDED: "folded", BUILTIN: "native", REWRITE: "native after exact 
 FOLD_REASON = "every input is a constant: the oracle's exact output is written as a constant (no op at run time)"
 
 
+def folded_record(name: str, ir, target: str, produced=(), proof=None) -> "NodeRecord":
+    """Rung 0's record, on every target: the node written as the oracle's output on its constant inputs."""
+    return NodeRecord(name, ir.origin, ir, target, rung=FOLDED, rung_name=RUNG_NAMES[FOLDED], reason=FOLD_REASON,
+                      produced=list(produced), proof=dict(proof or {}))
+
+
 def rung_names(custom: str) -> dict:
     """The rung table with the custom op named as the target ships it (OpenVINO: extension; TensorRT: plugin)."""
     return {**RUNG_NAMES, CUSTOM: custom}

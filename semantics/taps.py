@@ -57,23 +57,27 @@ def cubic_filter(x, a):
     return 0 * x
 
 
-def nearest_pick(src: Fraction, rule: str) -> int:
-    """The input index a nearest sampler reads for an exact source coordinate."""
-    fl = math.floor(src)
-    frac = src - fl
+def rounded_quotient(num, den: int, rule: str):
+    """num / den (den > 0) rounded by a nearest rule, in exact integer arithmetic: for one int or an integer
+    array of numerators at once (``nearest_indices``). The one table of the nearest rules."""
+    fl = num // den  # floor, also for negative numerators
+    twice_rem = 2 * (num - fl * den)  # 2*frac*den, in [0, 2*den)
     if rule == "floor":
         return fl
     if rule == "ceil":
-        return math.ceil(src)
+        return fl + (twice_rem > 0)
     if rule == "round_prefer_floor":
-        return fl + 1 if frac > HALF else fl
+        return fl + (twice_rem > den)
     if rule == "round_prefer_ceil":
-        return fl + 1 if frac >= HALF else fl
+        return fl + (twice_rem >= den)
     if rule == "half_even":
-        if frac == HALF:
-            return fl if fl % 2 == 0 else fl + 1
-        return fl + 1 if frac > HALF else fl
+        return fl + ((twice_rem > den) | ((twice_rem == den) & (fl % 2 == 1)))
     raise ValueError(f"unknown nearest rounding {rule!r}")
+
+
+def nearest_pick(src: Fraction, rule: str) -> int:
+    """The input index a nearest sampler reads for an exact source coordinate."""
+    return int(rounded_quotient(src.numerator, src.denominator, rule))
 
 
 def is_tie(src: Fraction, rule: str, tol: Fraction = Fraction(0)) -> bool:
@@ -164,20 +168,7 @@ def nearest_indices(axis: BoundAxis, rule: str) -> np.ndarray:
     # int64 where A*o + B cannot overflow, Python ints (object) beyond.
     big = abs(A) * max(axis.out_len, 1) + abs(B) + 2 * den >= 2**62
     num = (o.astype(object) if big else o) * A + B  # src = num / den
-    fl = num // den  # floor, also for negative numerators
-    twice_rem = 2 * (num - fl * den)  # 2*frac*den, in [0, 2*den)
-    if rule == "floor":
-        pick = fl
-    elif rule == "ceil":
-        pick = fl + (twice_rem > 0)
-    elif rule == "round_prefer_floor":
-        pick = fl + (twice_rem > den)
-    elif rule == "round_prefer_ceil":
-        pick = fl + (twice_rem >= den)
-    elif rule == "half_even":
-        pick = fl + ((twice_rem > den) | ((twice_rem == den) & (fl % 2 == 1)))
-    else:
-        raise ValueError(f"unknown nearest rounding {rule!r}")
+    pick = rounded_quotient(num, den, rule)
     return np.asarray(pick, dtype=np.int64) if not big else np.array([int(v) for v in pick], dtype=object)
 
 

@@ -16,10 +16,15 @@ from ...semantics.compare import against_oracle
 from ...semantics.errors import BridgeError
 from ...semantics.reference import run as oracle
 from .cut import submodel
-from ..passes import CUSTOM, FOLD_REASON, FOLDED, RUNG_NAMES, NodeRecord, Policy
+from ..passes import CUSTOM, FOLDED, NodeRecord, Policy, folded_record
 
 # Ops whose output is not a function of their inputs: never folded (nor anything downstream of them).
 _RANDOM = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+
+
+def _oracle_output(ir, args: list) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):  # constants may hold extremes: the oracle's own inf / NaN
+        return np.asarray(oracle(ir, *args))
 
 
 def folded_name(name: str) -> str:
@@ -75,16 +80,13 @@ def fold_constant_nodes(model, target: str, policy: Policy | None = None):
         try:
             ir = parse_view(NodeView.from_proto(node, g, node.name), opset)
             args = [values[i] if i else None for i in node.input]
-            with np.errstate(over="ignore", invalid="ignore"):
-                want = np.asarray(oracle(ir, *args))
+            want = _oracle_output(ir, args)
         except BridgeError:
             continue
         const = onnx.helper.make_node("Constant", [], [node.output[0]], folded_name(node.name),
                                       value=onnx.numpy_helper.from_array(want, node.output[0]))
         replaced[node.name] = const
-        records.append(NodeRecord(node.name, ir.origin, ir, target, rung=FOLDED, rung_name=RUNG_NAMES[FOLDED],
-                                  reason=FOLD_REASON, produced=[const.name],
-                                  proof={"inputs": args, "output": node.output[0]}))
+        records.append(folded_record(node.name, ir, target, [const.name], {"inputs": args, "output": node.output[0]}))
     if not replaced:
         return model, []
     out = onnx.ModelProto()
@@ -117,8 +119,7 @@ def prove_folded(model, records: list[NodeRecord]) -> dict[str, list[str]]:
             continue
         got = numpy_helper.to_array(next(a.t for a in node.attribute if a.name == "value"))
         args = rec.proof["inputs"]
-        with np.errstate(over="ignore", invalid="ignore"):
-            want = np.asarray(oracle(rec.ir, *args))
+        want = _oracle_output(rec.ir, args)
         ok = got.shape == want.shape and got.dtype == want.dtype and against_oracle(rec.ir, got, want, args).ok
         out[rec.node] = [] if ok else [f"{rec.node}: the written constant differs from the oracle's output"]
     return out

@@ -14,7 +14,7 @@ from ...semantics.compare import against_oracle
 from ...semantics.errors import BridgeError
 from ...semantics.messages import openvino_error_reason
 from ...semantics.reference import run
-from ..passes import CUSTOM, FOLD_REASON, FOLDED, RUNG_NAMES, NodeRecord
+from ..passes import CUSTOM, folded_record
 from ..probes import probe_sets
 from .graph import compile_f32, dims, np_dtype, ops, tag
 from .ladder import TARGET, lower
@@ -164,8 +164,7 @@ def fold(name: str, ir, inputs: list):
         want = run(ir, *values)
     const = ops().constant(want)
     tag(const, f"{name}/folded")
-    rec = NodeRecord(name, ir.origin, ir, TARGET, rung=FOLDED, rung_name=RUNG_NAMES[FOLDED], reason=FOLD_REASON,
-                     proof={"by_value": {"constant_output": True, "shape": list(want.shape)}})
+    rec = folded_record(name, ir, TARGET, proof={"by_value": {"constant_output": True, "shape": list(want.shape)}})
     return [const.output(0)], rec
 
 

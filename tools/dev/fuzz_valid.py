@@ -125,25 +125,19 @@ def gen_resize(rng: random.Random) -> Case:
     else:
         empty_style = rng.choice(["omit", "init", "const"]) if ver >= 13 else rng.choice(["init", "const"])
         # roi: omitted, or the empty tensor PyTorch writes at opsets 11-13, or real values.
-        if roi is not None:
-            forms["roi"] = _param(rng, "roi", roi, inits, nodes, inputs, feeds)
-            ins.append("roi")
-        elif empty_style == "omit":
-            ins.append("")
-        else:
-            _param(rng, "roi", np.zeros((0,), np.float32), inits, nodes, inputs, feeds,
-                   "init" if empty_style == "init" else "const")
-            ins.append("roi")
-        if scales is not None:
-            forms["scales"] = _param(rng, "scales", np.array(scales, np.float32), inits, nodes, inputs, feeds)
-            ins.append("scales")
-        else:
-            if empty_style == "omit":
-                ins.append("")
-            else:
-                _param(rng, "scales", np.zeros((0,), np.float32), inits, nodes, inputs, feeds,
+
+        def optional(name, value):
+            """``name`` given (a form of its own), as the empty tensor, or left out (``empty_style``)."""
+            if value is not None:
+                forms[name] = _param(rng, name, np.array(value, np.float32), inits, nodes, inputs, feeds)
+            elif empty_style != "omit":
+                _param(rng, name, np.zeros((0,), np.float32), inits, nodes, inputs, feeds,
                        "init" if empty_style == "init" else "const")
-                ins.append("scales")
+            ins.append("" if value is None and empty_style == "omit" else name)
+
+        optional("roi", roi)
+        optional("scales", scales)
+        if scales is None:
             forms["sizes"] = _param(rng, "sizes", np.array(sizes, np.int64), inits, nodes, inputs, feeds)
             ins.append("sizes")
     while ins and ins[-1] == "":

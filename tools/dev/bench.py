@@ -24,23 +24,30 @@ import time
 import numpy as np
 
 
-def _time_interleaved(fns: list, repeats: int) -> list:
-    """Median ms per callable (None stays None), interleaved so that other load falls on all alike; each round in
-    a fresh (seeded) random order, since the call after another framework's pays for waking its own threads
-    (15-50% on models of tens of microseconds, measured). Rotating one fixed order is not enough: it keeps every
-    callable's predecessor (whole models measured 1.2-2.4x against their identical twin that way)."""
+def _time_interleaved(fns: list, repeats: int, min_sample_ms: float = 2.0) -> list:
+    """Median ms per call of each callable (None stays None), interleaved so that other load falls on all alike;
+    each round in a fresh (seeded) random order, since the call after another framework's pays for waking its own
+    threads (15-50% on models of tens of microseconds, measured). Rotating one fixed order is not enough: it keeps
+    every callable's predecessor (whole models measured 1.2-2.4x against their identical twin that way). A sample
+    is k calls back to back, k chosen so that it lasts about ``min_sample_ms``: one call of a 30 us model is at
+    the mercy of one scheduler tick (two compiles of the same model came out 0.6-3.9x apart on 10 single calls)."""
     live = [f for f in fns if f is not None]
+    calls = {}
     for f in live:
-        f()
         f()  # warm-up (first-run allocations, lazy compilation)
+        t0 = time.perf_counter()
+        f()
+        calls[id(f)] = max(1, round(min_sample_ms / 1e3 / max(time.perf_counter() - t0, 1e-6)))
     ts = {id(f): [] for f in live}
     rng = np.random.default_rng(0)
     for _ in range(repeats):
         for i in rng.permutation(len(live)):
             f = live[i]
+            k = calls[id(f)]
             t0 = time.perf_counter()
-            f()
-            ts[id(f)].append(time.perf_counter() - t0)
+            for _ in range(k):
+                f()
+            ts[id(f)].append((time.perf_counter() - t0) / k)
     return [statistics.median(ts[id(f)]) * 1e3 if f is not None else None for f in fns]
 
 
@@ -152,9 +159,11 @@ def measure(repeats: int, only: str) -> list:
             default = core.compile_model(m, "CPU", F32)
             rung = "".join(str(r.rung) for r in recs)
             try:
-                imp = core.compile_model(ov.convert_model(path), "CPU", F32)
+                imported = ov.convert_model(path)
+                # Compiled twice: the twin's time against the first's is the table's own resolution.
+                imp, twin = (core.compile_model(imported, "CPU", F32) for _ in range(2))
             except Exception:
-                imp = None  # OpenVINO's importer refuses the node
+                imp = twin = None  # OpenVINO's importer refuses the node
             try:
                 verdict = check_openvino(path)[0]["openvino"]["verdict"] if imp else "refused"
             except Exception:
@@ -168,8 +177,9 @@ def measure(repeats: int, only: str) -> list:
             dst = np.empty_like(src)
             fns = [run_shared(ours, feeds), run_shared(imp, feeds) if imp else None,
                    (lambda: sess.run(None, feeds)) if sess else None, lambda: np.copyto(dst, src),
-                   run_shared(default, feeds)]
-            rows.append((name, verdict, *_time_interleaved(fns, repeats), rung))
+                   run_shared(default, feeds), run_shared(twin, feeds) if twin else None]
+            *times, t_twin = _time_interleaved(fns, repeats)
+            rows.append((name, verdict, *times, rung, t_twin))
     return rows
 
 
@@ -209,10 +219,13 @@ def table(levels: list, by_level: dict, repeats: int) -> None:
     print("-" * len(head))
     ratios = {lv: [] for lv in levels}
     defaults = {lv: [] for lv in levels}
+    twins = {lv: [] for lv in levels}
     for i, first in enumerate(by_level[levels[0]]):
         line = f"{first[0]:<36} {first[1][:10]:>10}"
         for lv in levels:
-            _, verdict, t_ours, t_ov, t_ort, t_copy, t_default, rung = by_level[lv][i]
+            _, verdict, t_ours, t_ov, t_ort, t_copy, t_default, rung, t_twin = by_level[lv][i]
+            if t_twin:
+                twins[lv].append(t_twin / t_ov)
             peer = peer_of(verdict, t_ov, t_ort)
             if peer:
                 ratios[lv].append(t_ours / peer)
@@ -226,6 +239,10 @@ def table(levels: list, by_level: dict, repeats: int) -> None:
             print(f"[{lv}] ours / fastest exact peer: geomean {geomean(r):.2f}, median {statistics.median(r):.2f}, "
                   f"max {max(r):.2f}; the default conversion / peer: geomean {geomean(defaults[lv]):.2f}, "
                   f"max {max(defaults[lv]):.2f}")
+    for lv in levels:
+        if twins[lv]:
+            print(f"[{lv}] resolution: the importer's model compiled twice, second / first: range "
+                  f"{min(twins[lv]):.2f}-{max(twins[lv]):.2f}, geomean {geomean(twins[lv]):.2f}")
     print("ours = the extension (rung 4); default = the default conversion (the cost model's choice), r = its rung")
     print("peer = fastest exact peer (the importer where check finds it exact, onnxruntime); copy = numpy copy of "
           "the output's bytes (one thread); ours/copy <= 2 is >= 50% of copy bandwidth")

@@ -30,9 +30,17 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
         w.resize(static_cast<size_t>(block * nt));
         PointTaps taps;
         double pts[kMaxSpatial][kBlock];
+        float pts32[kMaxSpatial][kBlock];
+        const bool in_float = gridsample_taps_in_float(s);
         // The block's taps at once (block_taps.hpp); reflection's repeated mirroring stays per point.
         auto fill = [&](auto rank, const G* g, int64_t np) {
             constexpr int D = decltype(rank)::value;
+            if (in_float) {
+                gridsample_block_coords<D>(s, g, np, pts32);
+                block_taps<D>(pts32, np, s.spatial, s.kind, static_cast<float>(s.cubic_a), s.padding,
+                              block_ones<float>(), block, off.data(), w.data());
+                return;
+            }
             gridsample_block_coords<D>(s, g, np, pts);
             block_taps<D>(pts, np, s.spatial, s.kind, s.cubic_a, s.padding, block_ones(), block, off.data(), w.data());
         };
@@ -53,8 +61,7 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
             }
             const float* xn = x + n * s.C * S;
             float* yn = y + n * s.C * s.P + p0;
-            for (int64_t c = 0; c < s.C; ++c)
-                sample_row_f32(xn + c * S, S, off.data(), w.data(), block, np, nt, yn + c * s.P);
+            sample_rows_f32(xn, S, s.C, S, off.data(), w.data(), block, np, nt, yn, s.P);
         }
     });
 }

@@ -27,11 +27,12 @@ struct GridSampleSpec {
 
 // reference._coordinate_padding, border padding: plain arguments and selects, so that a loop over points
 // (block_taps.hpp) inlines and vectorises it.
-RB_HD inline double border_coordinate(double x, double lo, double hi, double last, bool outside_only,
-                                      bool taps_only) {
+// N: double, or float on the CPU's float32 taps (block_taps.hpp).
+template <class N>
+RB_HD inline N border_coordinate(N x, N lo, N hi, N last, bool outside_only, bool taps_only) {
     // ONNX reference (outside_only): only coordinates outside [lo, hi] move. PyTorch / onnxruntime / OpenVINO:
     // linear and nearest clip; cubic pads each tap only (taps_only).
-    const double c = clip(x, 0.0, last);
+    const N c = x < N(0) ? N(0) : (x > last ? last : x);  // clip(x, 0, last)
     return outside_only ? ((x < lo || x > hi) ? c : x) : (taps_only ? x : c);
 }
 

@@ -1,6 +1,7 @@
 // DeformConv: x [N, C, spatial...], w [OC, C/group, kernel...], offset [N, OG*K*D, out...], b [OC] or null,
 // mask [N, OG*K, out...] or null, y [N, OC, out...]. Per image and tile of output points: sample the columns
-// [C*K, tile] in float64, then multiply with W per group (inner loop over the tile's points).
+// [C*K, tile] (float32 for float X, float64 otherwise), then multiply with W per group (inner loop over the
+// tile's points).
 // Fused on purpose (issue 21 item 3, measured on an AVX-512 Xeon): a columns op + OpenVINO's own MatMul ran at
 // 0.6-1.0x this kernel's speed at v4; at v3, 1.15x on 2 of 4 shapes only because OpenVINO's GEMM used AVX-512.
 // Writing the [C*K, P] columns to memory costs what its GEMM saves; here each tile's columns stay in L2.

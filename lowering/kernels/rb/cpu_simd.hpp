@@ -20,9 +20,10 @@ namespace cpu {
 
 // ------------------------------------------------------------------------------------------------------------
 // float32 accumulation (float X only; float16 and the integer types keep the oracle's float64 bits). The
-// coordinates and tap weights are still the shared float64 code (points.hpp); only the weighted sums over the
-// data run in float32: per output a handful of products and a short sum, within a few float32 ulps of the
-// float64 result (tests/lowering/test_kernels.py bounds it against the oracle).
+// coordinates and tap weights are the shared float64 code (points.hpp), except GridSample's float32 taps
+// (block_taps.hpp); the weighted sums over the data run in float32: per output a handful of products and a
+// short sum, within a few float32 ulps of the float64 result (tests/lowering/test_kernels.py bounds it against
+// the oracle, GridSample by the policy's error bound).
 
 // Taps of points in a compact layout, ``nt`` per point, tap-major ([t][q], row length ``ld``) so that a row of
 // points is a vector loop: int32 element offsets (planes below 2^31 elements; the callers check) and float32

@@ -151,7 +151,6 @@ struct Lanes {
 };
 #endif
 
-
 // out[c * ostride + q] = sum_t w[t][q] * xc[c * cstride + off[t][q]] for ``channels`` planes, float32, q in
 // [0, np), ``len`` values readable at each plane: vectorised over points with explicit gathers (g++ does not
 // vectorise gathers under its Intel tunings), taps (0, 1), (2, 3) ... as element pairs (GatherPair*: linear and

@@ -78,10 +78,15 @@ def _int_cast(v: float, dtype: str) -> float:
 
 
 def _static(ir: ResizeIR) -> bool:
+    return _static_lengths(ir) and not isinstance(ir.roi, RuntimeValue)
+
+
+def _static_lengths(ir: ResizeIR) -> bool:
+    """The input shape and the scales or sizes are known before run time (the roi may not be)."""
     shape = ir.input_shape
     if shape is None or any(d is None for d in shape):
         return False
-    return not any(isinstance(v, RuntimeValue) for v in (ir.scales, ir.sizes, ir.roi))
+    return not any(isinstance(v, RuntimeValue) for v in (ir.scales, ir.sizes))
 
 
 def _ort_axes(ir: ResizeIR):
@@ -123,13 +128,16 @@ def _drop_identity_axes(ir: ResizeIR) -> ResizeIR:
         # (linear and cubic, e.g. scale 1.25 on length 3, or a keep-aspect scale 0.8 on length 2, where the
         # spec resamples).
         ir = dataclasses.replace(ir, equal_length_identity=True)
-    if not _static(ir) or not ir.axes:
+    if not _static_lengths(ir) or not ir.axes:
         return ir
     lens, scales, outs = _ort_axes(ir)
     if all(o == m for o, m in zip(outs, lens)):
         # Measured: when every output length equals the input length the tensor is copied (e.g. scale
-        # 1.1 on length 5 under half_pixel, where the spec shifts by 0.05).
+        # 1.1 on length 5 under half_pixel, where the spec shifts by 0.05; tf_crop_and_resize's roi ignored,
+        # given or fed at run time).
         return dataclasses.replace(ir, equal_length_identity=True)
+    if not _static(ir):  # the axes removed below take their roi entries with them: a roi known now
+        return ir
     # Measured: an axis whose float32 scale is exactly 1 is copied, in every mode (e.g. the N and C axes
     # under tf_half_pixel_for_nn, whose spec map src = dst + 0.5 blends neighbours; a roi on a scale-1 axis is
     # ignored). Without antialias an axis with scale != 1 is resampled even at equal length (linear

@@ -186,12 +186,18 @@ def measure(repeats: int, only: str) -> list:
 def measure_level(level: str, repeats: int, only: str) -> list:
     """``measure`` in a fresh process whose kernels are built for ``level``: the extension registers its op
     names once per process, so each level needs its own."""
-    env = dict(os.environ, RB_ISA=level)
-    cmd = [sys.executable, os.path.abspath(__file__), "--one-level", "--repeats", str(repeats), "--only", only]
-    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    args = ["--one-level", "--repeats", str(repeats), "--only", only]
+    return [tuple(r) for r in child_json(__file__, args, f"bench: the {level} run", RB_ISA=level)]
+
+
+def child_json(script: str, args: list, what: str, **env):
+    """Run ``script`` with ``args`` in a fresh Python process (``env`` added to this one's) and return the JSON
+    value of its last line of output; one line naming ``what`` if the child fails (its error is above)."""
+    done = subprocess.run([sys.executable, os.path.abspath(script), *args], env=dict(os.environ, **env),
+                          stdout=subprocess.PIPE, text=True)
     if done.returncode:
-        raise SystemExit(f"bench: the {level} run failed (exit status {done.returncode}; its error is above)")
-    return [tuple(r) for r in json.loads(done.stdout.splitlines()[-1])]
+        raise SystemExit(f"{what} failed (exit status {done.returncode}; its error is above)")
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def peer_of(verdict, t_ov, t_ort):

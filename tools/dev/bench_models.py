@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from bench import _time_interleaved, geomean, ms, ratio  # noqa: E402  (same directory: one timing loop, one table)
+from bench import _time_interleaved, child_json, geomean, ms, ratio  # noqa: E402  (same directory: one timing loop, one table)
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "models"
 
@@ -152,12 +151,8 @@ def measure_apart(name: str, repeats: int, seed: int, rounds: int) -> tuple:
     of its models alike or not (measured), so the best of a few processes is what each conversion can do."""
     best = None
     for r in range(rounds):
-        cmd = [sys.executable, os.path.abspath(__file__), "--one", name, "--repeats", str(repeats), "--seed",
-               str(seed * rounds + r), "--corpus"]
-        done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-        if done.returncode:
-            raise SystemExit(f"bench_models: {name} failed (exit status {done.returncode}; its error is above)")
-        row = json.loads(done.stdout.splitlines()[-1])
+        row = child_json(__file__, ["--one", name, "--repeats", str(repeats), "--seed", str(seed * rounds + r),
+                                    "--corpus"], f"bench_models: {name}")
         best = row if best is None else best[:4] + [min((t for t in (a, b) if t is not None), default=None)
                                                     for a, b in zip(best[4:], row[4:])]
     return tuple(best)

@@ -55,9 +55,6 @@ class _OnDevice:
             call(self.lib.rb_cuda_copy, p, ptr(a), a.nbytes, 1)
         return p
 
-    def tensors(self, arrays, names):
-        return tensors(arrays, names, data=[self.put(a) for a in arrays])
-
     def get(self, p, out: np.ndarray) -> np.ndarray:
         if out.nbytes:
             call(self.lib.rb_cuda_copy, ptr(out), p, out.nbytes, 0)
@@ -71,33 +68,42 @@ class _OnDevice:
             self.lib.rb_cuda_free(p)
 
 
+def cuda_launch(ir, x: np.ndarray, inputs, put, stream=None):
+    """Queue one IR value on the device: ``put(array)`` gives a host array's device pointer (a copy, or memory
+    the caller already holds there); ``stream`` a cudaStream_t or None. Returns (the output's host array of the
+    right shape and type, its device pointer; None where the output is empty). Resize binds and builds its
+    tables from the op's attributes on the host, as the OpenVINO op does."""
+    lib = cuda_library()
+    if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
+        raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    x = np.ascontiguousarray(x)
+    dtype_code(x, "X", floats_only=True)
+    if isinstance(ir, ResizeIR):
+        y, text, rt = resize_ir_args(ir, x, inputs)
+        if y.size == 0:
+            return y, None
+        dy = put(y)
+        call(lib.rb_cuda_resize_ir, text, ctypes.byref(tensor(x, put(x))), ctypes.byref(rt),
+             ctypes.byref(tensor(y, dy)), stream)
+        return y, dy
+    if isinstance(ir, GridSampleIR):
+        x, grid, y, params = gridsample_args(ir, x, inputs[0])
+        arrays, names, fn = (x, grid), GRIDSAMPLE_INPUTS, lib.rb_cuda_gridsample
+    else:
+        arrays, y, params = deformconv_args(ir, x, *inputs)
+        names, fn = DEFORMCONV_INPUTS, lib.rb_cuda_deformconv
+    dy = put(y)
+    call(fn, *tensors(arrays, names, data=[None if a is None else put(a) for a in arrays]), ctypes.byref(params),
+         ctypes.byref(tensor(y, dy)), stream)
+    return y, dy
+
+
 def cuda_run(ir, *inputs) -> np.ndarray:
     """Run an IR value on the GPU from host arrays (tests; float32 / float16 / float64): the same arguments as
-    ``run``. Resize binds and builds its tables from the op's attributes on the host, as the OpenVINO op does."""
+    ``run``, copied to device memory and back."""
     lib = cuda_library()
     if cuda_device_count() == 0:
         raise BridgeError("no CUDA device")
-    if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
-        raise BridgeError(f"not an IR value: {type(ir).__name__}")
-    x = np.ascontiguousarray(inputs[0])
-    dtype_code(x, "X", floats_only=True)
     with _OnDevice(lib) as dev:
-        if isinstance(ir, ResizeIR):
-            y, text, rt = resize_ir_args(ir, x, inputs[1:])
-            if y.size == 0:
-                return y
-            dy = dev.put(y)
-            call(lib.rb_cuda_resize_ir, text, ctypes.byref(tensor(x, dev.put(x))), ctypes.byref(rt),
-                 ctypes.byref(tensor(y, dy)), None)
-            return dev.get(dy, y)
-        if isinstance(ir, GridSampleIR):
-            x, grid, y, params = gridsample_args(ir, x, inputs[1])
-            args = dev.tensors((x, grid), GRIDSAMPLE_INPUTS)
-            fn = lib.rb_cuda_gridsample
-        else:
-            arrays, y, params = deformconv_args(ir, *inputs)
-            args = dev.tensors(arrays, DEFORMCONV_INPUTS)
-            fn = lib.rb_cuda_deformconv
-        dy = dev.put(y)
-        call(fn, *args, ctypes.byref(params), ctypes.byref(tensor(y, dy)), None)
-        return dev.get(dy, y)
+        y, dy = cuda_launch(ir, inputs[0], inputs[1:], dev.put)
+        return y if dy is None else dev.get(dy, y)

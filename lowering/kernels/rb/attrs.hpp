@@ -9,9 +9,9 @@
 // Booleans are bool in OpenVINO and 0/1 ints in ONNX.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -160,9 +160,9 @@ struct FieldLister {
     void operator()(const char* n, bool& f) { out.push_back({n, AttrType::INT, f ? "1" : "0"}); }
     void operator()(const char* n, int64_t& f) { out.push_back({n, AttrType::INT, std::to_string(f)}); }
     void operator()(const char* n, float& f) {
-        std::ostringstream s;
-        s << f;
-        out.push_back({n, AttrType::FLOAT, s.str()});
+        char buf[32];  // printf's %g: 6 significant digits
+        const auto r = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::general, 6);
+        out.push_back({n, AttrType::FLOAT, std::string(buf, r.ptr)});
     }
     void operator()(const char* n, std::vector<int64_t>& f) {
         std::string s;
@@ -225,6 +225,33 @@ inline DeformBorder border_of(const std::string& s) { return enum_of<DeformBorde
 // ------------------------------------------------------------------------------------------------------------
 // The text form "name=value\n..." (lists space-separated; bools 0/1): how the C ABI receives attributes.
 
+// Numbers of the text form through std::from_chars, not iostreams: a library built against a static
+// libstdc++ (an H100 host's toolchain did that) crashed inside istream's locale facets beside the process's own
+// libstdc++ (AddressSanitizer: codecvt::do_unshift from istream::operator>>), and from_chars reads a decimal
+// point whatever the C locale says. Space-separated; anything else is an error naming the attribute.
+template <class T>
+std::vector<T> text_numbers(const char* name, const std::string& s) {
+    std::vector<T> out;
+    const char *p = s.data(), *end = p + s.size();
+    for (;;) {
+        while (p < end && *p == ' ') ++p;
+        if (p == end) return out;
+        T v{};
+        const auto r = std::from_chars(p, end, v);
+        if (r.ec != std::errc() || (r.ptr < end && *r.ptr != ' '))
+            throw std::invalid_argument(std::string("attribute ") + name + " = '" + s + "' is not a list of numbers");
+        out.push_back(v);
+        p = r.ptr;
+    }
+}
+
+template <class T>
+T text_number(const char* name, const std::string& s) {
+    const std::vector<T> v = text_numbers<T>(name, s);
+    if (v.size() != 1) throw std::invalid_argument(std::string("attribute ") + name + " = '" + s + "' is not a number");
+    return v[0];
+}
+
 struct TextReader {
     std::map<std::string, std::string> values;
     void operator()(const char* name, std::string& f) const {
@@ -237,31 +264,28 @@ struct TextReader {
     }
     void operator()(const char* name, int64_t& f) const {
         auto it = values.find(name);
-        if (it != values.end()) f = std::stoll(it->second);
+        if (it != values.end()) f = text_number<int64_t>(name, it->second);
     }
     void operator()(const char* name, float& f) const {
         auto it = values.find(name);
-        if (it != values.end()) f = std::stof(it->second);
+        if (it != values.end()) f = text_number<float>(name, it->second);
     }
     void operator()(const char* name, std::vector<int64_t>& f) const {
         auto it = values.find(name);
-        if (it == values.end()) return;
-        f.clear();
-        std::istringstream in(it->second);
-        int64_t v;
-        while (in >> v) f.push_back(v);
+        if (it != values.end()) f = text_numbers<int64_t>(name, it->second);
     }
 };
 
+// "name=value" lines; a line without '=' is skipped.
 template <class Attrs>
 Attrs attrs_from_text(const std::string& text) {
     TextReader r;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto eq = line.find('=');
-        if (eq == std::string::npos) continue;
-        r.values[line.substr(0, eq)] = line.substr(eq + 1);
+    for (size_t start = 0; start < text.size();) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const auto eq = text.find('=', start);
+        if (eq < end) r.values[text.substr(start, eq - start)] = text.substr(eq + 1, end - eq - 1);
+        start = end + 1;
     }
     Attrs a;
     a.visit(r);

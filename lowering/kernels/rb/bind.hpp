@@ -193,7 +193,7 @@ inline BoundResize bind_resize(const ResizeAttrs& ir, const std::vector<int64_t>
             throw bind_error("sizes", "sizes is fed at run time; a value is needed to bind it");
         sizes = rt.sizes;
     } else {
-        for (const auto& w : words(ir.sizes)) sizes.push_back(std::stoll(w));
+        sizes = text_numbers<int64_t>("sizes", ir.sizes);
     }
     std::vector<Rat> roi;
     if (ir.coord == "tf_crop_and_resize") roi = rats(ir.roi, rt.has_roi, rt.roi, "roi");

@@ -435,6 +435,37 @@ def test_float32_accumulation_gridsample_bound(kind, D):
 
 
 @needs_library
+@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_gridsample_vector_taps_are_the_general_codes_bits(padding, align_corners):
+    """2-D linear GridSample takes whole vectors of points through block_taps_vec.hpp and the rest through the
+    general code: the same point gives the same bits on either path (the grid shifted by one point moves every
+    point to the other path), on edge grids (NaN, infinities, huge values, exact pixel centres, one-pixel axes),
+    and the policy holds against the oracle."""
+    rng = np.random.default_rng(7)
+    special = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 1.0, -1.0, 1.0000001, -1.0000001, 0.5,
+                        -0.5, 2.0, -2.0, 3e-39], dtype=np.float32)
+    for H, W in [(1, 1), (1, 7), (2, 5), (9, 13)]:
+        ir = GridSampleIR(spatial_rank=2, sampler=Sampler("linear"), padding=padding, align_corners=align_corners,
+                          padding_on="taps", arith="fp32")
+        x = rng.standard_normal((2, 3, H, W)).astype(np.float32)
+        # Pixel centres and edges of each axis in grid units, random points, and the special values.
+        centres = [(2 * np.arange(-1, L + 1) + 1) / L - 1 if not align_corners else
+                   (2 * np.arange(-1, L + 1) / max(L - 1, 1) - 1) for L in (W, H)]
+        pts = np.concatenate([np.stack(np.meshgrid(*centres), -1).reshape(-1, 2),
+                              rng.uniform(-1.3, 1.3, (150, 2)),
+                              np.stack([special, rng.permutation(special)], -1)]).astype(np.float32)
+        grid = np.broadcast_to(pts, (2,) + pts.shape).reshape(2, 1, -1, 2).copy()
+        shifted = np.concatenate([np.zeros((2, 1, 1, 2), np.float32), grid], axis=2)
+        a, b = compiled.gridsample(ir, x, grid), compiled.gridsample(ir, x, shifted)[..., 1:]
+        assert np.array_equal(a.view(np.int32), b.view(np.int32)), (H, W)
+        finite = np.isfinite(pts).all(-1) & (np.abs(pts) < 1e3).all(-1)
+        g = grid[:, :, finite[:], :]
+        c = against_oracle(ir, compiled.gridsample(ir, x, g), reference.run(ir, x, g), [x, g])
+        assert c.ok, (H, W, c.to_dict())
+
+
+@needs_library
 @pytest.mark.parametrize("group,offset_group,stride,dilation,has_b,has_m,border", [
     (1, 1, (1, 1), (1, 1), False, True, "zero_taps"),
     (2, 3, (2, 1), (1, 2), True, True, "zero_taps"),

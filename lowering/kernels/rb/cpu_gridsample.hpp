@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "block_taps.hpp"
+#include "block_taps_vec.hpp"
 #include "cpu_pool.hpp"
 #include "cpu_simd.hpp"
 #include "gridsample.hpp"
@@ -32,13 +33,29 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
         double pts[kMaxSpatial][kBlock];
         float pts32[kMaxSpatial][kBlock];
         const bool in_float = gridsample_taps_in_float(s);
+        // block_taps_vec.hpp's case: linear, padding on the taps (zeros or border), float32 grid arithmetic.
+        [[maybe_unused]] const bool vector_taps = in_float && s.kind == Kind::linear && s.arith == Arith::fp32 &&
+                                                  s.padding_on == PaddingOn::taps && s.padding != Padding::reflection;
         // The block's taps at once (block_taps.hpp); reflection's repeated mirroring stays per point.
         auto fill = [&](auto rank, const G* g, int64_t np) {
             constexpr int D = decltype(rank)::value;
             if (in_float) {
-                gridsample_block_coords<D>(s, g, np, pts32);
-                block_taps<D>(pts32, np, s.spatial, s.kind, static_cast<float>(s.cubic_a), s.padding,
-                              block_ones<float>(), block, off.data(), w.data());
+                int64_t q0 = 0;  // points done by the vector path
+#if defined(RB_VECTOR_TAPS)
+                if constexpr (D == 2 && std::is_same<G, float>::value)
+                    if (vector_taps) {
+                        const bool border = s.padding == Padding::border, zeros = s.padding == Padding::zeros;
+                        q0 = s.align_corners
+                                 ? gridsample_linear2d_taps<true>(g, np, s.spatial, border, zeros, block, off.data(),
+                                                                  w.data())
+                                 : gridsample_linear2d_taps<false>(g, np, s.spatial, border, zeros, block, off.data(),
+                                                                   w.data());
+                    }
+#endif
+                if (q0 == np) return;
+                gridsample_block_coords<D>(s, g + q0 * D, np - q0, pts32);
+                block_taps<D>(pts32, np - q0, s.spatial, s.kind, static_cast<float>(s.cubic_a), s.padding,
+                              block_ones<float>(), block, off.data() + q0, w.data() + q0);
                 return;
             }
             gridsample_block_coords<D>(s, g, np, pts);

@@ -1,0 +1,108 @@
+// GridSample's commonest case, 2-D linear with zeros or border padding on the taps and float32 grid arithmetic,
+// as whole vectors of points: grid read, unnormalised, padded, floored, its 4 taps and weights, straight into the
+// compact tap rows (block_taps.hpp's layout). The operations and their order are those of
+// gridsample_block_coords + block_taps_k<2, linear, float>, so the bits are the same (test_kernels.py compares the
+// two); the general code passes each step through per-axis arrays and was most of a 1-channel GridSample's time
+// (AVX2: 4.1 ns per point, against about 2 for OpenVINO's whole GridSample-9).
+// GNU vector types: g++ picks the instructions for the build's level (v4: 16 lanes, v3: 8, base: 4). Other
+// compilers take the general code.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "block_taps.hpp"
+
+namespace rb {
+namespace cpu {
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define RB_VECTOR_TAPS 1
+
+#if defined(__AVX512F__)
+constexpr int kTapLanes = 16;
+#elif defined(__AVX2__)
+constexpr int kTapLanes = 8;
+#else
+constexpr int kTapLanes = 4;
+#endif
+
+typedef float VF __attribute__((vector_size(4 * kTapLanes)));
+typedef int32_t VI __attribute__((vector_size(4 * kTapLanes)));
+
+inline VF splat_f(float v) { return VF{} + v; }
+inline VI splat_i(int32_t v) { return VI{} + v; }
+inline VF load_f(const float* p) {
+    VF v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline void store_f(float* p, VF v) { std::memcpy(p, &v, sizeof v); }
+inline void store_i(int32_t* p, VI v) { std::memcpy(p, &v, sizeof v); }
+
+// floor_add and block_index (block_taps.hpp), lane by lane: the same additions, compares and selects.
+inline VF floor_add_v(VF x) {
+    const VF big = splat_f(8388608.0f), zero = VF{};  // 2^23
+    const VF t = x < zero ? -big : big;
+    const VF ax = x < zero ? zero - x : x;  // abs_of
+    const VF r = ax < big ? (x + t) - t : x;
+    return r > x ? r - splat_f(1.0f) : r;
+}
+inline VI block_index_v(VF fl, float len) {
+    const VF lo = splat_f(-4.0f), hi = splat_f(len + 4.0f);
+    const VF c = (fl >= lo) == 0 ? lo : (fl > hi ? hi : fl);  // NaN fails fl >= lo: -4
+    return __builtin_convertvector(c, VI);  // truncates, as static_cast<int32_t>
+}
+
+// One compact tap of a vector of points (block_taps_k's inner step for D = 2): offset and weight rows.
+inline void put_taps_v(VI j, VI i, VF wq, int32_t H, int32_t W, bool zeros, int32_t* off, float* w) {
+    const VI zero = VI{}, hm = splat_i(H - 1), wm = splat_i(W - 1);
+    const VI ok = (j >= zero) & (j <= hm) & (i >= zero) & (i <= wm);
+    const VI jc = j < zero ? zero : (j > hm ? hm : j), ic = i < zero ? zero : (i > wm ? wm : i);
+    store_i(off, jc * W + ic);
+    store_f(w, zeros ? (ok != 0 ? wq : VF{}) : wq);  // times factor 1.0 changes no bit
+}
+
+// Points [0, np) of a block: whole vectors here; the rest (returned: the first point not done) by the caller.
+template <bool AC>
+inline int64_t gridsample_linear2d_taps(const float* g, int64_t np, const int64_t* spatial, bool border, bool zeros,
+                                        int64_t ld, int32_t* off, float* w) {
+    const int32_t H = static_cast<int32_t>(spatial[0]), W = static_cast<int32_t>(spatial[1]);
+    const float LH = static_cast<float>(spatial[0]), LW = static_cast<float>(spatial[1]);
+    const VF one = splat_f(1.0f), two = splat_f(2.0f), zero = VF{};
+    int64_t q = 0;
+    for (; q + kTapLanes <= np; q += kTapLanes) {
+        float gx[kTapLanes], gy[kTapLanes];
+        for (int k = 0; k < kTapLanes; ++k) {  // the grid's (x, y) pairs
+            gx[k] = g[2 * (q + k)];
+            gy[k] = g[2 * (q + k) + 1];
+        }
+        VF c[2] = {load_f(gy), load_f(gx)};  // axis 0 is y (H), axis 1 is x (W)
+        const float L[2] = {LH, LW};
+        VI j0[2];
+        VF wa[2][2];
+        for (int d = 0; d < 2; ++d) {
+            // unnormalize_f32, then border_coordinate's clip to [0, L - 1] (linear pads the coordinate).
+            VF x = AC ? (c[d] + one) / two * splat_f(L[d] - 1.0f) : ((c[d] + one) * splat_f(L[d]) - one) / two;
+            if (border) {
+                const VF last = splat_f(L[d] - 1.0f);
+                x = x < zero ? zero : (x > last ? last : x);
+            }
+            const VF fl = floor_add_v(x);
+            const VF f = x - fl;
+            j0[d] = block_index_v(fl, L[d]);
+            wa[d][0] = one - f;
+            wa[d][1] = f;
+        }
+        // Taps in point_taps_d's odometer order; weight (1 * w_y) * w_x as block_taps_k multiplies.
+        for (int t = 0; t < 4; ++t)
+            put_taps_v(j0[0] + (t >> 1), j0[1] + (t & 1), (one * wa[0][t >> 1]) * wa[1][t & 1], H, W, zeros,
+                       off + t * ld + q, w + t * ld + q);
+    }
+    return q;
+}
+
+#endif
+
+}  // namespace cpu
+}  // namespace rb

@@ -435,10 +435,11 @@ def test_float32_accumulation_gridsample_bound(kind, D):
 
 
 @needs_library
+@pytest.mark.parametrize("kind", ["linear", "cubic"])
 @pytest.mark.parametrize("padding", ["zeros", "border"])
 @pytest.mark.parametrize("align_corners", [False, True])
-def test_gridsample_vector_taps_are_the_general_codes_bits(padding, align_corners):
-    """2-D linear GridSample takes whole vectors of points through block_taps_vec.hpp and the rest through the
+def test_gridsample_vector_taps_are_the_general_codes_bits(kind, padding, align_corners):
+    """2-D linear and cubic GridSample take whole vectors of points through block_taps_vec.hpp and the rest through the
     general code: the same point gives the same bits on either path (the grid shifted by one point moves every
     point to the other path), on edge grids (NaN, infinities, huge values, exact pixel centres, one-pixel axes),
     and the policy holds against the oracle."""
@@ -446,7 +447,7 @@ def test_gridsample_vector_taps_are_the_general_codes_bits(padding, align_corner
     special = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 1.0, -1.0, 1.0000001, -1.0000001, 0.5,
                         -0.5, 2.0, -2.0, 3e-39], dtype=np.float32)
     for H, W in [(1, 1), (1, 7), (2, 5), (9, 13)]:
-        ir = GridSampleIR(spatial_rank=2, sampler=Sampler("linear"), padding=padding, align_corners=align_corners,
+        ir = GridSampleIR(spatial_rank=2, sampler=kind_sampler(kind), padding=padding, align_corners=align_corners,
                           padding_on="taps", arith="fp32")
         x = rng.standard_normal((2, 3, H, W)).astype(np.float32)
         # Pixel centres and edges of each axis in grid units, random points, and the special values.
@@ -458,11 +459,11 @@ def test_gridsample_vector_taps_are_the_general_codes_bits(padding, align_corner
         grid = np.broadcast_to(pts, (2,) + pts.shape).reshape(2, 1, -1, 2).copy()
         shifted = np.concatenate([np.zeros((2, 1, 1, 2), np.float32), grid], axis=2)
         a, b = compiled.gridsample(ir, x, grid), compiled.gridsample(ir, x, shifted)[..., 1:]
-        assert np.array_equal(a.view(np.int32), b.view(np.int32)), (H, W)
+        assert np.array_equal(a.view(np.int32), b.view(np.int32)), (kind, H, W)
         finite = np.isfinite(pts).all(-1) & (np.abs(pts) < 1e3).all(-1)
         g = grid[:, :, finite[:], :]
         c = against_oracle(ir, compiled.gridsample(ir, x, g), reference.run(ir, x, g), [x, g])
-        assert c.ok, (H, W, c.to_dict())
+        assert c.ok, (kind, H, W, c.to_dict())
 
 
 @needs_library

@@ -1,7 +1,7 @@
-// GridSample's commonest case, 2-D linear with zeros or border padding on the taps and float32 grid arithmetic,
-// as whole vectors of points: grid read, unnormalised, padded, floored, its 4 taps and weights, straight into the
-// compact tap rows (block_taps.hpp's layout). The operations and their order are those of
-// gridsample_block_coords + block_taps_k<2, linear, float>, so the bits are the same (test_kernels.py compares the
+// GridSample's commonest cases, 2-D linear and cubic with zeros or border padding on the taps and float32 grid
+// arithmetic, as whole vectors of points: grid read, unnormalised, padded, floored, its taps and weights,
+// straight into the compact tap rows (block_taps.hpp's layout). The operations and their order are those of
+// gridsample_block_coords + block_taps_k<2, K, float>, so the bits are the same (test_kernels.py compares the
 // two); the general code passes each step through per-axis arrays and was most of a 1-channel GridSample's time
 // (AVX2: 4.1 ns per point, against about 2 for OpenVINO's whole GridSample-9).
 // GNU vector types: g++ picks the instructions for the build's level (v4: 16 lanes, v3: 8, base: 4). Other
@@ -54,6 +54,15 @@ inline VI block_index_v(VF fl, float len) {
     return __builtin_convertvector(c, VI);  // truncates, as static_cast<int32_t>
 }
 
+// common.hpp's cubic_filter, lane by lane (both pieces, then the select).
+inline VF cubic_filter_v(VF x, float a) {
+    const VF zero = VF{};
+    x = x < zero ? zero - x : x;
+    const VF near = ((splat_f(a + 2.0f) * x - splat_f(a + 3.0f)) * x) * x + splat_f(1.0f);
+    const VF far = ((splat_f(a) * x - splat_f(5.0f * a)) * x + splat_f(8.0f * a)) * x - splat_f(4.0f * a);
+    return x <= splat_f(1.0f) ? near : (x < splat_f(2.0f) ? far : zero * x);
+}
+
 // One compact tap of a vector of points (block_taps_k's inner step for D = 2): offset and weight rows.
 inline void put_taps_v(VI j, VI i, VF wq, int32_t H, int32_t W, bool zeros, int32_t* off, float* w) {
     const VI zero = VI{}, hm = splat_i(H - 1), wm = splat_i(W - 1);
@@ -64,11 +73,14 @@ inline void put_taps_v(VI j, VI i, VF wq, int32_t H, int32_t W, bool zeros, int3
 }
 
 // Points [0, np) of a block: whole vectors here; the rest (returned: the first point not done) by the caller.
-template <bool AC>
-inline int64_t gridsample_linear2d_taps(const float* g, int64_t np, const int64_t* spatial, bool border, bool zeros,
-                                        int64_t ld, int32_t* off, float* w) {
+// K: linear or cubic (nearest and reflection stay on the general code).
+template <Kind K, bool AC>
+inline int64_t gridsample_2d_taps(const float* g, int64_t np, const int64_t* spatial, float cubic_a, bool border,
+                                  bool zeros, int64_t ld, int32_t* off, float* w) {
+    static_assert(K == Kind::linear || K == Kind::cubic, "linear or cubic");
+    constexpr int per_axis = K == Kind::linear ? 2 : 4;
     const int32_t H = static_cast<int32_t>(spatial[0]), W = static_cast<int32_t>(spatial[1]);
-    const float LH = static_cast<float>(spatial[0]), LW = static_cast<float>(spatial[1]);
+    const float L[2] = {static_cast<float>(spatial[0]), static_cast<float>(spatial[1])};
     const VF one = splat_f(1.0f), two = splat_f(2.0f), zero = VF{};
     int64_t q = 0;
     for (; q + kTapLanes <= np; q += kTapLanes) {
@@ -77,27 +89,34 @@ inline int64_t gridsample_linear2d_taps(const float* g, int64_t np, const int64_
             gx[k] = g[2 * (q + k)];
             gy[k] = g[2 * (q + k) + 1];
         }
-        VF c[2] = {load_f(gy), load_f(gx)};  // axis 0 is y (H), axis 1 is x (W)
-        const float L[2] = {LH, LW};
+        const VF c[2] = {load_f(gy), load_f(gx)};  // axis 0 is y (H), axis 1 is x (W)
         VI j0[2];
-        VF wa[2][2];
+        VF wa[2][per_axis];
         for (int d = 0; d < 2; ++d) {
-            // unnormalize_f32, then border_coordinate's clip to [0, L - 1] (linear pads the coordinate).
+            // unnormalize_f32; border_coordinate clips the coordinate to [0, L - 1] for linear (cubic pads taps).
             VF x = AC ? (c[d] + one) / two * splat_f(L[d] - 1.0f) : ((c[d] + one) * splat_f(L[d]) - one) / two;
-            if (border) {
+            if (border && K == Kind::linear) {
                 const VF last = splat_f(L[d] - 1.0f);
                 x = x < zero ? zero : (x > last ? last : x);
             }
             const VF fl = floor_add_v(x);
             const VF f = x - fl;
-            j0[d] = block_index_v(fl, L[d]);
-            wa[d][0] = one - f;
-            wa[d][1] = f;
+            if (K == Kind::linear) {
+                j0[d] = block_index_v(fl, L[d]);
+                wa[d][0] = one - f;
+                wa[d][per_axis - 1] = f;
+            } else {
+                j0[d] = block_index_v(fl, L[d]) - 1;
+                for (int i = 0; i < per_axis; ++i) wa[d][i] = cubic_filter_v(f - splat_f(static_cast<float>(i - 1)),
+                                                                             cubic_a);
+            }
         }
         // Taps in point_taps_d's odometer order; weight (1 * w_y) * w_x as block_taps_k multiplies.
-        for (int t = 0; t < 4; ++t)
-            put_taps_v(j0[0] + (t >> 1), j0[1] + (t & 1), (one * wa[0][t >> 1]) * wa[1][t & 1], H, W, zeros,
-                       off + t * ld + q, w + t * ld + q);
+        for (int t = 0; t < per_axis * per_axis; ++t) {
+            const int ky = t / per_axis, kx = t % per_axis;
+            put_taps_v(j0[0] + ky, j0[1] + kx, (one * wa[0][ky]) * wa[1][kx], H, W, zeros, off + t * ld + q,
+                       w + t * ld + q);
+        }
     }
     return q;
 }

@@ -435,12 +435,12 @@ def test_float32_accumulation_gridsample_bound(kind, D):
 
 
 @needs_library
-@pytest.mark.parametrize("kind", ["linear", "cubic"])
-@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("kind", ["linear", "cubic", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_gridsample_vector_taps_are_the_general_codes_bits(kind, padding, align_corners):
     """2-D linear and cubic GridSample take whole vectors of points through block_taps_vec.hpp and the rest through the
-    general code: the same point gives the same bits on either path (the grid shifted by one point moves every
+    general code (reflection: the block code for linear and nearest, per point for cubic): the same point gives the same bits on either path (the grid shifted by one point moves every
     point to the other path), on edge grids (NaN, infinities, huge values, exact pixel centres, one-pixel axes),
     and the policy holds against the oracle."""
     rng = np.random.default_rng(7)

@@ -84,14 +84,15 @@ inline void block_axis_taps(const N* x, int64_t np, int64_t len, N cubic_a, Bloc
 // the [spatial...] block and float32 weights times factor[q]. Tap order is point_taps_d's odometer.
 template <int D, Kind K, class N>
 inline void block_taps_k(const N (*pts)[kBlock], int64_t np, const int64_t* spatial, N cubic_a, bool zeros,
-                         const N* factor, int64_t ld, int32_t* off, float* w) {
+                         const N* factor, int64_t ld, int32_t* off, float* w, const int32_t* past) {
     constexpr int per_axis = K == Kind::nearest ? 1 : K == Kind::linear ? 2 : 4;
     BlockAxis<N> t[D];
-    int32_t stride[D], len[D];
+    int32_t stride[D], len[D], top[D];
     int32_t s = 1;
     for (int d = D - 1; d >= 0; --d) {
         stride[d] = s;
         len[d] = static_cast<int32_t>(spatial[d]);
+        top[d] = past ? past[d] : len[d] - 1;
         s *= len[d];
         block_axis_taps<K>(pts[d], np, spatial[d], cubic_a, t[d]);
     }
@@ -116,7 +117,7 @@ inline void block_taps_k(const N (*pts)[kBlock], int64_t np, const int64_t* spat
                 int32_t j = t[d].j0[q] + ks[d];
                 if (K != Kind::nearest) wq = wq * wa[d][q];
                 ok = ok & (j >= 0) & (j < len[d]);  // no short circuit: branch-free, vectorises
-                j = j < 0 ? 0 : (j > len[d] - 1 ? len[d] - 1 : j);
+                j = j < 0 ? 0 : (j > len[d] - 1 ? top[d] : j);
                 lin += j * stride[d];
             }
             const N wt = zeros && !ok ? N(0) : wq;
@@ -126,13 +127,17 @@ inline void block_taps_k(const N (*pts)[kBlock], int64_t np, const int64_t* spat
     }
 }
 
+// ``past``: per axis, the element a tap past the end reads (reflection's mirror of it; null: the last one).
 template <int D, class N>
 inline void block_taps(const N (*pts)[kBlock], int64_t np, const int64_t* spatial, Kind kind, N cubic_a,
-                       Padding padding, const N* factor, int64_t ld, int32_t* off, float* w) {
+                       Padding padding, const N* factor, int64_t ld, int32_t* off, float* w,
+                       const int32_t* past = nullptr) {
     const bool zeros = padding == Padding::zeros;
-    if (kind == Kind::nearest) block_taps_k<D, Kind::nearest, N>(pts, np, spatial, cubic_a, zeros, factor, ld, off, w);
-    else if (kind == Kind::linear) block_taps_k<D, Kind::linear, N>(pts, np, spatial, cubic_a, zeros, factor, ld, off, w);
-    else block_taps_k<D, Kind::cubic, N>(pts, np, spatial, cubic_a, zeros, factor, ld, off, w);
+    if (kind == Kind::nearest)
+        block_taps_k<D, Kind::nearest, N>(pts, np, spatial, cubic_a, zeros, factor, ld, off, w, past);
+    else if (kind == Kind::linear)
+        block_taps_k<D, Kind::linear, N>(pts, np, spatial, cubic_a, zeros, factor, ld, off, w, past);
+    else block_taps_k<D, Kind::cubic, N>(pts, np, spatial, cubic_a, zeros, factor, ld, off, w, past);
 }
 
 // unnormalize(_f32) of one grid component (stride D) over np points, align_corners a constant: a branch on it
@@ -149,8 +154,8 @@ inline void unnormalize_block(const G* gc, int64_t np, int64_t L, Arith arith, N
 }
 
 // GridSample's coordinates of np points (grid values g[q * D + component], x first), the per-point rule of
-// gridsample_point_taps without reflection: unnormalise in the spec's arithmetic, round nearest half to even,
-// then the coordinate-level padding. N = float: fp32 arithmetic computes in float32 as the spec's framework does;
+// gridsample_point_taps (reflection only where block_reflection allows it): unnormalise in the spec's
+// arithmetic, round nearest half to even, then the coordinate-level padding. N = float: fp32 arithmetic computes in float32 as the spec's framework does;
 // fp32_fused rounds its float64 value once, as defined; other arithmetic rounds the float64 value to float32
 // (linear and cubic only: gridsample_taps_in_float).
 template <int D, class N, class G>
@@ -163,6 +168,14 @@ inline void gridsample_block_coords(const GridSampleSpec& s, const G* g, int64_t
         else unnormalize_block<D, false>(gc, np, L, s.arith, p);
         if (s.kind == Kind::nearest)
             for (int64_t q = 0; q < np; ++q) p[q] = rint_add(p[q]);
+        if (s.padding == Padding::reflection) {  // linear / nearest, padding on the taps: reflected, then clipped
+            double lo, hi;
+            grid_bounds(L, s.align_corners, lo, hi);
+            const double last = static_cast<double>(L - 1);
+            for (int64_t q = 0; q < np; ++q)
+                p[q] = static_cast<N>(clip(reflect(static_cast<double>(p[q]), lo, hi), 0.0, last));
+            continue;
+        }
         if (s.padding != Padding::border) continue;  // zeros moves no coordinate
         const BorderArgs a = border_args(L, s);  // loop-invariant locals: the loop below vectorises
         const N lo = static_cast<N>(a.lo), hi = static_cast<N>(a.hi), last = static_cast<N>(a.last);
@@ -176,6 +189,23 @@ inline bool gridsample_taps_in_float(const GridSampleSpec& s) {
     for (int d = 0; d < s.D; ++d)
         if (s.spatial[d] >= (int64_t(1) << 22)) return false;
     return s.kind != Kind::nearest || s.arith == Arith::fp32 || s.arith == Arith::fp32_fused;
+}
+
+// Whether reflection can take the block path: linear and nearest with padding on the taps, whose coordinate is
+// reflected and clipped to [0, L - 1] first, so that the only tap outside is L (a linear tap of weight 0 at the
+// last element); point_taps_d mirrors it to the same element for every point: ``past`` (block_taps).
+// Cubic mirrors every tap and the ONNX reference reflects before its taps: those stay per point. So does a
+// float64 coordinate that the float32 block taps would round before mirroring (far outside, that is another point).
+inline bool block_reflection(const GridSampleSpec& s, int32_t* past) {
+    if (s.padding != Padding::reflection || s.kind == Kind::cubic || s.padding_on != PaddingOn::taps) return false;
+    if (s.arith != Arith::fp32 && s.arith != Arith::fp32_fused && gridsample_taps_in_float(s)) return false;
+    for (int d = 0; d < s.D; ++d) {
+        double lo, hi;
+        grid_bounds(s.spatial[d], s.align_corners, lo, hi);
+        const int64_t j = to_index(trunc(reflect(static_cast<double>(s.spatial[d]), lo, hi)));
+        past[d] = static_cast<int32_t>(j < 0 ? 0 : (j > s.spatial[d] - 1 ? s.spatial[d] - 1 : j));
+    }
+    return true;
 }
 
 }  // namespace cpu

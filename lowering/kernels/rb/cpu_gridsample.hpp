@@ -36,7 +36,9 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
         // block_taps_vec.hpp's case: linear or cubic, padding on the taps (zeros or border), float32 grid arithmetic.
         [[maybe_unused]] const bool vector_taps = in_float && s.kind != Kind::nearest && s.arith == Arith::fp32 &&
                                                   s.padding_on == PaddingOn::taps && s.padding != Padding::reflection;
-        // The block's taps at once (block_taps.hpp); reflection's repeated mirroring stays per point.
+        // The block's taps at once (block_taps.hpp); cubic's reflection of every tap stays per point.
+        int32_t past[kMaxSpatial];
+        const bool block_reflect = block_reflection(s, past);
         auto fill = [&](auto rank, const G* g, int64_t np) {
             constexpr int D = decltype(rank)::value;
             if (in_float) {
@@ -61,16 +63,18 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
                 if (q0 == np) return;
                 gridsample_block_coords<D>(s, g + q0 * D, np - q0, pts32);
                 block_taps<D>(pts32, np - q0, s.spatial, s.kind, static_cast<float>(s.cubic_a), s.padding,
-                              block_ones<float>(), block, off.data() + q0, w.data() + q0);
+                              block_ones<float>(), block, off.data() + q0, w.data() + q0,
+                              block_reflect ? past : nullptr);
                 return;
             }
             gridsample_block_coords<D>(s, g, np, pts);
-            block_taps<D>(pts, np, s.spatial, s.kind, s.cubic_a, s.padding, block_ones(), block, off.data(), w.data());
+            block_taps<D>(pts, np, s.spatial, s.kind, s.cubic_a, s.padding, block_ones(), block, off.data(), w.data(),
+                          block_reflect ? past : nullptr);
         };
         for (int64_t it = b; it < e; ++it) {
             const int64_t n = it / blocks, p0 = (it % blocks) * block, np = std::min(block, s.P - p0);
             const G* g = grid + (n * s.P + p0) * s.D;
-            if (s.padding == Padding::reflection) {
+            if (s.padding == Padding::reflection && !block_reflect) {
                 for (int64_t q = 0; q < np; ++q) {
                     gridsample_point_taps(s, g + q * s.D, taps);
                     compact_taps(taps, 1.0, block, off.data() + q, w.data() + q);

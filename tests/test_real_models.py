@@ -53,8 +53,6 @@ NO_EXTENSION_XFAIL: dict = {
     "dy18_tv_preprocess_half_dynamic": "sizes fed at run time and antialias / exclude_outside have no native "
                                        "spelling",
     "ts20_kornia_rotate_nearest": "nearest GridSample-9 unnormalises in fp32_fused; a grid computed at run time",
-    "ts20_kornia_warp_perspective_double": "OpenVINO's CPU GridSample is not known to compute float64 linear "
-                                           "exactly",
 }
 
 _cache: dict = {}

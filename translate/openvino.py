@@ -6,8 +6,9 @@ their readers: ``openvino_interpolate`` (Interpolate), ``openvino_grid`` (GridSa
 DeformableConvolution); loading and node access (parameters folded as the CPU folds them) in
 ``openvino_nodes``. This module is the one the rest of the code imports.
 
-Element types (``dtype_reason``): float16 is computed in float32 and rounded once; 8-bit nearest is a gather;
-int32 goes through float32; the other rows are beside the function, each measured.
+Element types (``dtype_reason``): float16 is computed in float32 and rounded once; float64 GridSample linear /
+cubic in float32, within the policy's bound; 8-bit nearest is a gather; int32 goes through float32; the other
+rows are beside the function, each measured.
 
 ``openvino`` is imported inside functions only (``openvino_nodes``), so this module imports without it.
 """
@@ -32,6 +33,7 @@ RESAMPLING_OPS = OPENVINO_RESAMPLING_OPS  # _PARSERS' keys
 _FLOATS = OPENVINO_DTYPES["floats"]
 _INTERPOLATE_GATHER_EXACT = OPENVINO_DTYPES["interpolate_gather_exact"]
 _GRIDSAMPLE_GATHER_EXACT = OPENVINO_DTYPES["gridsample_gather_exact"]
+_GRIDSAMPLE_F32_BOUND = OPENVINO_DTYPES["gridsample_float32_within_bound"]
 
 
 def dtype_reason(op: str, sampler_kind: str, dtype: str | None) -> str | None:
@@ -40,6 +42,8 @@ def dtype_reason(op: str, sampler_kind: str, dtype: str | None) -> str | None:
     dtype = str(dtype)
     if dtype in _FLOATS:
         return None
+    if op == "GridSample" and dtype in _GRIDSAMPLE_F32_BOUND and sampler_kind != "nearest":
+        return None  # computed in float32: within the policy's float32 bound (translate/dtypes.py)
     exact_gather = _INTERPOLATE_GATHER_EXACT if op == "Interpolate" else _GRIDSAMPLE_GATHER_EXACT
     if sampler_kind == "nearest" and dtype in exact_gather:
         return None

@@ -13,6 +13,7 @@ ov = pytest.importorskip("openvino")
 import openvino.opset9 as ops9  # noqa: E402
 import openvino.opset11 as ops11  # noqa: E402
 
+from resample_bridge.semantics.compare import against_oracle  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate import openvino as tov  # noqa: E402
 
@@ -123,6 +124,23 @@ def test_gridsample_rows_said_inexact_differ(dtype, kind):
     x = _draw(dtype, (1, 2, 5, 6), rng)
     g = rng.uniform(-1.2, 1.2, (1, 4, 7, 2)).astype(np.float32)
     assert not np.array_equal(compiled([x, g])[0], run(ir, x, g))
+
+
+@pytest.mark.parametrize("kind", ["nearest", "linear", "cubic"])
+def test_gridsample9_float64_is_float32_within_the_bound(kind):
+    """float64 GridSample-9 runs in float32 on the CPU: linear and cubic within the policy's float32 bound, as
+    dtype_reason says; nearest hands back each value rounded to float32, not the element, and is refused."""
+    rng = np.random.default_rng(4)
+    said_exact = tov.dtype_reason("GridSample", kind, "float64") is None
+    assert said_exact == (kind != "nearest")
+    for padding in ("zeros", "border", "reflection"):
+        compiled, ir = _gridsample("float64", kind, padding)
+        oks = []
+        for x in (rng.standard_normal((1, 2, 5, 6)), rng.permutation(60).reshape(1, 2, 5, 6) / 7 + 0.25,
+                  rng.uniform(-1e6, 1e6, (1, 2, 5, 6))):
+            g = rng.uniform(-1.2, 1.2, (1, 4, 7, 2)).astype(np.float32)
+            oks.append(against_oracle(ir, compiled([x, g])[0], run(ir, x, g), [x, g]).ok)
+        assert all(oks) if said_exact else not any(oks), (padding, oks)
 
 
 def test_gridsample9_unnormalises_in_float64_rounded_once():

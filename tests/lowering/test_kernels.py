@@ -439,10 +439,11 @@ def test_float32_accumulation_gridsample_bound(kind, D):
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_gridsample_vector_taps_are_the_general_codes_bits(kind, padding, align_corners):
-    """2-D linear and cubic GridSample take whole vectors of points through block_taps_vec.hpp and the rest through the
-    general code (reflection: the block code for linear and nearest, per point for cubic): the same point gives the same bits on either path (the grid shifted by one point moves every
-    point to the other path), on edge grids (NaN, infinities, huge values, exact pixel centres, one-pixel axes),
-    and the policy holds against the oracle."""
+    """2-D linear and cubic GridSample take whole vectors of points through block_taps_vec.hpp and the rest
+    through the general code (reflection: the block code for linear and nearest, per point for cubic): the same
+    point gives the same bits on either path (the grid shifted by one point moves every point to the other path),
+    on edge grids (NaN, infinities, huge values, exact pixel centres, one-pixel axes), and the policy holds
+    against the oracle."""
     rng = np.random.default_rng(7)
     special = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 1.0, -1.0, 1.0000001, -1.0000001, 0.5,
                         -0.5, 2.0, -2.0, 3e-39], dtype=np.float32)

@@ -155,9 +155,9 @@ inline void unnormalize_block(const G* gc, int64_t np, int64_t L, Arith arith, N
 
 // GridSample's coordinates of np points (grid values g[q * D + component], x first), the per-point rule of
 // gridsample_point_taps (reflection only where block_reflection allows it): unnormalise in the spec's
-// arithmetic, round nearest half to even, then the coordinate-level padding. N = float: fp32 arithmetic computes in float32 as the spec's framework does;
-// fp32_fused rounds its float64 value once, as defined; other arithmetic rounds the float64 value to float32
-// (linear and cubic only: gridsample_taps_in_float).
+// arithmetic, round nearest half to even, then the coordinate-level padding. N = float: fp32 arithmetic
+// computes in float32 as the spec's framework does; fp32_fused rounds its float64 value once, as defined; other
+// arithmetic rounds the float64 value to float32 (linear and cubic only: gridsample_taps_in_float).
 template <int D, class N, class G>
 inline void gridsample_block_coords(const GridSampleSpec& s, const G* g, int64_t np, N (*pts)[kBlock]) {
     for (int d = 0; d < D; ++d) {

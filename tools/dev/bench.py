@@ -195,21 +195,24 @@ def measure_level(level: str, repeats: int, only: str) -> list:
     names once per process, so each level needs its own. Below this CPU's best level, OpenVINO's own kernels are
     held to the same level (``PEER_ISA``) unless ONEDNN_MAX_CPU_ISA is set already."""
     args = ["--one-level", "--repeats", str(repeats), "--only", only]
-    env = dict(RB_ISA=level)
-    if level in PEER_ISA and level != _best() and "ONEDNN_MAX_CPU_ISA" not in os.environ:
-        env["ONEDNN_MAX_CPU_ISA"] = PEER_ISA[level]
+    held = held_isa(level)
+    env = dict(RB_ISA=level, **({"ONEDNN_MAX_CPU_ISA": held} if held else {}))
     return [tuple(r) for r in child_json(__file__, args, f"bench: the {level} run", **env)]
 
 
-def _best() -> str:
+def held_isa(level: str) -> str | None:
+    """The level OpenVINO's own kernels run at beside our ``level`` build: the user's ONEDNN_MAX_CPU_ISA, else
+    ``PEER_ISA`` below this CPU's best level; None: its own dispatch."""
     from resample_bridge.lowering.compiled.isa import best_level, cpu_flags
 
-    return best_level(cpu_flags())
+    if os.environ.get("ONEDNN_MAX_CPU_ISA"):
+        return os.environ["ONEDNN_MAX_CPU_ISA"]
+    return PEER_ISA.get(level) if level != best_level(cpu_flags()) else None
 
 
 def peer_isa(level: str) -> str:
     """How OpenVINO ran beside our ``level`` build, for the table's header."""
-    held = os.environ.get("ONEDNN_MAX_CPU_ISA") or (PEER_ISA.get(level) if level != _best() else None)
+    held = held_isa(level)
     if not held:
         return "OpenVINO and onnxruntime at their own dispatch for this CPU"
     return (f"OpenVINO with ONEDNN_MAX_CPU_ISA={held} (its GridSample then runs that level, its Interpolate keeps "

@@ -1,7 +1,7 @@
 // The taps of a block of points at once (CPU, float X): per point the same operations in the same order as
 // point_taps_d + compact_taps (points.hpp, cpu.hpp), but laid out as arrays over the block's points so that g++
 // vectorises every loop. Per-point tap code was most of GridSample's time (2-D border 1.8x OpenVINO's
-// GridSample-9 before this). Zeros and border tap padding; reflection stays on the per-point code.
+// GridSample-9 before this). Zeros and border tap padding, and reflection where block_reflection allows it.
 // The number type N: double (DeformConv, and GridSample where float32 could move a nearest tie), or float
 // (GridSample's linear / cubic taps and float32-coordinate nearest): twice the lanes, and within the error
 // bound that defines exact (semantics/error_bound.py: the coordinate, each weight and the sum in float32).
@@ -168,12 +168,12 @@ inline void gridsample_block_coords(const GridSampleSpec& s, const G* g, int64_t
         else unnormalize_block<D, false>(gc, np, L, s.arith, p);
         if (s.kind == Kind::nearest)
             for (int64_t q = 0; q < np; ++q) p[q] = rint_add(p[q]);
-        if (s.padding == Padding::reflection) {  // linear / nearest, padding on the taps: reflected, then clipped
+        if (s.padding == Padding::reflection) {  // coordinate_padding's rule in float64 (block_reflection's cases)
             double lo, hi;
             grid_bounds(L, s.align_corners, lo, hi);
             const double last = static_cast<double>(L - 1);
             for (int64_t q = 0; q < np; ++q)
-                p[q] = static_cast<N>(clip(reflect(static_cast<double>(p[q]), lo, hi), 0.0, last));
+                p[q] = static_cast<N>(reflect_clip(static_cast<double>(p[q]), lo, hi, last));
             continue;
         }
         if (s.padding != Padding::border) continue;  // zeros moves no coordinate

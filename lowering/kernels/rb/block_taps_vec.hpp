@@ -87,15 +87,24 @@ inline void put_taps_v(VI j, VI i, VF wq, int32_t H, int32_t W, bool zeros, int3
     store_f(w, zeros ? (ok != 0 ? wq : VF{}) : wq);  // times factor 1.0 changes no bit
 }
 
-// Points [0, np) of a block: whole vectors here; the rest (returned: the first point not done) by the caller.
-// K: linear or cubic (nearest and reflection stay on the general code).
-template <Kind K, bool AC>
-inline int64_t gridsample_2d_taps(const float* g, int64_t np, const int64_t* spatial, float cubic_a, bool border,
-                                  bool zeros, int64_t ld, int32_t* off, float* w) {
+// Whether a spec takes this path: 2-D, linear or cubic, zeros or border padding on the taps, float32 grid
+// arithmetic (and float32 taps: gridsample_taps_in_float).
+inline bool vector_taps_apply(const GridSampleSpec& s) {
+    return s.D == 2 && s.kind != Kind::nearest && s.arith == Arith::fp32 && s.padding_on == PaddingOn::taps &&
+           s.padding != Padding::reflection && gridsample_taps_in_float(s);
+}
+
+// Points [0, np) of a block of a spec that vector_taps_apply takes: whole vectors here; the rest (returned: the
+// first point not done) by the caller. K: linear or cubic.
+template <Kind K>
+inline int64_t gridsample_2d_taps(const GridSampleSpec& s, const float* g, int64_t np, int64_t ld, int32_t* off,
+                                  float* w) {
     static_assert(K == Kind::linear || K == Kind::cubic, "linear or cubic");
     constexpr int per_axis = K == Kind::linear ? 2 : 4;
-    const int32_t H = static_cast<int32_t>(spatial[0]), W = static_cast<int32_t>(spatial[1]);
-    const float L[2] = {static_cast<float>(spatial[0]), static_cast<float>(spatial[1])};
+    const int32_t H = static_cast<int32_t>(s.spatial[0]), W = static_cast<int32_t>(s.spatial[1]);
+    const float L[2] = {static_cast<float>(s.spatial[0]), static_cast<float>(s.spatial[1])};
+    const bool border = s.padding == Padding::border, zeros = s.padding == Padding::zeros, ac = s.align_corners;
+    const float cubic_a = static_cast<float>(s.cubic_a);
     const VF one = splat_f(1.0f), two = splat_f(2.0f), zero = VF{};
     int64_t q = 0;
     for (; q + kTapLanes <= np; q += kTapLanes) {
@@ -106,7 +115,7 @@ inline int64_t gridsample_2d_taps(const float* g, int64_t np, const int64_t* spa
         VF wa[2][per_axis];
         for (int d = 0; d < 2; ++d) {
             // unnormalize_f32; border_coordinate clips the coordinate to [0, L - 1] for linear (cubic pads taps).
-            VF x = AC ? (c[d] + one) / two * splat_f(L[d] - 1.0f) : ((c[d] + one) * splat_f(L[d]) - one) / two;
+            VF x = ac ? (c[d] + one) / two * splat_f(L[d] - 1.0f) : ((c[d] + one) * splat_f(L[d]) - one) / two;
             if (border && K == Kind::linear) {
                 const VF last = splat_f(L[d] - 1.0f);
                 x = x < zero ? zero : (x > last ? last : x);

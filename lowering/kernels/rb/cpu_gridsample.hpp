@@ -33,32 +33,22 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
         double pts[kMaxSpatial][kBlock];
         float pts32[kMaxSpatial][kBlock];
         const bool in_float = gridsample_taps_in_float(s);
-        // block_taps_vec.hpp's case: linear or cubic, padding on the taps (zeros or border), float32 grid arithmetic.
-        [[maybe_unused]] const bool vector_taps = in_float && s.kind != Kind::nearest && s.arith == Arith::fp32 &&
-                                                  s.padding_on == PaddingOn::taps && s.padding != Padding::reflection;
         // The block's taps at once (block_taps.hpp); cubic's reflection of every tap stays per point.
         int32_t past[kMaxSpatial];
         const bool block_reflect = block_reflection(s, past);
+#if defined(RB_VECTOR_TAPS)
+        const bool vector_taps = vector_taps_apply(s);  // block_taps_vec.hpp's case
+#endif
         auto fill = [&](auto rank, const G* g, int64_t np) {
             constexpr int D = decltype(rank)::value;
             if (in_float) {
                 int64_t q0 = 0;  // points done by the vector path
 #if defined(RB_VECTOR_TAPS)
                 if constexpr (D == 2 && std::is_same<G, float>::value)
-                    if (vector_taps) {
-                        const bool border = s.padding == Padding::border, zeros = s.padding == Padding::zeros;
-                        const float a = static_cast<float>(s.cubic_a);
-                        auto run = [&](auto kind, auto ac) {
-                            return gridsample_2d_taps<decltype(kind)::value, decltype(ac)::value>(
-                                g, np, s.spatial, a, border, zeros, block, off.data(), w.data());
-                        };
-                        using Lin = std::integral_constant<Kind, Kind::linear>;
-                        using Cub = std::integral_constant<Kind, Kind::cubic>;
-                        using T = std::true_type;
-                        using F = std::false_type;
-                        q0 = s.kind == Kind::linear ? (s.align_corners ? run(Lin(), T()) : run(Lin(), F()))
-                                                    : (s.align_corners ? run(Cub(), T()) : run(Cub(), F()));
-                    }
+                    if (vector_taps)
+                        q0 = s.kind == Kind::linear
+                                 ? gridsample_2d_taps<Kind::linear>(s, g, np, block, off.data(), w.data())
+                                 : gridsample_2d_taps<Kind::cubic>(s, g, np, block, off.data(), w.data());
 #endif
                 if (q0 == np) return;
                 gridsample_block_coords<D>(s, g + q0 * D, np - q0, pts32);

@@ -50,6 +50,11 @@ RB_HD inline BorderArgs border_args(int64_t L, const GridSampleSpec& s) {
     return a;
 }
 
+// Reflection on the taps (PyTorch / onnxruntime / OpenVINO) for linear and nearest: reflected, then clipped.
+RB_HD inline double reflect_clip(double x, double lo, double hi, double last) {
+    return clip(reflect(x, lo, hi), 0.0, last);
+}
+
 // reference._coordinate_padding.
 RB_HD inline double coordinate_padding(double x, int64_t L, const GridSampleSpec& s) {
     if (s.padding == Padding::border) {
@@ -61,7 +66,7 @@ RB_HD inline double coordinate_padding(double x, int64_t L, const GridSampleSpec
     grid_bounds(L, s.align_corners, lo, hi);
     if (s.padding_on == PaddingOn::coordinate_and_taps) return (x < lo || x > hi) ? reflect(x, lo, hi) : x;
     // PyTorch / onnxruntime / OpenVINO: reflected, then clipped; cubic pads each tap only.
-    return s.kind == Kind::cubic ? x : clip(reflect(x, lo, hi), 0.0, static_cast<double>(L - 1));
+    return s.kind == Kind::cubic ? x : reflect_clip(x, lo, hi, static_cast<double>(L - 1));
 }
 
 // Taps of one output point; ``g`` points at its D grid values, listed innermost axis first (x, y[, z]).

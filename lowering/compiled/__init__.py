@@ -17,8 +17,8 @@ launchers; ``lowering/CMakeLists.txt`` is the one CMake project they form.
   ``openvino_node`` (an op from Python), ``onnx_node`` (the custom-domain ONNX node),
   ``extension_dtype_refusal(ir, dtype)`` (None, or why the extension op cannot take that X dtype; the ladder's
   question).
-* ``cuda``: ``cuda_library()`` / ``cuda_run`` (host arrays) / ``cuda_launch`` (device memory) where nvcc and a
-  device are.
+* ``cuda``: ``cuda_library()`` / ``cuda_run`` (host arrays) / ``cuda_launch`` (device memory) / ``CudaLaunch``
+  (bound once per shape, called many times, as the TensorRT plugin) where nvcc and a device are.
 
 The op attributes are ``semantics.schema`` (C++ side: ``kernels/rb/attrs.hpp``).
 """
@@ -28,13 +28,14 @@ from .abi import ABI_VERSION, DTYPES, attribute_defaults, attribute_fields, attr
 from .build import CMAKE_ROOT, CUDA_DIR, KERNELS_DIR, OPENVINO_EXT_DIR, build_library, cache_root, missing_tools, \
     nvcc, source_hash
 from .cpu import bind_native, deformconv, gridsample, resize, run, tap_table
-from .cuda import cuda_device_count, cuda_launch, cuda_library, cuda_run
+from .cuda import CudaLaunch, DeviceArrays, cuda_device_count, cuda_launch, cuda_library, cuda_run
 from .openvino_ext import EXTENSION_DTYPES, extension_dtype_refusal, onnx_node, openvino_attributes, \
     openvino_extension, openvino_extension_built, openvino_inputs, openvino_node, resize_inputs
 
 __all__ = ["ABI_VERSION", "DTYPES", "attribute_defaults", "attribute_fields", "attributes_text", "available", "library",
            "library_path", "op_type", "vocabulary", "CMAKE_ROOT", "CUDA_DIR", "KERNELS_DIR", "OPENVINO_EXT_DIR",
            "build_library", "cache_root", "missing_tools", "nvcc", "source_hash", "bind_native", "deformconv",
-           "gridsample", "resize", "run", "tap_table", "cuda_device_count", "cuda_launch", "cuda_library", "cuda_run",
+           "gridsample", "resize", "run", "tap_table", "CudaLaunch", "DeviceArrays", "cuda_device_count", "cuda_launch",
+           "cuda_library", "cuda_run",
            "EXTENSION_DTYPES", "extension_dtype_refusal", "onnx_node", "openvino_attributes", "openvino_extension",
            "openvino_extension_built", "openvino_inputs", "openvino_node", "resize_inputs"]

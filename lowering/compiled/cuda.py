@@ -39,7 +39,7 @@ def cuda_device_count() -> int:
     return int(cuda_library().rb_cuda_device_count())
 
 
-class _OnDevice:
+class DeviceArrays:
     """Host arrays copied to device memory for one call, the output copied back; freed on exit."""
 
     def __init__(self, lib):
@@ -68,34 +68,73 @@ class _OnDevice:
             self.lib.rb_cuda_free(p)
 
 
-def cuda_launch(ir, x: np.ndarray, inputs, put, stream=None):
-    """Queue one IR value on the device: ``put(array)`` gives a host array's device pointer (a copy, or memory
-    the caller already holds there); ``stream`` a cudaStream_t or None. Returns (the output's host array of the
-    right shape and type, its device pointer; None where the output is empty). Resize binds and builds its
-    tables from the op's attributes on the host, as the OpenVINO op does."""
-    lib = cuda_library()
-    if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
-        raise BridgeError(f"not an IR value: {type(ir).__name__}")
-    x = np.ascontiguousarray(x)
-    dtype_code(x, "X", floats_only=True)
-    if isinstance(ir, ResizeIR):
-        y, text, rt = resize_ir_args(ir, x, inputs)
+class CudaLaunch:
+    """One IR value bound to its inputs' shapes on the device, as a TensorRT plugin holds it between
+    onShapeChange and enqueue: Resize's binding, tap tables and scratch are made here once (in device memory),
+    so a call only queues kernels. ``x`` and ``inputs`` give the shapes and dtypes (and Resize's run-time
+    roi / scales / sizes values); ``close()`` frees the plan in the order of the stream of its last call."""
+
+    def __init__(self, ir, x: np.ndarray, inputs, stream=None):
+        self.lib = cuda_library()
+        if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
+            raise BridgeError(f"not an IR value: {type(ir).__name__}")
+        x = np.ascontiguousarray(x)
+        dtype_code(x, "X", floats_only=True)
+        self.ir, self.plan, self.x_shape, self.x_dtype = ir, None, x.shape, x.dtype
+        if isinstance(ir, ResizeIR):
+            self.y, text, rt = resize_ir_args(ir, x, inputs)
+            plan = ctypes.c_void_p()
+            call(self.lib.rb_cuda_resize_prepare, text, ctypes.byref(tensor(x)), ctypes.byref(rt),
+                 ctypes.byref(tensor(self.y)), stream, ctypes.byref(plan))
+            self.plan = plan
+        else:
+            self.y = self._args(x, inputs)[1]
+
+    def _args(self, x, inputs):
+        """(the GridSample / DeformConv input arrays, checked, the output array, the params struct, the names,
+        the launcher)."""
+        if isinstance(self.ir, GridSampleIR):
+            x, grid, y, params = gridsample_args(self.ir, x, inputs[0])
+            return (x, grid), y, params, GRIDSAMPLE_INPUTS, self.lib.rb_cuda_gridsample
+        arrays, y, params = deformconv_args(self.ir, x, *inputs)
+        return arrays, y, params, DEFORMCONV_INPUTS, self.lib.rb_cuda_deformconv
+
+    def __call__(self, x: np.ndarray, inputs, put, stream=None):
+        """Queue the value on ``stream`` (a cudaStream_t or None): ``put(array)`` gives a host array's device
+        pointer (a copy, or memory the caller already holds there). Returns (the output's host array of the right
+        shape and type, its device pointer; None where the output is empty)."""
+        if self.plan is not None and (x.shape != self.x_shape or x.dtype != self.x_dtype):
+            raise BridgeError(f"X {x.dtype}{list(x.shape)} is not the plan's {self.x_dtype}{list(self.x_shape)}",
+                              field="X")
+        y = np.empty_like(self.y)  # shape and dtype for put (not read)
         if y.size == 0:
             return y, None
         dy = put(y)
-        call(lib.rb_cuda_resize_ir, text, ctypes.byref(tensor(x, put(x))), ctypes.byref(rt),
-             ctypes.byref(tensor(y, dy)), stream)
+        if self.plan is not None:
+            call(self.lib.rb_cuda_resize_enqueue, self.plan, put(np.ascontiguousarray(x)), dy, stream)
+        else:
+            arrays, _, params, names, fn = self._args(x, inputs)
+            call(fn, *tensors(arrays, names, data=[None if a is None else put(a) for a in arrays]),
+                 ctypes.byref(params), ctypes.byref(tensor(y, dy)), stream)
         return y, dy
-    if isinstance(ir, GridSampleIR):
-        x, grid, y, params = gridsample_args(ir, x, inputs[0])
-        arrays, names, fn = (x, grid), GRIDSAMPLE_INPUTS, lib.rb_cuda_gridsample
-    else:
-        arrays, y, params = deformconv_args(ir, x, *inputs)
-        names, fn = DEFORMCONV_INPUTS, lib.rb_cuda_deformconv
-    dy = put(y)
-    call(fn, *tensors(arrays, names, data=[None if a is None else put(a) for a in arrays]), ctypes.byref(params),
-         ctypes.byref(tensor(y, dy)), stream)
-    return y, dy
+
+    def close(self):
+        if self.plan is not None:
+            self.lib.rb_cuda_resize_release(self.plan)
+            self.plan = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def cuda_launch(ir, x: np.ndarray, inputs, put, stream=None):
+    """Queue one IR value on the device in one call (``CudaLaunch`` made, called and closed): Resize binds and
+    builds its tables from the op's attributes on the host, as the OpenVINO op does."""
+    with CudaLaunch(ir, x, inputs, stream) as launch:
+        return launch(x, inputs, put, stream)
 
 
 def cuda_run(ir, *inputs) -> np.ndarray:
@@ -104,6 +143,6 @@ def cuda_run(ir, *inputs) -> np.ndarray:
     lib = cuda_library()
     if cuda_device_count() == 0:
         raise BridgeError("no CUDA device")
-    with _OnDevice(lib) as dev:
+    with DeviceArrays(lib) as dev:
         y, dy = cuda_launch(ir, inputs[0], inputs[1:], dev.put)
         return y if dy is None else dev.get(dy, y)

@@ -15,6 +15,16 @@ extern "C" {
 
 RB_API int rb_cuda_device_count(void);
 
+/* Resize in two steps, as a TensorRT plugin uses it: prepare binds the attributes to x's and y's shapes (their
+ * data unused), builds the tap tables and uploads them with the scratch, once per shape (it waits for ``stream``);
+ * enqueue only queues kernels. A plan serves one stream at a time; release frees it in the order of the stream of
+ * its last enqueue. rb_cuda_resize_ir is the three in one call. */
+typedef struct rb_cuda_resize rb_cuda_resize;
+RB_API int rb_cuda_resize_prepare(const char* attrs, const rb_tensor* x, const rb_resize_runtime* runtime,
+                                  const rb_tensor* y, void* stream, rb_cuda_resize** plan, char* err, int64_t errlen);
+RB_API int rb_cuda_resize_enqueue(rb_cuda_resize* plan, const void* x, void* y, void* stream, char* err,
+                                  int64_t errlen);
+RB_API void rb_cuda_resize_release(rb_cuda_resize* plan);
 RB_API int rb_cuda_resize_ir(const char* attrs, const rb_tensor* x, const rb_resize_runtime* runtime, rb_tensor* y,
                              void* stream, char* err, int64_t errlen);
 RB_API int rb_cuda_gridsample(const rb_tensor* inputs, int32_t n_inputs, const rb_gridsample_params* params,

@@ -14,17 +14,19 @@
 #include <NvInferRuntime.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <sstream>
 #include <utility>
 #include <string>
 #include <vector>
 
 #include "rb_cuda.h"
 #include "rb_kernels.h"
+#include "rb/attrs.hpp"
 
 using namespace nvinfer1;
 
@@ -58,10 +60,23 @@ void logError(std::string const& msg) {
     std::fprintf(stderr, "[resample-bridge TensorRT plugin] %s\n", msg.c_str());
 }
 
+// Numbers to and from text with std::to_chars / from_chars (rb/attrs.hpp's text_numbers), not string streams:
+// a toolchain that links libstdc++ statically puts its stream and locale code in this library, which crashed
+// beside the host process's own (measured with the CPU library on an H100 host), and from_chars reads a decimal
+// point whatever the locale says.
+template <class T>
+std::string numbersText(void const* data, int32_t n) {
+    std::string s;
+    char buf[32];
+    for (int32_t i = 0; i < n; ++i) {
+        auto const r = std::to_chars(buf, buf + sizeof buf, static_cast<T const*>(data)[i]);  // shortest round trip
+        s.append(i ? " " : "").append(buf, r.ptr);
+    }
+    return s;
+}
+
 // One plugin field as the kernels' text form: strings without the trailing NUL, numbers space-separated.
 std::string fieldText(PluginField const& f) {
-    std::ostringstream s;
-    s.precision(9);  // float32 round-trips through 9 significant digits
     switch (f.type) {
     case PluginFieldType::kCHAR: {
         auto const* c = static_cast<char const*>(f.data);
@@ -69,46 +84,50 @@ std::string fieldText(PluginField const& f) {
         while (n > 0 && c[n - 1] == '\0') --n;
         return std::string(c, c + n);
     }
-    case PluginFieldType::kINT32:
-        for (int32_t i = 0; i < f.length; ++i) s << (i ? " " : "") << static_cast<int32_t const*>(f.data)[i];
-        return s.str();
-    case PluginFieldType::kINT64:
-        for (int32_t i = 0; i < f.length; ++i) s << (i ? " " : "") << static_cast<int64_t const*>(f.data)[i];
-        return s.str();
-    case PluginFieldType::kFLOAT32:
-        for (int32_t i = 0; i < f.length; ++i) s << (i ? " " : "") << static_cast<float const*>(f.data)[i];
-        return s.str();
-    case PluginFieldType::kFLOAT64:
-        s.precision(17);
-        for (int32_t i = 0; i < f.length; ++i) s << (i ? " " : "") << static_cast<double const*>(f.data)[i];
-        return s.str();
+    case PluginFieldType::kINT32: return numbersText<int32_t>(f.data, f.length);
+    case PluginFieldType::kINT64: return numbersText<int64_t>(f.data, f.length);
+    case PluginFieldType::kFLOAT32: return numbersText<float>(f.data, f.length);
+    case PluginFieldType::kFLOAT64: return numbersText<double>(f.data, f.length);
     default: return "";
     }
 }
 
-// The value of "name=" in the text form, "" when absent.
+// The value of "name=" in the text form ("name=value" per line), "" when absent.
 std::string textValue(std::string const& text, std::string const& name) {
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.compare(0, name.size() + 1, name + "=") == 0) return line.substr(name.size() + 1);
+    std::string const key = name + "=";
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        if (text.compare(at, key.size(), key) == 0) return text.substr(at + key.size(), end - at - key.size());
+        at = end + 1;
     }
     return "";
 }
 
 std::vector<int64_t> textInts(std::string const& text, std::string const& name) {
-    std::vector<int64_t> out;
-    std::istringstream in(textValue(text, name));
-    int64_t v;
-    while (in >> v) out.push_back(v);
-    return out;
+    return rb::text_numbers<int64_t>(name.c_str(), textValue(text, name));
 }
 
-// An exact rational "p/q" (or an integer) as a double.
-double rational(std::string const& s) {
+int64_t textInt(std::string const& text, std::string const& name) {
+    return rb::text_number<int64_t>(name.c_str(), textValue(text, name));
+}
+
+// An exact rational "p/q" (or a number) as a double; ``name`` for the error.
+double rational(std::string const& s, char const* name) {
     auto slash = s.find('/');
-    if (slash == std::string::npos) return s.empty() ? 0.0 : std::stod(s);
-    return std::stod(s.substr(0, slash)) / std::stod(s.substr(slash + 1));
+    if (slash == std::string::npos) return s.empty() ? 0.0 : rb::text_number<double>(name, s);
+    return rb::text_number<double>(name, s.substr(0, slash)) / rb::text_number<double>(name, s.substr(slash + 1));
+}
+
+// The space-separated words of ``s``.
+std::vector<std::string> words(std::string const& s) {
+    std::vector<std::string> out;
+    for (size_t at = 0; at < s.size();) {
+        size_t const end = std::min(s.find(' ', at), s.size());
+        if (end > at) out.push_back(s.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
 }
 
 // A vocabulary name as the C ABI's index (rb_vocabulary field: 0 kind, 2 padding, 3 padding_on, 4 arith,
@@ -141,6 +160,10 @@ public:
         mAxes = textInts(mText, "axes");
         mSizesInput = textValue(mText, "sizes") == "input";
     }
+
+    ~Plugin() override { rb_cuda_resize_release(mPlan); }
+    Plugin(Plugin const&) = delete;
+    Plugin& operator=(Plugin const&) = delete;
 
     // IPluginV3
     IPluginCapability* getCapabilityInterface(PluginCapabilityType type) noexcept override {
@@ -282,12 +305,12 @@ private:
         if (textValue(mText, "size_rule") != "floor")
             throw std::runtime_error("output lengths under size rule '" + textValue(mText, "size_rule") +
                                      "' need constant input dims");
-        std::istringstream in(textValue(mText, "scales"));
-        std::string q;
-        for (size_t j = 0; j < mAxes.size() && in >> q; ++j) {
+        std::vector<std::string> const scales = words(textValue(mText, "scales"));
+        for (size_t j = 0; j < mAxes.size() && j < scales.size(); ++j) {
+            std::string const& q = scales[j];
             auto slash = q.find('/');
-            int64_t num = std::stoll(q.substr(0, slash));
-            int64_t den = slash == std::string::npos ? 1 : std::stoll(q.substr(slash + 1));
+            int64_t num = rb::text_number<int64_t>("scales", q.substr(0, slash));
+            int64_t den = slash == std::string::npos ? 1 : rb::text_number<int64_t>("scales", q.substr(slash + 1));
             auto const* L = x.d[mAxes[j]];
             out.d[mAxes[j]] = b.operation(DimensionOperation::kFLOOR_DIV,
                                           *b.operation(DimensionOperation::kPROD, *L, *b.constant(num)),
@@ -313,10 +336,19 @@ private:
             std::vector<int64_t> sizes;
             if (mSizesInput)
                 for (int64_t a : mAxes) sizes.push_back(outDesc[0].dims.d[a]);
-            rb_resize_runtime rt{};
-            rt.sizes = sizes.empty() ? nullptr : sizes.data();
-            rt.n_sizes = static_cast<int64_t>(sizes.size());
-            rc = rb_cuda_resize_ir(mText.c_str(), &in[0], &rt, &y, s, err, sizeof(err));
+            // Bound once per shape pair: the tables and scratch stay in device memory between calls.
+            if (!mPlan || shapes[0] != mPlanIn || yShape != mPlanOut) {
+                rb_cuda_resize_release(mPlan);
+                mPlan = nullptr;
+                rb_resize_runtime rt{};
+                rt.sizes = sizes.empty() ? nullptr : sizes.data();
+                rt.n_sizes = static_cast<int64_t>(sizes.size());
+                if (rb_cuda_resize_prepare(mText.c_str(), &in[0], &rt, &y, s, &mPlan, err, sizeof(err)) != 0)
+                    throw std::runtime_error(err);
+                mPlanIn = shapes[0];
+                mPlanOut = yShape;
+            }
+            rc = rb_cuda_resize_enqueue(mPlan, in[0].data, y.data, s, err, sizeof(err));
         } else if (mOp == Op::kGridSample) {
             rb_gridsample_params p{};
             p.kind = vocabIndex(0, textValue(mText, "sampler"));
@@ -324,7 +356,7 @@ private:
             p.padding_on = vocabIndex(3, textValue(mText, "padding_on"));
             p.align_corners = textValue(mText, "align_corners") == "1";
             p.arith = vocabIndex(4, textValue(mText, "arith"));
-            p.cubic_a = rational(textValue(mText, "cubic_a"));
+            p.cubic_a = rational(textValue(mText, "cubic_a"), "cubic_a");
             rc = rb_cuda_gridsample(in.data(), 2, &p, &y, s, err, sizeof(err));
         } else {
             // ONNX order: B at 3, mask at 4 (the plugin's inputs are compacted: mask follows offset without B).
@@ -335,11 +367,11 @@ private:
             p.strides = strides.data();
             p.pads = pads.data();
             p.dilations = dil.data();
-            p.group = std::stoll(textValue(mText, "group"));
-            p.offset_group = std::stoll(textValue(mText, "offset_group"));
+            p.group = textInt(mText, "group");
+            p.offset_group = textInt(mText, "offset_group");
             p.kind = vocabIndex(0, textValue(mText, "sampler"));
             p.border = vocabIndex(5, textValue(mText, "border"));
-            p.cubic_a = rational(textValue(mText, "cubic_a"));
+            p.cubic_a = rational(textValue(mText, "cubic_a"), "cubic_a");
             rc = rb_cuda_deformconv(in.data(), 5, &p, &y, s, err, sizeof(err));
         }
         if (rc != 0) throw std::runtime_error(err);
@@ -351,6 +383,8 @@ private:
 
     Op mOp;
     std::string mText;
+    rb_cuda_resize* mPlan = nullptr;  // Resize bound to mPlanIn -> mPlanOut (rb_cuda_resize_prepare)
+    Shape mPlanIn, mPlanOut;
     std::vector<int64_t> mAxes;
     bool mSizesInput = false;
     PluginField mSerialField;

@@ -614,3 +614,22 @@ def test_cuda_matches_oracle(seed, dtype):
     for ir, args in cases:
         c = against_oracle(ir, compiled.cuda_run(ir, *args), reference.run(ir, *args), list(args))
         assert c.ok, (ir, c.to_dict())
+
+@pytest.mark.cuda
+@pytest.mark.compiled
+@pytest.mark.parametrize("seed", range(1, N_CASES, 4))
+def test_cuda_resize_plan_is_reused(seed):
+    """A Resize bound once (tables and scratch in device memory, as the TensorRT plugin holds it) and queued three
+    times on different data computes each output within the policy: no table or scratch is consumed by a call."""
+    _cuda_or_skip(need_device=True)
+    ir, inputs, shape = resize_case(seed)
+    rng = np.random.default_rng(2000 + seed)
+    xs = [(rng.standard_normal(shape) * 3).astype(np.float32) for _ in range(3)]
+    with compiled.CudaLaunch(ir, xs[0], inputs) as launch, compiled.DeviceArrays(compiled.cuda_library()) as dev:
+        for x in xs:
+            y, dy = launch(x, inputs, dev.put)
+            got = y if dy is None else dev.get(dy, y)
+            c = against_oracle(ir, got, reference.run(ir, x, *inputs), [x, *inputs])
+            assert c.ok, (ir, c.to_dict())
+        with pytest.raises(BridgeError, match="not the plan's"):
+            launch(xs[0][..., :-1] if xs[0].shape[-1] > 1 else xs[0].astype(np.float16), inputs, dev.put)

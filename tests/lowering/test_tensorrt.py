@@ -472,3 +472,37 @@ def test_plugin_cmake_says_why_it_is_skipped(tmp_path):
         pytest.skip(f"TensorRT headers and libraries are present here: {line}")
     assert "skipped:" in line and ("TensorRT headers not found" in line or "libnvinfer not found" in line
                                    or "CUDA toolkit not found" in line)
+
+
+@pytest.mark.compiled
+def test_plugin_compiles_against_tensorrt_headers(tmp_path):
+    """Where TensorRT's headers are (RB_TENSORRT_INCLUDE: a folder with NvInferRuntime.h, e.g. the include/ of
+    github.com/NVIDIA/TensorRT) and nvcc is, the plugin, the CUDA launchers and the host C ABI compile with -Wall
+    and link (RB_TRT_HEADERS_ONLY: libnvinfer resolved at load time), and the library holds no iostream or locale
+    code (which crashed beside a host process's own libstdc++ where the toolchain linked it statically)."""
+    import os
+    import shutil
+    import subprocess
+
+    include = os.environ.get("RB_TENSORRT_INCLUDE")
+    if not include or not (__import__("pathlib").Path(include) / "NvInferRuntime.h").is_file():
+        pytest.skip("RB_TENSORRT_INCLUDE does not name a folder with TensorRT's headers")
+    from resample_bridge.lowering import compiled
+
+    if shutil.which("cmake") is None or compiled.nvcc() is None:
+        pytest.skip("cmake or nvcc is not installed")
+    build = tmp_path / "b"
+    conf = subprocess.run(["cmake", "-S", str(PLUGIN_DIR), "-B", str(build), f"-DTensorRT_INCLUDE_DIR={include}",
+                           "-DRB_TRT_HEADERS_ONLY=ON", f"-DCMAKE_CUDA_COMPILER={compiled.nvcc()}"],
+                          capture_output=True, text=True, timeout=300)
+    assert "building libresample_bridge_tensorrt.so" in conf.stdout, conf.stdout + conf.stderr
+    proc = subprocess.run(["cmake", "--build", str(build), "-j2"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "warning:" not in proc.stdout + proc.stderr
+    lib = str(build / "libresample_bridge_tensorrt.so")
+    exported = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True).stdout.split()
+    assert {"getCreators", "rb_cuda_resize_prepare", "rb_cuda_resize_enqueue"} <= set(exported)
+    symbols = subprocess.run(["nm", "-DC", lib], capture_output=True, text=True).stdout
+    streams = [ln for ln in symbols.splitlines() if any(w in ln for w in ("istream", "ostream", "std::locale",
+                                                                           "getline"))]
+    assert not streams, streams[:5]

@@ -2,8 +2,9 @@
 
     python tools/dev/bench_cuda.py [--repeats 20] [--only SUBSTRING]
 
-Per case: our launcher (host binding and tap tables included, as the TensorRT plugin pays them per call) and
-the closest PyTorch op (``interpolate``, ``grid_sample``, torchvision's ``deform_conv2d``; its semantics may
+Per case: our launcher bound once to the case's shapes (``compiled.CudaLaunch``: what the TensorRT plugin holds
+after onShapeChange, so a call queues kernels only), the same in one call (``cuda_launch``: Resize's binding,
+tap tables and uploads included), and the closest PyTorch op (``interpolate``, ``grid_sample``, torchvision's ``deform_conv2d``; its semantics may
 differ in details, it is a speed reference only), data already in device memory; medians of CUDA-event samples
 of k calls (about 1 ms each), ms. Our output is held to the policy (``against_oracle``) before it is timed.
 Needs torch with CUDA; prints one line and exits 2 without it."""
@@ -74,6 +75,24 @@ def _time(torch, fn, repeats: int) -> float:
     return statistics.median(samples)
 
 
+def _graph_time(torch, fn, repeats: int, k: int = 20) -> float | None:
+    """Device time of one call: k calls captured in a CUDA graph (``fn(stream)`` queues on that stream), the
+    graph replayed; no host overhead, as an engine that replays graphs sees it. None where capture fails."""
+    stream = torch.cuda.Stream()
+    try:
+        with torch.cuda.stream(stream):
+            fn(stream.cuda_stream)  # warm-up outside the capture (allocator, lazy loading)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            for _ in range(k):
+                fn(stream.cuda_stream)
+    except Exception as e:  # noqa: BLE001 (a speed figure only: report and go on)
+        print(f"  (CUDA graph capture failed: {str(e).splitlines()[0][:100]})")
+        return None
+    return _time(torch, graph.replay, repeats) / k
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=20)
@@ -93,10 +112,12 @@ def main(argv=None) -> int:
 
     from bench import cases, geomean
 
-    print(f"device: {torch.cuda.get_device_name()}; ours = the CUDA launchers (host binding included), "
-          f"peer = PyTorch {torch.__version__}; ms, median of {args.repeats} samples")
-    print(f"{'case':40s} {'ours':>8s} {'torch':>8s} {'ratio':>6s}  policy")
-    ratios = []
+    print(f"device: {torch.cuda.get_device_name()}; ours = the CUDA launchers bound once per shape, one call = "
+          f"bound in the call; peer = PyTorch {torch.__version__}; ms, median of {args.repeats} samples")
+    print("device time = the calls replayed from a CUDA graph (no host overhead)")
+    print(f"{'case':40s} {'ours':>8s} {'one call':>8s} {'torch':>8s} {'ratio':>6s}  "
+          f"{'ours dev':>8s} {'torch dev':>8s} {'ratio':>6s}  policy")
+    ratios, dev_ratios = [], []
     for name, model, feeds in cases():
         if args.only not in name:
             continue
@@ -113,17 +134,27 @@ def main(argv=None) -> int:
                 outputs[:] = [t]
             return ctypes.c_void_p(t.data_ptr())
 
-        y, dy = compiled.cuda_launch(ir, x, inputs, put)
-        torch.cuda.synchronize()
-        got = outputs[0].cpu().numpy() if dy is not None else y
-        verdict = against_oracle(ir, got, reference.run(ir, x, *inputs), [x, *inputs])
-        ours = _time(torch, lambda: compiled.cuda_launch(ir, x, inputs, put), args.repeats)
-        peer = _time(torch, _torch_peer(torch, ir, x, inputs, y.shape), args.repeats)
+        with compiled.CudaLaunch(ir, x, inputs) as launch:
+            y, dy = launch(x, inputs, put)
+            torch.cuda.synchronize()
+            got = outputs[0].cpu().numpy() if dy is not None else y
+            verdict = against_oracle(ir, got, reference.run(ir, x, *inputs), [x, *inputs])
+            ours = _time(torch, lambda: launch(x, inputs, put), args.repeats)
+            ours_dev = _graph_time(torch, lambda st: launch(x, inputs, put, ctypes.c_void_p(st)), args.repeats)
+        one = _time(torch, lambda: compiled.cuda_launch(ir, x, inputs, put), args.repeats)
+        peer_fn = _torch_peer(torch, ir, x, inputs, y.shape)
+        peer = _time(torch, peer_fn, args.repeats)
+        peer_dev = _graph_time(torch, lambda st: peer_fn(), args.repeats)
         ratios.append(ours / peer)
-        print(f"{name:40s} {ours:8.3f} {peer:8.3f} {ours / peer:6.2f}  {'exact' if verdict.ok else 'NOT EXACT'}",
-              flush=True)
+        if ours_dev and peer_dev:
+            dev_ratios.append(ours_dev / peer_dev)
+        dev = f"{ours_dev:8.3f} {peer_dev:8.3f} {ours_dev / peer_dev:6.2f}" if ours_dev and peer_dev else "n/a"
+        print(f"{name:40s} {ours:8.3f} {one:8.3f} {peer:8.3f} {ours / peer:6.2f}  {dev}  "
+              f"{'exact' if verdict.ok else 'NOT EXACT'}", flush=True)
     if ratios:
         print(f"ours/torch: geomean {geomean(ratios):.2f}, max {max(ratios):.2f}")
+    if dev_ratios:
+        print(f"device time ours/torch: geomean {geomean(dev_ratios):.2f}, max {max(dev_ratios):.2f}")
     return 0
 
 

@@ -232,11 +232,17 @@ struct TableView {
 };
 
 // One output element of a separable pass: sum_k w[k] * line[index[k] * stride], in Acc, taps in table order
-// (the oracle's order, so float64 accumulation gives the oracle's bits).
-template <class Acc, class In, class W>
-RB_HD inline Acc tap_sum(const In* line, int64_t stride, const int64_t* index, const W* weight, int64_t K) {
+// (the oracle's order, so float64 accumulation gives the oracle's bits). Ix: the index type (int32 on the
+// device where the tensors allow it).
+template <class T>
+struct same_type {  // a parameter that takes its type from another (not deduced)
+    using type = T;
+};
+template <class Acc, class In, class Ix, class W>
+RB_HD inline Acc tap_sum(const In* line, typename same_type<Ix>::type stride, const Ix* index, const W* weight,
+                         typename same_type<Ix>::type K) {
     Acc acc = Acc(0);
-    for (int64_t k = 0; k < K; ++k) acc += static_cast<Acc>(weight[k]) * load<Acc>(line[index[k] * stride]);
+    for (Ix k = 0; k < K; ++k) acc += static_cast<Acc>(weight[k]) * load<Acc>(line[index[k] * stride]);
     return acc;
 }
 

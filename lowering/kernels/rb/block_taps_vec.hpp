@@ -63,24 +63,20 @@ inline void deinterleave(const float* g, VF& x, VF& y) {
 // Lane-wise min / max with the selects' exact meaning: vmin(a, b) = a < b ? a : b, vmax(a, b) = a > b ? a : b
 // (NaN and signed zeros included: the second operand whenever the compare is false), which is what the x86 min /
 // max instructions compute; g++ does not use them for the selects without -ffinite-math-only.
-inline VF vmin(VF a, VF b) {
+template <bool kMax>
+inline VF vminmax(VF a, VF b) {
 #if defined(__AVX512F__)
-    return reinterpret_cast<VF>(_mm512_min_ps(reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b)));
+    const __m512 x = reinterpret_cast<__m512>(a), y = reinterpret_cast<__m512>(b);
+    return reinterpret_cast<VF>(kMax ? _mm512_max_ps(x, y) : _mm512_min_ps(x, y));
 #elif defined(__AVX__)
-    return reinterpret_cast<VF>(_mm256_min_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b)));
+    const __m256 x = reinterpret_cast<__m256>(a), y = reinterpret_cast<__m256>(b);
+    return reinterpret_cast<VF>(kMax ? _mm256_max_ps(x, y) : _mm256_min_ps(x, y));
 #else
-    return a < b ? a : b;
+    return kMax ? (a > b ? a : b) : (a < b ? a : b);
 #endif
 }
-inline VF vmax(VF a, VF b) {
-#if defined(__AVX512F__)
-    return reinterpret_cast<VF>(_mm512_max_ps(reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b)));
-#elif defined(__AVX__)
-    return reinterpret_cast<VF>(_mm256_max_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b)));
-#else
-    return a > b ? a : b;
-#endif
-}
+inline VF vmin(VF a, VF b) { return vminmax<false>(a, b); }
+inline VF vmax(VF a, VF b) { return vminmax<true>(a, b); }
 
 inline VI bits_of(VF v) { return reinterpret_cast<VI>(v); }
 inline VF float_of(VI v) { return reinterpret_cast<VF>(v); }

@@ -439,11 +439,13 @@ def test_float32_accumulation_gridsample_bound(kind, D):
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_gridsample_vector_taps_are_the_general_codes_bits(kind, padding, align_corners):
-    """2-D linear and cubic GridSample take whole vectors of points through block_taps_vec.hpp and the rest
-    through the general code (reflection: the block code for linear and nearest, per point for cubic): the same
-    point gives the same bits on either path (the grid shifted by one point moves every point to the other path),
-    on edge grids (NaN, infinities, huge values, exact pixel centres, one-pixel axes), and the policy holds
-    against the oracle."""
+    """2-D linear and cubic GridSample take whole vectors of points through block_taps_vec.hpp (float32 grid)
+    and the rest through the general code (reflection: the block code for linear and nearest, per point for
+    cubic), which takes every point of a float64 grid holding the same float32 values: the same point gives the
+    same bits on either path (and on the shifted grid, which moves the block tails), on edge grids (NaN,
+    infinities, huge values, exact pixel centres, one-pixel axes) and with infinities in X beside the edges (a tap
+    of weight 0 still reads its element, 0 * inf is NaN, so which element a tap past the end reads shows:
+    reflection's mirror of it is the last but one with align_corners); the policy holds against the oracle."""
     rng = np.random.default_rng(7)
     special = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 1.0, -1.0, 1.0000001, -1.0000001, 0.5,
                         -0.5, 2.0, -2.0, 3e-39], dtype=np.float32)
@@ -451,6 +453,9 @@ def test_gridsample_vector_taps_are_the_general_codes_bits(kind, padding, align_
         ir = GridSampleIR(spatial_rank=2, sampler=kind_sampler(kind), padding=padding, align_corners=align_corners,
                           padding_on="taps", arith="fp32")
         x = rng.standard_normal((2, 3, H, W)).astype(np.float32)
+        xi = x.copy()
+        xi[:, 1, :, -min(W, 2)] = np.inf  # the last but one column (the last where W is 1)
+        xi[:, 2, -min(H, 2), :] = -np.inf
         # Pixel centres and edges of each axis in grid units, random points, and the special values.
         centres = [(2 * np.arange(-1, L + 1) + 1) / L - 1 if not align_corners else
                    (2 * np.arange(-1, L + 1) / max(L - 1, 1) - 1) for L in (W, H)]
@@ -459,8 +464,11 @@ def test_gridsample_vector_taps_are_the_general_codes_bits(kind, padding, align_
                               np.stack([special, rng.permutation(special)], -1)]).astype(np.float32)
         grid = np.broadcast_to(pts, (2,) + pts.shape).reshape(2, 1, -1, 2).copy()
         shifted = np.concatenate([np.zeros((2, 1, 1, 2), np.float32), grid], axis=2)
-        a, b = compiled.gridsample(ir, x, grid), compiled.gridsample(ir, x, shifted)[..., 1:]
-        assert np.array_equal(a.view(np.int32), b.view(np.int32)), (kind, H, W)
+        for data in (x, xi):
+            a = compiled.gridsample(ir, data, grid)
+            for b in (compiled.gridsample(ir, data, grid.astype(np.float64)),
+                      compiled.gridsample(ir, data, shifted)[..., 1:]):
+                assert np.array_equal(a.view(np.int32), b.view(np.int32)), (kind, H, W, data is xi)
         finite = np.isfinite(pts).all(-1) & (np.abs(pts) < 1e3).all(-1)
         g = grid[:, :, finite[:], :]
         c = against_oracle(ir, compiled.gridsample(ir, x, g), reference.run(ir, x, g), [x, g])

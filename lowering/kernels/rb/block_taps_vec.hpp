@@ -1,5 +1,5 @@
-// GridSample's commonest cases, 2-D linear and cubic with zeros or border padding on the taps and float32 grid
-// arithmetic, as whole vectors of points: grid read, unnormalised, padded, floored, its taps and weights,
+// GridSample's commonest cases, 2-D linear and cubic with zeros or border padding on the taps (and linear with
+// reflection) and float32 grid arithmetic, as whole vectors of points: grid read, unnormalised, padded, floored, its taps and weights,
 // straight into the compact tap rows (block_taps.hpp's layout). The operations and their order are those of
 // gridsample_block_coords + block_taps_k<2, K, float>, so the bits are the same (test_kernels.py compares the
 // two); the general code passes each step through per-axis arrays and was most of a 1-channel GridSample's time
@@ -8,8 +8,8 @@
 // compilers take the general code.
 #pragma once
 
-#include <cstdint>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 
 #if defined(__AVX__)
@@ -60,6 +60,19 @@ inline void deinterleave(const float* g, VF& x, VF& y) {
     y = __builtin_shuffle(a, b, even + 1);
 }
 
+// Bit i set where lane i of a compare result is true.
+inline unsigned lane_bits(VI m) {
+#if defined(__AVX512F__)
+    return _mm512_test_epi32_mask(reinterpret_cast<__m512i>(m), reinterpret_cast<__m512i>(m));
+#elif defined(__AVX__)
+    return static_cast<unsigned>(_mm256_movemask_ps(reinterpret_cast<__m256>(m)));
+#else
+    unsigned b = 0;
+    for (int i = 0; i < kTapLanes; ++i) b |= (m[i] != 0 ? 1u : 0u) << i;
+    return b;
+#endif
+}
+
 // Lane-wise min / max with the selects' exact meaning: vmin(a, b) = a < b ? a : b, vmax(a, b) = a > b ? a : b
 // (NaN and signed zeros included: the second operand whenever the compare is false), which is what the x86 min /
 // max instructions compute; g++ does not use them for the selects without -ffinite-math-only.
@@ -107,30 +120,61 @@ inline VF cubic_filter_v(VF x, float a) {
     return x <= splat_f(1.0f) ? near : (x < splat_f(2.0f) ? far : zero * x);
 }
 
-// One compact tap of a vector of points (block_taps_k's inner step for D = 2): offset and weight rows.
-inline void put_taps_v(VI j, VI i, VF wq, int32_t H, int32_t W, bool zeros, int32_t* off, float* w) {
+// One compact tap of a vector of points (block_taps_k's inner step for D = 2): offset and weight rows. A tap
+// past an axis' end reads ``top`` (reflection's mirror of it, block_reflection's past; else the last element).
+template <bool Reflect>
+inline void put_taps_v(VI j, VI i, VF wq, const int32_t* top, int32_t H, int32_t W, bool zeros, int32_t* off,
+                       float* w) {
     const VI zero = VI{}, hm = splat_i(H - 1), wm = splat_i(W - 1);
     const VI ok = (j >= zero) & (j <= hm) & (i >= zero) & (i <= wm);
-    const VI jc = j < zero ? zero : (j > hm ? hm : j), ic = i < zero ? zero : (i > wm ? wm : i);
+    const VI jc = j < zero ? zero : (j > hm ? (Reflect ? splat_i(top[0]) : hm) : j);
+    const VI ic = i < zero ? zero : (i > wm ? (Reflect ? splat_i(top[1]) : wm) : i);
     store_i(off, jc * W + ic);
     store_f(w, zeros ? (ok != 0 ? wq : VF{}) : wq);  // times factor 1.0 changes no bit
 }
 
-// Whether a spec takes this path: 2-D, linear or cubic, zeros or border padding on the taps, float32 grid
-// arithmetic (and float32 taps: gridsample_taps_in_float).
+// gridsample.hpp's reflect_clip lane by lane: a lane inside [lo, hi] is only clipped to [0, last] (the bounds
+// are integers or halves below 2^22, exact in float32); the others (the grid's margins, NaN) go through the
+// float64 rule one at a time, as the per-point code does. An empty range (one element, align_corners) sends
+// every lane there.
+inline VF reflect_clip_v(VF x, double lo, double hi, float last) {
+    const VI inside = (x >= splat_f(static_cast<float>(lo))) & (x <= splat_f(static_cast<float>(hi)));
+    VF r = vmax(VF{}, vmin(splat_f(last), x));  // x < 0 ? 0 : (x > last ? last : x)
+    constexpr unsigned all = (1u << kTapLanes) - 1;
+    unsigned out = hi - lo <= 0.0 ? all : ~lane_bits(inside) & all;
+    if (out) {  // through memory once: lane inserts would each stall a store-to-load forward
+        float xs[kTapLanes], rs[kTapLanes];
+        store_f(xs, x);
+        store_f(rs, r);
+        for (; out; out &= out - 1) {
+            const int i = __builtin_ctz(out);
+            rs[i] = static_cast<float>(reflect_clip(static_cast<double>(xs[i]), lo, hi, static_cast<double>(last)));
+        }
+        r = load_f(rs);
+    }
+    return r;
+}
+
+// Whether a spec takes this path: 2-D, linear or cubic, float32 grid arithmetic (and float32 taps:
+// gridsample_taps_in_float), padding on the taps: zeros, border, or reflection for linear (block_reflection's
+// case: the coordinate reflected and clipped, ``past`` its mirror of a tap past the end).
 inline bool vector_taps_apply(const GridSampleSpec& s) {
     return s.D == 2 && s.kind != Kind::nearest && s.arith == Arith::fp32 && s.padding_on == PaddingOn::taps &&
-           s.padding != Padding::reflection && gridsample_taps_in_float(s);
+           (s.padding != Padding::reflection || s.kind == Kind::linear) && gridsample_taps_in_float(s);
 }
 
 // Points [0, np) of a block of a spec that vector_taps_apply takes: whole vectors here; the rest (returned: the
-// first point not done) by the caller. K: linear or cubic.
-template <Kind K>
-inline int64_t gridsample_2d_taps(const GridSampleSpec& s, const float* g, int64_t np, int64_t ld, int32_t* off,
-                                  float* w) {
+// first point not done) by the caller. K: linear or cubic; Reflect: reflection (linear), else zeros or border.
+template <Kind K, bool Reflect>
+inline int64_t gridsample_2d_taps_k(const GridSampleSpec& s, const float* g, int64_t np, int64_t ld, int32_t* off,
+                                    float* w, const int32_t* past) {
     static_assert(K == Kind::linear || K == Kind::cubic, "linear or cubic");
+    static_assert(!Reflect || K == Kind::linear, "reflection: linear only");
     constexpr int per_axis = K == Kind::linear ? 2 : 4;
     const int32_t H = static_cast<int32_t>(s.spatial[0]), W = static_cast<int32_t>(s.spatial[1]);
+    const int32_t top[2] = {past ? past[0] : H - 1, past ? past[1] : W - 1};
+    double lo[2], hi[2];
+    for (int d = 0; d < 2; ++d) grid_bounds(s.spatial[d], s.align_corners, lo[d], hi[d]);
     const float L[2] = {static_cast<float>(s.spatial[0]), static_cast<float>(s.spatial[1])};
     const bool border = s.padding == Padding::border, zeros = s.padding == Padding::zeros, ac = s.align_corners;
     const float cubic_a = static_cast<float>(s.cubic_a);
@@ -149,6 +193,7 @@ inline int64_t gridsample_2d_taps(const GridSampleSpec& s, const float* g, int64
                 const VF last = splat_f(L[d] - 1.0f);
                 x = vmax(zero, vmin(last, x));  // x < 0 ? 0 : (x > last ? last : x), NaN kept
             }
+            if (Reflect) x = reflect_clip_v(x, lo[d], hi[d], L[d] - 1.0f);
             const VF fl = floor_add_v(x);
             const VF f = x - fl;
             if (K == Kind::linear) {
@@ -164,11 +209,19 @@ inline int64_t gridsample_2d_taps(const GridSampleSpec& s, const float* g, int64
         // Taps in point_taps_d's odometer order; weight (1 * w_y) * w_x as block_taps_k multiplies.
         for (int t = 0; t < per_axis * per_axis; ++t) {
             const int ky = t / per_axis, kx = t % per_axis;
-            put_taps_v(j0[0] + ky, j0[1] + kx, (one * wa[0][ky]) * wa[1][kx], H, W, zeros, off + t * ld + q,
-                       w + t * ld + q);
+            put_taps_v<Reflect>(j0[0] + ky, j0[1] + kx, (one * wa[0][ky]) * wa[1][kx], top, H, W, zeros,
+                                off + t * ld + q, w + t * ld + q);
         }
     }
     return q;
+}
+
+template <Kind K>
+inline int64_t gridsample_2d_taps(const GridSampleSpec& s, const float* g, int64_t np, int64_t ld, int32_t* off,
+                                  float* w, const int32_t* past) {
+    if constexpr (K == Kind::linear)
+        if (s.padding == Padding::reflection) return gridsample_2d_taps_k<K, true>(s, g, np, ld, off, w, past);
+    return gridsample_2d_taps_k<K, false>(s, g, np, ld, off, w, past);
 }
 
 #endif

@@ -47,8 +47,9 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
                 if constexpr (D == 2 && std::is_same<G, float>::value)
                     if (vector_taps)
                         q0 = s.kind == Kind::linear
-                                 ? gridsample_2d_taps<Kind::linear>(s, g, np, block, off.data(), w.data())
-                                 : gridsample_2d_taps<Kind::cubic>(s, g, np, block, off.data(), w.data());
+                                 ? gridsample_2d_taps<Kind::linear>(s, g, np, block, off.data(), w.data(),
+                                                                    block_reflect ? past : nullptr)
+                                 : gridsample_2d_taps<Kind::cubic>(s, g, np, block, off.data(), w.data(), nullptr);
 #endif
                 if (q0 == np) return;
                 gridsample_block_coords<D>(s, g + q0 * D, np - q0, pts32);

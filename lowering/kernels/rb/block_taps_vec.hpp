@@ -110,13 +110,18 @@ inline VI block_index_v(VF fl, float len) {
     return __builtin_convertvector(c, VI);  // truncates, as static_cast<int32_t>
 }
 
-// common.hpp's cubic_filter, lane by lane (both pieces, then the select).
-inline VF cubic_filter_v(VF x, float a) {
-    const VF zero = VF{};
+// common.hpp's cubic_filter, lane by lane, for tap i of a fraction f in [0, 1) (or NaN): x = |f - (i - 1)|.
+// Taps 1 and 2 have x in [0, 1], the near piece only; taps 0 and 3 have x in [1, 2] (an end when f - (i - 1)
+// rounds to it), the far piece but at x = 1 (near's value there) and x = 2 (0 * x). A NaN takes the NaN of x
+// on every piece (each operation returns its NaN operand), so the bits are the full select's.
+inline VF cubic_filter_v(VF f, int i, float a) {
+    const VF zero = VF{}, one = splat_f(1.0f);
+    VF x = f - splat_f(static_cast<float>(i - 1));
     x = x < zero ? zero - x : x;
-    const VF near = ((splat_f(a + 2.0f) * x - splat_f(a + 3.0f)) * x) * x + splat_f(1.0f);
+    auto near = [&](VF v) { return ((splat_f(a + 2.0f) * v - splat_f(a + 3.0f)) * v) * v + one; };
+    if (i == 1 || i == 2) return near(x);
     const VF far = ((splat_f(a) * x - splat_f(5.0f * a)) * x + splat_f(8.0f * a)) * x - splat_f(4.0f * a);
-    return x <= splat_f(1.0f) ? near : (x < splat_f(2.0f) ? far : zero * x);
+    return x <= one ? near(one) : (x < splat_f(2.0f) ? far : zero * x);
 }
 
 // One axis' tap positions of a vector of points (block_taps_k's per-axis step): clamped into [0, len - 1], a
@@ -179,7 +184,7 @@ inline int64_t gridsample_2d_taps_k(const GridSampleSpec& s, const float* g, int
     // f - (i - 1)).
     auto weight = [&](VF f, int i) {
         if (K == Kind::linear) return i == 0 ? one - f : f;
-        return cubic_filter_v(f - splat_f(static_cast<float>(i - 1)), cubic_a);
+        return cubic_filter_v(f, i, cubic_a);
     };
     int64_t q = 0;
     for (; q + kTapLanes <= np; q += kTapLanes) {

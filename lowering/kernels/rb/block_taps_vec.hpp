@@ -1,10 +1,11 @@
 // GridSample's commonest cases, 2-D linear and cubic with zeros or border padding on the taps (and linear with
 // reflection) and float32 grid arithmetic, as whole vectors of points: grid read, unnormalised, padded, floored, its
 // taps and weights, straight into the compact tap rows (block_taps.hpp's layout). The operations and their order are
-// those of gridsample_block_coords + block_taps_k<2, K, float>, so the bits are the same (test_kernels.py compares the
-// two); the general code passes each step through per-axis arrays and was most of a 1-channel GridSample's time (AVX2:
-// 4.1 ns per point, against about 2 for OpenVINO's whole GridSample-9). GNU vector types: g++ picks the instructions
-// for the build's level (v4: 16 lanes, v3: 8, base: 4). Other compilers take the general code.
+// those of gridsample_block_coords + block_taps_k<2, K, float>, or ones of provably equal result (each says why), so
+// the bits are the same (test_kernels.py compares the two on every point); the general code passes each step through
+// per-axis arrays and was most of a 1-channel GridSample's time (AVX2: 4.1 ns per point, against about 2 for
+// OpenVINO's whole GridSample-9). GNU vector types: g++ picks the instructions for the build's level (v4: 16 lanes,
+// v3: 8, base: 4). Other compilers take the general code.
 #pragma once
 
 #include <climits>

@@ -103,14 +103,17 @@ class CudaLaunch:
         """Queue the value on ``stream`` (a cudaStream_t or None): ``put(array)`` gives a host array's device
         pointer (a copy, or memory the caller already holds there). Returns (the output's host array of the right
         shape and type, its device pointer; None where the output is empty)."""
-        if self.plan is not None and (x.shape != self.x_shape or x.dtype != self.x_dtype):
+        resize = isinstance(self.ir, ResizeIR)
+        if resize and self.plan is None:
+            raise BridgeError("this Resize launch is closed")
+        if resize and (x.shape != self.x_shape or x.dtype != self.x_dtype):
             raise BridgeError(f"X {x.dtype}{list(x.shape)} is not the plan's {self.x_dtype}{list(self.x_shape)}",
                               field="X")
         y = np.empty_like(self.y)  # shape and dtype for put (not read)
         if y.size == 0:
             return y, None
         dy = put(y)
-        if self.plan is not None:
+        if resize:
             call(self.lib.rb_cuda_resize_enqueue, self.plan, put(np.ascontiguousarray(x)), dy, stream)
         else:
             arrays, _, params, names, fn = self._args(x, inputs)

@@ -641,3 +641,5 @@ def test_cuda_resize_plan_is_reused(seed):
             assert c.ok, (ir, c.to_dict())
         with pytest.raises(BridgeError, match="not the plan's"):
             launch(xs[0][..., :-1] if xs[0].shape[-1] > 1 else xs[0].astype(np.float16), inputs, dev.put)
+    with pytest.raises(BridgeError, match="closed"):
+        launch(xs[0], inputs, dev.put)

@@ -1,6 +1,6 @@
 // CUDA launchers over the shared headers (../kernels/rb): the same per-element code as the CPU launchers,
 // one thread per output element (resize pass), per output point (GridSample) or per sampled column entry and
-// per output value (DeformConv: im2col, then a plain per-output contraction; no cuBLAS dependency).
+// per output value (DeformConv: im2col, then a tiled contraction in shared memory; no cuBLAS dependency).
 // Resize tap tables are bound and built on the host (bind.hpp / taps.hpp) and uploaded once per input shape.
 #include "rb_cuda.h"
 
@@ -154,11 +154,6 @@ __global__ void fill_kernel(T* y, int64_t total) {
         y[i] = rb::store<T>(Acc(0));
 }
 
-template <class T>
-std::vector<T> index_table(const int64_t* v, int64_t n) {
-    return std::vector<T>(v, v + n);
-}
-
 // One separable pass: [outer, in_len, inner] -> [outer, out_len, inner] through its tap table.
 struct ResizePass {
     int64_t outer, in_len, out_len, inner, K;
@@ -227,8 +222,9 @@ ResizeLaunch* resize_prepare(const rb::ResizePlan& plan, int32_t dtype, cudaStre
     L->narrow = largest < (int64_t(1) << 31);
     for (size_t n = 0; n < plan.views.size(); ++n) {
         const rb::TableView& t = plan.views[n];
-        L->passes[n].index = L->narrow ? upload(index_table<int32_t>(t.index, t.out_len * t.K), s)
-                                       : upload(index_table<int64_t>(t.index, t.out_len * t.K), s);
+        const int64_t* const end = t.index + t.out_len * t.K;
+        L->passes[n].index = L->narrow ? upload(std::vector<int32_t>(t.index, end), s)
+                                       : upload(std::vector<int64_t>(t.index, end), s);
     }
     for (int k = 0; k < 2; ++k) L->scratch[k] = DeviceBuffer(scratch[k] * sizeof(Acc), s);
     L->mode = plan.views.empty() ? ResizeLaunch::Mode::kCopy : ResizeLaunch::Mode::kPasses;

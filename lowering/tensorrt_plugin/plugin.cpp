@@ -14,11 +14,11 @@
 #include <NvInferRuntime.h>
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <utility>
 #include <string>
@@ -26,7 +26,7 @@
 
 #include "rb_cuda.h"
 #include "rb_kernels.h"
-#include "rb/attrs.hpp"
+#include "rb/bind.hpp"
 
 using namespace nvinfer1;
 
@@ -92,44 +92,6 @@ std::string fieldText(PluginField const& f) {
     }
 }
 
-// The value of "name=" in the text form ("name=value" per line), "" when absent.
-std::string textValue(std::string const& text, std::string const& name) {
-    std::string const key = name + "=";
-    for (size_t at = 0; at < text.size();) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        if (text.compare(at, key.size(), key) == 0) return text.substr(at + key.size(), end - at - key.size());
-        at = end + 1;
-    }
-    return "";
-}
-
-std::vector<int64_t> textInts(std::string const& text, std::string const& name) {
-    return rb::text_numbers<int64_t>(name.c_str(), textValue(text, name));
-}
-
-int64_t textInt(std::string const& text, std::string const& name) {
-    return rb::text_number<int64_t>(name.c_str(), textValue(text, name));
-}
-
-// An exact rational "p/q" (or a number) as a double; ``name`` for the error.
-double rational(std::string const& s, char const* name) {
-    auto slash = s.find('/');
-    if (slash == std::string::npos) return s.empty() ? 0.0 : rb::text_number<double>(name, s);
-    return rb::text_number<double>(name, s.substr(0, slash)) / rb::text_number<double>(name, s.substr(slash + 1));
-}
-
-// The space-separated words of ``s``.
-std::vector<std::string> words(std::string const& s) {
-    std::vector<std::string> out;
-    for (size_t at = 0; at < s.size();) {
-        size_t const end = std::min(s.find(' ', at), s.size());
-        if (end > at) out.push_back(s.substr(at, end - at));
-        at = end + 1;
-    }
-    return out;
-}
-
 // A vocabulary name as the C ABI's index (rb_vocabulary field: 0 kind, 2 padding, 3 padding_on, 4 arith,
 // 5 deform border), -1 when unknown.
 int32_t vocabIndex(int32_t field, std::string const& name) {
@@ -156,9 +118,9 @@ rb_tensor tensor(PluginTensorDesc const& d, void* data, Shape& shape) {
 
 class Plugin : public IPluginV3, public IPluginV3OneCore, public IPluginV3OneBuild, public IPluginV3OneRuntime {
 public:
-    Plugin(Op op, std::string text) : mOp(op), mText(std::move(text)) {
-        mAxes = textInts(mText, "axes");
-        mSizesInput = textValue(mText, "sizes") == "input";
+    Plugin(Op op, std::string text) : mOp(op), mText(std::move(text)), mValues(rb::text_values(mText)) {
+        mAxes = ints("axes");
+        mSizesInput = value("sizes") == "input";
     }
 
     ~Plugin() override { rb_cuda_resize_release(mPlan); }
@@ -272,8 +234,8 @@ private:
             if (!sizesInput) throw std::runtime_error("sizes is 'input' but no shape input reached the plugin");
             bool constant = true;
             for (int32_t i = 0; i < sizesInput->nbDims; ++i) constant = constant && sizesInput->d[i]->isConstant();
-            if (!constant || textValue(mText, "aspect_policy") != "stretch") {
-                if (textValue(mText, "aspect_policy") != "stretch")
+            if (!constant || value("aspect_policy") != "stretch") {
+                if (value("aspect_policy") != "stretch")
                     throw std::runtime_error("run-time sizes with a keep-aspect policy need constant sizes");
                 for (size_t j = 0; j < mAxes.size(); ++j) out.d[mAxes[j]] = sizesInput->d[j];
                 return 0;
@@ -295,22 +257,20 @@ private:
             for (int32_t i = 0; i < rank; ++i) out.d[i] = b.constant(o[i]);
             return 0;
         }
-        if (!textValue(mText, "pads").empty()) throw std::runtime_error("pads need constant input dims");
-        std::string const sizesText = textValue(mText, "sizes");
-        if (!sizesText.empty() && textValue(mText, "aspect_policy") == "stretch") {
-            std::vector<int64_t> s = textInts(mText, "sizes");
+        if (!value("pads").empty()) throw std::runtime_error("pads need constant input dims");
+        std::string const sizesText = value("sizes");
+        if (!sizesText.empty() && value("aspect_policy") == "stretch") {
+            std::vector<int64_t> s = ints("sizes");
             for (size_t j = 0; j < mAxes.size(); ++j) out.d[mAxes[j]] = b.constant(s[j]);
             return 0;
         }
-        if (textValue(mText, "size_rule") != "floor")
-            throw std::runtime_error("output lengths under size rule '" + textValue(mText, "size_rule") +
+        if (value("size_rule") != "floor")
+            throw std::runtime_error("output lengths under size rule '" + value("size_rule") +
                                      "' need constant input dims");
-        std::vector<std::string> const scales = words(textValue(mText, "scales"));
+        std::vector<std::string> const scales = rb::words(value("scales"));
         for (size_t j = 0; j < mAxes.size() && j < scales.size(); ++j) {
-            std::string const& q = scales[j];
-            auto slash = q.find('/');
-            int64_t num = rb::text_number<int64_t>("scales", q.substr(0, slash));
-            int64_t den = slash == std::string::npos ? 1 : rb::text_number<int64_t>("scales", q.substr(slash + 1));
+            rb::Rat const q = rb::parse_rat(scales[j], "scales");
+            auto const num = static_cast<int64_t>(q.num), den = static_cast<int64_t>(q.den);
             auto const* L = x.d[mAxes[j]];
             out.d[mAxes[j]] = b.operation(DimensionOperation::kFLOOR_DIV,
                                           *b.operation(DimensionOperation::kPROD, *L, *b.constant(num)),
@@ -351,38 +311,52 @@ private:
             rc = rb_cuda_resize_enqueue(mPlan, in[0].data, y.data, s, err, sizeof(err));
         } else if (mOp == Op::kGridSample) {
             rb_gridsample_params p{};
-            p.kind = vocabIndex(0, textValue(mText, "sampler"));
-            p.padding = vocabIndex(2, textValue(mText, "padding"));
-            p.padding_on = vocabIndex(3, textValue(mText, "padding_on"));
-            p.align_corners = textValue(mText, "align_corners") == "1";
-            p.arith = vocabIndex(4, textValue(mText, "arith"));
-            p.cubic_a = rational(textValue(mText, "cubic_a"), "cubic_a");
+            p.kind = vocabIndex(0, value("sampler"));
+            p.padding = vocabIndex(2, value("padding"));
+            p.padding_on = vocabIndex(3, value("padding_on"));
+            p.align_corners = value("align_corners") == "1";
+            p.arith = vocabIndex(4, value("arith"));
+            p.cubic_a = rational("cubic_a");
             rc = rb_cuda_gridsample(in.data(), 2, &p, &y, s, err, sizeof(err));
         } else {
             // ONNX order: B at 3, mask at 4 (the plugin's inputs are compacted: mask follows offset without B).
             if (hasMask() && !hasBias()) std::swap(in[3], in[4]);
-            std::vector<int64_t> strides = textInts(mText, "strides"), pads = textInts(mText, "pads"),
-                                 dil = textInts(mText, "dilations");
+            std::vector<int64_t> strides = ints("strides"), pads = ints("pads"),
+                                 dil = ints("dilations");
             rb_deformconv_params p{};
             p.strides = strides.data();
             p.pads = pads.data();
             p.dilations = dil.data();
-            p.group = textInt(mText, "group");
-            p.offset_group = textInt(mText, "offset_group");
-            p.kind = vocabIndex(0, textValue(mText, "sampler"));
-            p.border = vocabIndex(5, textValue(mText, "border"));
-            p.cubic_a = rational(textValue(mText, "cubic_a"), "cubic_a");
+            p.group = integer("group");
+            p.offset_group = integer("offset_group");
+            p.kind = vocabIndex(0, value("sampler"));
+            p.border = vocabIndex(5, value("border"));
+            p.cubic_a = rational("cubic_a");
             rc = rb_cuda_deformconv(in.data(), 5, &p, &y, s, err, sizeof(err));
         }
         if (rc != 0) throw std::runtime_error(err);
         return 0;
     }
 
-    bool hasBias() const { return textValue(mText, "has_bias") == "1"; }
-    bool hasMask() const { return textValue(mText, "has_mask") == "1"; }
+    // The attribute text's values, read once by the constructor (enqueue looks them up, it does not parse).
+    std::string value(char const* name) const {
+        auto const it = mValues.find(name);
+        return it == mValues.end() ? std::string() : it->second;
+    }
+    std::vector<int64_t> ints(char const* name) const { return rb::text_numbers<int64_t>(name, value(name)); }
+    int64_t integer(char const* name) const { return rb::text_number<int64_t>(name, value(name)); }
+    // An exact rational "p/q" (or an integer) as a double; 0 where absent.
+    double rational(char const* name) const {
+        std::string const s = value(name);
+        return s.empty() ? 0.0 : rb::parse_rat(s, name).to_double();
+    }
+
+    bool hasBias() const { return value("has_bias") == "1"; }
+    bool hasMask() const { return value("has_mask") == "1"; }
 
     Op mOp;
     std::string mText;
+    std::map<std::string, std::string> mValues;  // mText's name=value lines
     rb_cuda_resize* mPlan = nullptr;  // Resize bound to mPlanIn -> mPlanOut (rb_cuda_resize_prepare)
     Shape mPlanIn, mPlanOut;
     std::vector<int64_t> mAxes;

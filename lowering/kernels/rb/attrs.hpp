@@ -276,17 +276,22 @@ struct TextReader {
     }
 };
 
-// "name=value" lines; a line without '=' is skipped.
-template <class Attrs>
-Attrs attrs_from_text(const std::string& text) {
-    TextReader r;
+// "name=value" lines as a map; a line without '=' is skipped.
+inline std::map<std::string, std::string> text_values(const std::string& text) {
+    std::map<std::string, std::string> values;
     for (size_t start = 0; start < text.size();) {
         size_t end = text.find('\n', start);
         if (end == std::string::npos) end = text.size();
         const auto eq = text.find('=', start);
-        if (eq < end) r.values[text.substr(start, eq - start)] = text.substr(eq + 1, end - eq - 1);
+        if (eq < end) values[text.substr(start, eq - start)] = text.substr(eq + 1, end - eq - 1);
         start = end + 1;
     }
+    return values;
+}
+
+template <class Attrs>
+Attrs attrs_from_text(const std::string& text) {
+    const TextReader r{text_values(text)};
     Attrs a;
     a.visit(r);
     return a;

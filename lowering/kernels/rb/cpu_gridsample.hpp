@@ -36,6 +36,7 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
         // The block's taps at once (block_taps.hpp); cubic's reflection of every tap stays per point.
         int32_t past[kMaxSpatial];
         const bool block_reflect = block_reflection(s, past);
+        const int32_t* mirror = block_reflect ? past : nullptr;  // the element a tap past the end reads
 #if defined(RB_VECTOR_TAPS)
         const bool vector_taps = vector_taps_apply(s);  // block_taps_vec.hpp's case
 #endif
@@ -47,20 +48,18 @@ void gridsample_f32(const GridSampleSpec& s, const float* x, const G* grid, floa
                 if constexpr (D == 2 && std::is_same<G, float>::value)
                     if (vector_taps)
                         q0 = s.kind == Kind::linear
-                                 ? gridsample_2d_taps<Kind::linear>(s, g, np, block, off.data(), w.data(),
-                                                                    block_reflect ? past : nullptr)
-                                 : gridsample_2d_taps<Kind::cubic>(s, g, np, block, off.data(), w.data(), nullptr);
+                                 ? gridsample_2d_taps<Kind::linear>(s, g, np, block, off.data(), w.data(), mirror)
+                                 : gridsample_2d_taps<Kind::cubic>(s, g, np, block, off.data(), w.data(), mirror);
 #endif
                 if (q0 == np) return;
                 gridsample_block_coords<D>(s, g + q0 * D, np - q0, pts32);
                 block_taps<D>(pts32, np - q0, s.spatial, s.kind, static_cast<float>(s.cubic_a), s.padding,
-                              block_ones<float>(), block, off.data() + q0, w.data() + q0,
-                              block_reflect ? past : nullptr);
+                              block_ones<float>(), block, off.data() + q0, w.data() + q0, mirror);
                 return;
             }
             gridsample_block_coords<D>(s, g, np, pts);
             block_taps<D>(pts, np, s.spatial, s.kind, s.cubic_a, s.padding, block_ones(), block, off.data(), w.data(),
-                          block_reflect ? past : nullptr);
+                          mirror);
         };
         for (int64_t it = b; it < e; ++it) {
             const int64_t n = it / blocks, p0 = (it % blocks) * block, np = std::min(block, s.P - p0);

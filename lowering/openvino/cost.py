@@ -1,8 +1,8 @@
 """The default policy's cost model (``--prefer fastest``): where a Resize node has an exact rung that needs
-nothing beside the model, the extension is taken instead only where this model estimates it at least ``MARGIN``
-times faster. The model is a rate (ns per output element) per rung class and sampler, timed on single-node
-models on OpenVINO CPU, plus the reorders a custom op costs in a real model (measured between Conv layers, at
-least a copy).
+nothing beside the model (or a GridSample node the decomposition), the extension is taken instead only where this
+model estimates it at least ``MARGIN`` times faster. The model is a rate (ns per output element) per rung class and
+sampler, timed on single-node models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in a
+real model (measured between Conv layers, at least a copy). Sizes known only at run time compare the rates.
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -22,32 +22,22 @@ import contextlib
 import json
 import logging
 import os
-import statistics
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..passes import CUSTOM
-from .graph import F32
+from .cost_timing import RUNG_CLASS, calibrate, grid_key, key_of, time_rates as _time, use_converter
+
+__all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
+           "faster_extension", "chosen_name"]
 
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
-SHAPE = (1, 16, 96, 96)  # the calibration input: big enough to time, small enough to calibrate in seconds
-# A rate is the time per output element beyond what an inference of nothing costs (measured beside it): the fixed
-# cost of a call would otherwise weigh on whichever rung is fast (measured: the extension's linear antialias
-# 96x96 -> 48x48 rate came out 3.4 ns, 2.4 ns on 600x800 -> 300x400).
-SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", True), ("cubic", True))
-# Coordinate modes that land a sampler on different rungs (half_pixel_symmetric has no Interpolate-11
-# spelling: the decomposition takes it); each timing is filed under the rung it actually took.
-COORDS = ("half_pixel", "half_pixel_symmetric")
-_RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
 REFERENCE = Path(__file__).with_name("cost_reference.json")
 ENV = "RESAMPLE_BRIDGE_COST_TABLE"
-_convert = None  # target.convert, registered by target.py (``use_converter``)
 
 
 @dataclass
@@ -110,12 +100,6 @@ def calibration() -> Calibration:
     return _machine
 
 
-def use_converter(convert) -> None:
-    """Calibration converts its timing models as a user's model is converted (``target.convert``). The cost model
-    sits below the target on the import path (the ladder consults it), so the target hands its convert in."""
-    global _convert
-    _convert = convert
-
 
 def cache_file():
     from ..compiled.build import cache_root, project_hash, KERNELS_DIR
@@ -146,170 +130,60 @@ def _timed_and_cached(key: str) -> float | None:
     return found.get(key)
 
 
-def _key(cls: str, kind: str, antialias: bool, up: bool) -> str:
-    return f"{cls}/{kind}/{'aa' if antialias else 'plain'}/{'up' if up else 'down'}"
+def _class_key(ir, cls: str, up: bool) -> str:
+    """The rate's key of ``ir`` on a rung class: Resize by sampler, antialias and direction; GridSample by sampler
+    and spatial rank (cost_timing.GRID_SHAPE)."""
+    if ir.kind == "gridsample":
+        return grid_key(cls, ir.sampler.kind, ir.spatial_rank)
+    return key_of(cls, ir.sampler.kind, bool(ir.sampler.antialias and ir.sampler.kind != "nearest"), up)
 
 
-def _shape(up: bool) -> tuple:
-    """The calibration input: ``SHAPE``, twice as large per resized axis for a downscale (as many outputs)."""
-    return SHAPE if up else SHAPE[:2] + tuple(d * 2 for d in SHAPE[2:])
-
-
-def _model(kind: str, antialias: bool, up: bool, coord: str):
-    from onnx import TensorProto, helper, numpy_helper
-
-    shape = _shape(up)
-    out = [shape[0], shape[1]] + [d * 2 if up else d // 2 for d in shape[2:]]
-    node = helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], name="r", mode=kind, antialias=int(antialias),
-                            coordinate_transformation_mode=coord)
-    g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(shape))],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-                          [numpy_helper.from_array(np.array(out, np.int64), "sz")])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), int(np.prod(out))
-
-
-def _median_ms(compiled: list, x, repeats: int = 15) -> list:
-    """Median ms of each compiled model on ``x`` (or its own input: a (model, input) pair), run in turns (one
-    warm-up each)."""
-    runs = [c if isinstance(c, tuple) else (c, x) for c in compiled]
-    ts: list = [[] for _ in runs]
-    for c, v in runs:
-        c([v])
-    for _ in range(repeats):
-        for i, (c, v) in enumerate(runs):
-            t0 = time.perf_counter()
-            c([v])
-            ts[i].append(time.perf_counter() - t0)
-    return [statistics.median(t) * 1e3 for t in ts]
-
-
-def _nothing(core):
-    """(an inference of next to nothing, its input): the fixed cost of a call."""
-    import openvino as ov
-    import openvino.opset13 as ops
-
-    p = ops.parameter([1], np.float32)
-    return core.compile_model(ov.Model([ops.relu(p)], [p]), "CPU", F32), np.ones(1, np.float32)
-
-
-def _time(key: str) -> dict:
-    """{key: ns per element, ...}: ``key`` timed on this machine (``_shape``), with the other classes its models
-    landed on (a sampler with no built-in spelling lands on the decomposition); {} where the class cannot be
-    produced (no C++ compiler for the extension, no built-in op of that sampler)."""
-    import onnx
-    import openvino as ov
-
-    if key == "copy":
-        big = np.ones(1 << 22, np.float32)
-        return {"copy": min(_timed(big.copy) for _ in range(5)) * 1e9 / big.size}
-    core = ov.Core()
-    if key == "layout" or key.startswith("extension/"):
-        from .. import compiled
-
-        try:
-            core.add_extension(compiled.openvino_extension())
-        except Exception as e:  # noqa: BLE001 -- no extension here: the class is left out
-            log.debug(f"cost model: {key} not timed: {e}")
-            return {}
-    found: dict = {}
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "m.onnx")
-        if key == "layout":
-            x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
-            got = _layout_rate(core, path, x, _convert)
-            return {} if got is None else {"layout": got}
-        cls, kind, aa, direction = key.split("/")
-        aa, up = aa == "aa", direction == "up"
-        tries = [(COORDS[0], "extension")] if cls == "extension" else [(c, "decompose") for c in COORDS]
-        for coord, fallback in tries:
-            model, n_out = _model(kind, aa, up, coord)
-            onnx.save(model, path)
-            try:
-                ov_model, (rec,) = _convert(path, fallback=fallback, prefer="builtin")
-                got = _key("extension" if rec.rung == CUSTOM else _RUNG_CLASS[rec.rung], kind, aa, up)
-                if got in found:
-                    continue
-                x = np.random.default_rng(0).standard_normal(_shape(up)).astype(np.float32)
-                ms, fixed = _median_ms([core.compile_model(ov_model, "CPU", F32), _nothing(core)], x)
-                found[got] = max(ms - fixed, 0.0) * 1e6 / n_out
-            except Exception as e:  # noqa: BLE001 -- a class this machine cannot run is left out
-                log.debug(f"cost model: {coord} {kind} antialias={aa} up={up} not timed: {e}")
-                continue
-            if got == key:
-                break
-    return found
-
-
-def calibrate(samplers=SAMPLERS) -> dict:
-    """Every rate on this machine at once (the reference table: ``tools/dev/cost_reference.py``)."""
-    keys = [_key(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
-            for cls in ("builtin", "decomposition", "extension")]
-    out: dict = {}
-    for key in keys + ["layout", "copy"]:
-        if key not in out:
-            out.update(_time(key))
-    return out
-
-
-def _layout_rate(core, path: str, x, convert) -> float | None:
-    """ns per element (input + output) that a custom op costs in a real model beyond its own time: the plugin
-    reorders blocked layouts around it. Measured as the extension's extra time between Conv layers (1x1 Conv ->
-    bilinear x2 -> 1x1 Conv) minus its extra time alone; None where the extension cannot run here."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    c = SHAPE[1]
-    w = numpy_helper.from_array(np.eye(c, dtype=np.float32).reshape(c, c, 1, 1), "w")
-    out = [SHAPE[0], c] + [d * 2 for d in SHAPE[2:]]
-    sz = numpy_helper.from_array(np.array(out, np.int64), "sz")
-    resize = helper.make_node("Resize", ["a", "", "", "sz"], ["b"], name="r", mode="linear")
-    alone = [resize]
-    between = [helper.make_node("Conv", ["X", "w"], ["a"]), resize, helper.make_node("Conv", ["b", "w"], ["Y"])]
-    compiled = {}
-    for name, nodes, inp, outp in (("alone", alone, "a", "b"), ("between", between, "X", "Y")):
-        g = helper.make_graph(nodes, "layout", [helper.make_tensor_value_info(inp, TensorProto.FLOAT, list(SHAPE))],
-                              [helper.make_tensor_value_info(outp, TensorProto.FLOAT, None)], [w, sz])
-        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), path)
-        for fallback in ("decompose", "extension"):
-            try:
-                ov_model, _ = convert(path, fallback=fallback, prefer="builtin")
-                compiled[name, fallback] = core.compile_model(ov_model, "CPU", F32)
-            except Exception as e:  # noqa: BLE001 -- no extension here: the copy rate stands in
-                log.debug(f"cost model: layout not timed: {e}")
-                return None
-    # A difference of differences: the four run interleaved, so that other load falls on all alike.
-    times = dict(zip(compiled, _median_ms(list(compiled.values()), x, repeats=25)))
-    extra = (times["between", "extension"] - times["between", "decompose"]) - \
-        (times["alone", "extension"] - times["alone", "decompose"])
-    return max(0.0, extra) * 1e6 / (int(np.prod(SHAPE)) + int(np.prod(out)))
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def estimate(ir, rung: int, input_shape, table: Calibration | None = None) -> tuple[float, float] | None:
-    """(ms of the rung the ladder chose, ms of the extension with its reorders) for a static ``ir``, None where
-    the model has no rate for either (dynamic shapes, a class not calibrated); ``table``: the rates (default:
-    ``calibration()``)."""
+def _static_elements(ir, input_shape) -> tuple[int, int] | None:
+    """(elements in, elements out) of the node at its static sizes; None where a size is known only at run time."""
     from ...semantics.coords import bind_resize
     from ...semantics.errors import BridgeError
 
     if input_shape is None or any(d is None for d in input_shape):
         return None
+    if ir.kind == "gridsample":
+        grid = ir.grid_shape
+        if grid is None or any(d is None for d in grid):
+            return None
+        return int(np.prod(input_shape)), int(np.prod(input_shape[:2])) * int(np.prod(grid[1:-1]))
     try:
         bound = bind_resize(ir, input_shape)
     except BridgeError:  # run-time scales / sizes: no static size to estimate with
         return None
-    n_in, n_out = int(np.prod(bound.in_shape)), int(np.prod(bound.out_shape))
-    up = n_out >= n_in
-    kind, aa = ir.sampler.kind, bool(ir.sampler.antialias and ir.sampler.kind != "nearest")
+    return int(np.prod(bound.in_shape)), int(np.prod(bound.out_shape))
+
+
+def _in_per_out(ir) -> float | None:
+    """Input elements per output element where the node fixes it without its sizes (static scales), else None."""
+    scales = getattr(ir, "scales", None)
+    if ir.kind != "resize" or not isinstance(scales, tuple) or getattr(ir, "sizes", None) is not None:
+        return None
+    return float(1 / np.prod([float(s) for s in scales]))
+
+
+def estimate(ir, rung: int, input_shape, table: Calibration | None = None) -> dict | None:
+    """The two sides of the choice, or None where the model has no rate for either (a class not calibrated) or
+    cannot compare them:
+    * static sizes: {"chosen_ms", "extension_ms"} at the node's sizes, reorders included;
+    * sizes known only at run time, against the decomposition (rung 3) only: {"chosen_ns", "extension_ns"} per
+      output element, and "assumed" where the input's size per output is not fixed by the node (taken as 1).
+      The extension is one op against the decomposition's chain of them, so its fixed cost is the smaller one
+      (measured on an FPN's run-time-size nearest: 0.04 against 0.12 ms a call): faster per element by the
+      margin, it is faster by it at every size."""
     table = table or calibration()
-    cls = _RUNG_CLASS.get(rung)
-    cur = table.rate(_key(cls, kind, aa, up)) if cls else None
-    ext = table.rate(_key("extension", kind, aa, up)) if cur is not None else None
+    cls = RUNG_CLASS.get(rung)
+    sizes = _static_elements(ir, input_shape)
+    # GridSample: against its decomposition only (GridSample-9, where exact, is the importer's own op).
+    if cls is None or (cls != "decomposition" and (sizes is None or ir.kind == "gridsample")):
+        return None
+    in_per_out = sizes[0] / sizes[1] if sizes else _in_per_out(ir)
+    up = in_per_out is None or in_per_out <= 1
+    cur = table.rate(_class_key(ir, cls, up))
+    ext = table.rate(_class_key(ir, "extension", up)) if cur is not None else None
     if ext is None:
         return None
     # The reorders measured around the extension are its extra over a built-in op, which keeps the plugin's
@@ -317,7 +191,13 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None) -> tu
     layout = table.rate("copy") or 0.0
     if cls == "builtin":
         layout = max(layout, table.rate("layout") or 0.0)
-    return cur * n_out / 1e6, (ext * n_out + layout * (n_in + n_out)) / 1e6
+    if sizes is not None:
+        n_in, n_out = sizes
+        return {"chosen_ms": cur * n_out / 1e6, "extension_ms": (ext * n_out + layout * (n_in + n_out)) / 1e6}
+    got = {"chosen_ns": cur, "extension_ns": ext + layout * (1 + (in_per_out or 1.0))}
+    if in_per_out is None:
+        got["assumed"] = "the input as large as the output"
+    return got
 
 
 def faster_extension(node, record) -> str | None:
@@ -326,10 +206,15 @@ def faster_extension(node, record) -> str | None:
     est = estimate(node.ir, record.rung, getattr(node.ir, "input_shape", None), table)
     if est is None:
         return None
-    cur, ext = est
-    record.extra["cost"] = {"chosen_ms": cur, "extension_ms": ext, "margin": MARGIN, "rates": table.where}
+    record.extra["cost"] = {**est, "margin": MARGIN, "rates": table.where}
+    per_element = "chosen_ns" in est
+    cur, ext = (est["chosen_ns"], est["extension_ns"]) if per_element else (est["chosen_ms"], est["extension_ms"])
     if cur < MARGIN * ext * (1 - 1e-12):  # at least MARGIN times faster (up to the ms conversion's rounding)
         return None
+    if per_element:
+        assumed = f", {est['assumed']}" if "assumed" in est else ""
+        return (f"cost model: {cur / ext:.2g}x faster per output element than {chosen_name(record)} on "
+                f"{table.where} (sizes known at run time{assumed}; one op against its chain, reorders included)")
     return (f"cost model: {cur / ext:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
             f"{ext:.3g} ms against {cur:.3g} ms, reorders included)")
 

@@ -42,8 +42,9 @@ def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditio
     """``--fallback extension`` starts at rung 4. By default only candidates exact for every run-time value are
     taken; ``allow_conditional`` (``--allow-conditional``) also takes one exact under stated run-time conditions
     (recorded, and written into the model's rt_info); ``--strict`` declines conditions and assumptions whatever
-    ``allow_conditional`` says. ``prefer="fastest"`` (the default): a Resize takes the extension instead of the
-    exact rung the ladder chose where the cost model (``cost``) estimates it faster by ``cost.MARGIN``;
+    ``allow_conditional`` says. ``prefer="fastest"`` (the default): a Resize (a GridSample: instead of its
+    decomposition) takes the extension instead of the exact rung the ladder chose where the cost model (``cost``)
+    estimates it faster by ``cost.MARGIN``;
     ``"builtin"``: never where a rung that needs nothing beside the model is exact."""
     return Policy(allow_conditional=bool(allow_conditional) and not strict,
                   floor=EXTENSION if fallback == "extension" else NATIVE, prefer=prefer)
@@ -122,7 +123,7 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
         final = any(isinstance(a.outcome, Refusal) and a.outcome.final for a in climbed.attempts)
         raise BridgeError(record.reason if final else refusal_text(record.tried), name,
                           record.field if final else "rung")
-    if policy.prefer == "fastest" and ir.kind == "resize" and record.rung != EXTENSION and not record.conditions:
+    if policy.prefer == "fastest" and ir.kind != "deformconv" and record.rung != EXTENSION and not record.conditions:
         return _fastest(node, climbed)
     return climbed.candidate.produced, record
 
@@ -134,7 +135,7 @@ def _fastest(node, climbed):
     why = cost.faster_extension(node, record)
     if why is None:
         return chosen.produced, record
-    rung = LADDERS["resize"][-1]
+    rung = LADDERS[node.ir.kind][-1]
     got = rung.ask(node, climbed.attempts)
     if isinstance(got, Refusal):
         record.extra["cost"]["extension_refused"] = got.reason

@@ -108,6 +108,83 @@ def test_cli_default_and_opt_out(tmp_path, capsys):
         assert "--prefer applies to --target openvino only" in capsys.readouterr().err
 
 
+def _grid_5d(tmp_path):
+    """A 5-D GridSample (GridSample-9 is 4-D only: its exact rung that needs nothing beside the model is the
+    decomposition) and its inputs."""
+    from onnx import TensorProto, helper
+
+    xs, gs = (1, 3, 4, 5, 6), (1, 3, 4, 2, 3)
+    node = helper.make_node("GridSample", ["X", "G"], ["Y"], name="g", mode="linear", padding_mode="border")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(xs)),
+                                        helper.make_tensor_value_info("G", TensorProto.FLOAT, list(gs))],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
+    onnx.save(m, tmp_path / "g.onnx")
+    rng = np.random.default_rng(1)
+    return m, str(tmp_path / "g.onnx"), [rng.standard_normal(xs).astype(np.float32),
+                                         rng.uniform(-1.2, 1.2, gs).astype(np.float32)]
+
+
+@pytest.mark.compiled
+@pytest.mark.parametrize("decomposition, rung", [(2.0, 4), (1.0, 3)])
+def test_gridsample_takes_the_extension_over_its_decomposition_by_the_margin(tmp_path, decomposition, rung):
+    """GridSample's decomposition against the extension (1.0 per output, a copy of 0.1 per element in and out:
+    (1.0 * 72 + 0.1 * (360 + 72)) ns): 2.0 per output is 1.25x or more, 1.0 is not. Never GridSample-9 itself."""
+    from resample_bridge.lowering import compiled
+
+    m, path, feeds = _grid_5d(tmp_path)
+    table = cost.Calibration({"decomposition/gridsample-linear/3d": decomposition,
+                              "extension/gridsample-linear/3d": 1.0, "copy": 0.1}, "the test's table")
+    with cost.using(table):
+        ov_model, (rec,) = convert(path)
+    assert rec.rung == rung, rec.summary()
+    assert rec.extra["cost"]["chosen_ms"] == pytest.approx(decomposition * 72 / 1e6)
+    assert rec.extra["cost"]["extension_ms"] == pytest.approx((72 + 0.1 * (360 + 72)) / 1e6)
+    if rung == 4:
+        assert "faster than the decomposition (rung 3)" in rec.reason, rec.reason
+    core = ov.Core()
+    core.add_extension(compiled.openvino_extension())
+    (_, ir), = parse_model(m)
+    got = core.compile_model(ov_model, "CPU", F32)(feeds)[0]
+    assert against_oracle(ir, got, run(ir, *feeds), feeds).ok
+
+
+@pytest.mark.compiled
+@pytest.mark.parametrize("decomposition, rung", [(2.0, 4), (0.8, 3)])
+def test_run_time_sizes_compare_rates_per_output_element(tmp_path, decomposition, rung):
+    """Nearest to sizes read from another tensor at run time (an FPN's): the index-form decomposition or the
+    extension, by their rates per output element, the input taken as large as the output (no static size to
+    weigh them at): 0.5 + 0.1 * 2 = 0.7 against 2.0 (2.9x: the extension) or 0.8 (1.14x: the decomposition)."""
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Shape", ["S"], ["sz"]),
+             helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], name="r", mode="nearest")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"]),
+                                       helper.make_tensor_value_info("S", TensorProto.FLOAT, [1, 2, "H", "W"])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path / "n.onnx")
+    table = cost.Calibration({"decomposition/nearest/plain/up": decomposition, "extension/nearest/plain/up": 0.5,
+                              "copy": 0.1}, "the test's table")
+    with cost.using(table):
+        _, (rec,) = convert(str(tmp_path / "n.onnx"))
+    assert rec.rung == rung, rec.summary()
+    got = rec.extra["cost"]
+    assert got["chosen_ns"] == decomposition and got["extension_ns"] == pytest.approx(0.7), got
+    assert got["assumed"] == "the input as large as the output"
+    if rung == 4:
+        assert "faster per output element than the decomposition (rung 3)" in rec.reason, rec.reason
+
+
+def test_run_time_sizes_keep_a_builtin_rung(tmp_path):
+    """Against a built-in op (one op, as the extension) the sizes decide: without them the ladder's choice stands."""
+    m = resize_model((1, 4, 24, 20), scales=[1, 1, 2, 2], mode="linear")
+    m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "h"
+    onnx.save(m, tmp_path / "d.onnx")
+    with cost.using(_table(builtin=10.0, extension=0.1, copy=0.0, layout=0.0)):
+        _, (rec,) = convert(str(tmp_path / "d.onnx"))
+    assert rec.rung == 1 and "cost" not in rec.extra, rec.summary()
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Where the rates come from
 

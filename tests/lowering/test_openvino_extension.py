@@ -303,3 +303,24 @@ def test_resize_plan_memo_follows_shapes_and_runtime_values(tmp_path):
         want = reference.run(ir, xi, None, s)
         assert y.shape == want.shape, (shape, scales)
         np.testing.assert_allclose(y, want, **TOL, err_msg=f"{shape} {scales}")
+
+
+@pytest.mark.parametrize("form", ["sizes", "scales"])
+def test_an_identity_resize_on_the_extension_is_a_copy(form, tmp_path):
+    """A Resize that resizes no axis (sizes equal to the input's, or scales of 1: axes=()) under --fallback
+    extension: the kernels bind it (no "neither scales nor sizes") and copy X bit for bit, NaN and -0 included."""
+    from resample_bridge.lowering.openvino.target import convert
+    from tests.helpers.models import resize_model
+
+    shape = (1, 2, 3, 4)
+    m = resize_model(shape, **({"sizes": list(shape)} if form == "sizes" else {"scales": [1, 1, 1, 1]}),
+                     mode="linear")
+    onnx.save(m, tmp_path / "m.onnx")
+    ov_model, (rec,) = convert(str(tmp_path / "m.onnx"), fallback="extension")
+    assert rec.rung == 4 and rec.ir.axes == (), rec.summary()
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    x.flat[:3] = [np.nan, -0.0, np.inf]
+    core = ov.Core()
+    core.add_extension(cpp.openvino_extension())
+    got = core.compile_model(ov_model, "CPU", F32)([x])[0]
+    assert np.array_equal(got.view(np.int32), x.view(np.int32))

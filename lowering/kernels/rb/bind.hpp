@@ -265,7 +265,7 @@ inline BoundResize bind_resize(const ResizeAttrs& ir, const std::vector<int64_t>
             else if (ir.formula_length == "integer") flen[i] = Rat(olen[i]);
             else throw bind_error("formula_length", "unknown formula length '" + ir.formula_length + "'");
         }
-    } else {
+    } else if (n != 0) {  // no resized axis (an identity the importer kept): the output is the input
         throw bind_error("scales", "neither scales nor sizes is given");
     }
     checked(Rat(0), "scales");

@@ -1,0 +1,221 @@
+"""The cost model's timings on this machine (``cost.py`` decides with them): each rate is a single-node model
+converted as a user's model is (``use_converter``) and run on OpenVINO CPU beside an inference of nothing.
+Resize: by sampler, antialias and direction, at ``SHAPE``; GridSample: by sampler and spatial rank, at
+``GRID_SHAPE`` with as many points as X has elements."""
+
+from __future__ import annotations
+
+import logging
+import os
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+from ..passes import CUSTOM
+from .graph import F32
+
+log = logging.getLogger("resample_bridge")
+
+SHAPE = (1, 16, 96, 96)  # the calibration input: big enough to time, small enough to calibrate in seconds
+# A rate is the time per output element beyond what an inference of nothing costs (measured beside it): the fixed
+# cost of a call would otherwise weigh on whichever rung is fast (measured: the extension's linear antialias
+# 96x96 -> 48x48 rate came out 3.4 ns, 2.4 ns on 600x800 -> 300x400).
+SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", True), ("cubic", True))
+# Coordinate modes that land a sampler on different rungs (half_pixel_symmetric has no Interpolate-11
+# spelling: the decomposition takes it); each timing is filed under the rung it actually took.
+COORDS = ("half_pixel", "half_pixel_symmetric")
+# GridSample's calibration X: 8 channels share each point's coordinate work (a 5-D flow warp has 2-16).
+GRID_SHAPE = (1, 8, 12, 16, 16)
+GRID_SAMPLERS = ("nearest", "linear", "cubic")
+RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
+_convert = None  # target.convert, registered by target.py (``use_converter``)
+
+
+def use_converter(convert) -> None:
+    """Calibration converts its timing models as a user's model is converted (``target.convert``). The cost model
+    sits below the target on the import path (the ladder consults it), so the target hands its convert in."""
+    global _convert
+    _convert = convert
+
+
+def key_of(cls: str, kind: str, antialias: bool, up: bool) -> str:
+    return f"{cls}/{kind}/{'aa' if antialias else 'plain'}/{'up' if up else 'down'}"
+
+
+def grid_key(cls: str, kind: str, rank: int) -> str:
+    return f"{cls}/gridsample-{kind}/{rank}d"
+
+
+def _shape(up: bool) -> tuple:
+    """The calibration input: ``SHAPE``, twice as large per resized axis for a downscale (as many outputs)."""
+    return SHAPE if up else SHAPE[:2] + tuple(d * 2 for d in SHAPE[2:])
+
+
+def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = False):
+    """(model, its input, output elements) of a Resize at ``_shape(up)``; ``dynamic``: H and W named, not fixed
+    (lengths known only at run time: nearest's index form)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    shape = _shape(up)
+    out = [shape[0], shape[1]] + [d * 2 if up else d // 2 for d in shape[2:]]
+    node = helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], name="r", mode=kind, antialias=int(antialias),
+                            coordinate_transformation_mode=coord)
+    dims = list(shape[:2]) + (["h", "w"] if dynamic else list(shape[2:]))
+    g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", TensorProto.FLOAT, dims)],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.array(out, np.int64), "sz")])
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), [x], int(np.prod(out))
+
+
+def _grid_model(kind: str, rank: int):
+    """(model, its inputs, output elements) of a GridSample over ``rank`` spatial axes: X ``GRID_SHAPE`` (its last
+    ``rank`` axes), as many points as X has, uniform over [-1.1, 1.1] (some outside, as a warp's are)."""
+    from onnx import TensorProto, helper
+
+    xs = GRID_SHAPE[:2] + GRID_SHAPE[2:][-rank:]
+    gs = (xs[0],) + xs[2:] + (rank,)
+    node = helper.make_node("GridSample", ["X", "G"], ["Y"], name="g", mode=kind, padding_mode="zeros")
+    g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(xs)),
+                                           helper.make_tensor_value_info("G", TensorProto.FLOAT, list(gs))],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    rng = np.random.default_rng(0)
+    feeds = [rng.standard_normal(xs).astype(np.float32), rng.uniform(-1.1, 1.1, gs).astype(np.float32)]
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=10), feeds, int(np.prod(xs))
+
+
+def _median_ms(runs: list, repeats: int = 15) -> list:
+    """Median ms of each (compiled model, its inputs), run in turns (one warm-up each)."""
+    ts: list = [[] for _ in runs]
+    for c, v in runs:
+        c(v)
+    for _ in range(repeats):
+        for i, (c, v) in enumerate(runs):
+            t0 = time.perf_counter()
+            c(v)
+            ts[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) * 1e3 for t in ts]
+
+
+def _nothing(core):
+    """(an inference of next to nothing, its inputs): the fixed cost of a call."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    p = ops.parameter([1], np.float32)
+    return core.compile_model(ov.Model([ops.relu(p)], [p]), "CPU", F32), [np.ones(1, np.float32)]
+
+
+def _rate(core, path: str, made, fallback: str):
+    """(the rung class the model landed on, ns per output element beyond an inference of nothing)."""
+    import onnx
+
+    model, feeds, n_out = made
+    onnx.save(model, path)
+    ov_model, (rec,) = _convert(path, fallback=fallback, prefer="builtin")
+    cls = "extension" if rec.rung == CUSTOM else RUNG_CLASS[rec.rung]
+    ms, fixed = _median_ms([(core.compile_model(ov_model, "CPU", F32), feeds), _nothing(core)])
+    return cls, max(ms - fixed, 0.0) * 1e6 / n_out
+
+
+def time_rates(key: str) -> dict:
+    """{key: ns per element, ...}: ``key`` timed on this machine, with the other classes its models landed on (a
+    sampler with no built-in spelling lands on the decomposition); {} where the class cannot be produced (no C++
+    compiler for the extension, no built-in op of that sampler)."""
+    import openvino as ov
+
+    if key == "copy":
+        big = np.ones(1 << 22, np.float32)
+        return {"copy": min(_timed(big.copy) for _ in range(5)) * 1e9 / big.size}
+    core = ov.Core()
+    if key == "layout" or key.startswith("extension/"):
+        from .. import compiled
+
+        try:
+            core.add_extension(compiled.openvino_extension())
+        except Exception as e:  # noqa: BLE001 -- no extension here: the class is left out
+            log.debug(f"cost model: {key} not timed: {e}")
+            return {}
+    found: dict = {}
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.onnx")
+        if key == "layout":
+            x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
+            got = _layout_rate(core, path, x, _convert)
+            return {} if got is None else {"layout": got}
+        cls, what, rest = key.split("/", 2)
+        fallback = "extension" if cls == "extension" else "decompose"
+        if what.startswith("gridsample-"):
+            kind, rank = what[len("gridsample-"):], int(rest.rstrip("d"))
+            tries = [(lambda: _grid_model(kind, rank), lambda c: grid_key(c, kind, rank))]
+        else:
+            aa, up = rest.split("/")[0] == "aa", rest.endswith("/up")
+            # The static coordinate spellings, then run-time lengths (where nearest takes its index form).
+            shapes = [(c, False) for c in COORDS] + ([(COORDS[0], True)] if cls == "decomposition" else [])
+            tries = [(lambda c=c, dyn=dyn: _model(what, aa, up, c, dyn), lambda c: key_of(c, what, aa, up))
+                     for c, dyn in (shapes if cls != "extension" else [(COORDS[0], False)])]
+        for made, name in tries:
+            try:
+                landed, rate = _rate(core, path, made(), fallback)
+            except Exception as e:  # noqa: BLE001 -- a class this machine cannot run is left out
+                log.debug(f"cost model: {key} not timed: {e}")
+                continue
+            found.setdefault(name(landed), rate)
+            if name(landed) == key:
+                break
+    return found
+
+
+def calibrate(samplers=SAMPLERS) -> dict:
+    """Every rate on this machine at once (the reference table: ``tools/dev/cost_reference.py``)."""
+    keys = [key_of(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
+            for cls in ("builtin", "decomposition", "extension")]
+    keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]
+    out: dict = {}
+    for key in keys + ["layout", "copy"]:
+        if key not in out:
+            out.update(time_rates(key))
+    return out
+
+
+def _layout_rate(core, path: str, x, convert) -> float | None:
+    """ns per element (input + output) that a custom op costs in a real model beyond its own time: the plugin
+    reorders blocked layouts around it. Measured as the extension's extra time between Conv layers (1x1 Conv ->
+    bilinear x2 -> 1x1 Conv) minus its extra time alone; None where the extension cannot run here."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    c = SHAPE[1]
+    w = numpy_helper.from_array(np.eye(c, dtype=np.float32).reshape(c, c, 1, 1), "w")
+    out = [SHAPE[0], c] + [d * 2 for d in SHAPE[2:]]
+    sz = numpy_helper.from_array(np.array(out, np.int64), "sz")
+    resize = helper.make_node("Resize", ["a", "", "", "sz"], ["b"], name="r", mode="linear")
+    alone = [resize]
+    between = [helper.make_node("Conv", ["X", "w"], ["a"]), resize, helper.make_node("Conv", ["b", "w"], ["Y"])]
+    compiled = {}
+    for name, nodes, inp, outp in (("alone", alone, "a", "b"), ("between", between, "X", "Y")):
+        g = helper.make_graph(nodes, "layout", [helper.make_tensor_value_info(inp, TensorProto.FLOAT, list(SHAPE))],
+                              [helper.make_tensor_value_info(outp, TensorProto.FLOAT, None)], [w, sz])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), path)
+        for fallback in ("decompose", "extension"):
+            try:
+                ov_model, _ = convert(path, fallback=fallback, prefer="builtin")
+                compiled[name, fallback] = core.compile_model(ov_model, "CPU", F32)
+            except Exception as e:  # noqa: BLE001 -- no extension here: the copy rate stands in
+                log.debug(f"cost model: layout not timed: {e}")
+                return None
+    # A difference of differences: the four run interleaved, so that other load falls on all alike.
+    times = dict(zip(compiled, _median_ms([(c, [x]) for c in compiled.values()], repeats=25)))
+    extra = (times["between", "extension"] - times["between", "decompose"]) - \
+        (times["alone", "extension"] - times["alone", "decompose"])
+    return max(0.0, extra) * 1e6 / (int(np.prod(SHAPE)) + int(np.prod(out)))
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+

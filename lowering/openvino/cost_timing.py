@@ -53,15 +53,17 @@ def _shape(up: bool) -> tuple:
     return SHAPE if up else SHAPE[:2] + tuple(d * 2 for d in SHAPE[2:])
 
 
-def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = False):
+def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = False, pillow: bool = False):
     """(model, its input, output elements) of a Resize at ``_shape(up)``; ``dynamic``: H and W named, not fixed
-    (lengths known only at run time: nearest's index form)."""
+    (lengths known only at run time: nearest's index form); ``pillow``: antialias as PyTorch exports it
+    (exclude_outside, cubic a = -0.5: Interpolate's pillow modes, rung 2)."""
     from onnx import TensorProto, helper, numpy_helper
 
     shape = _shape(up)
     out = [shape[0], shape[1]] + [d * 2 if up else d // 2 for d in shape[2:]]
     node = helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], name="r", mode=kind, antialias=int(antialias),
-                            coordinate_transformation_mode=coord)
+                            coordinate_transformation_mode=coord, exclude_outside=int(pillow),
+                            cubic_coeff_a=-0.5 if pillow else -0.75)
     dims = list(shape[:2]) + (["h", "w"] if dynamic else list(shape[2:]))
     g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", TensorProto.FLOAT, dims)],
                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
@@ -152,10 +154,12 @@ def time_rates(key: str) -> dict:
             tries = [(lambda: _grid_model(kind, rank), lambda c: grid_key(c, kind, rank))]
         else:
             aa, up = rest.split("/")[0] == "aa", rest.endswith("/up")
-            # The static coordinate spellings, then run-time lengths (where nearest takes its index form).
-            shapes = [(c, False) for c in COORDS] + ([(COORDS[0], True)] if cls == "decomposition" else [])
-            tries = [(lambda c=c, dyn=dyn: _model(what, aa, up, c, dyn), lambda c: key_of(c, what, aa, up))
-                     for c, dyn in (shapes if cls != "extension" else [(COORDS[0], False)])]
+            # The static coordinate spellings, antialias as PyTorch exports it (the built-in pillow modes), then
+            # run-time lengths (where nearest takes its index form).
+            forms = [dict(coord=c) for c in COORDS] + ([dict(coord=COORDS[0], pillow=True)] if aa else []) + \
+                ([dict(coord=COORDS[0], dynamic=True)] if cls == "decomposition" else [])
+            tries = [(lambda f=f: _model(what, aa, up, **f), lambda c: key_of(c, what, aa, up))
+                     for f in (forms if cls != "extension" else forms[:1])]
         for made, name in tries:
             try:
                 landed, rate = _rate(core, path, made(), fallback)

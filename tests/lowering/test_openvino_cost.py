@@ -243,3 +243,16 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     monkeypatch.setattr(cost, "_time", lambda key: pytest.fail(f"timed {key} twice"))
     _, (again,) = convert(path)
     assert again.extra["cost"] == rec.extra["cost"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["builtin/linear/aa/up", "decomposition/nearest/plain/up",
+                                 "decomposition/gridsample-linear/3d"])
+def test_every_class_the_estimate_reads_has_a_calibration_model(key):
+    """The classes a calibration model of the plain spelling cannot land on: antialias on the built-in op (the
+    pillow modes, as PyTorch exports antialias), nearest's index form (lengths known only at run time), and
+    GridSample's decomposition (5-D): each is timed, not left missing (which would keep the ladder's choice)."""
+    from resample_bridge.lowering.openvino import cost_timing, target  # noqa: F401 -- registers the converter
+
+    got = cost_timing.time_rates(key)
+    assert got.get(key) is not None and got[key] > 0, got

@@ -80,7 +80,10 @@ def test_check_verdict(rows, case):
         assert v["verdict"] == "exact", v
     ours = row["resample_bridge"]
     if "volumetric" in case.name:
-        assert ours["rung"] == 3 and "4-D only" in ours["reason"]  # the in-graph sampler: no extension
+        # GridSample-9 is 4-D only: the in-graph sampler, or the extension where the cost model estimates it
+        # 1.25x faster than that (the reference rates: 5-D linear 4.6x per output, nearest 2.6x).
+        assert (ours["rung"] == 3 and "4-D only" in ours["reason"]) or \
+            (ours["rung"] == 4 and "faster than the decomposition (rung 3)" in ours["reason"]), ours
     elif case.name.startswith("test_gridsample_nearest"):
         # GridSample-9 unnormalises in another float32 order: a run-time grid can land next to a .5 tie and
         # read another element (issue 10), so only the extension is exact for every grid.

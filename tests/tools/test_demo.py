@@ -34,8 +34,10 @@ def test_demo_runs_the_main_job(tmp_path, capsys):
     assert "sampler.antialias: True vs False" in check
     assert re.search(r"gridsample_5d +refused", check)
     convert = _section(out, "[2/3]", "[3/3]")
-    assert re.search(r"gridsample_5d +3 decomposition", convert) and re.search(r"nearest_ties_20_to_6 +3 decomposition",
-                                                                           convert)
+    # 5-D GridSample: the extension where the cost model estimates it 1.25x faster than the in-graph sampler
+    # (the reference rates do), the sampler where the extension cannot be built.
+    assert re.search(r"gridsample_5d +(4 extension|3 decomposition)", convert)
+    assert re.search(r"nearest_ties_20_to_6 +3 decomposition", convert)
     verify = _section(out, "[3/3]", "Try it")
     imp, ours = re.search(r"nearest_ties_20_to_6 +([0-9.e-]+) +([0-9.e-]+)", verify).groups()
     assert float(imp) > 0.1 and float(ours) == 0  # the importer's error next to ours

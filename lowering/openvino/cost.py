@@ -178,7 +178,8 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None) -> di
     cls = RUNG_CLASS.get(rung)
     sizes = _static_elements(ir, input_shape)
     # GridSample: against its decomposition only (GridSample-9, where exact, is the importer's own op).
-    if cls is None or (cls != "decomposition" and (sizes is None or ir.kind == "gridsample")):
+    if cls is None or (cls != "decomposition" and (sizes is None or ir.kind == "gridsample")) or \
+            (sizes is not None and sizes[1] == 0):  # an empty output: nothing to weigh
         return None
     in_per_out = sizes[0] / sizes[1] if sizes else _in_per_out(ir)
     up = in_per_out is None or in_per_out <= 1

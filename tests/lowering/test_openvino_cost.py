@@ -256,3 +256,13 @@ def test_every_class_the_estimate_reads_has_a_calibration_model(key):
 
     got = cost_timing.time_rates(key)
     assert got.get(key) is not None and got[key] > 0, got
+
+
+def test_an_empty_output_is_not_weighed(tmp_path):
+    """A scale that sends an axis of length 1 to length 0 (fuzz seed 62: a ZeroDivisionError in the estimate):
+    nothing to compute, nothing to weigh; the ladder's choice stands."""
+    m = resize_model((1, 1, 6, 6), scales=[1, 0.5, 1, 1.5], mode="linear")
+    onnx.save(m, tmp_path / "e.onnx")
+    with cost.using(_table(builtin=1.0, extension=0.1, copy=0.0, layout=0.0)):
+        _, (rec,) = convert(str(tmp_path / "e.onnx"))
+    assert rec.rung in (1, 2, 3) and "cost" not in rec.extra, rec.summary()

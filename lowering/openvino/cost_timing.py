@@ -110,16 +110,20 @@ def _nothing(core):
     return core.compile_model(ov.Model([ops.relu(p)], [p]), "CPU", F32), [np.ones(1, np.float32)]
 
 
-def _rate(core, path: str, made, fallback: str):
-    """(the rung class the model landed on, ns per output element beyond an inference of nothing)."""
+def _landed(path: str, made, fallback: str):
+    """(the rung class a calibration model lands on, its converted model, inputs, output elements)."""
     import onnx
 
     model, feeds, n_out = made
     onnx.save(model, path)
     ov_model, (rec,) = _convert(path, fallback=fallback, prefer="builtin")
-    cls = "extension" if rec.rung == CUSTOM else RUNG_CLASS[rec.rung]
+    return ("extension" if rec.rung == CUSTOM else RUNG_CLASS[rec.rung]), ov_model, feeds, n_out
+
+
+def _rate(core, ov_model, feeds, n_out: int) -> float:
+    """ns per output element beyond an inference of nothing."""
     ms, fixed = _median_ms([(core.compile_model(ov_model, "CPU", F32), feeds), _nothing(core)])
-    return cls, max(ms - fixed, 0.0) * 1e6 / n_out
+    return max(ms - fixed, 0.0) * 1e6 / n_out
 
 
 def time_rates(key: str) -> dict:
@@ -162,11 +166,13 @@ def time_rates(key: str) -> dict:
                      for f in (forms if cls != "extension" else forms[:1])]
         for made, name in tries:
             try:
-                landed, rate = _rate(core, path, made(), fallback)
+                landed, ov_model, feeds, n_out = _landed(path, made(), fallback)
+                if name(landed) in found:
+                    continue
+                found[name(landed)] = _rate(core, ov_model, feeds, n_out)
             except Exception as e:  # noqa: BLE001 -- a class this machine cannot run is left out
                 log.debug(f"cost model: {key} not timed: {e}")
                 continue
-            found.setdefault(name(landed), rate)
             if name(landed) == key:
                 break
     return found

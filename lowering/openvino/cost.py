@@ -19,6 +19,7 @@ Where the rates come from (``calibration()``), first that applies:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import cost_timing
 from .cost_timing import RUNG_CLASS, calibrate, grid_key, key_of, time_rates as _time, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
@@ -106,7 +108,9 @@ def cache_file():
 
     import openvino
 
-    key = project_hash(KERNELS_DIR, extra=f"cost layout openvino {openvino.__version__}")
+    # The calibration models' own source too: a rate timed (or found missing) by other models is not reused.
+    models = hashlib.sha256(Path(cost_timing.__file__).read_bytes()).hexdigest()[:16]
+    key = project_hash(KERNELS_DIR, extra=f"cost layout openvino {openvino.__version__} models {models}")
     return cache_root() / f"cost-{key}.json"
 
 

@@ -123,7 +123,8 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
         final = any(isinstance(a.outcome, Refusal) and a.outcome.final for a in climbed.attempts)
         raise BridgeError(record.reason if final else refusal_text(record.tried), name,
                           record.field if final else "rung")
-    if policy.prefer == "fastest" and ir.kind != "deformconv" and record.rung != EXTENSION and not record.conditions:
+    weighed = ir.kind in ("resize", "gridsample") and record.rung != EXTENSION and not record.conditions
+    if policy.prefer == "fastest" and weighed:
         return _fastest(node, climbed)
     return climbed.candidate.produced, record
 

@@ -235,9 +235,10 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     _, path = _linear_up(tmp_path)
     _, (rec,) = convert(path)
     assert rec.extra["cost"]["rates"] == "this machine"
-    assert sorted(timed) == ["builtin/linear/plain/up", "copy", "extension/linear/plain/up", "layout"], timed
+    # The extension is timed beside the built-in op, in one run (a busy machine weighs on both alike).
+    assert sorted(timed) == ["builtin/linear/plain/up", "copy", "layout"], timed
     cached = json.loads(own.read_text())
-    assert set(timed) <= set(cached) and all(v >= 0 for v in cached.values())
+    assert set(timed) | {"extension/linear/plain/up"} <= set(cached) and all(v >= 0 for v in cached.values())
     # Once per machine: the next process reads the file.
     monkeypatch.setattr(cost, "_machine", None)
     monkeypatch.setattr(cost, "_time", lambda key: pytest.fail(f"timed {key} twice"))

@@ -87,8 +87,6 @@ class CudaLaunch:
             call(self.lib.rb_cuda_resize_prepare, text, ctypes.byref(tensor(x)), ctypes.byref(rt),
                  ctypes.byref(tensor(self.y)), stream, ctypes.byref(plan))
             self.plan = plan
-        else:
-            self.y = self._args(x, inputs)[1]
 
     def _args(self, x, inputs):
         """(the GridSample / DeformConv input arrays, checked, the output array, the params struct, the names,
@@ -109,14 +107,16 @@ class CudaLaunch:
         if resize and (x.shape != self.x_shape or x.dtype != self.x_dtype):
             raise BridgeError(f"X {x.dtype}{list(x.shape)} is not the plan's {self.x_dtype}{list(self.x_shape)}",
                               field="X")
-        y = np.empty_like(self.y)  # shape and dtype for put (not read)
+        if resize:
+            y = np.empty_like(self.y)  # shape and dtype for put (not read)
+        else:  # nothing bound beforehand: the arguments are checked here, once per call
+            arrays, y, params, names, fn = self._args(x, inputs)
         if y.size == 0:
             return y, None
         dy = put(y)
         if resize:
             call(self.lib.rb_cuda_resize_enqueue, self.plan, put(np.ascontiguousarray(x)), dy, stream)
         else:
-            arrays, _, params, names, fn = self._args(x, inputs)
             call(fn, *tensors(arrays, names, data=[None if a is None else put(a) for a in arrays]),
                  ctypes.byref(params), ctypes.byref(tensor(y, dy)), stream)
         return y, dy

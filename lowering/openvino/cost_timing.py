@@ -176,14 +176,15 @@ def time_rates(key: str) -> dict:
                      for f in (forms if cls != "extension" else forms[:1])]
         for made, name in tries:
             try:
-                landed, ov_model, feeds, n_out = _landed(path, made(), fallback)
+                m = made()
+                landed, ov_model, feeds, n_out = _landed(path, m, fallback)
                 if name(landed) in found:
                     continue
                 models = {name(landed): ov_model}
                 if landed != "extension" and extension:
-                    ext_model, (rec,) = _convert(path, fallback="extension", prefer="builtin")
-                    if rec.rung == CUSTOM:
-                        models[name("extension")] = ext_model
+                    beside, ext_model = _landed(path, m, "extension")[:2]
+                    if beside == "extension":
+                        models[name(beside)] = ext_model
                 for k, v in _rates(core, models, feeds, n_out).items():
                     if k not in found or name(landed) == key:  # the extension beside ``key`` wins
                         found[k] = v

@@ -94,9 +94,9 @@ inline VF vmax(VF a, VF b) { return vminmax<true>(a, b); }
 inline VI bits_of(VF v) { return reinterpret_cast<VI>(v); }
 inline VF float_of(VI v) { return reinterpret_cast<VF>(v); }
 
-// floor_add and block_index (block_taps.hpp), lane by lane: the same values with bit operations where its
-// selects have a cheaper equal (select-with-mask is 2-3 uops per lane vector on x86; measured: AVX2 taps 2.2 ->
-// 1.5 ns per point on a Xeon).
+// floor_add and block_index (block_taps.hpp), lane by lane: the same values from cheaper operations, the floor
+// instruction where the build has one (AVX: taps 1.41 -> 1.01 ns per point, Xeon), else bit operations for its
+// selects (select-with-mask is 2-3 uops per lane vector on x86).
 inline VF floor_add_v(VF x) {
 #if defined(__AVX512F__) || defined(__AVX__)
     // The floor instruction, one uop, equals floor_add everywhere but at -0, which it keeps and floor_add sends to

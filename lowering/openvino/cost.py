@@ -2,7 +2,8 @@
 nothing beside the model (or a GridSample node the decomposition), the extension is taken instead only where this
 model estimates it at least ``MARGIN`` times faster. The model is a rate (ns per output element) per rung class and
 sampler, timed on single-node models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in a
-real model (measured between Conv layers, at least a copy). Sizes known only at run time compare the rates.
+real model (measured between Conv layers, at least a copy) on each side that does not meet the model's own inputs
+or outputs (``boundary``). Sizes known only at run time compare the rates.
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -45,7 +46,8 @@ ENV = "RESAMPLE_BRIDGE_COST_TABLE"
 @dataclass
 class Calibration:
     """Rates {"class/kind/antialias/direction": ns per output element, "copy" / "layout": ns per element in
-    and out; None: a class this machine cannot produce for that sampler} and where they were measured
+    and out, "call": ns per inference of nothing; None: a class this machine cannot produce for that sampler}
+    and where they were measured
     (``where``: the words the records print). ``timer``: times a missing rate on this machine and returns it
     (None: a fixed table, where a missing rate stays missing)."""
 
@@ -169,7 +171,8 @@ def _in_per_out(ir) -> float | None:
     return float(1 / np.prod([float(s) for s in scales]))
 
 
-def estimate(ir, rung: int, input_shape, table: Calibration | None = None) -> dict | None:
+def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides: tuple = (False, False)) -> \
+        dict | None:
     """The two sides of the choice, or None where the model has no rate for either (a class not calibrated) or
     cannot compare them:
     * static sizes: {"chosen_ms", "extension_ms"} at the node's sizes, reorders included;
@@ -177,7 +180,10 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None) -> di
       output element, and "assumed" where the input's size per output is not fixed by the node (taken as 1).
       The extension is one op against the decomposition's chain of them, so its fixed cost is the smaller one
       (measured on an FPN's run-time-size nearest: 0.04 against 0.12 ms a call): faster per element by the
-      margin, it is faster by it at every size."""
+      margin, it is faster by it at every size.
+    ``sides``: (input, output) at the model's own inputs / outputs (``boundary``), where no reorder is charged;
+    the record names them ("boundary"). "call_ms": an inference of nothing, where the table has it: a saving
+    below it is below what the rates resolve (they are times beyond it) and is not taken."""
     table = table or calibration()
     cls = RUNG_CLASS.get(rung)
     sizes = _static_elements(ir, input_shape)
@@ -193,22 +199,32 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None) -> di
         return None
     # The reorders measured around the extension are its extra over a built-in op, which keeps the plugin's
     # blocked layouts; a decomposition's Gather/Multiply/Add chain does not, so against it a copy is charged.
-    layout = table.rate("copy") or 0.0
-    if cls == "builtin":
-        layout = max(layout, table.rate("layout") or 0.0)
+    # Neither on a side at the model's boundary (not even timed where both sides are).
+    charged_in, charged_out = (not sides[0]), (not sides[1])
+    layout = 0.0
+    if charged_in or charged_out:
+        layout = table.rate("copy") or 0.0
+        if cls == "builtin":
+            layout = max(layout, table.rate("layout") or 0.0)
     if sizes is not None:
         n_in, n_out = sizes
-        return {"chosen_ms": cur * n_out / 1e6, "extension_ms": (ext * n_out + layout * (n_in + n_out)) / 1e6}
-    got = {"chosen_ns": cur, "extension_ns": ext + layout * (1 + (in_per_out or 1.0))}
-    if in_per_out is None:
-        got["assumed"] = "the input as large as the output"
+        got = {"chosen_ms": cur * n_out / 1e6,
+               "extension_ms": (ext * n_out + layout * (n_in * charged_in + n_out * charged_out)) / 1e6}
+        if table.rate("call"):
+            got["call_ms"] = table.rate("call") / 1e6
+    else:
+        got = {"chosen_ns": cur, "extension_ns": ext + layout * ((in_per_out or 1.0) * charged_in + charged_out)}
+        if in_per_out is None and charged_in:
+            got["assumed"] = "the input as large as the output"
+    if any(sides):
+        got["boundary"] = " and ".join(s for s, at in zip(("input", "output"), sides) if at)
     return got
 
 
 def faster_extension(node, record) -> str | None:
     """The reason to take the extension instead of the chosen rung (the estimate, in words), or None."""
     table = calibration()
-    est = estimate(node.ir, record.rung, getattr(node.ir, "input_shape", None), table)
+    est = estimate(node.ir, record.rung, getattr(node.ir, "input_shape", None), table, node.sides)
     if est is None:
         return None
     record.extra["cost"] = {**est, "margin": MARGIN, "rates": table.where}
@@ -216,12 +232,15 @@ def faster_extension(node, record) -> str | None:
     cur, ext = (est["chosen_ns"], est["extension_ns"]) if per_element else (est["chosen_ms"], est["extension_ms"])
     if cur < MARGIN * ext * (1 - 1e-12):  # at least MARGIN times faster (up to the ms conversion's rounding)
         return None
+    if cur - ext < est.get("call_ms", 0.0):  # a saving below a call's own cost: not worth a library beside it
+        return None
+    reorders = "reorders included" + (f", none at the model's {est['boundary']}" if "boundary" in est else "")
     if per_element:
         assumed = f", {est['assumed']}" if "assumed" in est else ""
         return (f"cost model: {cur / ext:.2g}x faster per output element than {chosen_name(record)} on "
-                f"{table.where} (sizes known at run time{assumed}; one op against its chain, reorders included)")
+                f"{table.where} (sizes known at run time{assumed}; one op against its chain, {reorders})")
     return (f"cost model: {cur / ext:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
-            f"{ext:.3g} ms against {cur:.3g} ms, reorders included)")
+            f"{ext:.3g} ms against {cur:.3g} ms, {reorders})")
 
 
 def chosen_name(record) -> str:

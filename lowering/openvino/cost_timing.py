@@ -151,6 +151,8 @@ def time_rates(key: str) -> dict:
         big = np.ones(1 << 22, np.float32)
         return {"copy": min(_timed(big.copy) for _ in range(5)) * 1e9 / big.size}
     core = ov.Core()
+    if key == "call":
+        return {"call": _median_ms([_nothing(core)], repeats=201)[0] * 1e6}
     extension = _with_extension(core)
     if not extension and (key == "layout" or key.startswith("extension/")):
         return {}
@@ -202,7 +204,7 @@ def calibrate(samplers=SAMPLERS) -> dict:
             for cls in ("builtin", "decomposition", "extension")]
     keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]
     out: dict = {}
-    for key in keys + ["layout", "copy"]:
+    for key in keys + ["layout", "copy", "call"]:
         if key not in out:
             out.update(time_rates(key))
     return out

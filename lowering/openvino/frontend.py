@@ -16,6 +16,7 @@ from ...semantics.messages import openvino_error_reason
 from ...semantics.reference import run
 from ..passes import CUSTOM, folded_record
 from ..probes import probe_sets
+from .boundary import NOT_AT_BOUNDARY
 from .graph import compile_f32, dims, np_dtype, ops, tag
 from .ladder import TARGET, lower
 
@@ -79,13 +80,14 @@ class ConversionLog(list):
 
 def conversion_extensions(opset: int | None = None, fallback: str = "decompose", strict: bool = False,
                           log: ConversionLog | None = None, names: dict | None = None, policy=None,
-                          irs: dict | None = None):
+                          irs: dict | None = None, sides: dict | None = None):
     """ConversionExtensions for ``openvino.convert_model(path, extension=...)`` replacing OpenVINO's
     translators for Resize, Upsample, GridSample and DeformConv with resample-bridge's lowering. ``names``:
     from :func:`node_names`, so records carry the ONNX node names; ``irs``: from :func:`source_irs`, the IR
     each named node has in the ONNX model (what inspect and check read), used instead of the frontend's view
     of the node, whose constants OpenVINO has already rewritten (empty ones as 0-d values, Shape chains
-    unfolded)."""
+    unfolded); ``sides``: from :func:`boundary.planar_sides`, which sides of each named node meet the model's
+    inputs or outputs (the cost model charges no reorder there)."""
     from openvino.frontend.onnx import ConversionExtension
 
     from ...translate.onnx import parse_view
@@ -111,7 +113,8 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
             if folded is not None:
                 outs, rec = folded
             else:
-                outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy)
+                outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy,
+                                  sides=(sides or {}).get(view.name, NOT_AT_BOUNDARY))
                 by_value = prove_by_value(view.name, ir, inputs, outs)
                 if by_value is not None:
                     rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})

@@ -17,6 +17,7 @@ from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, NodeRecord, Policy, Refusal, Rung, climb, facts, \
     rung_names, take, tried_of
 from . import builtin, cost, decompose, extension, grid_decompose, interpolate, nearest_index
+from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
 
@@ -35,6 +36,7 @@ class Node:
     inputs: list  # OpenVINO outputs in ONNX input order, None for omitted optional inputs
     strict: bool = False  # conditions and assumptions are declined (--strict, or the default policy)
     user_strict: bool = False  # --strict itself
+    sides: tuple = NOT_AT_BOUNDARY  # (input, output) at the model's own inputs / outputs (``boundary``)
 
 
 def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditional: bool = False,
@@ -110,13 +112,14 @@ LADDERS = {
 
 
 def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: bool = False,
-          policy: Policy | None = None):
-    """Lower one node. ``inputs`` are OpenVINO outputs in ONNX order (None for omitted optional inputs).
+          policy: Policy | None = None, sides: tuple = NOT_AT_BOUNDARY):
+    """Lower one node. ``inputs`` are OpenVINO outputs in ONNX order (None for omitted optional inputs);
+    ``sides``: which of its sides meet the model's inputs / outputs (the cost model's reorders).
     Returns (list of outputs, NodeRecord); BridgeError naming the node when no rung takes it."""
     if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
         raise BridgeError(f"cannot lower {type(ir).__name__}", name)
     policy = policy or policy_for(fallback, strict)
-    node = Node(name, ir, list(inputs), strict=not policy.allow_conditional, user_strict=strict)
+    node = Node(name, ir, list(inputs), strict=not policy.allow_conditional, user_strict=strict, sides=tuple(sides))
     climbed = climb(LADDERS[ir.kind], node, NodeRecord(name, ir.origin, ir, TARGET), policy, last_resort=EXTENSION)
     record = climbed.record
     if climbed.candidate is None:

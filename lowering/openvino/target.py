@@ -10,6 +10,7 @@ import tempfile
 from ...semantics.errors import BridgeError, clip
 from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written, records_json
 from . import cost
+from .boundary import planar_sides
 from .frontend import (ConversionLog, conversion_extensions, conversion_message, node_names, openvino_error_reason,
                        source_irs)
 from .graph import F32, tagged
@@ -63,14 +64,14 @@ class OpenVINOTarget(Target):
         """Every node lowered inside ``openvino.convert_model``; a node no rung takes stops it with the reason."""
         import openvino as ov
 
-        from ...translate.onnx import default_opset, load
+        from ...translate.onnx import default_opset, inline_functions, load
 
         model = load(model_path)
         log = ConversionLog()
         # The IR of every node as inspect / check read it from the ONNX model (bodies and functions included):
         # the frontend's view of a node (0-d empty constants, unfolded Shape chains) only locates it.
         exts = conversion_extensions(opset=default_opset(model), log=log, names=node_names(model), policy=policy,
-                                     irs=source_irs(model))
+                                     irs=source_irs(model), sides=planar_sides(inline_functions(model)))
         try:
             with _functions_inlined(model, model_path) as path:
                 ov_model = ov.convert_model(path, extension=list(exts) + self.extensions)

@@ -69,14 +69,45 @@ def test_the_extension_from_1_25x_faster_on(tmp_path, builtin, extension, rung):
     _exact(m, ov_model, [rec])
 
 
-def test_the_reorders_count(tmp_path):
-    """The extension pays the reorders measured between Conv layers where they exceed a copy: a rate that wins
-    alone (0.5 against 1.0 per output) loses once 2 ns per element in and out are charged."""
-    _, path = _linear_up(tmp_path)
+def _in_context(tmp_path, before: bool, after: bool, relu: bool = False):
+    """_linear_up's Resize behind a 1x1 Conv (``before``) and / or in front of one (``after``); ``relu``: a Relu
+    between the graph's input and the Resize (a side stays at the boundary through it)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    c = 4
+    nodes = [helper.make_node("Resize", ["a", "", "sc"], ["b"], name="r", mode="linear")]
+    if before or relu:
+        nodes.insert(0, helper.make_node("Conv" if before else "Relu", ["X", "w"] if before else ["X"], ["a"]))
+    if after:
+        nodes.append(helper.make_node("Conv", ["b", "w"], ["Y"]))
+    inits = [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")] + \
+        ([numpy_helper.from_array(np.eye(c, dtype=np.float32).reshape(c, c, 1, 1), "w")] if before or after else [])
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("X" if before or relu else "a",
+                                                                     TensorProto.FLOAT, [1, c, 24, 20])],
+                          [helper.make_tensor_value_info("Y" if after else "b", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path / "c.onnx")
+    return str(tmp_path / "c.onnx")
+
+
+@pytest.mark.parametrize("before, after, relu, charged, boundary", [
+    (True, True, False, N_IN + N_OUT, None),          # between Conv layers: reorders in and out
+    (True, False, False, N_IN, "output"),             # a Conv's output upsampled into the model's output
+    (False, True, False, N_OUT, "input"),             # the model's input upsampled into a Conv
+    (False, False, True, 0, "input and output"),      # Relu keeps the input's layout: no reorder anywhere
+])
+def test_the_reorders_count_where_the_node_meets_layers(tmp_path, before, after, relu, charged, boundary):
+    """The extension pays the reorders measured between Conv layers on each side that meets a layer, none on a
+    side that meets the model's own input or output: a rate that wins alone (0.5 against 1.0 per output) loses
+    once 2 ns per element are charged on either side (x2 upsampling: the input side is a quarter of the output's)."""
+    path = _in_context(tmp_path, before, after, relu)
     with cost.using(_table(builtin=1.0, extension=0.5, copy=0.01, layout=2.0)):
         _, (rec,) = convert(path)
-    assert rec.rung == 1, rec.summary()
-    assert rec.extra["cost"]["extension_ms"] == pytest.approx((0.5 * N_OUT + 2.0 * (N_IN + N_OUT)) / 1e6)
+    got = rec.extra["cost"]
+    assert got["extension_ms"] == pytest.approx((0.5 * N_OUT + 2.0 * charged) / 1e6)
+    assert got.get("boundary") == boundary
+    assert rec.rung == (4 if charged == 0 else 1), rec.summary()
+    if boundary and rec.rung == 4:
+        assert f"none at the model's {boundary}" in rec.reason, rec.reason
 
 
 def test_builtin_never_reads_the_model(tmp_path, monkeypatch):
@@ -128,8 +159,8 @@ def _grid_5d(tmp_path):
 @pytest.mark.compiled
 @pytest.mark.parametrize("decomposition, rung", [(2.0, 4), (1.0, 3)])
 def test_gridsample_takes_the_extension_over_its_decomposition_by_the_margin(tmp_path, decomposition, rung):
-    """GridSample's decomposition against the extension (1.0 per output, a copy of 0.1 per element in and out:
-    (1.0 * 72 + 0.1 * (360 + 72)) ns): 2.0 per output is 1.25x or more, 1.0 is not. Never GridSample-9 itself."""
+    """GridSample's decomposition against the extension (1.0 per output; the model's own input and output on
+    either side: no copy charged): 2.0 per output is 1.25x or more, 1.0 is not. Never GridSample-9 itself."""
     from resample_bridge.lowering import compiled
 
     m, path, feeds = _grid_5d(tmp_path)
@@ -139,7 +170,8 @@ def test_gridsample_takes_the_extension_over_its_decomposition_by_the_margin(tmp
         ov_model, (rec,) = convert(path)
     assert rec.rung == rung, rec.summary()
     assert rec.extra["cost"]["chosen_ms"] == pytest.approx(decomposition * 72 / 1e6)
-    assert rec.extra["cost"]["extension_ms"] == pytest.approx((72 + 0.1 * (360 + 72)) / 1e6)
+    assert rec.extra["cost"]["extension_ms"] == pytest.approx(72 / 1e6)
+    assert rec.extra["cost"]["boundary"] == "input and output"
     if rung == 4:
         assert "faster than the decomposition (rung 3)" in rec.reason, rec.reason
     core = ov.Core()
@@ -154,14 +186,17 @@ def test_gridsample_takes_the_extension_over_its_decomposition_by_the_margin(tmp
 def test_run_time_sizes_compare_rates_per_output_element(tmp_path, decomposition, rung):
     """Nearest to sizes read from another tensor at run time (an FPN's): the index-form decomposition or the
     extension, by their rates per output element, the input taken as large as the output (no static size to
-    weigh them at): 0.5 + 0.1 * 2 = 0.7 against 2.0 (2.9x: the extension) or 0.8 (1.14x: the decomposition)."""
-    from onnx import TensorProto, helper
+    weigh them at), between Conv layers (a copy charged in and out): 0.5 + 0.1 * 2 = 0.7 against 2.0 (2.9x: the
+    extension) or 0.8 (1.14x: the decomposition)."""
+    from onnx import TensorProto, helper, numpy_helper
 
-    nodes = [helper.make_node("Shape", ["S"], ["sz"]),
-             helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], name="r", mode="nearest")]
+    nodes = [helper.make_node("Shape", ["S"], ["sz"]), helper.make_node("Conv", ["X", "w"], ["a"]),
+             helper.make_node("Resize", ["a", "", "", "sz"], ["b"], name="r", mode="nearest"),
+             helper.make_node("Conv", ["b", "w"], ["Y"])]
+    w = numpy_helper.from_array(np.eye(2, dtype=np.float32).reshape(2, 2, 1, 1), "w")
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"]),
                                        helper.make_tensor_value_info("S", TensorProto.FLOAT, [1, 2, "H", "W"])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [w])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path / "n.onnx")
     table = cost.Calibration({"decomposition/nearest/plain/up": decomposition, "extension/nearest/plain/up": 0.5,
                               "copy": 0.1}, "the test's table")
@@ -213,9 +248,8 @@ def test_without_a_built_extension_the_reference_table_decides(tmp_path, monkeyp
     reference = json.loads(cost.REFERENCE.read_text())
     assert table.where == reference["where"] and table.where.startswith("the reference machine (")
     assert table.rates == reference["rates"] and table.timer is None
-    _, path = _linear_up(tmp_path)
-    _, (rec,) = convert(path)
-    assert rec.extra["cost"]["rates"] == reference["where"]
+    _, (rec,) = convert(_in_context(tmp_path, before=True, after=True))  # weighed, and not the extension
+    assert rec.extra["cost"]["rates"] == reference["where"] and rec.rung == 1
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())  # nothing built
 
 
@@ -235,8 +269,9 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     _, path = _linear_up(tmp_path)
     _, (rec,) = convert(path)
     assert rec.extra["cost"]["rates"] == "this machine"
-    # The extension is timed beside the built-in op, in one run (a busy machine weighs on both alike).
-    assert sorted(timed) == ["builtin/linear/plain/up", "copy", "layout"], timed
+    # The extension is timed beside the built-in op, in one run (a busy machine weighs on both alike); no
+    # reorder where the node meets the model's own input and output.
+    assert sorted(timed) == ["builtin/linear/plain/up", "call"], timed
     cached = json.loads(own.read_text())
     assert set(timed) | {"extension/linear/plain/up"} <= set(cached) and all(v >= 0 for v in cached.values())
     # Once per machine: the next process reads the file.
@@ -267,3 +302,42 @@ def test_an_empty_output_is_not_weighed(tmp_path):
     with cost.using(_table(builtin=1.0, extension=0.1, copy=0.0, layout=0.0)):
         _, (rec,) = convert(str(tmp_path / "e.onnx"))
     assert rec.rung in (1, 2, 3) and "cost" not in rec.extra, rec.summary()
+
+
+def test_planar_sides_follow_layout_keeping_ops_only():
+    """A side is at the model's boundary through ops that keep the layout and read nothing else that varies;
+    a Shape consumer reads no layout; a second consumer that meets a layer, or a node in a body, is charged."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from resample_bridge.lowering.openvino.boundary import planar_sides
+
+    def r(name, x, y):
+        return helper.make_node("Resize", [x, "", "sc"], [y], name=name, mode="linear")
+
+    nodes = [helper.make_node("Sub", ["X", "k"], ["x1"]), helper.make_node("Transpose", ["x1"], ["x2"]),
+             r("pre", "x2", "p"), helper.make_node("Sigmoid", ["p"], ["P"]), helper.make_node("Shape", ["p"], ["s"]),
+             helper.make_node("Conv", ["X", "w"], ["c"]), r("head", "c", "H"),
+             r("fork", "X", "f"), helper.make_node("Add", ["f", "c"], ["F"]),
+             r("mixed", "X", "m"), helper.make_node("Mul", ["m", "X"], ["M"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 4, 4])],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("P", "H", "F", "M", "s")],
+                          [numpy_helper.from_array(np.ones(4, np.float32), "sc"),
+                           numpy_helper.from_array(np.ones((2, 2, 1, 1), np.float32), "w"),
+                           numpy_helper.from_array(np.float32(0.5), "k")])
+    sides = planar_sides(helper.make_model(g))
+    assert sides["pre"] == (True, True)      # Sub of a constant, Transpose; Sigmoid; a Shape beside it
+    assert sides["head"] == (False, True)    # a Conv's output into the model's output
+    assert sides["fork"] == (True, False)    # added to a Conv's output
+    assert sides["mixed"] == (True, False)   # multiplied by another varying tensor
+
+
+@pytest.mark.parametrize("call_ns, rung", [(1e4, 1), (1e3, 4)])
+def test_a_saving_below_a_calls_cost_is_not_taken(tmp_path, call_ns, rung):
+    """10x faster per output, but the saving (0.9 * 7680 ns = 6.9 us) below an inference of nothing (10 us): the
+    rates are times beyond it, so they do not resolve the saving, and the built-in op needs nothing beside the
+    model. Above a 1 us call it is taken."""
+    _, path = _linear_up(tmp_path)
+    with cost.using(_table(builtin=1.0, extension=0.1, call=call_ns)):
+        _, (rec,) = convert(path)
+    assert rec.rung == rung, rec.summary()
+    assert rec.extra["cost"]["call_ms"] == pytest.approx(call_ns / 1e6)

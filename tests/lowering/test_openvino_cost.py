@@ -210,14 +210,23 @@ def test_run_time_sizes_compare_rates_per_output_element(tmp_path, decomposition
         assert "faster per output element than the decomposition (rung 3)" in rec.reason, rec.reason
 
 
-def test_run_time_sizes_keep_a_builtin_rung(tmp_path):
-    """Against a built-in op (one op, as the extension) the sizes decide: without them the ladder's choice stands."""
-    m = resize_model((1, 4, 24, 20), scales=[1, 1, 2, 2], mode="linear")
-    m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "h"
+@pytest.mark.parametrize("before, after, rung", [(False, False, 4), (True, True, 1)])
+def test_run_time_sizes_weigh_a_builtin_rung_per_output_element(tmp_path, before, after, rung):
+    """A built-in op is one op, as the extension is: with H and W known only at run time they are weighed per
+    output element (x2: a quarter of an input element per output). Alone, 1.0 against 0.5 (2x: the extension);
+    between Conv layers 2 ns per element in and out are charged: 0.5 + 2 * 1.25 = 3.0 (the built-in op)."""
+    m = onnx.load(_in_context(tmp_path, before, after))
+    for d in (2, 3):
+        m.graph.input[0].type.tensor_type.shape.dim[d].dim_param = "hw"[d - 2]
     onnx.save(m, tmp_path / "d.onnx")
-    with cost.using(_table(builtin=10.0, extension=0.1, copy=0.0, layout=0.0)):
+    with cost.using(_table(builtin=1.0, extension=0.5, copy=0.0, layout=2.0, call=1e6)):
         _, (rec,) = convert(str(tmp_path / "d.onnx"))
-    assert rec.rung == 1 and "cost" not in rec.extra, rec.summary()
+    assert rec.rung == rung, rec.summary()
+    got = rec.extra["cost"]
+    assert got["chosen_ns"] == 1.0 and got["extension_ns"] == pytest.approx(0.5 if rung == 4 else 3.0), got
+    assert "assumed" not in got  # the scales fix the input per output
+    if rung == 4:  # a call's cost does not apply: there is no size to weigh the saving at
+        assert "faster per output element than Interpolate-11 (rung 1)" in rec.reason, rec.reason
 
 
 # ----------------------------------------------------------------------------------------------------------

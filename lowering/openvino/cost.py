@@ -144,23 +144,30 @@ def _class_key(ir, cls: str, up: bool) -> str:
     return key_of(cls, ir.sampler.kind, bool(ir.sampler.antialias and ir.sampler.kind != "nearest"), up)
 
 
-def _static_elements(ir, input_shape) -> tuple[int, int] | None:
-    """(elements in, elements out) of the node at its static sizes; None where a size is known only at run time."""
+def _static_elements(ir, input_shape) -> tuple[int, int, bool] | None:
+    """(elements in, elements out, least) of the node at its static sizes; a length known only at run time on an
+    axis it does not resample (a batch) taken as 1 (``least``: then True, the smallest run); None where a
+    resampled length is known only at run time."""
     from ...semantics.coords import bind_resize
     from ...semantics.errors import BridgeError
 
-    if input_shape is None or any(d is None for d in input_shape):
+    if input_shape is None:
         return None
+    resampled = set(range(2, len(input_shape))) if ir.kind == "gridsample" else set(ir.axes)
+    if any(input_shape[a] is None for a in resampled):
+        return None
+    least = any(d is None for d in input_shape)
+    shape = tuple(1 if d is None else d for d in input_shape)
     if ir.kind == "gridsample":
         grid = ir.grid_shape
-        if grid is None or any(d is None for d in grid):
+        if grid is None or any(d is None for d in grid[1:-1]):
             return None
-        return int(np.prod(input_shape)), int(np.prod(input_shape[:2])) * int(np.prod(grid[1:-1]))
+        return int(np.prod(shape)), int(np.prod(shape[:2])) * int(np.prod(grid[1:-1])), least or grid[0] is None
     try:
-        bound = bind_resize(ir, input_shape)
+        bound = bind_resize(ir, shape)
     except BridgeError:  # run-time scales / sizes: no static size to estimate with
         return None
-    return int(np.prod(bound.in_shape)), int(np.prod(bound.out_shape))
+    return int(np.prod(bound.in_shape)), int(np.prod(bound.out_shape)), least
 
 
 def _in_per_out(ir) -> float | None:
@@ -175,21 +182,27 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
         dict | None:
     """The two sides of the choice, or None where the model has no rate for either (a class not calibrated) or
     cannot compare them:
-    * static sizes: {"chosen_ms", "extension_ms"} at the node's sizes, reorders included;
+    * static sizes: {"chosen_ms", "extension_ms"} at the node's sizes, reorders included (a batch known only at
+      run time taken as 1: the smallest run; "assumed" says so);
     * sizes known only at run time: {"chosen_ns", "extension_ns"} per output element, and "assumed" where the
       input's size per output is not fixed by the node (taken as 1, the most an upscale reads). The extension
       is one op, as a built-in op is, and against a decomposition's chain of them its fixed cost is the smaller
       one (measured on an FPN's run-time-size nearest: 0.04 against 0.12 ms a call): faster per element by the
       margin, it is faster by it at every size.
     ``sides``: (input, output) at the model's own inputs / outputs (``boundary``), where no reorder is charged;
-    the record names them ("boundary"). "call_ms": an inference of nothing, where the table has it: a saving
-    below it is below what the rates resolve (they are times beyond it) and is not taken."""
+    the record names them ("boundary"). "call_ms" (against a built-in op, static sizes): an inference of nothing,
+    where the table has it: a saving below it is below what the rates resolve (they are times beyond it) and is
+    not taken."""
     table = table or calibration()
     cls = RUNG_CLASS.get(rung)
     sizes = _static_elements(ir, input_shape)
     # GridSample: against its decomposition only (GridSample-9, where exact, is the importer's own op).
     if cls is None or (cls != "decomposition" and ir.kind == "gridsample") or \
             (sizes is not None and sizes[1] == 0):  # an empty output: nothing to weigh
+        return None
+    if ir.kind == "resize" and (not ir.axes or (cls == "decomposition" and ir.sampler.kind == "nearest" and sizes)):
+        # Nothing resampled: every rung passes X through. Static nearest's decomposition is a Gather per axis,
+        # not the index form (lengths known at run time) whose chain "decomposition/nearest" times: no rate.
         return None
     in_per_out = sizes[0] / sizes[1] if sizes else _in_per_out(ir)
     up = in_per_out is None or in_per_out <= 1
@@ -207,10 +220,14 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
         if cls == "builtin":
             layout = max(layout, table.rate("layout") or 0.0)
     if sizes is not None:
-        n_in, n_out = sizes
+        n_in, n_out, least = sizes
         got = {"chosen_ms": cur * n_out / 1e6,
                "extension_ms": (ext * n_out + layout * (n_in * charged_in + n_out * charged_out)) / 1e6}
-        if table.rate("call"):
+        if least:
+            got["assumed"] = "1 for each length known only at run time"
+        # One op against one: a saving below a call's own cost is below what the rates resolve. A decomposition's
+        # chain costs more per call than the extension, which its rate per element does not show.
+        if cls == "builtin" and table.rate("call"):
             got["call_ms"] = table.rate("call") / 1e6
     else:
         got = {"chosen_ns": cur, "extension_ns": ext + layout * ((in_per_out or 1.0) * charged_in + charged_out)}
@@ -232,15 +249,16 @@ def faster_extension(node, record) -> str | None:
     cur, ext = (est["chosen_ns"], est["extension_ns"]) if per_element else (est["chosen_ms"], est["extension_ms"])
     if cur < MARGIN * ext * (1 - 1e-12):  # at least MARGIN times faster (up to the ms conversion's rounding)
         return None
-    if cur - ext < est.get("call_ms", 0.0):  # a saving below a call's own cost: not worth a library beside it
+    if cur - ext < est.get("call_ms", 0.0):  # a saving below a call's own cost (estimate's note)
         return None
     reorders = "reorders included" + (f", none at the model's {est['boundary']}" if "boundary" in est else "")
     if per_element:
         assumed = f", {est['assumed']}" if "assumed" in est else ""
         return (f"cost model: {cur / ext:.2g}x faster per output element than {chosen_name(record)} on "
                 f"{table.where} (sizes known at run time{assumed}; {reorders})")
+    assumed = f" with {est['assumed']}" if "assumed" in est else ""
     return (f"cost model: {cur / ext:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
-            f"{ext:.3g} ms against {cur:.3g} ms, {reorders})")
+            f"{ext:.3g} ms against {cur:.3g} ms{assumed}, {reorders})")
 
 
 def chosen_name(record) -> str:

@@ -350,3 +350,15 @@ def test_a_saving_below_a_calls_cost_is_not_taken(tmp_path, call_ns, rung):
         _, (rec,) = convert(path)
     assert rec.rung == rung, rec.summary()
     assert rec.extra["cost"]["call_ms"] == pytest.approx(call_ns / 1e6)
+
+
+def test_a_batch_known_only_at_run_time_is_weighed_at_1(tmp_path):
+    """A batch known only at run time: the static estimate at batch 1 (the smallest run), so that a saving below a
+    call's cost there is not taken (the ratio is the same at every batch)."""
+    m = resize_model(("n", 4, 24, 20), scales=[1, 1, 2, 2], mode="linear")
+    onnx.save(m, tmp_path / "b.onnx")
+    with cost.using(_table(builtin=1.0, extension=0.1, call=1e4)):
+        _, (rec,) = convert(str(tmp_path / "b.onnx"))
+    got = rec.extra["cost"]
+    assert rec.rung == 1 and got["chosen_ms"] == pytest.approx(N_OUT / 1e6), rec.summary()
+    assert got["assumed"] == "1 for each length known only at run time"

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from . import cost_timing
+from .boundary import NOT_AT_BOUNDARY
 from .cost_timing import RUNG_CLASS, calibrate, grid_key, key_of, time_rates as _time, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
@@ -178,7 +179,7 @@ def _in_per_out(ir) -> float | None:
     return float(1 / np.prod([float(s) for s in scales]))
 
 
-def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides: tuple = (False, False)) -> \
+def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides: tuple = NOT_AT_BOUNDARY) -> \
         dict | None:
     """The two sides of the choice, or None where the model has no rate for either (a class not calibrated) or
     cannot compare them:

@@ -186,6 +186,8 @@ def _nearest_taps(axis: BoundAxis, exclude_outside: bool, exact: bool) -> TapTab
 
 
 def _axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: bool) -> TapTable:
+    if axis.out_len == 0:  # no output, no taps (an antialias filter at scale 0 would be infinitely wide)
+        return TapTable(np.zeros((0, 1), np.int64), [] if exact else np.zeros((0, 1)), None)
     if sampler.kind == "nearest" and axis.valid is None:
         return _nearest_taps(axis, exclude_outside, exact)
     return _window_taps(axis, sampler, exclude_outside, exact)

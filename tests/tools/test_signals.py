@@ -33,7 +33,10 @@ def test_signal_during_convert(tmp_path, delay, sig):
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
     assert "Traceback" not in stderr and "could not convert" not in stderr, stderr
-    if proc.returncode == 0:  # finished first
+    # Finished first: exit 0, or the signal's own default action when it landed in the interpreter's shutdown,
+    # after the command's handlers were gone (seen once on a busy machine: -2, nothing on stderr). The outputs are
+    # renamed into place whole, so they are there or absent.
+    if proc.returncode == 0 or (proc.returncode == -sig and out.is_file()):
         assert out.is_file() and out.with_suffix(".bin").is_file()
         return
     assert proc.returncode == 128 + sig, (proc.returncode, stderr)

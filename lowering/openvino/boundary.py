@@ -22,9 +22,10 @@ NOT_AT_BOUNDARY = (False, False)
 
 
 def planar_sides(model) -> dict:
-    """{node name: (input side at the boundary, output side at the boundary)} for the top graph's nodes of
-    ``model`` (names as ``translate.onnx_walk`` gives them); a node in an If / Loop body is not in it (its
-    sides are charged, as between layers)."""
+    """{node name: (input side at the boundary, output side at the boundary)} for the top graph's resampling
+    nodes of ``model`` (names as ``translate.onnx_walk`` gives them); a node in an If / Loop body is not in it
+    (its sides are charged, as between layers)."""
+    from ...translate.onnx import is_resampling
     from ...translate.onnx_walk import node_name
 
     graph = model.graph
@@ -61,4 +62,4 @@ def planar_sides(model) -> dict:
                    all(to_output(o, depth + 1) for o in n.output) for n in users)
 
     return {node_name(n, k): (bool(n.input) and from_input(n.input[0]), all(to_output(o) for o in n.output))
-            for k, n in enumerate(graph.node)}
+            for k, n in enumerate(graph.node) if is_resampling(n)}

@@ -33,7 +33,8 @@ import numpy as np
 
 from . import cost_timing
 from .boundary import NOT_AT_BOUNDARY
-from .cost_timing import RUNG_CLASS, calibrate, grid_key, key_of, time_rates as _time, use_converter
+from .cost_timing import DYNAMIC, RUNG_CLASS, calibrate, fixed_key, grid_key, key_of, time_rates as _time, \
+    use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
            "faster_extension", "chosen_name"]
@@ -41,6 +42,9 @@ __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calib
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
+# Sizes known only at run time: each rung's fixed cost is weighed spread over this many outputs, the calibration's
+# upscale output (cost_timing.SHAPE, each resized axis doubled).
+REFERENCE_OUTPUTS = int(np.prod(cost_timing.SHAPE[:2])) * int(np.prod([2 * d for d in cost_timing.SHAPE[2:]]))
 REFERENCE = Path(__file__).with_name("cost_reference.json")
 ENV = "RESAMPLE_BRIDGE_COST_TABLE"
 
@@ -187,10 +191,13 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     * static sizes: {"chosen_ms", "extension_ms"} at the node's sizes, reorders included (a batch known only at
       run time taken as 1: the smallest run; "assumed" says so);
     * sizes known only at run time: {"chosen_ns", "extension_ns"} per output element, and "assumed" where the
-      input's size per output is not fixed by the node (taken as 1, the most an upscale reads). The rates hold
-      each rung's fixed cost per call spread over the calibration output; against the index form's chain of
-      about 120 scalar ops (0.09 ms a call) that is what the choice turns on (measured: run-time nearest x2 and
-      x0.5 between Conv layers, 8x8 to 400x400 maps, the extension 1.04-2.2x faster, never slower).
+      input's size per output is not fixed by the node (taken as 1, the most an upscale reads), each rung's fixed
+      cost per call spread over ``REFERENCE_OUTPUTS`` (the calibration's upscale output: a mid-size feature map).
+      Against the index form's chain of about 120 scalar ops (0.07-0.09 ms a call) that is what the choice turns
+      on (measured: run-time nearest x2 and x0.5 between Conv layers, 8x8 to 400x400 maps, the extension
+      1.04-2.2x faster, never slower).
+    Static sizes add each rung's fixed cost per call where the table has it ("fixed_ms"), the extension's larger
+    where a length is known only at run time (``cost_timing.DYNAMIC``).
     ``sides``: (input, output) at the model's own inputs / outputs (``boundary``), where no reorder is charged
     against a built-in op; the record names them ("boundary"). "call_ms" (against a built-in op, static sizes): an inference of nothing,
     where the table has it: a saving below it is below what the rates resolve (they are times beyond it) and is
@@ -221,18 +228,28 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     layout = 0.0
     if charged_in or charged_out:
         layout = max(table.rate("copy") or 0.0, table.rate("layout") or 0.0)
+    # Each rung's fixed cost per call where the table has it (cost_timing); the extension's grows where a length
+    # is known only at run time (the plugin's shape inference of a custom op).
+    run_time = sizes is None or sizes[2]
+    fixed = (table.rate(fixed_key(_class_key(ir, cls, up))) or 0.0,
+             (table.rate(fixed_key(_class_key(ir, "extension", up))) or 0.0) +
+             ((table.rate(DYNAMIC) or 0.0) if run_time else 0.0))
     if sizes is not None:
         n_in, n_out, least = sizes
-        got = {"chosen_ms": cur * n_out / 1e6,
-               "extension_ms": (ext * n_out + layout * (n_in * charged_in + n_out * charged_out)) / 1e6}
+        got = {"chosen_ms": (fixed[0] + cur * n_out) / 1e6,
+               "extension_ms": (fixed[1] + ext * n_out + layout * (n_in * charged_in + n_out * charged_out)) / 1e6}
+        if any(fixed):
+            got["fixed_ms"] = [f / 1e6 for f in fixed]
         if least:
             got["assumed"] = "1 for each length known only at run time"
-        # One op against one: a saving below a call's own cost is below what the rates resolve. A decomposition's
-        # chain costs more per call than the extension, which its rate per element does not show.
+        # One op against one: a saving below a call's own cost is not taken (tiny models keep the op that needs
+        # nothing beside them; their times are within a busy machine's noise of one call).
         if cls == "builtin" and table.rate("call"):
             got["call_ms"] = table.rate("call") / 1e6
     else:
-        got = {"chosen_ns": cur, "extension_ns": ext + layout * ((in_per_out or 1.0) * charged_in + charged_out)}
+        got = {"chosen_ns": cur + fixed[0] / REFERENCE_OUTPUTS,
+               "extension_ns": ext + fixed[1] / REFERENCE_OUTPUTS +
+               layout * ((in_per_out or 1.0) * charged_in + charged_out)}
         if in_per_out is None and charged_in:
             got["assumed"] = "the input as large as the output"
     if any(sides) and cls == "builtin":

@@ -1,7 +1,8 @@
 """The cost model's timings on this machine (``cost.py`` decides with them): each rate is a single-node model
 converted as a user's model is (``use_converter``) and run on OpenVINO CPU beside an inference of nothing.
 Resize: by sampler, antialias and direction, at ``SHAPE``; GridSample: by sampler and spatial rank, at
-``GRID_SHAPE`` with as many points as X has elements."""
+``GRID_SHAPE`` with as many points as X has elements. Each model is also timed at a tiny input (``TINY``,
+``GRID_TINY``): the two sizes give a rung's time per output element and its fixed cost per call (``fixed_key``)."""
 
 from __future__ import annotations
 
@@ -19,15 +20,23 @@ from .graph import F32
 log = logging.getLogger("resample_bridge")
 
 SHAPE = (1, 16, 96, 96)  # the calibration input: big enough to time, small enough to calibrate in seconds
-# A rate is the time per output element beyond what an inference of nothing costs (measured beside it): the fixed
-# cost of a call would otherwise weigh on whichever rung is fast (measured: the extension's linear antialias
-# 96x96 -> 48x48 rate came out 3.4 ns, 2.4 ns on 600x800 -> 300x400).
+# A rate is the time per output element between the tiny input and SHAPE, and a rung's fixed cost its time at the
+# tiny input beyond that and beyond an inference of nothing (measured beside them). One rate alone at SHAPE held
+# the fixed cost in it, spread over SHAPE's outputs: on small tensors the built-in op's larger fixed cost then went
+# unseen (measured: Interpolate linear 3x64x64 -> 96x96 0.105 ms, the extension 0.050, estimated a third of that
+# apart), and the extension's linear antialias 96x96 -> 48x48 rate came out 3.4 ns, 2.4 ns on 600x800 -> 300x400.
+TINY = (1, 2, 8, 8)
 SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", True), ("cubic", True))
 # Coordinate modes that land a sampler on different rungs (half_pixel_symmetric has no Interpolate-11
 # spelling: the decomposition takes it); each timing is filed under the rung it actually took.
 COORDS = ("half_pixel", "half_pixel_symmetric")
 # GridSample's calibration X: 8 channels share each point's coordinate work (a 5-D flow warp has 2-16).
 GRID_SHAPE = (1, 8, 12, 16, 16)
+GRID_TINY = (1, 2, 4, 4, 4)
+# The extension's extra fixed cost where its shapes are known only at run time: OpenVINO's CPU plugin infers a
+# custom op's output shape by cloning and validating it at every call (its shape-inference fallback), which its
+# own ops do not (measured: 8-9 us a call, 3 static, against Interpolate's 2).
+DYNAMIC = "fixed/extension/dynamic"
 GRID_SAMPLERS = ("nearest", "linear", "cubic")
 RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
 _convert = None  # target.convert, registered by target.py (``use_converter``)
@@ -48,18 +57,24 @@ def grid_key(cls: str, kind: str, rank: int) -> str:
     return f"{cls}/gridsample-{kind}/{rank}d"
 
 
-def _shape(up: bool) -> tuple:
-    """The calibration input: ``SHAPE``, twice as large per resized axis for a downscale (as many outputs)."""
-    return SHAPE if up else SHAPE[:2] + tuple(d * 2 for d in SHAPE[2:])
+def fixed_key(key: str) -> str:
+    """The key of the fixed cost per call (ns) of the rung whose rate ``key`` names."""
+    return f"fixed/{key}"
 
 
-def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = False, pillow: bool = False):
-    """(model, its input, output elements) of a Resize at ``_shape(up)``; ``dynamic``: H and W named, not fixed
+def _shape(up: bool, base: tuple = SHAPE) -> tuple:
+    """The calibration input: ``base``, twice as large per resized axis for a downscale (as many outputs)."""
+    return base if up else base[:2] + tuple(d * 2 for d in base[2:])
+
+
+def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = False, pillow: bool = False,
+           base: tuple = SHAPE):
+    """(model, its input, output elements) of a Resize at ``_shape(up, base)``; ``dynamic``: H and W named, not fixed
     (lengths known only at run time: nearest's index form); ``pillow``: antialias as PyTorch exports it
     (exclude_outside, cubic a = -0.5: Interpolate's pillow modes, rung 2)."""
     from onnx import TensorProto, helper, numpy_helper
 
-    shape = _shape(up)
+    shape = _shape(up, base)
     out = [shape[0], shape[1]] + [d * 2 if up else d // 2 for d in shape[2:]]
     node = helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], name="r", mode=kind, antialias=int(antialias),
                             coordinate_transformation_mode=coord, exclude_outside=int(pillow),
@@ -72,12 +87,12 @@ def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = Fal
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), [x], int(np.prod(out))
 
 
-def _grid_model(kind: str, rank: int):
-    """(model, its inputs, output elements) of a GridSample over ``rank`` spatial axes: X ``GRID_SHAPE`` (its last
+def _grid_model(kind: str, rank: int, base: tuple = GRID_SHAPE):
+    """(model, its inputs, output elements) of a GridSample over ``rank`` spatial axes: X ``base`` (its last
     ``rank`` axes), as many points as X has, uniform over [-1.1, 1.1] (some outside, as a warp's are)."""
     from onnx import TensorProto, helper
 
-    xs = GRID_SHAPE[:2] + GRID_SHAPE[2:][-rank:]
+    xs = base[:2] + base[2:][-rank:]
     gs = (xs[0],) + xs[2:] + (rank,)
     node = helper.make_node("GridSample", ["X", "G"], ["Y"], name="g", mode=kind, padding_mode="zeros")
     g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(xs)),
@@ -93,8 +108,12 @@ def _median_ms(runs: list, repeats: int = 15) -> list:
     ts: list = [[] for _ in runs]
     for c, v in runs:
         c(v)
+    # In a seeded random order each turn: in a fixed one, the run after a large multi-threaded one paid for it
+    # (measured: the extension timed after the built-in op 1.3-1.9x its rate alone).
+    order = np.random.default_rng(0)
     for _ in range(repeats):
-        for i, (c, v) in enumerate(runs):
+        for i in order.permutation(len(runs)):
+            c, v = runs[i]
             t0 = time.perf_counter()
             c(v)
             ts[i].append(time.perf_counter() - t0)
@@ -120,13 +139,40 @@ def _landed(path: str, made, fallback: str):
     return ("extension" if rec.rung == CUSTOM else RUNG_CLASS[rec.rung]), ov_model, feeds, n_out
 
 
-def _rates(core, models: dict, feeds, n_out: int) -> dict:
-    """{name: ns per output element beyond an inference of nothing} of converted models of one calibration model,
-    timed in turns in one run: a busy machine then weighs on each alike (timed apart, one rate came out 1.8x
-    another's on this machine, which flipped a choice)."""
-    names = list(models)
-    *ms, fixed = _median_ms([(core.compile_model(models[n], "CPU", F32), feeds) for n in names] + [_nothing(core)])
-    return {n: max(t - fixed, 0.0) * 1e6 / n_out for n, t in zip(names, ms)}
+def _rates(core, models: dict, big: tuple, tiny: tuple) -> dict:
+    """{name: ns per output element, fixed_key(name): ns per call} of the converted models of one calibration model,
+    ``models`` {name: (model at the calibration size, model at the tiny size or None)}, ``big`` / ``tiny`` (inputs,
+    output elements). Each size's models are timed in turns in one run beside an inference of nothing: a busy
+    machine then weighs on each alike (timed apart, one rate came out 1.8x another's on this machine, which flipped
+    a choice). The sizes apart: a tiny model timed right after a large one took 85 us more than alone (the
+    plugin's threads waking), against 13 us in a run of its own kind."""
+    t = {}
+    for size, (feeds, _), k, repeats in (("big", big, 0, 15), ("tiny", tiny, 1, 41)):
+        names = [name for name, pair in models.items() if pair[k] is not None]
+        if names:
+            *ms, nothing = _median_ms([(core.compile_model(models[n][k], "CPU", F32), feeds) for n in names] +
+                                      [_nothing(core)], repeats)
+            t.update({(n, size): max(m - nothing, 0.0) * 1e6 for n, m in zip(names, ms)})  # ns beyond a call
+    out = {}
+    for name in models:
+        if (name, "tiny") not in t:
+            out[name] = t[name, "big"] / big[1]
+            continue
+        out[name] = max(t[name, "big"] - t[name, "tiny"], 0.0) / (big[1] - tiny[1])
+        out[fixed_key(name)] = max(t[name, "tiny"] - out[name] * tiny[1], 0.0)
+    return out
+
+
+def _dynamic_extra(core, path: str) -> dict:
+    """{DYNAMIC: ns}: the extension on the tiny linear model with H and W named, against the same with them fixed."""
+    made = {dynamic: _model("linear", False, True, COORDS[0], dynamic=dynamic, base=TINY) for dynamic in (False, True)}
+    landed = {dynamic: _landed(path, m, "extension") for dynamic, m in made.items()}
+    if any(got[0] != "extension" for got in landed.values()):
+        return {}
+    feeds = made[False][1]
+    static, dynamic = _median_ms([(core.compile_model(landed[d][1], "CPU", F32), feeds) for d in (False, True)],
+                                 repeats=51)
+    return {DYNAMIC: max(dynamic - static, 0.0) * 1e6}
 
 
 def _with_extension(core) -> bool:
@@ -153,12 +199,16 @@ def time_rates(key: str) -> dict:
     core = ov.Core()
     if key == "call":
         return {"call": _median_ms([_nothing(core)], repeats=201)[0] * 1e6}
+    if key.startswith("fixed/") and key != DYNAMIC:
+        return time_rates(key[len("fixed/"):])  # timed with its rate
     extension = _with_extension(core)
-    if not extension and (key == "layout" or key.startswith("extension/")):
+    if not extension and (key in ("layout", DYNAMIC) or key.startswith("extension/")):
         return {}
     found: dict = {}
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "m.onnx")
+        if key == DYNAMIC:
+            return _dynamic_extra(core, path)
         if key == "layout":
             x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
             got = _layout_rate(core, path, x, _convert)
@@ -167,27 +217,34 @@ def time_rates(key: str) -> dict:
         fallback = "extension" if cls == "extension" else "decompose"
         if what.startswith("gridsample-"):
             kind, rank = what[len("gridsample-"):], int(rest.rstrip("d"))
-            tries = [(lambda: _grid_model(kind, rank), lambda c: grid_key(c, kind, rank))]
+            tries = [(lambda base: _grid_model(kind, rank, base), lambda c: grid_key(c, kind, rank), False)]
+            sizes = (GRID_SHAPE, GRID_TINY)
         else:
             aa, up = rest.split("/")[0] == "aa", rest.endswith("/up")
             # The static coordinate spellings, antialias as PyTorch exports it (the built-in pillow modes), then
             # run-time lengths (where nearest takes its index form).
             forms = [dict(coord=c) for c in COORDS] + ([dict(coord=COORDS[0], pillow=True)] if aa else []) + \
                 ([dict(coord=COORDS[0], dynamic=True)] if cls == "decomposition" else [])
-            tries = [(lambda f=f: _model(what, aa, up, **f), lambda c: key_of(c, what, aa, up))
-                     for f in (forms if cls != "extension" else forms[:1])]
-        for made, name in tries:
+            tries = [(lambda base, f=f: _model(what, aa, up, base=base, **f), lambda c: key_of(c, what, aa, up),
+                      f.get("dynamic", False)) for f in (forms if cls != "extension" else forms[:1])]
+            sizes = (SHAPE, TINY)
+        for made, name, dynamic in tries:
             try:
-                m = made()
+                m, t = made(sizes[0]), made(sizes[1])
                 landed, ov_model, feeds, n_out = _landed(path, m, fallback)
                 if name(landed) in found:
                     continue
-                models = {name(landed): ov_model}
+                tiny = _landed(path, t, fallback)
+                # The tiny model only where it lands on the same rung (else that rung's rate alone, fixed cost in it).
+                models = {name(landed): (ov_model, tiny[1] if tiny[0] == landed else None)}
                 if landed != "extension" and extension:
                     beside, ext_model = _landed(path, m, "extension")[:2]
-                    if beside == "extension":
-                        models[name(beside)] = ext_model
-                for k, v in _rates(core, models, feeds, n_out).items():
+                    ext_tiny = _landed(path, t, "extension")
+                    # Not filed from a model of run-time lengths where a static one gave it (the extension's
+                    # shape inference at each call is DYNAMIC's, weighed apart).
+                    if beside == "extension" and not (dynamic and name(beside) in found):
+                        models[name(beside)] = (ext_model, ext_tiny[1] if ext_tiny[0] == "extension" else None)
+                for k, v in _rates(core, models, (feeds, n_out), tiny[2:]).items():
                     if k not in found or name(landed) == key:  # the extension beside ``key`` wins
                         found[k] = v
             except Exception as e:  # noqa: BLE001 -- a class this machine cannot run is left out
@@ -204,7 +261,7 @@ def calibrate(samplers=SAMPLERS) -> dict:
             for cls in ("builtin", "decomposition", "extension")]
     keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]
     out: dict = {}
-    for key in keys + ["layout", "copy", "call"]:
+    for key in keys + ["layout", "copy", "call", DYNAMIC]:
         if key not in out:
             out.update(time_rates(key))
     return out

@@ -1,10 +1,10 @@
 """The default policy's cost model (``--prefer fastest``): where a Resize node has an exact rung that needs
 nothing beside the model (or a GridSample node the decomposition), the extension is taken instead only where this
-model estimates it at least ``MARGIN`` times faster. The model is a rate (ns per output element) per rung class and
-sampler, timed on single-node models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in a
-real model against a built-in op (measured between Conv layers, at least a copy) on each side that does not meet
-the model's own inputs or outputs (``boundary``); a decomposition pays the same reorders. Sizes known only at run
-time compare the rates.
+model estimates it at least ``MARGIN`` times faster. The model is a rate (ns per output element) and a fixed cost
+per call per rung class and sampler, timed on single-node models on OpenVINO CPU (``cost_timing``), plus the
+reorders a custom op costs in a real model against a built-in op (measured between Conv layers, at least a copy) on
+each side that does not meet the model's own inputs or outputs (``boundary``); a decomposition pays the same
+reorders. Sizes known only at run time compare the rates per output element.
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -193,15 +193,14 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     * sizes known only at run time: {"chosen_ns", "extension_ns"} per output element, and "assumed" where the
       input's size per output is not fixed by the node (taken as 1, the most an upscale reads), each rung's fixed
       cost per call spread over ``REFERENCE_OUTPUTS`` (the calibration's upscale output: a mid-size feature map).
-      Against the index form's chain of about 120 scalar ops (0.07-0.09 ms a call) that is what the choice turns
+      Against the index form's chain of about 120 scalar ops (0.05-0.09 ms a call) that is what the choice turns
       on (measured: run-time nearest x2 and x0.5 between Conv layers, 8x8 to 400x400 maps, the extension
       1.04-2.2x faster, never slower).
     Static sizes add each rung's fixed cost per call where the table has it ("fixed_ms"), the extension's larger
     where a length is known only at run time (``cost_timing.DYNAMIC``).
     ``sides``: (input, output) at the model's own inputs / outputs (``boundary``), where no reorder is charged
-    against a built-in op; the record names them ("boundary"). "call_ms" (against a built-in op, static sizes): an inference of nothing,
-    where the table has it: a saving below it is below what the rates resolve (they are times beyond it) and is
-    not taken."""
+    against a built-in op; the record names them ("boundary"). "call_ms" (against a built-in op, static sizes): an
+    inference of nothing, where the table has it: a saving below it is not taken."""
     table = table or calibration()
     cls = RUNG_CLASS.get(rung)
     sizes = _static_elements(ir, input_shape)

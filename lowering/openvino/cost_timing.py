@@ -239,10 +239,10 @@ def time_rates(key: str) -> dict:
                 models = {name(landed): (ov_model, tiny[1] if tiny[0] == landed else None)}
                 if landed != "extension" and extension:
                     beside, ext_model = _landed(path, m, "extension")[:2]
-                    ext_tiny = _landed(path, t, "extension")
                     # Not filed from a model of run-time lengths where a static one gave it (the extension's
                     # shape inference at each call is DYNAMIC's, weighed apart).
                     if beside == "extension" and not (dynamic and name(beside) in found):
+                        ext_tiny = _landed(path, t, "extension")
                         models[name(beside)] = (ext_model, ext_tiny[1] if ext_tiny[0] == "extension" else None)
                 for k, v in _rates(core, models, (feeds, n_out), tiny[2:]).items():
                     if k not in found or name(landed) == key:  # the extension beside ``key`` wins

@@ -67,13 +67,14 @@ class OpenVINOTarget(Target):
         from ...translate.onnx import default_opset, inline_functions, load
 
         model = load(model_path)
+        inlined = inline_functions(model)  # once: the boundary walk and OpenVINO's copy both read it
         log = ConversionLog()
         # The IR of every node as inspect / check read it from the ONNX model (bodies and functions included):
         # the frontend's view of a node (0-d empty constants, unfolded Shape chains) only locates it.
         exts = conversion_extensions(opset=default_opset(model), log=log, names=node_names(model), policy=policy,
-                                     irs=source_irs(model), sides=planar_sides(inline_functions(model)))
+                                     irs=source_irs(model), sides=planar_sides(inlined))
         try:
-            with _functions_inlined(model, model_path) as path:
+            with _functions_inlined(model, inlined, model_path) as path:
                 ov_model = ov.convert_model(path, extension=list(exts) + self.extensions)
         except BridgeError:
             raise
@@ -107,20 +108,19 @@ class OpenVINOTarget(Target):
 
 
 @contextlib.contextmanager
-def _functions_inlined(model, model_path):
+def _functions_inlined(model, inlined, model_path):
     """The path OpenVINO reads: the model itself, or, when it has local functions (which OpenVINO's importer
-    does not expand: "No conversion rule found for operations: local.Up"), a copy with them inlined exactly as
-    ``translate.onnx`` inlines them, so node names and tensor names agree with inspect and check."""
+    does not expand: "No conversion rule found for operations: local.Up"), a copy of ``inlined`` (the model with
+    them inlined exactly as ``translate.onnx`` inlines them), so node names and tensor names agree with inspect
+    and check."""
     if not len(model.functions):
         yield str(model_path)
         return
     import onnx
 
-    from ...translate.onnx import inline_functions
-
     with tempfile.TemporaryDirectory(prefix="resample_bridge_") as d:
         path = os.path.join(d, "inlined.onnx")
-        onnx.save(inline_functions(model), path)
+        onnx.save(inlined, path)
         yield path
 
 

@@ -257,12 +257,26 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
 
 
 def faster_extension(node, record) -> str | None:
-    """The reason to take the extension instead of the chosen rung (the estimate, in words), or None."""
+    """The reason to take the extension instead of the chosen rung (the estimate, in words), or None; the
+    estimate goes on the record."""
+    why, weighed = weigh(node, record.rung, chosen_name(record))
+    if weighed is not None:
+        record.extra["cost"] = weighed
+    return why
+
+
+def weigh(node, rung: int, name: str) -> tuple[str | None, dict | None]:
+    """(the reason to take the extension instead of ``rung``, called ``name`` in it, or None; the estimate with
+    its margin and table, or None where there is none)."""
     table = calibration()
-    est = estimate(node.ir, record.rung, getattr(node.ir, "input_shape", None), table, node.sides)
+    est = estimate(node.ir, rung, getattr(node.ir, "input_shape", None), table, node.sides)
     if est is None:
-        return None
-    record.extra["cost"] = {**est, "margin": MARGIN, "rates": table.where}
+        return None, None
+    weighed = {**est, "margin": MARGIN, "rates": table.where}
+    return _faster(est, rung, name, table), weighed
+
+
+def _faster(est: dict, rung: int, name: str, table: Calibration) -> str | None:
     per_element = "chosen_ns" in est
     cur, ext = (est["chosen_ns"], est["extension_ns"]) if per_element else (est["chosen_ms"], est["extension_ms"])
     if cur < MARGIN * ext * (1 - 1e-12):  # at least MARGIN times faster (up to the ms conversion's rounding)
@@ -270,13 +284,13 @@ def faster_extension(node, record) -> str | None:
     if cur - ext < est.get("call_ms", 0.0):  # a saving below a call's own cost (estimate's note)
         return None
     reorders = "reorders included" + (f", none at the model's {est['boundary']}" if "boundary" in est else "") \
-        if RUNG_CLASS.get(record.rung) == "builtin" else "reorders alike: the decomposition runs planar too"
+        if RUNG_CLASS.get(rung) == "builtin" else "reorders alike: the decomposition runs planar too"
     if per_element:
         assumed = f", {est['assumed']}" if "assumed" in est else ""
-        return (f"cost model: {cur / ext:.2g}x faster per output element than {chosen_name(record)} on "
+        return (f"cost model: {cur / ext:.2g}x faster per output element than {name} on "
                 f"{table.where} (sizes known at run time{assumed}; {reorders})")
     assumed = f" with {est['assumed']}" if "assumed" in est else ""
-    return (f"cost model: {cur / ext:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
+    return (f"cost model: {cur / ext:.2g}x faster than {name} on {table.where} (estimated "
             f"{ext:.3g} ms against {cur:.3g} ms{assumed}, {reorders})")
 
 

@@ -195,9 +195,10 @@ def applies(node) -> bool:
                                               or isinstance(node.ir.sizes, RuntimeValue))
 
 
-def rung(node, not_native=()):
+def rung(node, not_native=(), unless=lambda node: None):
     """Rung 3 for nearest with run-time lengths: taken where the static decomposition cannot build tables
-    (a dynamic input shape or sizes fed at run time). ``not_native``: as for the tap tables' rung."""
+    (a dynamic input shape or sizes fed at run time). ``not_native``: as for the tap tables' rung. ``unless``:
+    a refusal to answer with instead of proving the form (the cost model's), or None."""
     ir = node.ir
     form = form_of(ir)
     if isinstance(form, Refusal):
@@ -208,6 +209,9 @@ def rung(node, not_native=()):
     if str(ir.dtype) in OPENVINO_DTYPES["wide"]:
         return Refusal(f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type, so a Gather of it is not exact",
                        "dtype")
+    skipped = unless(node)
+    if skipped is not None:
+        return skipped
     verdict = grid_verdict(_standalone(form), ir)
     if verdict is not None:
         return Refusal(verdict, "rung")

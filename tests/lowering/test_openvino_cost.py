@@ -182,13 +182,8 @@ def test_gridsample_takes_the_extension_over_its_decomposition_by_the_margin(tmp
     assert against_oracle(ir, got, run(ir, *feeds), feeds).ok
 
 
-@pytest.mark.compiled
-@pytest.mark.parametrize("decomposition, rung", [(2.0, 4), (0.6, 3)])
-def test_run_time_sizes_compare_rates_per_output_element(tmp_path, decomposition, rung):
-    """Nearest to sizes read from another tensor at run time (an FPN's): the index-form decomposition or the
-    extension, by their rates per output element (no static size to weigh them at). Between Conv layers, but
-    the decomposition runs planar as the extension does: no reorder charged (the table's copy and layout rates
-    are not read). 0.5 against 2.0 (4x: the extension) or 0.6 (1.2x: the decomposition)."""
+def _fpn_nearest(tmp_path) -> str:
+    """Conv -> nearest to sizes read from another tensor at run time (an FPN's) -> Conv."""
     from onnx import TensorProto, helper, numpy_helper
 
     nodes = [helper.make_node("Shape", ["S"], ["sz"]), helper.make_node("Conv", ["X", "w"], ["a"]),
@@ -199,17 +194,63 @@ def test_run_time_sizes_compare_rates_per_output_element(tmp_path, decomposition
                                        helper.make_tensor_value_info("S", TensorProto.FLOAT, [1, 2, "H", "W"])],
                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [w])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path / "n.onnx")
-    table = cost.Calibration({"decomposition/nearest/plain/up": decomposition, "extension/nearest/plain/up": 0.5,
-                              "copy": 0.1, "layout": 2.0}, "the test's table")
-    with cost.using(table):
-        _, (rec,) = convert(str(tmp_path / "n.onnx"))
+    return str(tmp_path / "n.onnx")
+
+
+def _index_form_table(decomposition: float) -> cost.Calibration:
+    return cost.Calibration({"decomposition/nearest/plain/up": decomposition, "extension/nearest/plain/up": 0.5,
+                             "copy": 0.1, "layout": 2.0}, "the test's table")
+
+
+def _grid_runs(monkeypatch) -> list:
+    """The index form's grid proofs run from now on (one entry each)."""
+    from resample_bridge.lowering.openvino import nearest_index
+
+    runs, verdict = [], nearest_index.grid_verdict
+    nearest_index._VERDICTS.clear()
+    monkeypatch.setattr(nearest_index, "grid_verdict", lambda *a, **k: runs.append(1) or verdict(*a, **k))
+    return runs
+
+
+@pytest.mark.compiled
+@pytest.mark.parametrize("decomposition, rung", [(2.0, 4), (0.6, 3)])
+def test_run_time_sizes_compare_rates_per_output_element(tmp_path, monkeypatch, decomposition, rung):
+    """Nearest to sizes read from another tensor at run time (an FPN's): the index-form decomposition or the
+    extension, by their rates per output element (no static size to weigh them at). Between Conv layers, but
+    the decomposition runs planar as the extension does: no reorder charged (the table's copy and layout rates
+    are not read). 0.5 against 2.0 (4x: the extension) or 0.6 (1.2x: the decomposition). Where the extension
+    is taken, the decomposition is not built: its grid proof does not run."""
+    runs = _grid_runs(monkeypatch)
+    with cost.using(_index_form_table(decomposition)):
+        _, (rec,) = convert(_fpn_nearest(tmp_path))
     assert rec.rung == rung, rec.summary()
     got = rec.extra["cost"]
     assert got["chosen_ns"] == decomposition and got["extension_ns"] == 0.5, got
     assert "assumed" not in got and "boundary" not in got, got
+    assert (len(runs) > 0) == (rung == 3), runs
     if rung == 4:
         assert "faster per output element than the decomposition (rung 3)" in rec.reason, rec.reason
         assert "reorders alike" in rec.reason, rec.reason
+        assert rec.tried[-1] == (3, "decomposition",
+                                 "built, not proven: the cost model estimates the extension faster")
+
+
+@pytest.mark.compiled
+def test_the_decomposition_is_built_where_the_extension_it_was_weighed_against_refuses(tmp_path, monkeypatch):
+    """The cost model prefers the extension (4x), but this machine cannot build it: the index form is built,
+    proven and taken, as with ``--prefer builtin``."""
+    from resample_bridge.lowering import compiled
+    from resample_bridge.semantics.errors import BridgeError
+
+    def missing(*_):
+        raise BridgeError("no C++ compiler found", "rung")
+
+    runs = _grid_runs(monkeypatch)
+    monkeypatch.setattr(compiled, "openvino_node", missing)
+    with cost.using(_index_form_table(2.0)):
+        _, (rec,) = convert(_fpn_nearest(tmp_path))
+    assert rec.rung == 3 and runs, rec.summary()
+    assert "no C++ compiler found" in rec.extra["cost"]["extension_refused"], rec.extra
 
 
 @pytest.mark.parametrize("before, after, rung", [(False, False, 4), (True, True, 1)])

@@ -245,6 +245,23 @@ def _onnx_run(m, x):
     return ort.InferenceSession(m.SerializeToString()).run(None, {"X": x})[0]
 
 
+@pytest.mark.parametrize("x_shape,sizes,coord,nearest_mode", [
+    ((2, 5, 6, 6), (2, 5, 7, 7), "half_pixel", "round_prefer_ceil"),  # output 3 reads 2.5
+    ((2, 3, 6, 9), (2, 3, 4, 6), "asymmetric", "round_prefer_floor"),  # outputs 1, 3 (and 5) read 1.5, 4.5 (7.5)
+])
+def test_nearest_ties_are_settled_on_the_resized_axes_only(tmp_path, x_shape, sizes, coord, nearest_mode):
+    """Source coordinates on .5 ties: Interpolate is taken once a run shows how its float32 coordinates resolve
+    them. That run cuts the batch and channels to 1 (both sides copy them; the candidate's sizes are cut with
+    them): a candidate built for the full shape would not be compared at all. The result equals onnxruntime's on
+    the full shape."""
+    m = resize_model(x_shape, sizes=sizes, mode="nearest", coordinate_transformation_mode=coord,
+                     nearest_mode=nearest_mode)
+    ov_model, (rec,) = _convert(m, tmp_path, prefer="builtin")
+    assert rec.rung == BUILTIN and "measured to resolve as exact arithmetic" in rec.reason, rec.reason
+    x = np.random.default_rng(2).permutation(int(np.prod(x_shape))).reshape(x_shape).astype(np.float32)
+    np.testing.assert_array_equal(_run(ov_model, x), _onnx_run(m, x))
+
+
 @pytest.mark.parametrize("x_shape,mode,coord,scales,feeds", [
     (("N", 3, 8, 8), "nearest", "half_pixel", [1, 1, 2, 2], [(1, 3, 8, 8), (4, 3, 8, 8)]),
     (("N", 3, 8, 8), "linear", "half_pixel", [1, 1, 1.5, 2], [(1, 3, 8, 8), (3, 3, 8, 8)]),

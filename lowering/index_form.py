@@ -1,11 +1,16 @@
 """What the OpenVINO and ONNX index decompositions of nearest Resize share (``openvino/nearest_index.py``,
 ``onnx/nearest_index.py``): the form itself (``semantics.nearest_index``, one formula), the length bound
-of its int32 arithmetic, the grid of lengths its proof runs, and the comparison with the oracle's taps."""
+of its int32 arithmetic, the grid of lengths its proof runs, the comparison with the oracle's taps, and where
+the grid's verdicts are kept."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import json
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -74,3 +79,72 @@ def grid_mismatch(ir: ResizeIR, grid, run) -> str | None:
             bad = f"shape {got.shape}" if got.shape != want.shape else f"index {int(np.flatnonzero(got != want)[0])}"
             return f"source indices differ from the oracle's taps at in={i}, out={o} ({bad})"
     return None
+
+
+class Verdicts:
+    """Grid verdicts (None: exact; else where the subgraph differs) by key: the subgraph's whole structure,
+    constants included, the form and the fixed lengths, so equal keys mean the same computation on the same
+    grid. Kept in memory and, where ``runtime`` names one, on disk per machine (``compiled.build.cache_root()``)
+    under a name hashed from the runtime and its version, this CPU's x86 level and every source a verdict rests
+    on (the oracle, the form, the grid): the grid is 2,311 runs of the subgraph and of the oracle, 0.5 s of a
+    0.6 s conversion (an FPN with run-time H/W), and each form (the coordinate and rounding modes) has one
+    subgraph whatever the model."""
+
+    def __init__(self, runtime=None):
+        self.runtime = runtime  # () -> "openvino 2026.4.1", or None: in memory only
+        self.memory: dict = {}
+        self.disk: dict | None = None
+
+    def _file(self) -> Path:
+        from .compiled.build import cache_root, project_hash
+
+        here = Path(__file__).resolve().parent
+        key = project_hash(here.parent / "semantics", here / "index_form.py", here / "openvino" / "nearest_index.py",
+                           here / "onnx" / "nearest_index.py", extra=f"index grid {self.runtime()}")
+        return cache_root() / f"index-grid-{key}.json"
+
+    def _read(self) -> dict:
+        if self.disk is None:
+            try:
+                self.disk = json.loads(self._file().read_text())
+            except (OSError, ValueError):
+                self.disk = {}
+        return self.disk
+
+    def get(self, key) -> tuple[bool, str | None]:
+        """(found, verdict)."""
+        if key in self.memory:
+            return True, self.memory[key]
+        if self.runtime is not None:
+            got = self._read().get(_digest(key))
+            if isinstance(got, list) and len(got) == 1:
+                self.memory[key] = got[0]
+                return True, got[0]
+        return False, None
+
+    def put(self, key, verdict: str | None) -> None:
+        self.memory[key] = verdict
+        if self.runtime is None:
+            return
+        path = self._file()
+        try:
+            disk = json.loads(path.read_text())  # another process may have added some since
+        except (OSError, ValueError):
+            disk = {}
+        disk[_digest(key)] = [verdict]
+        self.disk = disk
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(disk, sort_keys=True))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache: the verdict stays in memory
+
+    def clear(self) -> None:
+        self.memory.clear()
+        self.disk = None
+
+
+def _digest(key) -> str:
+    return hashlib.sha256(repr(key).encode()).hexdigest()

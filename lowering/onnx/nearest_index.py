@@ -24,7 +24,7 @@ import numpy as np
 
 from ...semantics.nearest_index import NearestIndex, integer_scales
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
-from ..index_form import GRID as _GRID, INT32_MAX_OUT, axis_key, copied_axes, form_of, grid_mismatch
+from ..index_form import GRID as _GRID, INT32_MAX_OUT, Verdicts, axis_key, copied_axes, form_of, grid_mismatch
 from ..passes import Candidate, Refusal
 
 # The shared grid, and pairs past the int32 bound: int64 must stay exact there.
@@ -34,7 +34,16 @@ REASON = ("index decomposition: source indices computed in int64 from the run-ti
           "Mul/Add, floor division by Mod/Div, Where clamps), one Gather per resized axis")
 # Intermediates stay below r*out <= 4*out^2 (module note): int64 holds them for every length a tensor can have.
 EXACT_INT64 = "; exact for every length (int64: no intermediate reaches 4*out^2)"
-_VERDICTS: dict = {}
+
+
+def _runtime() -> str:
+    """What runs the index subgraph (a verdict on disk is kept per version of it: ``Verdicts``)."""
+    import onnxruntime
+
+    return f"onnxruntime {onnxruntime.__version__}"
+
+
+_VERDICTS = Verdicts(_runtime)
 
 
 def index_name(name: str, axis: int, part: str) -> str:
@@ -191,8 +200,9 @@ def grid_verdict(model, ir: ResizeIR, in_name: str = "in", out_name: str = "out"
     does not. Verdicts are cached by the serialized subgraph."""
     data = model.SerializeToString()
     key = (data, axis_key(ir), in_name, out_name)
-    if key in _VERDICTS:
-        return _VERDICTS[key]
+    found, verdict = _VERDICTS.get(key)
+    if found:
+        return verdict
     try:
         import onnxruntime as ort
     except ImportError:
@@ -204,7 +214,7 @@ def grid_verdict(model, ir: ResizeIR, in_name: str = "in", out_name: str = "out"
     else:
         verdict = grid_mismatch(ir, GRID, lambda i, o: sess.run(
             None, {in_name: np.array(i, np.int64), out_name: np.array(o, np.int64)})[0])
-    _VERDICTS[key] = verdict
+    _VERDICTS.put(key, verdict)
     return verdict
 
 

@@ -26,13 +26,23 @@ from ...semantics.nearest_index import NearestIndex, NoNearestIndex, integer_sca
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ...semantics.messages import plugin_sentence
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
-from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, copied_axes, form_of, grid_mismatch, oracle_indices
+from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, Verdicts, copied_axes, form_of, grid_mismatch, \
+    oracle_indices
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
 from .interpolate import inexact_spellings
 
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
-_VERDICTS: dict = {}
+
+
+def _runtime() -> str:
+    """What runs the index subgraph (a verdict on disk is kept per version of it: ``Verdicts``)."""
+    import openvino
+
+    return f"openvino {openvino.__version__}"
+
+
+_VERDICTS = Verdicts(_runtime)
 
 
 def _tag(name: str, axis: int, what: str) -> str:
@@ -117,8 +127,9 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
     out) of ``GRID`` (those with the fixed length(s)), else where it does not."""
     form = nearest_index(ir)
     key = (_signature(model), form, fixed)
-    if key in _VERDICTS:
-        return _VERDICTS[key]
+    found, verdict = _VERDICTS.get(key)
+    if found:
+        return verdict
     import openvino as ov
 
     fi, fo = fixed
@@ -149,7 +160,7 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
             run.wait()
             return run.get_output_tensor(0).data.copy()
         verdict = grid_mismatch(ir, [(i, None if fo == "length" else o) for i, o in grid], run_at)
-    _VERDICTS[key] = verdict
+    _VERDICTS.put(key, verdict)
     return verdict
 
 

@@ -10,6 +10,7 @@ from onnx import TensorProto, helper
 
 ov = pytest.importorskip("openvino")
 
+from resample_bridge.lowering.index_form import Verdicts  # noqa: E402
 from resample_bridge.lowering.openvino import convert  # noqa: E402
 from resample_bridge.lowering.openvino import nearest_index as ni  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
@@ -106,6 +107,13 @@ def test_sizes_input_integer_dtypes(dtype, coord, rounding, tmp_path):
         assert got.dtype == want.dtype and np.array_equal(got, want), (h, w, h2, w2)
 
 
+@pytest.fixture
+def computed(monkeypatch):
+    """Grid verdicts computed here, not read from a machine's cache (``index_form.Verdicts``)."""
+    monkeypatch.setattr(ni, "_VERDICTS", Verdicts())
+
+
+@pytest.mark.usefixtures("computed")
 def test_index_subgraph_grid_for_every_mode():
     """The index computation alone, compiled on CPU, over (in, out) in 1..48 and large pairs."""
     for coord, rounding in itertools.product(COORDS, ROUNDINGS):
@@ -114,6 +122,7 @@ def test_index_subgraph_grid_for_every_mode():
         assert ni.grid_verdict(ni._standalone(form), ir) is None, (coord, rounding)
 
 
+@pytest.mark.usefixtures("computed")
 def test_grid_catches_a_wrong_subgraph():
     (_, ir), = parse_model(sizes_input_model("half_pixel", "round_prefer_floor"))
     (_, other), = parse_model(sizes_input_model("half_pixel", "round_prefer_ceil"))
@@ -240,3 +249,21 @@ def test_kept_axes_are_copied_with_run_time_scales(shape, tmp_path):
             assert np.isin(want[n, c], x[n, c]).all()
         if np.all(scales == 1):
             assert np.array_equal(want, x)
+
+
+def test_a_verdict_is_computed_once_per_machine(tmp_path, monkeypatch):
+    """A grid verdict outlives the process (a new store over the same cache finds it without running the grid),
+    kept per runtime version: another version computes its own."""
+    from resample_bridge.lowering import index_form
+
+    monkeypatch.setenv("RESAMPLE_BRIDGE_CACHE", str(tmp_path))
+    runs = []
+    mismatch = ni.grid_mismatch
+    monkeypatch.setattr(ni, "grid_mismatch", lambda *a: runs.append(1) or mismatch(*a))
+    (_, ir), = parse_model(sizes_input_model("half_pixel", "round_prefer_floor"))
+    (_, other), = parse_model(sizes_input_model("half_pixel", "round_prefer_ceil"))
+    for version, expected_runs in (("1", 2), ("1", 2), ("2", 4)):
+        monkeypatch.setattr(ni, "_VERDICTS", index_form.Verdicts(lambda v=version: f"openvino {v}"))
+        assert ni.grid_verdict(ni._standalone(ni.nearest_index(ir)), ir) is None
+        assert "differ from the oracle's taps" in ni.grid_verdict(ni._standalone(ni.nearest_index(other)), ir)
+        assert len(runs) == expected_runs, version

@@ -40,6 +40,7 @@ clamp_in_range sample on the input's edge. Imports numpy and the semantics packa
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -50,8 +51,8 @@ from .coords import bind_resize
 from .errors import BridgeError
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, Sampler
 from .reference import (_coordinate_padding, contract_taps, deform_geometry, deform_points, extrapolate,
-                        grouped_conv, pad_input, round_to_bfloat16, run, runtime_values, sample_points, tap_reads,
-                        tap_window, window_weights)
+                        grouped_conv, pad_input, planes, round_to_bfloat16, run, runtime_values, sample_points,
+                        tap_reads, tap_window, window_weights)
 from .taps import _weights, axis_taps, cubic_filter, linear_filter, source_coords, stretch
 
 U = 2.0 ** -24  # float32 unit roundoff
@@ -154,7 +155,24 @@ def _axis_dc(axis) -> np.ndarray:
 def _axis_slopes(axis, sampler: Sampler, exclude_outside: bool, K: int) -> tuple[np.ndarray, np.ndarray]:
     """(|dw/dc|, T / |S|), each [out, K], of the oracle's tap weights (``taps._weights``): the slope by one-sided
     differences at the exact source (the larger side, so a kink such as linear's peak counts its steeper
-    slope), and the filter's term magnitude over the normalising sum (see the module docstring)."""
+    slope), and the filter's term magnitude over the normalising sum (see the module docstring). Read-only,
+    one pair per axis as ``taps.axis_taps`` keeps one table: every probe of a node asks for the same (exact
+    arithmetic: most of a proof's time before)."""
+    try:
+        return _axis_slopes_cached(axis, sampler, bool(exclude_outside), K)
+    except TypeError:  # an unhashable field: computed each time
+        return _axis_slopes_of(axis, sampler, exclude_outside, K)
+
+
+@functools.lru_cache(maxsize=1024)
+def _axis_slopes_cached(axis, sampler: Sampler, exclude_outside: bool, K: int):
+    got = _axis_slopes_of(axis, sampler, exclude_outside, K)
+    for a in got:
+        a.setflags(write=False)
+    return got
+
+
+def _axis_slopes_of(axis, sampler: Sampler, exclude_outside: bool, K: int) -> tuple[np.ndarray, np.ndarray]:
     f = stretch(sampler, axis.filter_scale, axis.stretch_clamp)
     m = K // 2
     h = Fraction(_H)
@@ -217,12 +235,12 @@ def _product_rule(ws: list[np.ndarray], dws: list[np.ndarray]) -> np.ndarray:
 
 
 def sample_bound(data: np.ndarray, pts: list[np.ndarray], dcs: list[np.ndarray], sampler: Sampler, padding: str,
-                 bounds: list[tuple[float, float]]):
+                 bounds: list[tuple[float, float]], batch=None):
     """(values, bound, sum of |w x|), each [C, P], of ``reference.sample_points`` with coordinate errors
-    ``dcs[d]`` [P]. Nearest: bound 0 (the element read is exact)."""
-    y = sample_points(data, pts, sampler, padding, bounds)
+    ``dcs[d]`` [P]. Nearest: bound 0 (the element read is exact). ``batch``: as ``reference.planes``."""
+    y = sample_points(data, pts, sampler, padding, bounds, batch)
     C, P = y.shape
-    flat = data.reshape(C, -1).astype(np.float64)
+    flat, spatial, base = planes(data, batch)
     windows = [tap_window(p, sampler) for p in pts]
     if sampler.kind == "nearest":
         w = [np.ones((P, 1)) for _ in pts]
@@ -236,7 +254,7 @@ def sample_bound(data: np.ndarray, pts: list[np.ndarray], dcs: list[np.ndarray],
     e = np.zeros((C, P))
     a = np.zeros((C, P))
     with np.errstate(invalid="ignore", over="ignore"):
-        for combo, lin, ok in tap_reads(data.shape[1:], [i for i, _ in windows], padding, bounds):
+        for combo, lin, ok in tap_reads(spatial, [i for i, _ in windows], padding, bounds, base):
             pick = [lambda arrs, d=d, k=k: arrs[d][:, k] for d, k in enumerate(combo)]
             ws = [p(w) for p in pick]
             v = np.where(ok[None, :], flat[:, lin], 0.0)
@@ -279,20 +297,18 @@ def bound_gridsample(ir: GridSampleIR, x, grid) -> np.ndarray:
     N, C = x.shape[:2]
     spatial = x.shape[2:]
     P = int(np.prod(grid.shape[1:-1]))
-    out = np.zeros((N, C, P))
     bounds = [coords.grid_bounds(L, ir.align_corners) for L in spatial]
-    for n in range(N):
-        g = grid[n].reshape(P, D).astype(np.float64)
-        pts, dcs = [], []
-        for d in range(D):
-            L, gd = spatial[d], g[:, D - 1 - d]
-            c = coords.unnormalize_as(gd, L, ir.align_corners, ir.arith)
-            p = _coordinate_padding(c, L, ir)
-            pts.append(p)
-            dcs.append(_padded_dc(c, p, _unnormalize_dc(gd, c, L, ir.align_corners), L, ir))
-        _, e, a = sample_bound(x[n], pts, dcs, ir.sampler, ir.padding, bounds)
-        out[n] = e + (C_SUM * ir_taps(ir.sampler) ** D * U + _output_rounding(x.dtype)) * a
-    return out.reshape(want_shape)
+    g = grid.reshape(N * P, D).astype(np.float64)  # every image's points at once (``reference.planes``)
+    pts, dcs = [], []
+    for d in range(D):
+        L, gd = spatial[d], g[:, D - 1 - d]
+        c = coords.unnormalize_as(gd, L, ir.align_corners, ir.arith)
+        p = _coordinate_padding(c, L, ir)
+        pts.append(p)
+        dcs.append(_padded_dc(c, p, _unnormalize_dc(gd, c, L, ir.align_corners), L, ir))
+    _, e, a = sample_bound(x, pts, dcs, ir.sampler, ir.padding, bounds, batch=np.repeat(np.arange(N), P))
+    out = e + (C_SUM * ir_taps(ir.sampler) ** D * U + _output_rounding(x.dtype)) * a
+    return np.moveaxis(out.reshape(C, N, P), 0, 1).reshape(want_shape)
 
 
 def ir_taps(sampler: Sampler) -> int:

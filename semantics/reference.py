@@ -186,14 +186,14 @@ def _tap_weights_1d(x: np.ndarray, sampler: Sampler):
     return index, (np.ones((x.size, 1)) if t is None else window_weights(t, sampler))
 
 
-def tap_reads(spatial, index: list[np.ndarray], padding: str, bounds: list[tuple[float, float]]):
+def tap_reads(spatial, index: list[np.ndarray], padding: str, bounds: list[tuple[float, float]], base=None):
     """For each combination of one tap per axis (``index[d]`` [P, K_d]): (combo, flat element index [P], in
     range [P]) after tap-level padding: zeros (out-of-range taps read 0: in range False), border (clamp),
-    reflection (mirror at ``bounds``, then clamp)."""
+    reflection (mirror at ``bounds``, then clamp). ``base`` [P]: where each point's plane starts (``planes``)."""
     P = index[0].shape[0]
     strides = [int(np.prod(spatial[d + 1:])) for d in range(len(spatial))]
     for combo in itertools.product(*[range(i.shape[1]) for i in index]):
-        lin = np.zeros(P, dtype=np.int64)
+        lin = np.zeros(P, dtype=np.int64) if base is None else base.copy()
         ok = np.ones(P, dtype=bool)
         for d, k in enumerate(combo):
             j = index[d][:, k]
@@ -207,16 +207,27 @@ def tap_reads(spatial, index: list[np.ndarray], padding: str, bounds: list[tuple
         yield combo, lin, ok
 
 
+def planes(data: np.ndarray, batch=None):
+    """(data as float64 [C, elements], the spatial shape, where each point's plane starts or None): ``data`` is
+    [C, *spatial], or with ``batch`` (each point's image, [P]) [N, C, *spatial], every image's points sampled
+    in one pass (a GridSample over a 64-image batch took 64 passes of numpy calls on a few points each)."""
+    if batch is None:
+        return data.reshape(data.shape[0], -1).astype(np.float64), data.shape[1:], None
+    spatial = data.shape[2:]
+    return (np.moveaxis(data, 1, 0).reshape(data.shape[1], -1).astype(np.float64), spatial,
+            np.asarray(batch, np.int64) * int(np.prod(spatial)))
+
+
 def sample_points(data: np.ndarray, pts: list[np.ndarray], sampler: Sampler, padding: str,
-                  bounds: list[tuple[float, float]]) -> np.ndarray:
+                  bounds: list[tuple[float, float]], batch=None) -> np.ndarray:
     """Sample ``data`` [C, *spatial] at P points (pts[d] is [P], pixel coordinates, after any
-    coordinate-level padding), tap-level padding as ``tap_reads``. Returns [C, P] float64."""
-    C = data.shape[0]
+    coordinate-level padding), tap-level padding as ``tap_reads``. Returns [C, P] float64. ``batch``: see
+    ``planes``."""
     P = pts[0].size
     taps = [_tap_weights_1d(p, sampler) for p in pts]
-    out = np.zeros((C, P), dtype=np.float64)
-    flat = data.reshape(C, -1).astype(np.float64)
-    for combo, lin, ok in tap_reads(data.shape[1:], [t[0] for t in taps], padding, bounds):
+    flat, spatial, base = planes(data, batch)
+    out = np.zeros((flat.shape[0], P), dtype=np.float64)
+    for combo, lin, ok in tap_reads(spatial, [t[0] for t in taps], padding, bounds, base):
         w = np.ones(P)
         for d, k in enumerate(combo):
             w = w * taps[d][1][:, k]
@@ -256,20 +267,18 @@ def run_gridsample(ir: GridSampleIR, x, grid):
     spatial = x.shape[2:]
     out_sp = grid.shape[1:-1]
     P = int(np.prod(out_sp))
-    y = np.zeros((N, C, P), dtype=np.float64)
     bounds = [coords.grid_bounds(L, ir.align_corners) for L in spatial]
-    for n in range(N):
-        g = grid[n].reshape(P, D).astype(np.float64)
-        pts = []
-        for d in range(D):
-            L = spatial[d]
-            # grid's last axis lists coordinates innermost-first: (x, y[, z]).
-            p = coords.unnormalize_as(g[:, D - 1 - d], L, ir.align_corners, ir.arith)
-            if ir.sampler.kind == "nearest":
-                p = _rint_half_even(p)
-            pts.append(_coordinate_padding(p, L, ir))
-        y[n] = sample_points(x[n], pts, ir.sampler, ir.padding, bounds)
-    return cast_like(y.reshape((N, C) + tuple(out_sp)), x.dtype)
+    g = grid.reshape(N * P, D).astype(np.float64)  # every image's points at once (``planes``)
+    pts = []
+    for d in range(D):
+        L = spatial[d]
+        # grid's last axis lists coordinates innermost-first: (x, y[, z]).
+        p = coords.unnormalize_as(g[:, D - 1 - d], L, ir.align_corners, ir.arith)
+        if ir.sampler.kind == "nearest":
+            p = _rint_half_even(p)
+        pts.append(_coordinate_padding(p, L, ir))
+    y = sample_points(x, pts, ir.sampler, ir.padding, bounds, batch=np.repeat(np.arange(N), P))
+    return cast_like(np.moveaxis(y.reshape(C, N, P), 0, 1).reshape((N, C) + tuple(out_sp)), x.dtype)
 
 
 # ----------------------------------------------------------------------------------------------------------

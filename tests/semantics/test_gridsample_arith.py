@@ -68,3 +68,37 @@ def test_fp32_fused_is_what_openvino_gridsample9_reads(padding):
     got = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([x, _grid(vals)])[0]
     np.testing.assert_array_equal(got, run(dataclasses.replace(ir, arith="fp32_fused"), x, _grid(vals)))
     assert got.reshape(-1)[0] == 2.0 and run(ir, x, _grid(vals)).reshape(-1)[0] == 1.0
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_every_image_of_a_batch_is_sampled_by_its_own_grid(mode, padding):
+    """The oracle samples a batch's points in one pass (``reference.planes``): three images, each with its own
+    grid, against onnxruntime within the error bound (nearest equal), and the bound is per image too: image 1
+    scaled by 1000 leaves the others' bounds as they were."""
+    import onnxruntime as ort
+
+    from resample_bridge.semantics.compare import against_oracle
+    from resample_bridge.semantics.tolerance import float_bound
+
+    xs, gs = (3, 2, 5, 7), (3, 4, 6, 2)
+    node = helper.make_node("GridSample", ["X", "G"], ["Y"], mode=mode, padding_mode=padding)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", 1, list(xs)),
+                                        helper.make_tensor_value_info("G", 1, list(gs))],
+                          [helper.make_tensor_value_info("Y", 1, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+    (_, ir), = parse_model(m)
+    ir = ort_semantics(ir)
+    rng = np.random.default_rng(4)
+    x, grid = rng.standard_normal(xs).astype(np.float32), rng.uniform(-1.2, 1.2, gs).astype(np.float32)
+    got = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"X": x, "G": grid})[0]
+    want = run(ir, x, grid)
+    assert against_oracle(ir, got, want, [x, grid]).ok
+    if mode == "nearest":
+        np.testing.assert_array_equal(got, want)
+    big = x.copy()
+    big[1] *= 1000
+    before, after = float_bound(ir, x, grid), float_bound(ir, big, grid)
+    np.testing.assert_array_equal(before[[0, 2]], after[[0, 2]])
+    assert mode == "nearest" or (after[1] > before[1]).any()

@@ -109,11 +109,16 @@ def _extension_first(node, earlier) -> Refusal | None:
     the cost model estimates the extension faster and the extension takes the node: the default would give the
     index form up for it anyway (``_fastest``), and its proof over a grid of 2,311 lengths is most of such a
     conversion (measured: 0.5 of 1.1 s for an FPN with run-time H/W). The refusal carries the estimate
-    (``cost_first``); where the extension refuses, the index form is proven and taken as before."""
-    if not node.weigh:
+    (``cost_first``); where the extension refuses, the index form is proven and taken as before. Not under
+    ``--allow-conditional``: a conditional candidate held from a lower rung stops the climb before the extension,
+    and only an exact index form beats it."""
+    if not node.weigh or not node.strict:
         return None
     why, weighed = cost.weigh(node, DECOMPOSE, f"the {RUNG_NAMES[DECOMPOSE]} (rung {DECOMPOSE})")
-    if why is None or not isinstance(LADDERS[node.ir.kind][-1].ask(node, earlier), Candidate):
+    if why is None:
+        return None
+    got = LADDERS[node.ir.kind][-1].ask(node, earlier)
+    if not (isinstance(got, Candidate) and got.unconditional):  # the climb would not take it
         return None
     return Refusal("built, not proven: the cost model estimates the extension faster", "rung",
                    facts={"cost_first": (why, weighed), "quiet": True})

@@ -253,6 +253,18 @@ def test_the_decomposition_is_built_where_the_extension_it_was_weighed_against_r
     assert "no C++ compiler found" in rec.extra["cost"]["extension_refused"], rec.extra
 
 
+@pytest.mark.compiled
+def test_under_allow_conditional_the_exact_rungs_still_beat_a_conditional_interpolate(tmp_path):
+    """Interpolate fed the run-time sizes is exact only where no coordinate falls on a rounding boundary: with
+    --allow-conditional it is held, and the climb stops before the extension. The index form, exact, is then
+    proven and taken (and the cost model swaps it for the extension), never skipped for an extension the climb
+    would not reach."""
+    with cost.using(_index_form_table(2.0)):
+        _, (rec,) = convert(_fpn_nearest(tmp_path), allow_conditional=True)
+    assert rec.rung == 4 and not rec.conditions, rec.summary()
+    assert rec.tried[-1][:2] == (3, "decomposition") and "exact, but" in rec.tried[-1][2], rec.tried
+
+
 @pytest.mark.parametrize("before, after, rung", [(False, False, 4), (True, True, 1)])
 def test_run_time_sizes_weigh_a_builtin_rung_per_output_element(tmp_path, before, after, rung):
     """A built-in op is one op, as the extension is: with H and W known only at run time they are weighed per

@@ -33,8 +33,8 @@ import numpy as np
 
 from . import cost_timing
 from .boundary import NOT_AT_BOUNDARY
-from .cost_timing import DYNAMIC, RUNG_CLASS, calibrate, fixed_key, grid_key, key_of, time_rates as _time, \
-    use_converter
+from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, few_key, fixed_key, grid_key, key_of, \
+    time_rates as _time, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
            "faster_extension", "chosen_name"]
@@ -214,8 +214,9 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
         return None
     in_per_out = sizes[0] / sizes[1] if sizes else _in_per_out(ir)
     up = in_per_out is None or in_per_out <= 1
-    cur = table.rate(_class_key(ir, cls, up))
-    ext = table.rate(_class_key(ir, "extension", up)) if cur is not None else None
+    keys = _keys(ir, cls, up, input_shape, table)
+    cur = table.rate(keys[0])
+    ext = table.rate(keys[1]) if cur is not None else None
     if ext is None:
         return None
     # The reorders measured around the extension are its extra over a built-in op, which keeps the plugin's
@@ -230,9 +231,8 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     # Each rung's fixed cost per call where the table has it (cost_timing); the extension's grows where a length
     # is known only at run time (the plugin's shape inference of a custom op).
     run_time = sizes is None or sizes[2]
-    fixed = (table.rate(fixed_key(_class_key(ir, cls, up))) or 0.0,
-             (table.rate(fixed_key(_class_key(ir, "extension", up))) or 0.0) +
-             ((table.rate(DYNAMIC) or 0.0) if run_time else 0.0))
+    fixed = (table.rate(fixed_key(keys[0])) or 0.0,
+             (table.rate(fixed_key(keys[1])) or 0.0) + ((table.rate(DYNAMIC) or 0.0) if run_time else 0.0))
     if sizes is not None:
         n_in, n_out, least = sizes
         got = {"chosen_ms": (fixed[0] + cur * n_out) / 1e6,
@@ -253,7 +253,20 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
             got["assumed"] = "the input as large as the output"
     if any(sides) and cls == "builtin":
         got["boundary"] = " and ".join(s for s, at in zip(("input", "output"), sides) if at)
+    if keys[0].endswith(few_key("")):
+        got["few_channels"] = input_shape[1]
     return got
+
+
+def _keys(ir, cls: str, up: bool, input_shape, table: Calibration) -> tuple[str, str]:
+    """The rates' keys of the chosen rung and of the extension: against a built-in op, at most ``FEW`` channels
+    read the rates timed at few channels where the table has both (``cost_timing.FEW``)."""
+    keys = (_class_key(ir, cls, up), _class_key(ir, "extension", up))
+    channels = input_shape[1] if input_shape is not None and len(input_shape) >= 3 else None
+    if cls != "builtin" or ir.kind != "resize" or channels is None or channels > FEW or 1 in ir.axes:
+        return keys
+    few = tuple(few_key(k) for k in keys)
+    return few if all(table.rate(k) is not None for k in few) else keys
 
 
 def faster_extension(node, record) -> str | None:

@@ -26,6 +26,13 @@ SHAPE = (1, 16, 96, 96)  # the calibration input: big enough to time, small enou
 # unseen (measured: Interpolate linear 3x64x64 -> 96x96 0.105 ms, the extension 0.050, estimated a third of that
 # apart), and the extension's linear antialias 96x96 -> 48x48 rate came out 3.4 ns, 2.4 ns on 600x800 -> 300x400.
 TINY = (1, 2, 8, 8)
+# Few channels: OpenVINO's CPU plugin runs Interpolate over blocks of 8 or 16 channels, and with 1-4 (an image's
+# RGB, a flow's 2) most of each block is padding. Measured per output element, 3 channels against 16 (96x96 x2
+# and 96x96 -> 48x48): cubic 11.9 ns against 3.5, bicubic_pillow 44.5 against 10.4, linear 2.8 against 2.4; the
+# extension 1.1 against 0.8. So a node of at most FEW channels is weighed with rates timed at FEW_SHAPE (3
+# channels, as many outputs as SHAPE), the built-in op and the extension on the same model (``few_key``).
+FEW = 4
+FEW_SHAPE = (1, 3, 224, 224)
 SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", True), ("cubic", True))
 # Coordinate modes that land a sampler on different rungs (half_pixel_symmetric has no Interpolate-11
 # spelling: the decomposition takes it); each timing is filed under the rung it actually took.
@@ -55,6 +62,11 @@ def key_of(cls: str, kind: str, antialias: bool, up: bool) -> str:
 
 def grid_key(cls: str, kind: str, rank: int) -> str:
     return f"{cls}/gridsample-{kind}/{rank}d"
+
+
+def few_key(key: str) -> str:
+    """The key of ``key``'s rate at few channels (``FEW``)."""
+    return f"{key}/few"
 
 
 def fixed_key(key: str) -> str:
@@ -213,7 +225,8 @@ def time_rates(key: str) -> dict:
             x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
             got = _layout_rate(core, path, x, _convert)
             return {} if got is None else {"layout": got}
-        cls, what, rest = key.split("/", 2)
+        few = key.endswith(few_key(""))
+        cls, what, rest = key[:-len(few_key(""))].split("/", 2) if few else key.split("/", 2)
         fallback = "extension" if cls == "extension" else "decompose"
         if what.startswith("gridsample-"):
             kind, rank = what[len("gridsample-"):], int(rest.rstrip("d"))
@@ -222,12 +235,14 @@ def time_rates(key: str) -> dict:
         else:
             aa, up = rest.split("/")[0] == "aa", rest.endswith("/up")
             # The static coordinate spellings, antialias as PyTorch exports it (the built-in pillow modes), then
-            # run-time lengths (where nearest takes its index form).
+            # run-time lengths (where nearest takes its index form; not at few channels: only a built-in op's
+            # rate reads them).
             forms = [dict(coord=c) for c in COORDS] + ([dict(coord=COORDS[0], pillow=True)] if aa else []) + \
-                ([dict(coord=COORDS[0], dynamic=True)] if cls == "decomposition" else [])
-            tries = [(lambda base, f=f: _model(what, aa, up, base=base, **f), lambda c: key_of(c, what, aa, up),
+                ([dict(coord=COORDS[0], dynamic=True)] if cls == "decomposition" and not few else [])
+            tries = [(lambda base, f=f: _model(what, aa, up, base=base, **f),
+                      lambda c: (few_key if few else str)(key_of(c, what, aa, up)),
                       f.get("dynamic", False)) for f in (forms if cls != "extension" else forms[:1])]
-            sizes = (SHAPE, TINY)
+            sizes = (FEW_SHAPE if few else SHAPE, TINY)
         for made, name, dynamic in tries:
             try:
                 m, t = made(sizes[0]), made(sizes[1])
@@ -259,6 +274,7 @@ def calibrate(samplers=SAMPLERS) -> dict:
     """Every rate on this machine at once (the reference table: ``tools/dev/cost_reference.py``)."""
     keys = [key_of(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
             for cls in ("builtin", "decomposition", "extension")]
+    keys += [few_key(key_of("builtin", kind, aa, up)) for kind, aa in samplers for up in (True, False)]
     keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]
     out: dict = {}
     for key in keys + ["layout", "copy", "call", DYNAMIC]:

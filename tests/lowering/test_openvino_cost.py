@@ -69,6 +69,24 @@ def test_the_extension_from_1_25x_faster_on(tmp_path, builtin, extension, rung):
     _exact(m, ov_model, [rec])
 
 
+@pytest.mark.compiled
+@pytest.mark.parametrize("channels, rung", [(4, 4), (5, 1)])
+def test_few_channels_read_the_rates_timed_at_few_channels(tmp_path, channels, rung):
+    """OpenVINO runs Interpolate over blocks of channels: at most ``cost_timing.FEW`` channels read the rates
+    timed at 3 channels (here 4.0 against the extension's 1.0: the extension), more the rates at 16 (1.0 against
+    1.0: the built-in op)."""
+    m = resize_model((1, channels, 24, 20), scales=[1, 1, 2, 2], mode="linear")
+    onnx.save(m, tmp_path / "m.onnx")
+    table = _table(builtin=1.0, extension=1.0, copy=0.0, layout=0.0, **{
+        "builtin/linear/plain/up/few": 4.0, "extension/linear/plain/up/few": 1.0})
+    with cost.using(table):
+        _, (rec,) = convert(str(tmp_path / "m.onnx"))
+    assert rec.rung == rung, rec.summary()
+    n_out = channels * 48 * 40
+    assert rec.extra["cost"]["chosen_ms"] == pytest.approx((4.0 if channels <= 4 else 1.0) * n_out / 1e6)
+    assert rec.extra["cost"].get("few_channels") == (channels if channels <= 4 else None)
+
+
 def _in_context(tmp_path, before: bool, after: bool, relu: bool = False):
     """_linear_up's Resize behind a 1x1 Conv (``before``) and / or in front of one (``after``); ``relu``: a Relu
     between the graph's input and the Resize (a side stays at the boundary through it)."""
@@ -334,10 +352,11 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     _, (rec,) = convert(path)
     assert rec.extra["cost"]["rates"] == "this machine"
     # The extension is timed beside the built-in op, in one run (a busy machine weighs on both alike); no
-    # reorder where the node meets the model's own input and output.
-    assert sorted(timed) == ["builtin/linear/plain/up", "call"], timed
+    # reorder where the node meets the model's own input and output; 4 channels: the rates at few channels.
+    assert sorted(timed) == ["builtin/linear/plain/up/few", "call"], timed
     cached = json.loads(own.read_text())
-    assert set(timed) | {"extension/linear/plain/up"} <= set(cached) and all(v >= 0 for v in cached.values())
+    assert set(timed) | {"extension/linear/plain/up/few"} <= set(cached) and all(v >= 0 for v in cached.values())
+    assert rec.extra["cost"]["few_channels"] == 4
     # Once per machine: the next process reads the file.
     monkeypatch.setattr(cost, "_machine", None)
     monkeypatch.setattr(cost, "_time", lambda key: pytest.fail(f"timed {key} twice"))
@@ -347,11 +366,12 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
 
 @pytest.mark.slow
 @pytest.mark.parametrize("key", ["builtin/linear/aa/up", "decomposition/nearest/plain/up",
-                                 "decomposition/gridsample-linear/3d"])
+                                 "decomposition/gridsample-linear/3d", "builtin/cubic/aa/down/few"])
 def test_every_class_the_estimate_reads_has_a_calibration_model(key):
     """The classes a calibration model of the plain spelling cannot land on: antialias on the built-in op (the
     pillow modes, as PyTorch exports antialias), nearest's index form (lengths known only at run time), and
-    GridSample's decomposition (5-D): each is timed, not left missing (which would keep the ladder's choice)."""
+    GridSample's decomposition (5-D), and the pillow modes at few channels: each is timed, not left missing
+    (which would keep the ladder's choice)."""
     from resample_bridge.lowering.openvino import cost_timing, target  # noqa: F401 -- registers the converter
 
     got = cost_timing.time_rates(key)

@@ -94,14 +94,17 @@ class Verdicts:
         self.runtime = runtime  # () -> "openvino 2026.4.1", or None: in memory only
         self.memory: dict = {}
         self.disk: dict | None = None
+        self.sources: str | None = None  # the hash of the sources, read once
 
     def _file(self) -> Path:
         from .compiled.build import cache_root, project_hash
 
-        here = Path(__file__).resolve().parent
-        key = project_hash(here.parent / "semantics", here / "index_form.py", here / "openvino" / "nearest_index.py",
-                           here / "onnx" / "nearest_index.py", extra=f"index grid {self.runtime()}")
-        return cache_root() / f"index-grid-{key}.json"
+        if self.sources is None:
+            here = Path(__file__).resolve().parent
+            self.sources = project_hash(here.parent / "semantics", here / "index_form.py",
+                                        here / "openvino" / "nearest_index.py", here / "onnx" / "nearest_index.py",
+                                        extra=f"index grid {self.runtime()}")
+        return cache_root() / f"index-grid-{self.sources}.json"
 
     def _read(self) -> dict:
         if self.disk is None:

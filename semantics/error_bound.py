@@ -40,7 +40,6 @@ clamp_in_range sample on the input's edge. Imports numpy and the semantics packa
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 
@@ -53,7 +52,7 @@ from .ir import DeformConvIR, GridSampleIR, ResizeIR, Sampler
 from .reference import (_coordinate_padding, contract_taps, deform_geometry, deform_points, extrapolate,
                         grouped_conv, pad_input, planes, round_to_bfloat16, run, runtime_values, sample_points,
                         tap_reads, tap_window, window_weights)
-from .taps import _weights, axis_taps, cubic_filter, linear_filter, source_coords, stretch
+from .taps import _weights, axis_taps, cache_if_hashable, cubic_filter, linear_filter, source_coords, stretch
 
 U = 2.0 ** -24  # float32 unit roundoff
 C_COORD = 4
@@ -120,7 +119,7 @@ def bound_resize(ir: ResizeIR, x, *rest) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         for axis in b.axes:
             table = axis_taps(axis, b.sampler, b.exclude_outside)
-            slope, terms = _axis_slopes(axis, b.sampler, b.exclude_outside, table.weight.shape[1])
+            slope, terms = _axis_slopes(axis, b.sampler, bool(b.exclude_outside), table.weight.shape[1])
             dc = _axis_dc(axis)
             w_abs = np.abs(table.weight)
             round_w = C_W * U * (table.weight.shape[1] * w_abs + terms)
@@ -152,27 +151,13 @@ def _axis_dc(axis) -> np.ndarray:
     return C_COORD * U * (np.abs(src) + abs(float(axis.a)) * (o + 1) + abs(float(axis.b)))
 
 
+@cache_if_hashable(maxsize=1024)
 def _axis_slopes(axis, sampler: Sampler, exclude_outside: bool, K: int) -> tuple[np.ndarray, np.ndarray]:
     """(|dw/dc|, T / |S|), each [out, K], of the oracle's tap weights (``taps._weights``): the slope by one-sided
     differences at the exact source (the larger side, so a kink such as linear's peak counts its steeper
-    slope), and the filter's term magnitude over the normalising sum (see the module docstring). Read-only,
-    one pair per axis as ``taps.axis_taps`` keeps one table: every probe of a node asks for the same (exact
-    arithmetic: most of a proof's time before)."""
-    try:
-        return _axis_slopes_cached(axis, sampler, bool(exclude_outside), K)
-    except TypeError:  # an unhashable field: computed each time
-        return _axis_slopes_of(axis, sampler, exclude_outside, K)
-
-
-@functools.lru_cache(maxsize=1024)
-def _axis_slopes_cached(axis, sampler: Sampler, exclude_outside: bool, K: int):
-    got = _axis_slopes_of(axis, sampler, exclude_outside, K)
-    for a in got:
-        a.setflags(write=False)
-    return got
-
-
-def _axis_slopes_of(axis, sampler: Sampler, exclude_outside: bool, K: int) -> tuple[np.ndarray, np.ndarray]:
+    slope), and the filter's term magnitude over the normalising sum (see the module docstring). One pair per
+    axis, as ``taps.axis_taps`` keeps one table: every probe of a node asks for the same (exact arithmetic: most
+    of a proof's time before)."""
     f = stretch(sampler, axis.filter_scale, axis.stretch_clamp)
     m = K // 2
     h = Fraction(_H)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -140,23 +140,40 @@ def source_coords(axis: BoundAxis) -> list[Fraction]:
     return [a * o + b for o in range(axis.out_len)]
 
 
+def cache_if_hashable(maxsize: int):
+    """``functools.lru_cache`` for a function of IR values, called uncached where an argument does not hash (an
+    unhashable field, never in the IR's own values). Numpy arrays in its answer are made read-only: one answer
+    serves every caller."""
+    def wrap(f):
+        @functools.lru_cache(maxsize=maxsize)
+        def cached(*args):
+            got = f(*args)
+            parts = got if isinstance(got, tuple) else vars(got).values() if is_dataclass(got) else ()
+            for a in parts:
+                if isinstance(a, np.ndarray):
+                    a.setflags(write=False)
+            return got
+
+        @functools.wraps(f)
+        def call(*args):
+            try:
+                return cached(*args)
+            except TypeError:  # an argument that does not hash (lru_cache's own error)
+                return f(*args)
+        return call
+    return wrap
+
+
 def axis_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: bool = False) -> TapTable:
     """The tap table of one bound axis (read-only: one table serves every caller that asks for the same
     axis, since oracle, proof, probes and decomposition all ask for the same few, in exact arithmetic)."""
-    try:
-        t = _axis_taps_cached(axis, sampler, bool(exclude_outside), bool(exact))
-    except TypeError:  # an unhashable field (never in the IR's own values): computed each time
-        return _axis_taps(axis, sampler, exclude_outside, exact)
+    t = _axis_taps_cached(axis, sampler, bool(exclude_outside), bool(exact))
     return TapTable(t.index, [list(w) for w in t.weight], t.extrapolate) if exact else t
 
 
-@functools.lru_cache(maxsize=4096)
+@cache_if_hashable(maxsize=4096)
 def _axis_taps_cached(axis: BoundAxis, sampler: Sampler, exclude_outside: bool, exact: bool) -> TapTable:
-    t = _axis_taps(axis, sampler, exclude_outside, exact)
-    for a in (t.index, t.weight, t.extrapolate):
-        if isinstance(a, np.ndarray):
-            a.setflags(write=False)
-    return t
+    return _axis_taps(axis, sampler, exclude_outside, exact)
 
 
 def nearest_indices(axis: BoundAxis, rule: str) -> np.ndarray:

@@ -29,8 +29,9 @@ TINY = (1, 2, 8, 8)
 # Few channels: OpenVINO's CPU plugin runs Interpolate over blocks of 8 or 16 channels, and with 1-4 (an image's
 # RGB, a flow's 2) most of each block is padding. Measured per output element, 3 channels against 16 (cubic and
 # linear 96x96 x2, bicubic_pillow 64x64 -> 32x32): cubic 11.9 ns against 3.5, bicubic_pillow 44.5 against 10.4,
-# linear 2.8 against 2.4; the extension's cubic 1.1 against 0.8. So a node of at most FEW channels is weighed with rates timed at FEW_SHAPE (3
-# channels, as many outputs as SHAPE), the built-in op and the extension on the same model (``few_key``).
+# linear 2.8 against 2.4; the extension's cubic 1.1 against 0.8. So a node of at most FEW channels is weighed with
+# rates timed at FEW_SHAPE (3 channels, as many outputs as SHAPE), the built-in op and the extension on the same
+# model (``few_key``).
 FEW = 4
 FEW_SHAPE = (1, 3, 224, 224)
 SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", True), ("cubic", True))

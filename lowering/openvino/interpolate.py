@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...semantics.coords import bind_resize
+from ...semantics.taps import cache_if_hashable
 from ...semantics.errors import BridgeError
 from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.vocab import OPENVINO_COORD_MODES
@@ -129,14 +130,10 @@ def _first_exact(node, rungs: tuple, shape, et, scales_only: bool = False):
     """(the first candidate of ``rungs`` whose parsed IR equals the source IR on ``shape``, fp32 ties settled by
     a probe run, as (description, attrs, ties), or None; why each candidate before it failed). Asked twice per
     node (the ladder, then the proof's rebuild on fresh inputs), answered once."""
-    static = is_static(dims(node.inputs[0]))
-    try:
-        return _first_exact_cached(node.ir, rungs, tuple(shape), et, scales_only, static)
-    except TypeError:  # an IR field that does not hash
-        return _first_exact_cached.__wrapped__(node.ir, rungs, tuple(shape), et, scales_only, static)
+    return _first_exact_cached(node.ir, rungs, tuple(shape), et, scales_only, is_static(dims(node.inputs[0])))
 
 
-@functools.lru_cache(maxsize=256)
+@cache_if_hashable(maxsize=256)
 def _first_exact_cached(ir, rungs: tuple, shape: tuple, et, scales_only: bool, static: bool):
     import openvino.opset11 as ops11
 

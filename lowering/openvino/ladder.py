@@ -97,11 +97,9 @@ def _decomposition(node, earlier=()):
     if not isinstance(got, Refusal) or not nearest_index.applies(node):
         return got
     other = nearest_index.rung(node, not_native, unless=lambda n: _extension_first(n, earlier))
-    if isinstance(other, Refusal) and "cost_first" in other.facts:
+    if not isinstance(other, Refusal) or "cost_first" in other.facts:
         return other
-    return other if not isinstance(other, Refusal) else Refusal(f"{got.reason}; {other.reason}",
-                                                                   other.field or got.field,
-                                                                   facts={**other.facts, **got.facts})
+    return Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
 
 
 def _extension_first(node, earlier) -> Refusal | None:

@@ -78,8 +78,9 @@ inline int64_t product(const std::vector<int64_t>& v, size_t b, size_t e) {
     return p;
 }
 
-// Scratch reused across calls by each worker thread (no allocation in the hot path once warm).
-template <class Acc = double>
+// Scratch reused across calls by each worker thread (no allocation in the hot path once warm); ``Tag``: another
+// buffer of the same type, for a pass that holds one while calling another that takes its own.
+template <class Acc = double, int Tag = 0>
 inline Acc* scratch(size_t n) {
     thread_local std::vector<Acc> buf;
     if (buf.size() < n) buf.resize(n);

@@ -153,6 +153,7 @@ void resize(const T* x, T* y, std::vector<int64_t> shape, const std::vector<int6
         return;
     }
     if (!padded && resize_last_two(x, y, shape, tables, extrap_value, threads)) return;
+    if (!padded && resize_last_three(x, y, shape, tables, extrap_value, threads)) return;
     if (!padded && std::all_of(tables.begin(), tables.end(), pure_gather)) {
         // Copies only: every pass in T, exact, no float64 intermediate.
         std::vector<T> a, b;

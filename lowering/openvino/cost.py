@@ -1,10 +1,10 @@
-"""The default policy's cost model (``--prefer fastest``): where a Resize node has an exact rung that needs
-nothing beside the model (or a GridSample node the decomposition), the extension is taken instead only where this
-model estimates it at least ``MARGIN`` times faster. The model is a rate (ns per output element) and a fixed cost
-per call per rung class and sampler, timed on single-node models on OpenVINO CPU (``cost_timing``), plus the
+"""The default policy's cost model (``--prefer fastest``): where a Resize or DeformConv node has an exact rung that
+needs nothing beside the model (or a GridSample node the decomposition), the extension is taken instead only where
+this model estimates it at least ``MARGIN`` times faster. The model is a rate (ns per output element; a
+DeformConv's per multiply-accumulate) and a fixed cost per call per rung class and sampler, timed on single-node models on OpenVINO CPU (``cost_timing``), plus the
 reorders a custom op costs in a real model against a built-in op (measured between Conv layers, at least a copy) on
 each side that does not meet the model's own inputs or outputs (``boundary``); a decomposition pays the same
-reorders. Sizes known only at run time compare the rates per output element.
+reorders. Sizes known only at run time compare the rates per unit.
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -33,8 +33,8 @@ import numpy as np
 
 from . import cost_timing
 from .boundary import NOT_AT_BOUNDARY
-from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, few_key, fixed_key, grid_key, key_of, \
-    time_rates as _time, use_converter
+from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, fixed_key, \
+    grid_key, key_of, time_rates as _time, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
            "faster_extension", "chosen_name"]
@@ -144,9 +144,11 @@ def _timed_and_cached(key: str) -> float | None:
 
 def _class_key(ir, cls: str, up: bool) -> str:
     """The rate's key of ``ir`` on a rung class: Resize by sampler, antialias and direction; GridSample by sampler
-    and spatial rank (cost_timing.GRID_SHAPE)."""
+    and spatial rank (cost_timing.GRID_SHAPE); DeformConv by group and offset group (cost_timing.DEFORM_VARIANTS)."""
     if ir.kind == "gridsample":
         return grid_key(cls, ir.sampler.kind, ir.spatial_rank)
+    if ir.kind == "deformconv":
+        return deform_key(cls, deform_variant(ir, ir.weight_shape[1] * ir.group))
     return key_of(cls, ir.sampler.kind, bool(ir.sampler.antialias and ir.sampler.kind != "nearest"), up)
 
 
@@ -159,7 +161,7 @@ def _static_elements(ir, input_shape) -> tuple[int, int, bool] | None:
 
     if input_shape is None:
         return None
-    resampled = set(range(2, len(input_shape))) if ir.kind == "gridsample" else set(ir.axes)
+    resampled = set(range(2, len(input_shape))) if ir.kind in ("gridsample", "deformconv") else set(ir.axes)
     if any(input_shape[a] is None for a in resampled):
         return None
     least = any(d is None for d in input_shape)
@@ -169,6 +171,8 @@ def _static_elements(ir, input_shape) -> tuple[int, int, bool] | None:
         if grid is None or any(d is None for d in grid[1:-1]):
             return None
         return int(np.prod(shape)), int(np.prod(shape[:2])) * int(np.prod(grid[1:-1])), least or grid[0] is None
+    if ir.kind == "deformconv":
+        return int(np.prod(shape)), shape[0] * ir.weight_shape[0] * int(np.prod(_deform_out(ir, shape))), least
     try:
         bound = bind_resize(ir, shape)
     except BridgeError:  # run-time scales / sizes: no static size to estimate with
@@ -176,12 +180,32 @@ def _static_elements(ir, input_shape) -> tuple[int, int, bool] | None:
     return int(np.prod(bound.in_shape)), int(np.prod(bound.out_shape)), least
 
 
-def _in_per_out(ir) -> float | None:
-    """Input elements per output element where the node fixes it without its sizes (static scales), else None."""
+def _deform_out(ir, shape) -> list:
+    """A DeformConv's output spatial lengths at input ``shape`` (the convolution's)."""
+    D = ir.spatial_rank
+    return [(shape[2 + d] + ir.pads[d] + ir.pads[D + d] - ir.dilations[d] * (ir.kernel_shape[d] - 1) - 1)
+            // ir.strides[d] + 1 for d in range(D)]
+
+
+def _per_unit(ir) -> tuple[float | None, float]:
+    """(input elements, output elements) per unit of the node's rates where its sizes are known only at run time:
+    per output element (the input's where static scales fix it, else None); a DeformConv's per multiply-accumulate
+    (its spatial lengths in and out taken alike, strides aside)."""
+    if ir.kind == "deformconv":
+        oc, cg, taps = ir.weight_shape[0], ir.weight_shape[1], int(np.prod(ir.kernel_shape))
+        return float(np.prod(ir.strides)) / (oc // ir.group * taps), 1.0 / (cg * taps)
     scales = getattr(ir, "scales", None)
     if ir.kind != "resize" or not isinstance(scales, tuple) or getattr(ir, "sizes", None) is not None:
-        return None
-    return float(1 / np.prod([float(s) for s in scales]))
+        return None, 1.0
+    return float(1 / np.prod([float(s) for s in scales])), 1.0
+
+
+def _units(ir, sizes) -> tuple[int, int]:
+    """(units of the node's rates, output elements) at static ``sizes``: a DeformConv's rates are per
+    multiply-accumulate (each output element takes C/group x taps of them)."""
+    if ir.kind != "deformconv":
+        return sizes[1], sizes[1]
+    return sizes[1] * ir.weight_shape[1] * int(np.prod(ir.kernel_shape)), sizes[1]
 
 
 def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides: tuple = NOT_AT_BOUNDARY) -> \
@@ -190,12 +214,12 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     cannot compare them:
     * static sizes: {"chosen_ms", "extension_ms"} at the node's sizes, reorders included (a batch known only at
       run time taken as 1: the smallest run; "assumed" says so);
-    * sizes known only at run time: {"chosen_ns", "extension_ns"} per output element, and "assumed" where the
-      input's size per output is not fixed by the node (taken as 1, the most an upscale reads), each rung's fixed
-      cost per call spread over ``REFERENCE_OUTPUTS`` (the calibration's upscale output: a mid-size feature map).
-      Against the index form's chain of about 120 scalar ops (0.05-0.09 ms a call) that is what the choice turns
-      on (measured: run-time nearest x2 and x0.5 between Conv layers, 8x8 to 400x400 maps, the extension
-      1.04-2.2x faster, never slower).
+    * sizes known only at run time: {"chosen_ns", "extension_ns"} per unit of the rates (an output element; a
+      DeformConv's multiply-accumulate), and "assumed" where the input's size per output is not fixed by the node
+      (taken as 1, the most an upscale reads), each rung's fixed cost per call spread over ``REFERENCE_OUTPUTS``
+      (the calibration's upscale output: a mid-size feature map). Against the index form's chain of about 120
+      scalar ops (0.05-0.09 ms a call) that is what the choice turns on (measured: run-time nearest x2 and x0.5
+      between Conv layers, 8x8 to 400x400 maps, the extension 1.04-2.2x faster, never slower).
     Static sizes add each rung's fixed cost per call where the table has it ("fixed_ms"), the extension's larger
     where a length is known only at run time (``cost_timing.DYNAMIC``).
     ``sides``: (input, output) at the model's own inputs / outputs (``boundary``), where no reorder is charged
@@ -203,6 +227,8 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     inference of nothing, where the table has it: a saving below it is not taken."""
     table = table or calibration()
     cls = RUNG_CLASS.get(rung)
+    if ir.kind == "deformconv" and (ir.weight_shape is None or None in ir.weight_shape or ir.kernel_shape is None):
+        return None  # W fed at run time: no size to weigh
     sizes = _static_elements(ir, input_shape)
     # GridSample: against its decomposition only (GridSample-9, where exact, is the importer's own op).
     if cls is None or (cls != "decomposition" and ir.kind == "gridsample") or \
@@ -212,7 +238,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
         # Nothing resampled: every rung passes X through. Static nearest's decomposition is a Gather per axis,
         # not the index form (lengths known at run time) whose chain "decomposition/nearest" times: no rate.
         return None
-    in_per_out = sizes[0] / sizes[1] if sizes else _in_per_out(ir)
+    in_per_out = sizes[0] / sizes[1] if sizes else _per_unit(ir)[0]
     up = in_per_out is None or in_per_out <= 1
     keys = _keys(ir, cls, up, input_shape, table)
     cur = table.rate(keys[0])
@@ -235,8 +261,9 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
              (table.rate(fixed_key(keys[1])) or 0.0) + ((table.rate(DYNAMIC) or 0.0) if run_time else 0.0))
     if sizes is not None:
         n_in, n_out, least = sizes
-        got = {"chosen_ms": (fixed[0] + cur * n_out) / 1e6,
-               "extension_ms": (fixed[1] + ext * n_out + layout * (n_in * charged_in + n_out * charged_out)) / 1e6}
+        units, n_out = _units(ir, sizes)
+        got = {"chosen_ms": (fixed[0] + cur * units) / 1e6,
+               "extension_ms": (fixed[1] + ext * units + layout * (n_in * charged_in + n_out * charged_out)) / 1e6}
         if any(fixed):
             got["fixed_ms"] = [f / 1e6 for f in fixed]
         if least:
@@ -246,11 +273,14 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
         if cls == "builtin" and table.rate("call"):
             got["call_ms"] = table.rate("call") / 1e6
     else:
-        got = {"chosen_ns": cur + fixed[0] / REFERENCE_OUTPUTS,
-               "extension_ns": ext + fixed[1] / REFERENCE_OUTPUTS +
-               layout * ((in_per_out or 1.0) * charged_in + charged_out)}
+        per_out = _per_unit(ir)[1]
+        got = {"chosen_ns": cur + fixed[0] * per_out / REFERENCE_OUTPUTS,
+               "extension_ns": ext + fixed[1] * per_out / REFERENCE_OUTPUTS +
+               layout * ((in_per_out or per_out) * charged_in + per_out * charged_out)}
         if in_per_out is None and charged_in:
             got["assumed"] = "the input as large as the output"
+        if ir.kind == "deformconv":
+            got["per"] = "multiply-accumulate"
     if any(sides) and cls == "builtin":
         got["boundary"] = " and ".join(s for s, at in zip(("input", "output"), sides) if at)
     if keys[0].endswith(few_key("")):
@@ -300,7 +330,7 @@ def _faster(est: dict, rung: int, name: str, table: Calibration) -> str | None:
         if RUNG_CLASS.get(rung) == "builtin" else "reorders alike: the decomposition runs planar too"
     if per_element:
         assumed = f", {est['assumed']}" if "assumed" in est else ""
-        return (f"cost model: {cur / ext:.2g}x faster per output element than {name} on "
+        return (f"cost model: {cur / ext:.2g}x faster per {est.get('per', 'output element')} than {name} on "
                 f"{table.where} (sizes known at run time{assumed}; {reorders})")
     assumed = f" with {est['assumed']}" if "assumed" in est else ""
     return (f"cost model: {cur / ext:.2g}x faster than {name} on {table.where} (estimated "

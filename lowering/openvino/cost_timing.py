@@ -1,7 +1,8 @@
 """The cost model's timings on this machine (``cost.py`` decides with them): each rate is a single-node model
 converted as a user's model is (``use_converter``) and run on OpenVINO CPU beside an inference of nothing.
 Resize: by sampler, antialias and direction, at ``SHAPE``; GridSample: by sampler and spatial rank, at
-``GRID_SHAPE`` with as many points as X has elements. Each model is also timed at a tiny input (``TINY``,
+``GRID_SHAPE`` with as many points as X has elements; DeformConv: per multiply-accumulate, by group and offset
+group (``DEFORM_VARIANTS``), at ``DEFORM_SHAPE``. Each model is also timed at a tiny input (``TINY``,
 ``GRID_TINY``): the two sizes give a rung's time per output element and its fixed cost per call (``fixed_key``)."""
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ GRID_TINY = (1, 2, 4, 4, 4)
 # own ops do not (measured: 8-9 us a call, 3 static, against Interpolate's 2).
 DYNAMIC = "fixed/extension/dynamic"
 GRID_SAMPLERS = ("nearest", "linear", "cubic")
+# DeformConv: rates per multiply-accumulate of its convolution, by what sends OpenVINO's DeformableConvolution to
+# another kernel. Its CPU plugin runs a group other than 1 on its scalar reference path (read in its source;
+# measured 1x64x20x20 3x3, AVX-512: group 4 5.5 ms, the extension 0.19; group 1 0.26 against 0.31), and its JIT
+# is slower with fewer than 16 channels per offset group (32 channels, 4 offset groups: 0.64 ms against 0.27;
+# 16 or more per group: 0.89-1.24x the extension's time, as with one).
+DEFORM_VARIANTS = {"plain": {}, "grouped": {"group": 4}, "offset-groups": {"offset_group": 4}}
+FEW_PER_OFFSET_GROUP = 16
+DEFORM_SHAPE = (1, 32, 24, 24)
+DEFORM_TINY = (1, 8, 4, 4)
 RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
 _convert = None  # target.convert, registered by target.py (``use_converter``)
 
@@ -63,6 +73,17 @@ def key_of(cls: str, kind: str, antialias: bool, up: bool) -> str:
 
 def grid_key(cls: str, kind: str, rank: int) -> str:
     return f"{cls}/gridsample-{kind}/{rank}d"
+
+
+def deform_key(cls: str, variant: str) -> str:
+    return f"{cls}/deformconv/{variant}"
+
+
+def deform_variant(ir, channels: int) -> str:
+    """The ``DEFORM_VARIANTS`` class of a DeformConv node of ``channels`` input channels."""
+    if ir.group > 1:
+        return "grouped"
+    return "offset-groups" if ir.offset_group > 1 and channels // ir.offset_group < FEW_PER_OFFSET_GROUP else "plain"
 
 
 def few_key(key: str) -> str:
@@ -114,6 +135,27 @@ def _grid_model(kind: str, rank: int, base: tuple = GRID_SHAPE):
     rng = np.random.default_rng(0)
     feeds = [rng.standard_normal(xs).astype(np.float32), rng.uniform(-1.1, 1.1, gs).astype(np.float32)]
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=10), feeds, int(np.prod(xs))
+
+
+def _deform_model(variant: str, base: tuple = DEFORM_SHAPE):
+    """(model, its inputs, multiply-accumulates) of a 3x3 DeformConv with a mask, as many output channels as
+    input ones, at ``base``; ``variant`` one of ``DEFORM_VARIANTS``."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    attrs = DEFORM_VARIANTS[variant]
+    n, c, h, w = base
+    taps = 9 * attrs.get("offset_group", 1)
+    shapes = {"X": [n, c, h, w], "O": [n, 2 * taps, h, w], "M": [n, taps, h, w]}
+    node = helper.make_node("DeformConv", ["X", "W", "O", "", "M"], ["Y"], name="d", pads=[1] * 4, **attrs)
+    rng = np.random.default_rng(0)
+    cg = c // attrs.get("group", 1)
+    wt = numpy_helper.from_array((rng.standard_normal((c, cg, 3, 3)) / np.sqrt(9 * cg)).astype(np.float32), "W")
+    g = helper.make_graph([node], "cost", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v)
+                                           for k, v in shapes.items()],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [wt])
+    feeds = [rng.standard_normal(shapes["X"]), 2 * rng.standard_normal(shapes["O"]), rng.uniform(0, 1, shapes["M"])]
+    return (helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10),
+            [f.astype(np.float32) for f in feeds], n * c * cg * 9 * h * w)
 
 
 def _median_ms(runs: list, repeats: int = 15) -> list:
@@ -229,7 +271,10 @@ def time_rates(key: str) -> dict:
         few = key.endswith(few_key(""))
         cls, what, rest = key[:-len(few_key(""))].split("/", 2) if few else key.split("/", 2)
         fallback = "extension" if cls == "extension" else "decompose"
-        if what.startswith("gridsample-"):
+        if what == "deformconv":
+            tries = [(lambda base: _deform_model(rest, base), lambda c: deform_key(c, rest), False)]
+            sizes = (DEFORM_SHAPE, DEFORM_TINY)
+        elif what.startswith("gridsample-"):
             kind, rank = what[len("gridsample-"):], int(rest.rstrip("d"))
             tries = [(lambda base: _grid_model(kind, rank, base), lambda c: grid_key(c, kind, rank), False)]
             sizes = (GRID_SHAPE, GRID_TINY)
@@ -271,15 +316,17 @@ def time_rates(key: str) -> dict:
     return found
 
 
-def calibrate(samplers=SAMPLERS) -> dict:
-    """Every rate on this machine at once (the reference table: ``tools/dev/cost_reference.py``)."""
+def calibrate(samplers=SAMPLERS, only: str = "") -> dict:
+    """Every rate on this machine at once (the reference table: ``tools/dev/cost_reference.py``); ``only``: the
+    rates whose key contains it (with what their models show on the way)."""
     keys = [key_of(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
             for cls in ("builtin", "decomposition", "extension")]
     keys += [few_key(key_of("builtin", kind, aa, up)) for kind, aa in samplers for up in (True, False)]
     keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]
+    keys += [deform_key(cls, v) for v in DEFORM_VARIANTS for cls in ("builtin", "extension")]
     out: dict = {}
     for key in keys + ["layout", "copy", "call", DYNAMIC]:
-        if key not in out:
+        if key not in out and only in key:
             out.update(time_rates(key))
     return out
 

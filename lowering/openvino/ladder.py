@@ -45,9 +45,9 @@ def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditio
     """``--fallback extension`` starts at rung 4. By default only candidates exact for every run-time value are
     taken; ``allow_conditional`` (``--allow-conditional``) also takes one exact under stated run-time conditions
     (recorded, and written into the model's rt_info); ``--strict`` declines conditions and assumptions whatever
-    ``allow_conditional`` says. ``prefer="fastest"`` (the default): a Resize (a GridSample: instead of its
-    decomposition) takes the extension instead of the exact rung the ladder chose where the cost model (``cost``)
-    estimates it faster by ``cost.MARGIN``;
+    ``allow_conditional`` says. ``prefer="fastest"`` (the default): a Resize or a DeformConv (a GridSample:
+    instead of its decomposition) takes the extension instead of the exact rung the ladder chose where the cost
+    model (``cost``) estimates it faster by ``cost.MARGIN``;
     ``"builtin"``: never where a rung that needs nothing beside the model is exact."""
     return Policy(allow_conditional=bool(allow_conditional) and not strict,
                   floor=EXTENSION if fallback == "extension" else NATIVE, prefer=prefer)
@@ -140,7 +140,7 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
     if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
         raise BridgeError(f"cannot lower {type(ir).__name__}", name)
     policy = policy or policy_for(fallback, strict)
-    weighed = ir.kind in ("resize", "gridsample") and policy.prefer == "fastest"
+    weighed = policy.prefer == "fastest"
     node = Node(name, ir, list(inputs), strict=not policy.allow_conditional, user_strict=strict, sides=tuple(sides),
                 weigh=weighed)
     climbed = climb(LADDERS[ir.kind], node, NodeRecord(name, ir.origin, ir, TARGET), policy, last_resort=EXTENSION)

@@ -2,7 +2,9 @@
 machine, and the machine's name. The default policy decides by it where the extension is not built yet, and the
 tests (``tests/conftest.py``) decide by it on every machine.
 
-    python tools/dev/cost_reference.py [--out PATH]
+    python tools/dev/cost_reference.py [--out PATH] [--only SUBSTRING]
+
+``--only``: time the rates whose key contains SUBSTRING (a class added since) and keep the table's others.
 """
 
 from __future__ import annotations
@@ -34,9 +36,16 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(cost.REFERENCE))
+    ap.add_argument("--only", default="", help="time the rates whose key contains this; keep the table's others")
     args = ap.parse_args(argv)
-    rates = cost.calibrate()
     where = f"the reference machine ({cpu_name()}; OpenVINO {ov.__version__.split('-')[0]})"
+    rates = {}
+    if args.only:
+        kept = cost.table_file(args.out)
+        if kept.where != where:
+            raise SystemExit(f"--only: {args.out} was timed on {kept.where}, not on {where}: time it whole")
+        rates = kept.rates
+    rates.update(cost.calibrate(only=args.only))
     with open(args.out, "w") as fh:
         json.dump({"where": where, "rates": {k: round(v, 4) for k, v in sorted(rates.items())}}, fh, indent=1)
         fh.write("\n")

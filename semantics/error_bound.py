@@ -244,7 +244,11 @@ def sample_bound(data: np.ndarray, pts: list[np.ndarray], dcs: list[np.ndarray],
             ws = [p(w) for p in pick]
             v = np.where(ok[None, :], flat[:, lin], 0.0)
             mag = np.where(ok, math.prod(ws), 0.0)
-            coord = np.where(ok, _product_rule(ws, [p(w_coord) for p in pick]), 0.0)
+            # A zero-padded tap still moves with the coordinate: its weight's slope times (0 - y) is part of the
+            # output's sensitivity (sum_i w_i' v_i, with sum_i w_i' = 0): at an edge it is most of it. Not where
+            # the coordinate is not finite (no slope: every tap is padded).
+            coord = _product_rule(ws, [p(w_coord) for p in pick])
+            coord = np.where(ok | np.isfinite(coord), coord, 0.0)
             rnd = np.where(ok, _product_rule(ws, [p(w_round) for p in pick]) + len(pts) * U * math.prod(ws), 0.0)
             a += mag[None] * np.abs(v)
             e += coord[None] * np.abs(v - y) + rnd[None] * np.abs(v)

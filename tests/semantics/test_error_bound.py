@@ -347,6 +347,27 @@ def test_openvino_gridsample9_is_within_the_bound(mode, pad, ac):
     accepts("OpenVINO GridSample-9", parse_node(node), [x, grid], _run_openvino(ov, [px, pg], node, x, grid))
 
 
+@pytest.mark.parametrize("edge", [0, 1], ids=["last column", "last row"])
+def test_openvino_gridsample9_zero_padded_edge_is_within_the_bound(edge):
+    """Zeros padding, a point just past the last pixel's centre: the other tap reads 0, and its weight's slope
+    times (0 - y) is most of the output's sensitivity to the coordinate. Against ONNX's GridSample (its
+    coordinate rounded to float32 as ONNX computes it), GridSample-9 on 1x3x224x224 was refused there: its
+    coordinate is OpenVINO's own float32 rounding, a step away at 223.04, 1.1-1.5x a bound that left that tap
+    out; onnxruntime is well within either way."""
+    ov, ops9, ops11 = _openvino()
+    L = 224
+    r = np.random.default_rng(edge)
+    x = (r.permutation(3 * L * L) / 7.0 + 0.25).astype(np.float32).reshape(1, 3, L, L)  # distinct values
+    grid = r.uniform(-1, 1, (1, 32, 64, 2))
+    grid[..., edge] = 2 * (L - 0.5 + r.uniform(0, 0.1, grid.shape[:-1])) / L - 1  # coordinate L-1 + [0, 0.1)
+    grid = grid.astype(np.float32)
+    px, pg = ops11.parameter(x.shape, np.float32), ops11.parameter(grid.shape, np.float32)
+    node = ops9.grid_sample(px, pg, dict(align_corners=False, mode="bilinear", padding_mode="zeros"))
+    accepts("OpenVINO GridSample-9", grid_ir(), [x, grid], _run_openvino(ov, [px, pg], node, x, grid))
+    # A tap moved by a full step is still no rounding: the oracle's border padding (the last pixel read twice).
+    rejects(grid_ir(), grid_ir(padding="border"), [x, grid])
+
+
 def test_openvino_gridsample9_large_values_border():
     """The case of the refusal issue 21 quotes: OpenVINO's GridSample-9 on values 1e5..1e6 is within the bound."""
     from resample_bridge.translate.openvino import parse_node

@@ -98,12 +98,12 @@ def cases():
         return (name, *model(helper.make_node("GridSample", ["x", "grid"], ["y"], **attrs),
                              [("x", shape), ("grid", grid)]))
 
-    def deformconv(name, shape, oc, k=3):
+    def deformconv(name, shape, oc, k=3, group=1):
         n, c, h, w = shape
         return (name, *model(helper.make_node("DeformConv", ["x", "w", "off", "", "mask"], ["y"],
-                                              pads=[k // 2] * 4),
+                                              pads=[k // 2] * 4, group=group),
                              [("x", shape), ("off", [n, 2 * k * k, h, w]), ("mask", [n, k * k, h, w])],
-                             [("w", rng.standard_normal((oc, c, k, k)) / np.sqrt(c * k * k), np.float32)]))
+                             [("w", rng.standard_normal((oc, c // group, k, k)) / np.sqrt(c * k * k), np.float32)]))
 
     yield resize("linear x2 1x16x160x200", [1, 16, 160, 200], scales=[1, 1, 2, 2])
     yield resize("nearest x2 1x32x200x152", [1, 32, 200, 152], "nearest", scales=[1, 1, 2, 2])
@@ -120,6 +120,8 @@ def cases():
     yield resize("linear x0.5 1x24x160x160", [1, 24, 160, 160], scales=[1, 1, 0.5, 0.5])
     yield gridsample("GridSample 4-D bicubic 1x8x64x80", [1, 8, 64, 80], [48, 56], mode="cubic")
     yield deformconv("DeformConv 1x48x28x36 3x3 + mask", [1, 48, 28, 36], 64)
+    yield resize("linear 5-D x2 1x8x16x32x32", [1, 8, 16, 32, 32], scales=[1, 1, 2, 2, 2])
+    yield deformconv("DeformConv 1x64x20x20 group 4", [1, 64, 20, 20], 64, group=4)
 
 
 def run_shared(compiled, feeds):

@@ -1,10 +1,11 @@
 """The default policy's cost model (``--prefer fastest``): where a Resize or DeformConv node has an exact rung that
 needs nothing beside the model (or a GridSample node the decomposition), the extension is taken instead only where
 this model estimates it at least ``MARGIN`` times faster. The model is a rate (ns per output element; a
-DeformConv's per multiply-accumulate) and a fixed cost per call per rung class and sampler, timed on single-node models on OpenVINO CPU (``cost_timing``), plus the
-reorders a custom op costs in a real model against a built-in op (measured between Conv layers, at least a copy) on
-each side that does not meet the model's own inputs or outputs (``boundary``); a decomposition pays the same
-reorders. Sizes known only at run time compare the rates per unit.
+DeformConv's per multiply-accumulate) and a fixed cost per call per rung class and sampler, timed on single-node
+models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in a real model against a built-in
+op (measured between Conv layers, at least a copy) on each side that does not meet the model's own inputs or
+outputs (``boundary``); a decomposition pays the same reorders. Sizes known only at run time compare the rates
+per unit.
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -200,12 +201,12 @@ def _per_unit(ir) -> tuple[float | None, float]:
     return float(1 / np.prod([float(s) for s in scales])), 1.0
 
 
-def _units(ir, sizes) -> tuple[int, int]:
-    """(units of the node's rates, output elements) at static ``sizes``: a DeformConv's rates are per
-    multiply-accumulate (each output element takes C/group x taps of them)."""
+def _units(ir, n_out: int) -> int:
+    """Units of the node's rates at ``n_out`` output elements: a DeformConv's rates are per multiply-accumulate
+    (each output element takes C/group x taps of them)."""
     if ir.kind != "deformconv":
-        return sizes[1], sizes[1]
-    return sizes[1] * ir.weight_shape[1] * int(np.prod(ir.kernel_shape)), sizes[1]
+        return n_out
+    return n_out * ir.weight_shape[1] * int(np.prod(ir.kernel_shape))
 
 
 def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides: tuple = NOT_AT_BOUNDARY) -> \
@@ -261,7 +262,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
              (table.rate(fixed_key(keys[1])) or 0.0) + ((table.rate(DYNAMIC) or 0.0) if run_time else 0.0))
     if sizes is not None:
         n_in, n_out, least = sizes
-        units, n_out = _units(ir, sizes)
+        units = _units(ir, n_out)
         got = {"chosen_ms": (fixed[0] + cur * units) / 1e6,
                "extension_ms": (fixed[1] + ext * units + layout * (n_in * charged_in + n_out * charged_out)) / 1e6}
         if any(fixed):

@@ -3,7 +3,8 @@ converted as a user's model is (``use_converter``) and run on OpenVINO CPU besid
 Resize: by sampler, antialias and direction, at ``SHAPE``; GridSample: by sampler and spatial rank, at
 ``GRID_SHAPE`` with as many points as X has elements; DeformConv: per multiply-accumulate, by group and offset
 group (``DEFORM_VARIANTS``), at ``DEFORM_SHAPE``. Each model is also timed at a tiny input (``TINY``,
-``GRID_TINY``): the two sizes give a rung's time per output element and its fixed cost per call (``fixed_key``)."""
+``GRID_TINY``, ``DEFORM_TINY``): the two sizes give a rung's time per unit and its fixed cost per call
+(``fixed_key``)."""
 
 from __future__ import annotations
 

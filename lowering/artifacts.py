@@ -4,7 +4,7 @@ Every artifact (.xml + .bin + extension library, or .onnx) is first written into
 the output, proven from there, then renamed into place together; a failure leaves nothing behind, nothing of
 the user's is replaced without ``force``, and files get the mode the umask gives (mkstemp/mkdtemp would give
 0600). Signals end the process through ``SystemExit`` (``tools/cli.py``), so the ``finally`` here runs on
-SIGTERM/SIGINT too.
+SIGTERM/SIGINT too; while the files are renamed into place those two are held back, and land after the last.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import contextlib
 import filecmp
 import os
 import shutil
+import signal
 import tempfile
 
 from ..semantics.errors import BridgeError
@@ -72,9 +73,31 @@ def publish(moves: dict[str, str], force: bool = True) -> None:
             raise BridgeError(f"{dst} is a directory", field="output")
         if not force and os.path.lexists(dst) and not filecmp.cmp(src, dst, shallow=False):
             raise BridgeError(f"{dst} exists; pass --force to overwrite", field="output")
-    for src, dst in moves.items():
-        os.chmod(src, mode)
-        os.replace(src, dst)
+    with _signals_held():
+        for src, dst in moves.items():
+            os.chmod(src, mode)
+            os.replace(src, dst)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held back inside the block: a Ctrl-C between two renames would leave an .xml without its
+    .bin; held, the first one received is raised again right after the last rename, with every file in place.
+    By handler, not by signal mask: a masked signal is delivered to another of the process's threads (OpenVINO's)
+    and its Python handler still runs here. Outside the main thread, handlers cannot be set: nothing is held."""
+    got: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    try:
+        old = {s: signal.signal(s, lambda signum, frame: got.append(signum)) for s in held}
+    except ValueError:  # not the main thread
+        old = {}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+        if got:
+            signal.raise_signal(got[0])
 
 
 def write_proven_onnx(model, out: str, prove) -> None:

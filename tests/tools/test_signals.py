@@ -1,6 +1,8 @@
 """Signals at several moments of a real ``convert`` (issue 22): Ctrl-C exits 130, SIGTERM 143, with no
 traceback and no false error on stderr, and nothing half-written beside the output (no staging folder, no
-.xml without its .bin). A run that finished before the signal exits 0 with both files."""
+.xml without its .bin). A run that finished before the signal exits 0 with both files; one whose outputs were in
+place when the signal landed exits as signalled, with both files whole (a conversion of this model takes about a
+second now, so the earliest signal can land there)."""
 
 import os
 import signal
@@ -42,4 +44,51 @@ def test_signal_during_convert(tmp_path, delay, sig):
     assert proc.returncode == 128 + sig, (proc.returncode, stderr)
     assert stderr.strip() == "", stderr
     left = sorted(p.name for p in (tmp_path / "out").iterdir()) if (tmp_path / "out").exists() else []
-    assert not [n for n in left if n.startswith(".rb-") or n.endswith((".xml", ".bin"))], left
+    assert not [n for n in left if n.startswith(".rb-")], left  # no staging folder
+    written = [n for n in left if n.endswith((".xml", ".bin"))]
+    if written:  # the signal landed after the outputs were renamed into place: both there and whole
+        assert written == ["tricky.bin", "tricky.xml"], left
+        assert out.read_text().rstrip().endswith("</net>")
+
+
+# Run in a fresh process: a signal sent to the test process itself, which holds OpenVINO's and onnxruntime's
+# threads and handlers by then, crashed it (SIGSEGV) in the full suite.
+_BETWEEN_RENAMES = """
+import os, sys
+from resample_bridge.lowering import artifacts
+from resample_bridge.tools.signals import install_signal_handlers
+
+stage, out, sig = sys.argv[1], sys.argv[2], int(sys.argv[3])
+moves = {}
+for name in ("m.bin", "m.xml"):
+    with open(os.path.join(stage, name), "w") as fh:
+        fh.write(name)
+    moves[os.path.join(stage, name)] = os.path.join(out, name)
+chmod, calls = os.chmod, []
+
+def chmod_then_signal(path, mode):
+    chmod(path, mode)
+    calls.append(path)
+    if len(calls) == 2:
+        os.kill(os.getpid(), sig)
+
+install_signal_handlers()
+artifacts.os.chmod = chmod_then_signal
+try:
+    artifacts.publish(moves)
+except (KeyboardInterrupt, SystemExit):
+    print("signalled after", sorted(os.listdir(out)))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_between_two_renames_lands_after_the_last(tmp_path, sig):
+    """``artifacts.publish`` renames .bin, .xml and the library one by one: a signal sent right after the first
+    rename is held until the last is done, so the outputs are all there when it lands. The signal is sent from
+    inside the second file's chmod (the real os.chmod runs too); without the hold, the second file stays behind."""
+    stage, out = tmp_path / "stage", tmp_path / "out"
+    stage.mkdir()
+    out.mkdir()
+    done = subprocess.run([sys.executable, "-c", _BETWEEN_RENAMES, str(stage), str(out), str(int(sig))],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "signalled after ['m.bin', 'm.xml']", (done.stdout, done.stderr)

@@ -81,6 +81,15 @@ def grid_mismatch(ir: ResizeIR, grid, run) -> str | None:
     return None
 
 
+def version_of(package: str):
+    """() -> "openvino 2026.4.1": what runs an index subgraph, named for ``Verdicts`` (imported when asked)."""
+    def named() -> str:
+        import importlib
+
+        return f"{package} {importlib.import_module(package).__version__}"
+    return named
+
+
 class Verdicts:
     """Grid verdicts (None: exact; else where the subgraph differs) by key: the subgraph's whole structure,
     constants included, the form and the fixed lengths, so equal keys mean the same computation on the same

@@ -24,7 +24,8 @@ import numpy as np
 
 from ...semantics.nearest_index import NearestIndex, integer_scales
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
-from ..index_form import GRID as _GRID, INT32_MAX_OUT, Verdicts, axis_key, copied_axes, form_of, grid_mismatch
+from ..index_form import GRID as _GRID, INT32_MAX_OUT, Verdicts, axis_key, copied_axes, form_of, grid_mismatch, \
+    version_of
 from ..passes import Candidate, Refusal
 
 # The shared grid, and pairs past the int32 bound: int64 must stay exact there.
@@ -34,16 +35,7 @@ REASON = ("index decomposition: source indices computed in int64 from the run-ti
           "Mul/Add, floor division by Mod/Div, Where clamps), one Gather per resized axis")
 # Intermediates stay below r*out <= 4*out^2 (module note): int64 holds them for every length a tensor can have.
 EXACT_INT64 = "; exact for every length (int64: no intermediate reaches 4*out^2)"
-
-
-def _runtime() -> str:
-    """What runs the index subgraph (a verdict on disk is kept per version of it: ``Verdicts``)."""
-    import onnxruntime
-
-    return f"onnxruntime {onnxruntime.__version__}"
-
-
-_VERDICTS = Verdicts(_runtime)
+_VERDICTS = Verdicts(version_of("onnxruntime"))
 
 
 def index_name(name: str, axis: int, part: str) -> str:

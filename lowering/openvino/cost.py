@@ -149,7 +149,7 @@ def _class_key(ir, cls: str, up: bool) -> str:
     if ir.kind == "gridsample":
         return grid_key(cls, ir.sampler.kind, ir.spatial_rank)
     if ir.kind == "deformconv":
-        return deform_key(cls, deform_variant(ir, ir.weight_shape[1] * ir.group))
+        return deform_key(cls, deform_variant(ir))
     return key_of(cls, ir.sampler.kind, bool(ir.sampler.antialias and ir.sampler.kind != "nearest"), up)
 
 

@@ -80,10 +80,11 @@ def deform_key(cls: str, variant: str) -> str:
     return f"{cls}/deformconv/{variant}"
 
 
-def deform_variant(ir, channels: int) -> str:
-    """The ``DEFORM_VARIANTS`` class of a DeformConv node of ``channels`` input channels."""
+def deform_variant(ir) -> str:
+    """The ``DEFORM_VARIANTS`` class of a DeformConv node (its input channels from W's shape: C/group each)."""
     if ir.group > 1:
         return "grouped"
+    channels = ir.weight_shape[1] * ir.group
     return "offset-groups" if ir.offset_group > 1 and channels // ir.offset_group < FEW_PER_OFFSET_GROUP else "plain"
 
 

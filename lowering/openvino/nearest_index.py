@@ -27,22 +27,13 @@ from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ...semantics.messages import plugin_sentence
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, Verdicts, copied_axes, form_of, grid_mismatch, \
-    oracle_indices
+    oracle_indices, version_of
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
 from .interpolate import inexact_spellings
 
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
-
-
-def _runtime() -> str:
-    """What runs the index subgraph (a verdict on disk is kept per version of it: ``Verdicts``)."""
-    import openvino
-
-    return f"openvino {openvino.__version__}"
-
-
-_VERDICTS = Verdicts(_runtime)
+_VERDICTS = Verdicts(version_of("openvino"))
 
 
 def _tag(name: str, axis: int, what: str) -> str:

@@ -86,10 +86,23 @@ struct WPass {
     }
 };
 
+// One output row (oh) of a plane ``xp`` [Hin, Win] under the H-then-W pass: the H taps combine input rows into
+// ``row`` (Win values of Acc, contiguous vector loop), whose W taps give the output row ``dst``.
+template <class T, class Acc>
+inline void hw_row(const T* xp, T* dst, int64_t oh, const TableView& th, const WPass<T, Acc>& wpass,
+                   double extrap_value, Acc* row) {
+    const int64_t Win = wpass.tw.in_len, Kh = th.K;
+    if (th.extrap && th.extrap[oh]) {
+        for (int64_t i = 0; i < Win; ++i) row[i] = static_cast<Acc>(extrap_value);
+    } else {
+        tap_line(xp, Win, th.index + oh * Kh, th.weight + oh * Kh, Kh, row);
+    }
+    wpass(row, dst);
+}
+
 // Linear / cubic on the last two axes, H's table first (the oracle's order when the op lists H before W): per
-// output row, the H taps combine input rows into one row of Acc (contiguous vector loop), whose W taps give the
-// output row. No intermediate tensor; with Acc double the bits are those of the two separate passes. Acc float
-// (float X, short windows): both passes in float32, the W pass through the compact table (gathers).
+// output row, ``hw_row``. No intermediate tensor; with Acc double the bits are those of the two separate passes.
+// Acc float (float X, short windows): both passes in float32, the W pass through the compact table (gathers).
 template <class T, class Acc>
 void resize_2d_hw(const T* x, T* y, int64_t planes, const TableView& th, const TableView& tw, double extrap_value,
                   int threads) {
@@ -98,16 +111,8 @@ void resize_2d_hw(const T* x, T* y, int64_t planes, const TableView& th, const T
     parallel_for(planes * Hout, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, Win * Kh)),
                  [&](int64_t b, int64_t e) {
         Acc* row = scratch<Acc>(static_cast<size_t>(Win));
-        for (int64_t r = b; r < e; ++r) {
-            const int64_t p = r / Hout, oh = r % Hout;
-            T* dst = y + r * Wout;
-            if (th.extrap && th.extrap[oh]) {
-                for (int64_t i = 0; i < Win; ++i) row[i] = static_cast<Acc>(extrap_value);
-            } else {
-                tap_line(x + p * Hin * Win, Win, th.index + oh * Kh, th.weight + oh * Kh, Kh, row);
-            }
-            wpass(row, dst);
-        }
+        for (int64_t r = b; r < e; ++r)
+            hw_row(x + (r / Hout) * Hin * Win, y + r * Wout, r % Hout, th, wpass, extrap_value, row);
     });
 }
 
@@ -167,10 +172,10 @@ bool resize_last_two(const T* x, T* y, const std::vector<int64_t>& shape, const 
 }
 
 // Linear / cubic on the last three axes in the table order D, H, W (a volume), float X with short windows: per
-// output plane (volume, od), the D taps combine input planes into one float32 plane, which the fused 2-D pass
-// resizes into the output plane. The passes run in the oracle's order, each in float32 as the 2-D path's (three
-// separate passes held float64 tensors between them: 1.1-1.2x OpenVINO's Interpolate on 1x8x16x32x32 x2).
-// False when the tables are not that.
+// output plane (volume, od), the D taps combine input planes into one float32 plane, whose rows the fused 2-D
+// pass (``hw_row``) resizes into the output plane. The passes run in the oracle's order, each in float32 as the
+// 2-D path's (three separate passes held float64 tensors between them: 1.1-1.2x OpenVINO's Interpolate on
+// 1x8x16x32x32 x2). False when the tables are not that.
 template <class T>
 bool resize_last_three(const T* x, T* y, const std::vector<int64_t>& shape, const std::vector<TableView>& tables,
                        double extrap_value, int threads) {
@@ -186,10 +191,12 @@ bool resize_last_three(const T* x, T* y, const std::vector<int64_t>& shape, cons
         if (td.K > kF32MaxTaps || th.K > kF32MaxTaps || tw.K > kF32MaxTaps ||
             (pure_gather(td) && pure_gather(th) && pure_gather(tw)))
             return false;
-        const int64_t Din = td.in_len, Dout = td.out_len, in_plane = th.in_len * tw.in_len;
-        const int64_t out_plane = th.out_len * tw.out_len, volumes = product(shape, 0, static_cast<size_t>(r - 3));
+        const int64_t Din = td.in_len, Dout = td.out_len, in_plane = th.in_len * tw.in_len, Hout = th.out_len;
+        const int64_t out_plane = Hout * tw.out_len, volumes = product(shape, 0, static_cast<size_t>(r - 3));
+        const WPass<float, float> wpass(tw, extrap_value);  // the compact W table once, for every plane
         parallel_for(volumes * Dout, threads, 1, [&](int64_t b, int64_t e) {
             float* plane = scratch<float, 1>(static_cast<size_t>(in_plane));
+            float* row = scratch<float>(static_cast<size_t>(tw.in_len));
             for (int64_t task = b; task < e; ++task) {
                 const int64_t v = task / Dout, od = task % Dout;
                 if (td.extrap && td.extrap[od])
@@ -197,7 +204,8 @@ bool resize_last_three(const T* x, T* y, const std::vector<int64_t>& shape, cons
                 else
                     tap_line(x + v * Din * in_plane, in_plane, td.index + od * td.K, td.weight + od * td.K, td.K,
                              plane);
-                resize_2d_hw<float, float>(plane, y + task * out_plane, 1, th, tw, extrap_value, 1);
+                for (int64_t oh = 0; oh < Hout; ++oh)
+                    hw_row(plane, y + task * out_plane + oh * tw.out_len, oh, th, wpass, extrap_value, row);
             }
         });
         return true;

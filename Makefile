@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench fuzz clean bytecode
+.PHONY: demo test test-fast bench fuzz cross clean bytecode
 
 FUZZ_SEED ?= 1
 FUZZ_CASES ?= 300
@@ -51,6 +51,13 @@ bench: $(STAMP) bytecode
 
 fuzz: $(STAMP)
 	$(BIN)/python -m resample_bridge.tools.dev.fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) --jobs 2 --keep-failures fuzz-failures
+
+# The kernels and the OpenVINO extension compiled for 64-bit ARM (Linux, macOS) with Zig's clang, from the package
+# index: compile only, nothing runs ARM code (tools/dev/cross_compile.py; tests/lowering/test_cross_compile.py
+# runs the ARM Linux kernels wherever ziglang is installed).
+cross: $(STAMP)
+	$(BIN)/python -m pip install -q ziglang
+	$(BIN)/python tools/dev/cross_compile.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache fuzz-failures

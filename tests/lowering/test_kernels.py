@@ -593,6 +593,29 @@ def test_integer_resize_ties_round_half_to_even():
 
 
 @needs_library
+@pytest.mark.parametrize("dtype,scale,x_range", [
+    (np.uint8, F(15, 7), None),  # int32 sums, a denominator of 30 per axis
+    (np.uint16, F(64), None),  # 65535 * 128^2: just under int32's 2^30 bound, the largest int32 case
+    (np.uint16, F(128), None),  # just over: int64
+    (np.int32, F(2), None),  # the full int32 range: int64
+    (np.int64, F(1003, 997), 2**45),  # 2^45 values over denominators of 2006 per axis (cubic: cubed): 128 bits
+], ids=["u8-int32", "u16-int32-edge", "u16-int64", "i32-int64", "i64-int128"])
+def test_integer_resize_every_accumulator_width(dtype, scale, x_range):
+    """The kernel sums in the narrowest integer type the worst case fits (cpu_resize_int.hpp): each width, and
+    the edge between int32 and int64, gives the oracle's bits, extremes (saturation) and .5 ties included."""
+    for sampler in (Sampler("linear"), Sampler("cubic", cubic_a=F(-3, 4))):
+        ir = ResizeIR(rank=4, axes=(2, 3), scales=(scale, scale), sizes=None, roi=None, coord="half_pixel",
+                      sampler=sampler)
+        shape = (1, 2, 5, 4) if scale > 8 else (2, 3, 9, 7)
+        rng = np.random.default_rng(int(scale.numerator))
+        x = int_input(rng, shape, dtype)
+        if x_range:
+            x = rng.integers(-x_range, x_range, shape, endpoint=True).astype(dtype)
+        want = reference.run(ir, x)
+        assert np.array_equal(compiled.resize(ir, x, tables="ir"), want), (dtype, scale, sampler)
+
+
+@needs_library
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=INT_IDS)
 def test_integer_gridsample_and_deformconv_match_oracle(dtype):
     for seed in range(0, N_CASES, 8):

@@ -1,5 +1,5 @@
 // Resize: optional zero padding (OpenVINO pads_begin/pads_end), then one separable pass per table (or the fused
-// 2-D pass); exact integer Resize in 128-bit integers.
+// 2-D pass); exact integer Resize (cpu_resize_int.hpp).
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "bind.hpp"
 #include "cpu_resize_2d.hpp"
+#include "cpu_resize_int.hpp"
 
 namespace rb {
 namespace cpu {
@@ -37,72 +38,6 @@ std::vector<double> pad_input(const T* x, const std::vector<int64_t>& shape, con
         out[static_cast<size_t>(dst)] = load<double>(x[lin]);
     }
     return out;
-}
-
-// Exact integer Resize (semantics.reference._run_resize_integer): per axis, sum the integer tap numerators times
-// the values in 128-bit integers (scale = product of the tables' denominators), then round half to even and
-// saturate once. Refuses (std::overflow_error) when the worst case could leave 128 bits.
-inline i128 round_half_even_div(i128 v, i128 scale) {
-    const i128 q = floor_div(v, scale), r = v - q * scale;
-    return (2 * r > scale || (2 * r == scale && (q & 1))) ? q + 1 : q;
-}
-
-template <class T>
-void resize_integer(const T* x, T* y, std::vector<int64_t> shape, const std::vector<TableView>& tables,
-                    int64_t extrap_value, int threads) {
-    const size_t r = shape.size();
-    const int64_t n_in = product(shape, 0, r);
-    double bound = 0.0, scale_bound = 1.0;
-    for (int64_t i = 0; i < n_in; ++i) bound = std::max(bound, std::fabs(static_cast<double>(x[i])));
-    for (const TableView& t : tables) {
-        double row_max = 0.0;
-        for (int64_t o = 0; o < t.out_len; ++o) {
-            double sum = 0.0;
-            for (int64_t k = 0; k < t.K; ++k) sum += std::fabs(static_cast<double>(t.num[o * t.K + k]));
-            row_max = std::max(row_max, sum);
-        }
-        scale_bound *= static_cast<double>(t.den);
-        bound = std::max(bound * row_max, std::fabs(static_cast<double>(extrap_value)) * scale_bound);
-    }
-    if (!(bound < pow2(124)))
-        throw std::overflow_error("integer Resize: exact accumulation would exceed 128 bits for these weights");
-    std::vector<i128> cur(x, x + n_in), next;
-    i128 scale = 1;
-    for (const TableView& t : tables) {
-        const int64_t outer = product(shape, 0, t.axis), inner = product(shape, t.axis + 1, r);
-        const int64_t Lin = t.in_len, Lout = t.out_len, K = t.K;
-        scale *= t.den;
-        const i128 fill = i128(extrap_value) * scale;
-        next.assign(static_cast<size_t>(outer * Lout * inner), 0);
-        parallel_for(outer * Lout, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner * K)),
-                     [&](int64_t b, int64_t e) {
-            for (int64_t row = b; row < e; ++row) {
-                const int64_t q = row / Lout, o = row % Lout;
-                const i128* src = cur.data() + q * Lin * inner;
-                i128* dst = next.data() + (q * Lout + o) * inner;
-                if (t.extrap && t.extrap[o]) {
-                    std::fill(dst, dst + inner, fill);
-                    continue;
-                }
-                for (int64_t k = 0; k < K; ++k) {
-                    const i128 w = t.num[o * K + k];
-                    const i128* line = src + t.index[o * K + k] * inner;
-                    for (int64_t i = 0; i < inner; ++i) dst[i] += w * line[i];
-                }
-            }
-        });
-        shape[t.axis] = Lout;
-        cur.swap(next);
-    }
-    constexpr bool is_signed = T(-1) < T(0);
-    const i128 lo = is_signed ? i128(std::numeric_limits<T>::min()) : i128(0);
-    const i128 hi = i128(std::numeric_limits<T>::max());
-    parallel_for(static_cast<int64_t>(cur.size()), threads, 1 << 14, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-            const i128 v = round_half_even_div(cur[i], scale);
-            y[i] = static_cast<T>(v < lo ? lo : v > hi ? hi : v);
-        }
-    });
 }
 
 template <class T>

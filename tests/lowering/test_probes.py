@@ -37,6 +37,17 @@ def test_integer_probes_have_neighbours_averaging_to_a_half():
     assert (avg % 1 == 0.5).any()
 
 
+@pytest.mark.parametrize("shape", [(1, 1, 4, 4), (1, 16, 160, 200)])
+def test_float16_probes_stay_finite(shape):
+    """float16 tops out at 65504: a large input's distinct values turned to inf past it (a 1x16x160x200 x2
+    Interpolate was refused on the NaN it computed from them, and the default took the decomposition at 1.16x
+    the importer's time); they stay finite, distinct where float16 has the values."""
+    for a, what in data_probes(shape, "float16", np.random.default_rng(0)):
+        assert a.dtype == np.float16 and np.isfinite(a).all(), what
+    (a, _), = [p for p in data_probes(shape, "float16", np.random.default_rng(0)) if p[1] == "distinct values"]
+    assert np.unique(a).size >= min(a.size, 8000)  # float16 has about 15,000 values in [0.25, 60000]
+
+
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_probes_sit_on_and_beside_the_ties(align):
     ir = GridSampleIR(spatial_rank=2, sampler=Sampler("nearest", nearest="half_even"), padding="zeros",

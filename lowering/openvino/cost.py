@@ -35,7 +35,7 @@ import numpy as np
 from . import cost_timing
 from .boundary import NOT_AT_BOUNDARY
 from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, fixed_key, \
-    grid_key, key_of, time_rates as _time, use_converter
+    grid_key, int_key, key_of, time_rates as _time, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
            "faster_extension", "chosen_name"]
@@ -290,9 +290,13 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
 
 
 def _keys(ir, cls: str, up: bool, input_shape, table: Calibration) -> tuple[str, str]:
-    """The rates' keys of the chosen rung and of the extension: against a built-in op, at most ``FEW`` channels
-    read the rates timed at few channels where the table has both (``cost_timing.FEW``)."""
+    """The rates' keys of the chosen rung and of the extension: integer linear / cubic read the rates timed on
+    integers (``cost_timing.INTEGER``); against a built-in op, at most ``FEW`` channels read the rates timed at few
+    channels where the table has both (``cost_timing.FEW``)."""
     keys = (_class_key(ir, cls, up), _class_key(ir, "extension", up))
+    dtype = getattr(ir, "dtype", None)
+    if ir.kind == "resize" and ir.sampler.kind != "nearest" and dtype and np.issubdtype(np.dtype(dtype), np.integer):
+        return tuple(int_key(k) for k in keys)
     channels = input_shape[1] if input_shape is not None and len(input_shape) >= 3 else None
     if cls != "builtin" or ir.kind != "resize" or channels is None or channels > FEW or 1 in ir.axes:
         return keys

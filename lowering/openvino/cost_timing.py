@@ -36,6 +36,10 @@ TINY = (1, 2, 8, 8)
 # model (``few_key``).
 FEW = 4
 FEW_SHAPE = (1, 3, 224, 224)
+# Integer linear / cubic: no built-in op computes them exactly (translate/dtypes.py), the decomposition runs in
+# int32 and the extension's sums in the narrowest integer type they fit, at other speeds than float32's (uint8
+# 480x640 -> 224x224 linear: the decomposition 1.1 ms, the extension 0.4). Timed on uint8 (``int_key``).
+INTEGER = np.uint8
 SAMPLERS = (("nearest", False), ("linear", False), ("cubic", False), ("linear", True), ("cubic", True))
 # Coordinate modes that land a sampler on different rungs (half_pixel_symmetric has no Interpolate-11
 # spelling: the decomposition takes it); each timing is filed under the rung it actually took.
@@ -93,6 +97,11 @@ def few_key(key: str) -> str:
     return f"{key}/few"
 
 
+def int_key(key: str) -> str:
+    """The key of ``key``'s rate on integer X (``INTEGER``)."""
+    return f"{key}/int"
+
+
 def fixed_key(key: str) -> str:
     """The key of the fixed cost per call (ns) of the rung whose rate ``key`` names."""
     return f"fixed/{key}"
@@ -104,10 +113,10 @@ def _shape(up: bool, base: tuple = SHAPE) -> tuple:
 
 
 def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = False, pillow: bool = False,
-           base: tuple = SHAPE):
+           base: tuple = SHAPE, integer: bool = False):
     """(model, its input, output elements) of a Resize at ``_shape(up, base)``; ``dynamic``: H and W named, not fixed
     (lengths known only at run time: nearest's index form); ``pillow``: antialias as PyTorch exports it
-    (exclude_outside, cubic a = -0.5: Interpolate's pillow modes, rung 2)."""
+    (exclude_outside, cubic a = -0.5: Interpolate's pillow modes, rung 2); ``integer``: X of type ``INTEGER``."""
     from onnx import TensorProto, helper, numpy_helper
 
     shape = _shape(up, base)
@@ -116,10 +125,12 @@ def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = Fal
                             coordinate_transformation_mode=coord, exclude_outside=int(pillow),
                             cubic_coeff_a=-0.5 if pillow else -0.75)
     dims = list(shape[:2]) + (["h", "w"] if dynamic else list(shape[2:]))
-    g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", TensorProto.FLOAT, dims)],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    elem = TensorProto.UINT8 if integer else TensorProto.FLOAT
+    g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", elem, dims)],
+                          [helper.make_tensor_value_info("Y", elem, None)],
                           [numpy_helper.from_array(np.array(out, np.int64), "sz")])
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, shape).astype(INTEGER) if integer else rng.standard_normal(shape).astype(np.float32)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), [x], int(np.prod(out))
 
 
@@ -270,8 +281,9 @@ def time_rates(key: str) -> dict:
             x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
             got = _layout_rate(core, path, x, _convert)
             return {} if got is None else {"layout": got}
-        few = key.endswith(few_key(""))
-        cls, what, rest = key[:-len(few_key(""))].split("/", 2) if few else key.split("/", 2)
+        few, integer = key.endswith(few_key("")), key.endswith(int_key(""))
+        suffix = few_key if few else int_key if integer else str  # the class's rates apart
+        cls, what, rest = (key[:-len(suffix(""))] if few or integer else key).split("/", 2)
         fallback = "extension" if cls == "extension" else "decompose"
         if what == "deformconv":
             tries = [(lambda base: _deform_model(rest, base), lambda c: deform_key(c, rest), False)]
@@ -287,8 +299,8 @@ def time_rates(key: str) -> dict:
             # rate reads them).
             forms = [dict(coord=c) for c in COORDS] + ([dict(coord=COORDS[0], pillow=True)] if aa else []) + \
                 ([dict(coord=COORDS[0], dynamic=True)] if cls == "decomposition" and not few else [])
-            tries = [(lambda base, f=f: _model(what, aa, up, base=base, **f),
-                      lambda c: (few_key if few else str)(key_of(c, what, aa, up)),
+            tries = [(lambda base, f=f: _model(what, aa, up, base=base, integer=integer, **f),
+                      lambda c: suffix(key_of(c, what, aa, up)),
                       f.get("dynamic", False)) for f in (forms if cls != "extension" else forms[:1])]
             sizes = (FEW_SHAPE if few else SHAPE, TINY)
         for made, name, dynamic in tries:
@@ -324,6 +336,8 @@ def calibrate(samplers=SAMPLERS, only: str = "") -> dict:
     keys = [key_of(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
             for cls in ("builtin", "decomposition", "extension")]
     keys += [few_key(key_of("builtin", kind, aa, up)) for kind, aa in samplers for up in (True, False)]
+    keys += [int_key(key_of(cls, kind, aa, up)) for kind, aa in samplers if kind != "nearest" for up in (True, False)
+             for cls in ("decomposition", "extension")]
     keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]
     keys += [deform_key(cls, v) for v in DEFORM_VARIANTS for cls in ("builtin", "extension")]
     out: dict = {}

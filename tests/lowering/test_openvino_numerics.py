@@ -70,7 +70,8 @@ def _draw(dtype, shape, rng):
 def test_integer_linear_cubic_decomposition_is_bit_exact(tmp_path, dtype, mode, coord, scales):
     m = resize_model((1, 2, 4, 5), scales=scales, dtype=dtype, mode=mode, coordinate_transformation_mode=coord)
     try:
-        ov_model, (rec,) = _convert(m, tmp_path)
+        # --prefer builtin: the decomposition itself (the default weighs it against the extension's integer rates).
+        ov_model, (rec,) = _convert(m, tmp_path, prefer="builtin")
     except BridgeError as e:
         # 16-bit cubic with sevenths / elevenths in its weights: exact sums need more than int32 (the CPU's
         # widest exact arithmetic), and the extension takes no integers yet: a clean refusal.
@@ -99,12 +100,30 @@ def test_u8_cubic_align_corners_gives_the_exact_183(tmp_path):
     """The issue's case: an exact value just below .5 that float32 weights put at 184."""
     m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 3], dtype=T.UINT8, mode="cubic",
                      coordinate_transformation_mode="align_corners")
-    ov_model, (rec,) = _convert(m, tmp_path)
+    ov_model, (rec,) = _convert(m, tmp_path, prefer="builtin")  # no built-in op is exact: the decomposition
     assert rec.rung == DECOMPOSE, rec.reason
     rng = np.random.default_rng(0)
     for _ in range(120):
         x = rng.integers(0, 256, (1, 1, 4, 4)).astype(np.uint8)
         np.testing.assert_array_equal(_run(ov_model, x)[0, 0], _exact_cubic_align_corners(x[0, 0], (8, 12)))
+
+
+@pytest.mark.compiled
+def test_u8_cubic_align_corners_gives_the_exact_183_in_the_extension(tmp_path):
+    """The same in the extension (the default's choice by the integer rates: its exact integer sums)."""
+    from resample_bridge.lowering import compiled
+
+    m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 3], dtype=T.UINT8, mode="cubic",
+                     coordinate_transformation_mode="align_corners")
+    ov_model, (rec,) = _convert(m, tmp_path, prefer="fastest")
+    assert rec.rung == CUSTOM, rec.reason
+    core = ov.Core()
+    core.add_extension(compiled.openvino_extension())
+    run_ = core.compile_model(ov_model, "CPU", F32)
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        x = rng.integers(0, 256, (1, 1, 4, 4)).astype(np.uint8)
+        np.testing.assert_array_equal(run_([x])[0][0, 0], _exact_cubic_align_corners(x[0, 0], (8, 12)))
 
 
 def _exact_cubic_align_corners(x, out_hw, a=Fraction(-3, 4)):
@@ -169,7 +188,7 @@ def test_int64_is_refused_by_the_decomposition():
 def test_integer_tf_crop_and_resize_extrapolation(tmp_path):
     m = resize_model((1, 1, 4, 4), sizes=[1, 1, 5, 6], roi=[0, 0, -0.25, 0.125, 1, 1, 1.25, 0.875], dtype=T.UINT8,
                      mode="linear", coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=7.0)
-    ov_model, (rec,) = _convert(m, tmp_path)
+    ov_model, (rec,) = _convert(m, tmp_path, prefer="builtin")
     assert rec.rung in (BUILTIN, DECOMPOSE), rec.reason
     rng = np.random.default_rng(4)
     for _ in range(10):
@@ -374,3 +393,12 @@ def test_gridsample_dtypes_on_the_builtin_rung(tmp_path, dtype, mode):
         assert dtype != T.FLOAT16
         return
     assert (rec.rung == BUILTIN) == (dtype == T.FLOAT16), rec.reason
+
+
+@pytest.mark.slow
+def test_large_float16_linear_takes_interpolate(tmp_path):
+    """More elements than float16's distinct-value probe once kept finite (it turned to inf past 65504, and
+    Interpolate was refused on the NaN it made of them): the built-in op is proven exact."""
+    m = resize_model((1, 16, 160, 200), scales=[1, 1, 2, 2], dtype=T.FLOAT16, mode="linear")
+    ov_model, (rec,) = _convert(m, tmp_path, prefer="builtin")
+    assert rec.rung == BUILTIN, rec.reason

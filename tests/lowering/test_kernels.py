@@ -596,13 +596,14 @@ def test_integer_resize_ties_round_half_to_even():
 @pytest.mark.parametrize("dtype,scale,x_range", [
     (np.uint8, F(15, 7), None),  # int32 sums, a denominator of 30 per axis
     (np.uint16, F(64), None),  # 65535 * 128^2: just under int32's 2^30 bound, the largest int32 case
-    (np.uint16, F(128), None),  # just over: int64
-    (np.int32, F(2), None),  # the full int32 range: int64
+    (np.uint16, F(128), None),  # just over: float64 (exact below 2^52)
+    (np.int32, F(2), None),  # the full int32 range: float64
+    (np.int64, F(2), 2**50),  # past 2^52: int64
     (np.int64, F(1003, 997), 2**45),  # 2^45 values over denominators of 2006 per axis (cubic: cubed): 128 bits
-], ids=["u8-int32", "u16-int32-edge", "u16-int64", "i32-int64", "i64-int128"])
+], ids=["u8-int32", "u16-int32-edge", "u16-float64", "i32-float64", "i64-int64", "i64-int128"])
 def test_integer_resize_every_accumulator_width(dtype, scale, x_range):
-    """The kernel sums in the narrowest integer type the worst case fits (cpu_resize_int.hpp): each width, and
-    the edge between int32 and int64, gives the oracle's bits, extremes (saturation) and .5 ties included."""
+    """The kernel sums in the narrowest type that holds the worst case's integers (cpu_resize_int.hpp): each one,
+    and the edge between int32 and the next, gives the oracle's bits, extremes (saturation) and .5 ties included."""
     for sampler in (Sampler("linear"), Sampler("cubic", cubic_a=F(-3, 4))):
         ir = ResizeIR(rank=4, axes=(2, 3), scales=(scale, scale), sizes=None, roi=None, coord="half_pixel",
                       sampler=sampler)

@@ -1,8 +1,9 @@
 // Exact integer Resize (semantics.reference._run_resize_integer): per axis, sum the integer tap numerators times
 // the values (scale = the product of the tables' denominators), then round half to even and saturate once.
-// The sums run in the narrowest integer type the worst case fits: int32 for 8- and 16-bit images at the usual
-// scales (u8 480x640 -> 224x224 linear: a denominator of 14 per axis), int64, else 128 bits; the same integers
-// whatever the type, so the bits do not depend on it. The first pass reads the elements as they are.
+// The sums run in the narrowest type that holds the worst case's integers exactly: int32 for 8- and 16-bit
+// images at the usual scales (u8 480x640 -> 224x224 linear: a denominator of 7 per axis), float64 below 2^52
+// (antialias), int64, else 128 bits; the same integers whatever the type, so the bits do not depend on it. The
+// first pass reads the elements as they are.
 #pragma once
 
 #include <algorithm>
@@ -27,22 +28,30 @@ namespace cpu {
 // corrects), vectorisable where integer division is not. |v| + scale < 2^31 for int32 (the caller's bound).
 template <class Acc>
 inline Acc round_half_even_div(Acc v, Acc scale, double inv) {
-    Acc q;
-    if constexpr (std::is_same<Acc, int32_t>::value) {
-        q = static_cast<int32_t>(std::floor(static_cast<double>(v) * inv));
+    if constexpr (std::is_same<Acc, double>::value) {  // integers below 2^52: every step exact in float64
+        double q = std::floor(v * inv);
+        q = v - q * scale < 0.0 ? q - 1.0 : (v - q * scale >= scale ? q + 1.0 : q);
+        const double r = v - q * scale, h = scale - r;
+        const bool odd = q * 0.5 != std::floor(q * 0.5);
+        return (r > h || (r == h && odd)) ? q + 1.0 : q;
     } else {
-        (void)inv;
-        q = v / scale - ((v % scale != 0) & ((v < 0) != (scale < 0)));  // floor
+        Acc q;
+        if constexpr (std::is_same<Acc, int32_t>::value) {
+            q = static_cast<int32_t>(std::floor(static_cast<double>(v) * inv));
+        } else {
+            (void)inv;
+            q = v / scale - ((v % scale != 0) & ((v < 0) != (scale < 0)));  // floor
+        }
+        Acc r = v - q * scale;
+        // The corrections as masks (0 or all ones), not branches.
+        const Acc below = -static_cast<Acc>(r < 0);
+        q += below;
+        r += scale & below;
+        const Acc above = -static_cast<Acc>(r >= scale);
+        q -= above;
+        r -= scale & above;
+        return q + static_cast<Acc>((r > scale - r) | ((r == scale - r) & (q & 1)));
     }
-    Acc r = v - q * scale;
-    // The corrections as masks (0 or all ones), not branches: the int32 loop vectorises.
-    const Acc below = -static_cast<Acc>(r < 0);
-    q += below;
-    r += scale & below;
-    const Acc above = -static_cast<Acc>(r >= scale);
-    q -= above;
-    r -= scale & above;
-    return q + static_cast<Acc>((r > scale - r) | ((r == scale - r) & (q & 1)));
 }
 
 #if defined(__GNUC__)
@@ -225,6 +234,10 @@ void resize_integer(const T* x, T* y, const std::vector<int64_t>& shape, const s
     // int32: |partial sums| + scale below 2^31 (round_half_even_div's int32 condition).
     if (bound < pow2(30) && scale < pow2(30))
         return resize_integer_in<int32_t>(x, y, shape, tables, extrap_value, threads);
+    // float64 holds every integer below 2^53 exactly, and its lanes multiply where AVX2 has no 64-bit integer
+    // multiply (uint8 antialias 512 -> 224: denominators of 131400 per axis).
+    if (bound < pow2(52) && scale < pow2(52))
+        return resize_integer_in<double>(x, y, shape, tables, extrap_value, threads);
     if (bound < pow2(62) && scale < pow2(62))
         return resize_integer_in<int64_t>(x, y, shape, tables, extrap_value, threads);
     if (!(bound < pow2(124) && scale < pow2(124)))

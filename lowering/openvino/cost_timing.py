@@ -117,7 +117,7 @@ def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = Fal
     """(model, its input, output elements) of a Resize at ``_shape(up, base)``; ``dynamic``: H and W named, not fixed
     (lengths known only at run time: nearest's index form); ``pillow``: antialias as PyTorch exports it
     (exclude_outside, cubic a = -0.5: Interpolate's pillow modes, rung 2); ``integer``: X of type ``INTEGER``."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     shape = _shape(up, base)
     out = [shape[0], shape[1]] + [d * 2 if up else d // 2 for d in shape[2:]]
@@ -125,7 +125,7 @@ def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = Fal
                             coordinate_transformation_mode=coord, exclude_outside=int(pillow),
                             cubic_coeff_a=-0.5 if pillow else -0.75)
     dims = list(shape[:2]) + (["h", "w"] if dynamic else list(shape[2:]))
-    elem = TensorProto.UINT8 if integer else TensorProto.FLOAT
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(INTEGER if integer else np.float32))
     g = helper.make_graph([node], "cost", [helper.make_tensor_value_info("X", elem, dims)],
                           [helper.make_tensor_value_info("Y", elem, None)],
                           [numpy_helper.from_array(np.array(out, np.int64), "sz")])

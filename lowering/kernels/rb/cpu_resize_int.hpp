@@ -23,9 +23,10 @@
 namespace rb {
 namespace cpu {
 
-// v / scale rounded half to even, scale > 0: int64 by its own division; int32 through a float64 quotient (exact
-// operands; off by at most one where the true quotient is within 2^-21 of an integer, which the remainder
-// corrects), vectorisable where integer division is not. |v| + scale < 2^31 for int32 (the caller's bound).
+// v / scale rounded half to even, scale > 0: int64 and int128 by their own division; int32 and float64 through a
+// float64 quotient (off by at most one, which the remainder corrects), vectorisable where integer division is
+// not. The caller's bounds: |v| + scale < 2^31 for int32, every value below 2^52 for float64 (then each product
+// and remainder is an exact integer).
 template <class Acc>
 inline Acc round_half_even_div(Acc v, Acc scale, double inv) {
     if constexpr (std::is_same<Acc, double>::value) {  // integers below 2^52: every step exact in float64
@@ -87,13 +88,9 @@ template <class Acc, class S>
 void integer_pass(const S* src, Acc* dst, int64_t outer, int64_t inner, const TableView& t, Acc fill, int threads) {
     const int64_t Lin = t.in_len, Lout = t.out_len, K = t.K;
     if (inner == 1) {  // the contiguous axis: a K-tap dot product per output
-        // The table in Acc and int32 (positions within a line) once, K fixed for linear and cubic.
-        std::vector<Acc> num(static_cast<size_t>(Lout * K));
-        std::vector<int32_t> at(static_cast<size_t>(Lout * K));
-        for (int64_t i = 0; i < Lout * K; ++i) {
-            num[i] = static_cast<Acc>(t.num[i]);
-            at[i] = static_cast<int32_t>(t.index[i]);
-        }
+        // The numerators in Acc once, K fixed for linear and cubic.
+        const std::vector<Acc> num(t.num, t.num + Lout * K);
+        const int64_t* at = t.index;
         auto rows = [&](auto k_fixed) {
             constexpr int KF = decltype(k_fixed)::value;  // 0: K at run time
             const int64_t k_n = KF ? KF : K;
@@ -103,10 +100,14 @@ void integer_pass(const S* src, Acc* dst, int64_t outer, int64_t inner, const Ta
                     const S* s = src + q * Lin;
                     Acc* d = dst + q * Lout;
                     for (int64_t o = 0; o < Lout; ++o) {
+                        if (t.extrap && t.extrap[o]) {  // its taps are not read
+                            d[o] = fill;
+                            continue;
+                        }
                         Acc acc = 0;
                         for (int64_t k = 0; k < k_n; ++k)
                             acc += num[o * k_n + k] * static_cast<Acc>(s[at[o * k_n + k]]);
-                        d[o] = t.extrap && t.extrap[o] ? fill : acc;
+                        d[o] = acc;
                     }
                 }
             });
@@ -126,6 +127,7 @@ void integer_pass(const S* src, Acc* dst, int64_t outer, int64_t inner, const Ta
                 continue;
             }
             const S* base = src + q * Lin * inner;
+            if (K == 0) std::fill(d, d + inner, Acc(0));  // nothing to sum (the buffers start uninitialised)
             for (int64_t k = 0; k < K; ++k) {
                 const Acc w = static_cast<Acc>(t.num[o * K + k]);
                 const S* line = base + t.index[o * K + k] * inner;

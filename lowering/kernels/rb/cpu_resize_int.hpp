@@ -80,6 +80,16 @@ inline I32x4 round_half_even_div4(I32x4 v, int32_t scale, double inv, int32_t lo
     q = select4(q < lo, zero + lo, q);
     return select4(q > hi, zero + hi, q);
 }
+
+// The same for a power-of-two scale (x2, x4 upscales): an arithmetic shift floors, a mask is the remainder.
+inline I32x4 round_half_even_shift4(I32x4 v, int32_t scale, int sh, int32_t lo, int32_t hi) {
+    const I32x4 zero = v - v, half = zero + (scale >> 1);
+    I32x4 q = v >> sh;
+    const I32x4 r = v & (scale - 1);
+    if (scale > 1) q -= (r > half) | ((r == half) & ((q & 1) != zero));  // masks are 0 or -1
+    q = select4(q < lo, zero + lo, q);
+    return select4(q > hi, zero + hi, q);
+}
 #endif
 
 // One axis of ``t``: dst[q, o, i] = sum_k num[o, k] * src[q, index[o, k], i] over ``outer`` x ``inner``
@@ -173,25 +183,18 @@ void resize_integer_in(const T* x, T* y, std::vector<int64_t> shape, const std::
         const Acc s = scale, lo_ = lo, hi_ = hi;
         const double inv_ = inv;
         int64_t i = b;
-        if constexpr (std::is_same<Acc, int32_t>::value)
-            if ((s & (s - 1)) == 0) {  // a power of two (x2, x4 upscales): a shift floors, a mask is the remainder
-                const int sh = __builtin_ctz(static_cast<unsigned>(s));
-                const int32_t half = s >> 1, low = s - 1;
-                for (; i < e; ++i) {
-                    int32_t q = in[i] >> sh;  // arithmetic: floor for negative sums too
-                    const int32_t r = in[i] & low;
-                    q += static_cast<int32_t>((r > half) | ((r == half) & (q & 1) & (s > 1)));
-                    out[i] = static_cast<T>(q < lo_ ? lo_ : (q > hi_ ? hi_ : q));
-                }
-            }
 #if defined(__GNUC__)
-        if constexpr (std::is_same<Acc, int32_t>::value)
+        if constexpr (std::is_same<Acc, int32_t>::value) {
+            const bool pow2 = (s & (s - 1)) == 0;
+            const int sh = __builtin_ctz(static_cast<unsigned>(s));
             for (; i + 4 <= e; i += 4) {
                 I32x4 v4;
                 std::memcpy(&v4, in + i, sizeof v4);
-                const I32x4 q = round_half_even_div4(v4, s, inv_, lo_, hi_);
+                const I32x4 q = pow2 ? round_half_even_shift4(v4, s, sh, lo_, hi_)
+                                     : round_half_even_div4(v4, s, inv_, lo_, hi_);
                 for (int k = 0; k < 4; ++k) out[i + k] = static_cast<T>(q[k]);
             }
+        }
 #endif
         for (; i < e; ++i) {
             const Acc q = round_half_even_div<Acc>(in[i], s, inv_);

@@ -130,7 +130,9 @@ def _model(kind: str, antialias: bool, up: bool, coord: str, dynamic: bool = Fal
                           [helper.make_tensor_value_info("Y", elem, None)],
                           [numpy_helper.from_array(np.array(out, np.int64), "sz")])
     rng = np.random.default_rng(0)
-    x = rng.integers(0, 256, shape).astype(INTEGER) if integer else rng.standard_normal(shape).astype(np.float32)
+    info = np.iinfo(INTEGER)
+    x = rng.integers(info.min, int(info.max) + 1, shape).astype(INTEGER) if integer else \
+        rng.standard_normal(shape).astype(np.float32)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), [x], int(np.prod(out))
 
 

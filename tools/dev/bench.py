@@ -243,16 +243,11 @@ def child_json(script: str, args: list, what: str, **env):
 def _exact(model, feeds, got) -> bool:
     """Whether ``got`` (onnxruntime's output of the one-node ``model`` on ``feeds``) is the oracle's under the one
     policy: onnxruntime truncates integer linear / cubic results, for one."""
-    from onnx import numpy_helper
-
     from resample_bridge.semantics.compare import against_oracle
-    from resample_bridge.semantics.reference import run
-    from resample_bridge.translate.onnx import parse_model
+    from resample_bridge.tools.dev.fuzz_exec import oracle
 
-    (_, ir), = parse_model(model)
-    consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    inputs = [feeds.get(n, consts.get(n)) if n else None for n in model.graph.node[0].input]
-    return bool(against_oracle(ir, got, run(ir, *inputs), inputs).ok)
+    (want, ir, args), = oracle(model, feeds).values()
+    return bool(against_oracle(ir, got, want, args).ok)
 
 
 def peer_of(verdict, t_ov, t_ort, ort_exact=True):

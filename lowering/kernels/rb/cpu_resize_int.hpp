@@ -64,6 +64,12 @@ typedef double F64x4 __attribute__((vector_size(32)));
 
 inline I32x4 select4(I32x4 mask, I32x4 a, I32x4 b) { return (a & mask) | (b & ~mask); }
 
+inline I32x4 clamp4(I32x4 q, int32_t lo, int32_t hi) {  // saturation to the element type
+    const I32x4 zero = q - q;
+    q = select4(q < lo, zero + lo, q);
+    return select4(q > hi, zero + hi, q);
+}
+
 inline I32x4 round_half_even_div4(I32x4 v, int32_t scale, double inv, int32_t lo, int32_t hi) {
     const F64x4 d = __builtin_convertvector(v, F64x4) * inv;
     I32x4 q = __builtin_convertvector(d, I32x4);  // toward zero: one less where that went up (floor)
@@ -77,8 +83,7 @@ inline I32x4 round_half_even_div4(I32x4 v, int32_t scale, double inv, int32_t lo
     r -= above & scale;
     const I32x4 h = scale - r;
     q -= (r > h) | ((r == h) & ((q & 1) != zero));
-    q = select4(q < lo, zero + lo, q);
-    return select4(q > hi, zero + hi, q);
+    return clamp4(q, lo, hi);
 }
 
 // The same for a power-of-two scale (x2, x4 upscales): an arithmetic shift floors, a mask is the remainder.
@@ -87,8 +92,7 @@ inline I32x4 round_half_even_shift4(I32x4 v, int32_t scale, int sh, int32_t lo, 
     I32x4 q = v >> sh;
     const I32x4 r = v & (scale - 1);
     if (scale > 1) q -= (r > half) | ((r == half) & ((q & 1) != zero));  // masks are 0 or -1
-    q = select4(q < lo, zero + lo, q);
-    return select4(q > hi, zero + hi, q);
+    return clamp4(q, lo, hi);
 }
 #endif
 

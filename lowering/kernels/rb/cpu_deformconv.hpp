@@ -14,71 +14,18 @@
 #include <type_traits>
 #include <vector>
 
-#include "block_taps.hpp"
+#include "cpu_deform_tile.hpp"
 #include "cpu_pool.hpp"
-#include "cpu_simd.hpp"
-#include "deformconv.hpp"
 
 namespace rb {
 namespace cpu {
 
-// Four float64 lanes (GCC / Clang vector extension): the GEMM's register block, whatever the vector width.
-typedef double V4d __attribute__((vector_size(32)));
-
-// float32 GEMM register block: MR output channels x NV vectors of points, y[u][q] = sum_r w[u][r] * cols[r][q]
-// (+ bias), r in order. FMA contraction is allowed here only: these sums are float32 anyway, and nothing here
-// decides a tap or a rounding boundary.
-#if defined(__GNUC__) && !defined(__clang__)
-#define RB_FP_CONTRACT __attribute__((optimize("fp-contract=fast")))
-#else
-#define RB_FP_CONTRACT
-#endif
-
-// The block per x86 level, in vectors of the machine's own width (g++ keeps arrays of wider vectors in memory:
-// 16-float vectors on AVX2 made DeformConv 9x onnxruntime on an AVX2-only EPYC, 70x our AVX-512 build here):
-// MR*NV accumulators, NV loaded column vectors and a broadcast weight within the register file.
-// AVX-512: 8 x 32 points (16 of 32 registers); AVX2: 6 x 16 (12 of 16); SSE / NEON: 4 x 8 (8 of 16).
-#if defined(__AVX512F__)
-constexpr int kGemmMR = 8, kGemmNV = 2, kGemmLanes = 16;
-#elif defined(__AVX__)
-constexpr int kGemmMR = 6, kGemmNV = 2, kGemmLanes = 8;
-#else
-constexpr int kGemmMR = 4, kGemmNV = 2, kGemmLanes = 4;
-#endif
-typedef float VF __attribute__((vector_size(4 * kGemmLanes)));
-constexpr int64_t kGemmNQ = kGemmLanes * kGemmNV;  // points per block
-
-template <int MR, int NV = kGemmNV>
-RB_FP_CONTRACT void sgemm_block(const float* w, int64_t ldw, const float* cols, int64_t ldc, int64_t R,
-                                const float* bias, float* y, int64_t ldy, int64_t nq) {
-    constexpr int L = kGemmLanes;
-    VF a[MR][NV];
-    for (int u = 0; u < MR; ++u)
-        for (int v = 0; v < NV; ++v) a[u][v] = VF{};
-    for (int64_t r = 0; r < R; ++r) {
-        VF c[NV];
-        for (int v = 0; v < NV; ++v) __builtin_memcpy(&c[v], cols + r * ldc + L * v, sizeof c[v]);
-        for (int u = 0; u < MR; ++u) {
-            const float wv = w[u * ldw + r];
-            for (int v = 0; v < NV; ++v) a[u][v] += wv * c[v];
-        }
-    }
-    for (int u = 0; u < MR; ++u) {
-        float* yr = y + u * ldy;
-        for (int v = 0; v < NV; ++v) {
-            if (bias) a[u][v] += bias[u];
-            if (nq == L * NV) {
-                __builtin_memcpy(yr + L * v, &a[u][v], sizeof a[u][v]);
-            } else {
-                for (int64_t q = L * v; q < std::min<int64_t>(nq, L * (v + 1)); ++q) yr[q] = a[u][v][q - L * v];
-            }
-        }
-    }
-}
-
 // DeformConv, float X: per image and tile of points, per offset group the compact taps of every (kernel tap,
-// point) once (deform_point_taps, the shared float64 coordinates), reused over the group's channels to sample
-// the columns [C*K, tile] in float32; then per group a blocked float32 GEMM with W, points in the vector lanes.
+// point) once (DeformTileTaps, the shared float64 coordinates), reused over the group's channels to sample the
+// columns in float32; then per group a blocked float32 GEMM with W. Two layouts of the columns:
+// - channels last ([tile][K][C], X transposed to [S, C] once per call) where every offset group has a vector of
+//   channels or more: a point's samples are vector loads; output channels in the GEMM's lanes;
+// - planes ([C*K][tile]) otherwise: gathers over the tile's points per plane; points in the GEMM's lanes.
 inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float* w, const float* offset,
                            const float* b, const float* mask, float* y, int threads) {
     int64_t S = 1;
@@ -86,83 +33,77 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
     const int64_t K = s.K, P = s.P, C = s.C, OC = s.OC;
     const int64_t icg = C / s.group, ocg = OC / s.group, cpg = C / s.offset_group, R = icg * K;
     const int nt = taps_per_point(s.kind, s.D);
-    constexpr int64_t tile = kBlock;  // a multiple of the GEMM block's points
+    constexpr int64_t tile = kBlock;  // a multiple of the planes GEMM block's points
     const int64_t tiles = (P + tile - 1) / tile;
     std::vector<int64_t> kdec(static_cast<size_t>(K * kMaxSpatial));  // kernel tap k decoded per axis
     for (int64_t k = 0; k < K; ++k) decode_index(k, s.D, s.kernel, kdec.data() + k * kMaxSpatial);
+    const bool last = cpg >= kGemmLanes;
+    constexpr int64_t L = kGemmLanes;
+    const int64_t ocp = (ocg + L - 1) / L * L;  // a group's output channels, padded to whole vectors
+    constexpr int64_t tile_rows = (tile + kClMQ - 1) / kClMQ * kClMQ;
+    std::vector<float> xt, wt;
+    if (last) {
+        xt.resize(static_cast<size_t>(s.N * S * C));
+        const int64_t chunks = (S + kBlock - 1) / kBlock;  // X^T per image, [S, C], a block of positions at once
+        parallel_for(s.N * chunks, threads, 1, [&](int64_t b0, int64_t e0) {
+            for (int64_t i = b0; i < e0; ++i) {
+                const int64_t n = i / chunks, j0 = (i % chunks) * kBlock, nj = std::min(kBlock, S - j0);
+                float* dst = xt.data() + (n * S + j0) * C;
+                for (int64_t c = 0; c < C; ++c) {
+                    const float* src = x + (n * C + c) * S + j0;
+                    for (int64_t j = 0; j < nj; ++j) dst[j * C + c] = src[j];
+                }
+            }
+        });
+        pack_weights_channels_last(w, s.group, ocg, icg, K, ocp, wt);
+    }
     parallel_for(s.N * tiles, threads, 1, [&](int64_t b0, int64_t e0) {
-        thread_local std::vector<float> cols, tw;  // kept by each worker across calls
-        thread_local std::vector<int32_t> toff;
-        thread_local std::vector<float> tpost;  // per kernel tap, a factor applied after sampling (see below)
-        thread_local std::vector<char> tpost_used;
-        tpost.resize(static_cast<size_t>(K * tile));
-        tpost_used.resize(static_cast<size_t>(K));
-        cols.resize(static_cast<size_t>(C * K * tile));
-        toff.resize(static_cast<size_t>(K * tile * nt));
-        tw.resize(static_cast<size_t>(K * tile * nt));
-        // Compact taps of every (kernel tap, point) of the tile (deform_point_taps_at's arithmetic per point,
-        // as arrays over the tile's points: block_taps.hpp); the points decoded per axis once per tile.
-        auto fill_taps = [&](auto rank, int64_t og, int64_t n, int64_t p0, int64_t np) {
-            constexpr int D = decltype(rank)::value;
-            int64_t ob[D][kBlock];  // o[d] * stride[d] per point
-            int64_t o[kMaxSpatial] = {};
-            for (int64_t q = 0; q < np; ++q) {
-                decode_index(p0 + q, D, s.out, o);
-                for (int d = 0; d < D; ++d) ob[d][q] = o[d] * s.stride[d];
-            }
-            double pts[D][kBlock], factor[kBlock];
-            bool inside[kBlock];
-            const bool clamp = s.border == DeformBorder::clamp_in_range;
-            for (int64_t k = 0; k < K; ++k) {
-                const int64_t okd = (n * s.offset_group + og) * K + k;
-                const int64_t* kk = kdec.data() + k * kMaxSpatial;
-                for (int64_t q = 0; q < np; ++q) inside[q] = true;
-                for (int d = 0; d < D; ++d) {
-                    const int64_t shift = kk[d] * s.dilation[d] - s.pad_begin[d];
-                    const float* od = offset + (okd * D + d) * P + p0;
-                    const double L = static_cast<double>(s.spatial[d]);
-                    for (int64_t q = 0; q < np; ++q) {
-                        pts[d][q] = static_cast<double>(ob[d][q] + shift) + static_cast<double>(od[q]);
-                        inside[q] = inside[q] & (pts[d][q] >= 0.0) & (pts[d][q] < L);
-                    }
-                }
-                for (int64_t q = 0; q < np; ++q) factor[q] = clamp ? (inside[q] ? 1.0 : 0.0) : 1.0;
-                if (mask) {
-                    const float* mk = mask + okd * P + p0;
-                    for (int64_t q = 0; q < np; ++q) factor[q] = factor[q] * static_cast<double>(mk[q]);
-                }
-                // The factor is folded into the tap weights, except where it is not finite: the oracle's
-                // (sum of taps) * inf is +-inf, a tap weighing 0 times inf would make it NaN. Then it
-                // multiplies the sampled column instead (rare: a mask of inf or NaN).
-                bool finite = true;
-                for (int64_t q = 0; q < np; ++q) finite = finite & (std::abs(factor[q]) <= 1e308);
-                float* post = tpost.data() + k * tile;
-                tpost_used[static_cast<size_t>(k)] = !finite;
-                if (!finite)
-                    for (int64_t q = 0; q < np; ++q) post[q] = static_cast<float>(factor[q]);
-                block_taps<D>(pts, np, s.spatial, s.kind, s.cubic_a, clamp ? Padding::border : Padding::zeros,
-                              finite ? factor : block_ones(), tile, toff.data() + k * nt * tile,
-                              tw.data() + k * nt * tile);
-            }
-        };
+        thread_local std::vector<float> cols;  // kept by each worker across calls
+        thread_local DeformTileTaps tt;
+        tt.resize(K, tile, nt);
+        cols.resize(static_cast<size_t>(C * K * tile_rows));
         for (int64_t it = b0; it < e0; ++it) {
             const int64_t n = it / tiles, p0 = (it % tiles) * tile, np = std::min(tile, P - p0);
+            if (last) {
+                const int64_t ldq = K * C;
+                for (int64_t og = 0; og < s.offset_group; ++og) {
+                    tt.fill(s, offset, mask, kdec.data(), og, n, p0, np, tile, nt);
+                    sample_tile_channels_last(xt.data() + n * S * C, C, og * cpg, cpg, tt, K, nt, tile, np,
+                                              cols.data(), ldq);
+                }
+                const int64_t rows = (np + kClMQ - 1) / kClMQ * kClMQ;
+                std::fill(cols.data() + np * ldq, cols.data() + rows * ldq, 0.0f);  // whole blocks of points
+                for (int64_t g = 0; g < s.group; ++g)
+                    for (int64_t o0 = 0; o0 < ocg; o0 += 2 * L) {
+                        const int64_t noc = std::min(2 * L, ocg - o0);
+                        const float* gw = wt.data() + g * R * ocp + o0;
+                        const float* bias = b ? b + g * ocg + o0 : nullptr;
+                        for (int64_t q0 = 0; q0 < np; q0 += kClMQ) {
+                            const float* c0 = cols.data() + q0 * ldq + g * icg;
+                            float* y0 = y + (n * OC + g * ocg + o0) * P + p0 + q0;
+                            const int64_t nq = std::min<int64_t>(kClMQ, np - q0);
+                            if (noc > L)
+                                sgemm_block_channels_last<kClMQ, 2>(c0, ldq, C, K, icg, gw, ocp, bias, noc, y0, P, nq);
+                            else
+                                sgemm_block_channels_last<kClMQ, 1>(c0, ldq, C, K, icg, gw, ocp, bias, noc, y0, P, nq);
+                        }
+                    }
+                continue;
+            }
             const float* xn = x + n * C * S;
             for (int64_t og = 0; og < s.offset_group; ++og) {
-                switch (s.D) {
-                    case 1: fill_taps(std::integral_constant<int, 1>(), og, n, p0, np); break;
-                    case 2: fill_taps(std::integral_constant<int, 2>(), og, n, p0, np); break;
-                    default: fill_taps(std::integral_constant<int, 3>(), og, n, p0, np);
-                }
-                for (int64_t c = og * cpg; c < (og + 1) * cpg; ++c)
-                    for (int64_t k = 0; k < K; ++k) {
-                        float* col = cols.data() + (c * K + k) * tile;
-                        sample_row_f32(xn + c * S, S, toff.data() + k * nt * tile, tw.data() + k * nt * tile, tile,
-                                       np, nt, col);
-                        if (tpost_used[static_cast<size_t>(k)])
-                            for (int64_t q = 0; q < np; ++q) col[q] *= tpost[k * tile + q];
+                tt.fill(s, offset, mask, kdec.data(), og, n, p0, np, tile, nt);
+                for (int64_t k = 0; k < K; ++k) {
+                    // The group's planes at once: the points' gather plans are made once for all of them.
+                    float* col = cols.data() + (og * cpg * K + k) * tile;
+                    sample_rows_f32(xn + og * cpg * S, S, cpg, S, tt.off.data() + k * nt * tile,
+                                    tt.w.data() + k * nt * tile, tile, np, nt, col, K * tile);
+                    for (int64_t c = 0; c < cpg; ++c, col += K * tile) {
+                        if (tt.post_used[static_cast<size_t>(k)])
+                            for (int64_t q = 0; q < np; ++q) col[q] *= tt.post[k * tile + q];
                         std::fill(col + np, col + tile, 0.0f);  // the GEMM runs whole blocks
                     }
+                }
             }
             for (int64_t g = 0; g < s.group; ++g) {
                 const float* gcols = cols.data() + g * R * tile;

@@ -1,0 +1,105 @@
+"""DeformConv's channels-last float32 path (kernels/rb/cpu_deform_tile.hpp): where an offset group has a vector of
+channels or more (16 at AVX-512, 8 at AVX2, 4 in the plain build), X is transposed to [S, C] and a point's
+samples are vector loads; the GEMM holds output channels in its lanes. Judged against the float64 oracle by the
+policy's error bound (semantics/compare.against_oracle), non-finite values equal, at every x86 level this CPU
+runs: the levels' register blocks differ."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from resample_bridge.lowering.compiled import build, isa
+from resample_bridge.semantics import reference
+from resample_bridge.semantics.compare import against_oracle
+from resample_bridge.semantics.ir import DeformConvIR
+from resample_bridge.semantics.reference import deformconv_out_shape
+from tests.helpers.kernel_cases import kind_sampler
+
+# (D, kind, group, offset_group, channels per offset group, output channels per group, spatial, N, border, mask)
+# Channels per offset group 16, 17 (a tail past whole vectors), 24, 32; output channels per group below, at and
+# past one and two vectors of 8 and 16 lanes; more points than one 64-point tile, with a tail.
+CASES = [
+    (2, "linear", 1, 1, 32, 32, (13, 11), 1, "zero_taps", True),
+    (2, "linear", 2, 1, 16, 20, (9, 15), 2, "zero_taps", False),
+    (2, "linear", 1, 2, 17, 33, (12, 12), 1, "clamp_in_range", True),
+    (2, "cubic", 1, 1, 24, 7, (10, 9), 1, "zero_taps", True),
+    (2, "nearest", 2, 2, 16, 16, (9, 9), 1, "zero_taps", True),
+    (1, "linear", 1, 1, 16, 9, (150,), 2, "zero_taps", True),
+    (3, "linear", 1, 1, 16, 17, (5, 6, 7), 1, "clamp_in_range", False),
+]
+
+
+def _case(i: int, extreme: bool = False):
+    D, kind, G, OG, cpg, ocg, spatial, N, border, has_m = CASES[i]
+    rng = np.random.default_rng(i)
+    C = OG * cpg
+    C = C if C % G == 0 else C * G
+    kernel = (3, 3, 2)[:D]
+    ir = DeformConvIR(D, kernel, (1,) * D, (1,) * (2 * D), (1,) * D, G, OG, True, has_m, sampler=kind_sampler(kind),
+                      border=border)
+    out, K = deformconv_out_shape(ir, spatial, kernel), math.prod(kernel)
+    x = rng.standard_normal((N, C) + spatial).astype(np.float32)
+    w = (rng.standard_normal((G * ocg, C // G) + kernel) / math.sqrt(C * K)).astype(np.float32)
+    off = (rng.standard_normal((N, OG * K * D) + out) * 2).astype(np.float32)
+    off[rng.random(off.shape) < 0.05] = 7.5  # past the edge
+    b = rng.standard_normal(G * ocg).astype(np.float32)
+    m = rng.uniform(0, 1, (N, OG * K) + out).astype(np.float32) if has_m else None
+    if extreme:
+        x[rng.random(x.shape) < 0.01] = np.inf
+        x *= np.float32(1e4)
+        if m is not None:  # the mask then multiplies the sampled value, not each tap
+            pick = rng.random(m.shape) < 0.05
+            m[pick] = rng.choice(np.array([np.nan, np.inf, 0.0], np.float32), size=int(pick.sum()))
+    return ir, (x, w, off, b, m)
+
+
+def _judge(i: int, extreme: bool) -> dict:
+    from resample_bridge.lowering import compiled
+
+    ir, inputs = _case(i, extreme)
+    got = compiled.deformconv(ir, *inputs)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = reference.run(ir, *inputs)
+        return against_oracle(ir, got, want, list(inputs)).to_dict()
+
+
+def _unavailable() -> str | None:
+    return build.missing_tools()
+
+
+@pytest.mark.compiled
+@pytest.mark.parametrize("extreme", [False, True], ids=["normal", "inf and NaN"])
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_channels_last_matches_the_oracle(i, extreme):
+    if _unavailable():
+        pytest.skip(_unavailable())
+    verdict = _judge(i, extreme)
+    assert verdict["ok"], (CASES[i], verdict)
+
+
+@pytest.mark.slow
+@pytest.mark.compiled
+@pytest.mark.parametrize("level", ["v3", "base"])
+def test_channels_last_at_lower_levels(level):
+    """The AVX2 (6 x 2 vectors of 8) and plain (4 x 2 vectors of 4) register blocks, on a CPU that runs them."""
+    if _unavailable():
+        pytest.skip(_unavailable())
+    if isa.LEVELS.index(level) > isa.LEVELS.index(isa.best_level(isa.cpu_flags())):  # not on this CPU
+        pytest.skip(f"this CPU does not run {level}")
+    code = ("import json, sys; from tests.lowering.test_deformconv_channels_last import CASES, _judge; "
+            "print(json.dumps([_judge(i, e) for i in range(len(CASES)) for e in (False, True)]))")
+    env = dict(os.environ, RB_ISA=level)
+    env.pop("RESAMPLE_BRIDGE_KERNELS_LIB", None)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert run.returncode == 0, run.stderr[-2000:]
+    verdicts = json.loads(run.stdout.strip().splitlines()[-1])
+    bad = [(CASES[k // 2], v) for k, v in enumerate(verdicts) if not v["ok"]]
+    assert not bad, bad

@@ -24,7 +24,7 @@ from tests.helpers.kernel_cases import kind_sampler
 
 # (D, kind, group, offset_group, channels per offset group, output channels per group, spatial, N, border, mask)
 # Channels per offset group 16, 17 (a tail past whole vectors), 24, 32; output channels per group below, at and
-# past one and two vectors of 8 and 16 lanes; more points than one 64-point tile, with a tail.
+# past one and two vectors of 8 and 16 lanes; more points than one tile, with a tail.
 CASES = [
     (2, "linear", 1, 1, 32, 32, (13, 11), 1, "zero_taps", True),
     (2, "linear", 2, 1, 16, 20, (9, 15), 2, "zero_taps", False),
@@ -33,6 +33,7 @@ CASES = [
     (2, "nearest", 2, 2, 16, 16, (9, 9), 1, "zero_taps", True),
     (1, "linear", 1, 1, 16, 9, (150,), 2, "zero_taps", True),
     (3, "linear", 1, 1, 16, 17, (5, 6, 7), 1, "clamp_in_range", False),
+    (2, "linear", 1, 1, 64, 24, (11, 13), 1, "zero_taps", True),  # tiles of fewer than 64 points (kColsBytes)
 ]
 
 

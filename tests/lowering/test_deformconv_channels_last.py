@@ -34,6 +34,7 @@ CASES = [
     (1, "linear", 1, 1, 16, 9, (150,), 2, "zero_taps", True),
     (3, "linear", 1, 1, 16, 17, (5, 6, 7), 1, "clamp_in_range", False),
     (2, "linear", 1, 1, 64, 24, (11, 13), 1, "zero_taps", True),  # tiles of fewer than 64 points (kColsBytes)
+    (3, "cubic", 1, 1, 16, 9, (4, 5, 6), 1, "zero_taps", True),  # 64 taps a point
 ]
 
 

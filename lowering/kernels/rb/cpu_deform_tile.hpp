@@ -189,7 +189,8 @@ inline void sample_tile_channels_last(const float* xt, int64_t C, int64_t c0, in
         case 2: return sample_tile_channels_last<2>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
         case 4: return sample_tile_channels_last<4>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
         case 8: return sample_tile_channels_last<8>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
-        default: return sample_tile_channels_last<16>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
+        case 16: return sample_tile_channels_last<16>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
+        default: return sample_tile_channels_last<64>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);  // cubic 3-D
     }
 }
 

@@ -41,6 +41,24 @@ constexpr int kGemmMR = 4, kGemmNV = 2, kGemmLanes = 4, kClMQ = 4;
 typedef float VF __attribute__((vector_size(4 * kGemmLanes)));
 constexpr int64_t kGemmNQ = kGemmLanes * kGemmNV;  // points per block
 
+// Both layouts' register block: a[u][v] += s[u * lds + r] * vector v of row r of m (row length ldm), r in [0, R)
+// in order; MR scalars broadcast against NV vectors a step. Inlined into its callers, which keep ``a`` in
+// registers.
+template <int MR, int NV>
+RB_FP_CONTRACT inline __attribute__((always_inline)) void gemm_accumulate(VF (&a)[MR][NV], const float* s,
+                                                                          int64_t lds, const float* m, int64_t ldm,
+                                                                          int64_t R) {
+    constexpr int L = kGemmLanes;
+    for (int64_t r = 0; r < R; ++r) {
+        VF c[NV];
+        for (int v = 0; v < NV; ++v) __builtin_memcpy(&c[v], m + r * ldm + L * v, sizeof c[v]);
+        for (int u = 0; u < MR; ++u) {
+            const float sv = s[u * lds + r];
+            for (int v = 0; v < NV; ++v) a[u][v] += sv * c[v];
+        }
+    }
+}
+
 template <int MR, int NV = kGemmNV>
 RB_FP_CONTRACT void sgemm_block(const float* w, int64_t ldw, const float* cols, int64_t ldc, int64_t R,
                                 const float* bias, float* y, int64_t ldy, int64_t nq) {
@@ -48,14 +66,7 @@ RB_FP_CONTRACT void sgemm_block(const float* w, int64_t ldw, const float* cols, 
     VF a[MR][NV];
     for (int u = 0; u < MR; ++u)
         for (int v = 0; v < NV; ++v) a[u][v] = VF{};
-    for (int64_t r = 0; r < R; ++r) {
-        VF c[NV];
-        for (int v = 0; v < NV; ++v) __builtin_memcpy(&c[v], cols + r * ldc + L * v, sizeof c[v]);
-        for (int u = 0; u < MR; ++u) {
-            const float wv = w[u * ldw + r];
-            for (int v = 0; v < NV; ++v) a[u][v] += wv * c[v];
-        }
-    }
+    gemm_accumulate<MR, NV>(a, w, ldw, cols, ldc, R);
     for (int u = 0; u < MR; ++u) {
         float* yr = y + u * ldy;
         for (int v = 0; v < NV; ++v) {
@@ -146,16 +157,18 @@ struct DeformTileTaps {
 
 // cols[q * ldq + k * C + c] for c in [c0, c0 + cn), q < np: the tile's samples, xt = X^T [S, C]. The lanes do
 // the planes' operations in the same order (sum over t from 0, then the post factor): the same bits.
+// NT: the tap count where with_tap_count unrolls it, else 0 and ``nt`` at run time.
 template <int NT>
 inline void sample_tile_channels_last(const float* xt, int64_t C, int64_t c0, int64_t cn, const DeformTileTaps& tt,
-                                      int64_t K, int64_t tile, int64_t np, float* cols, int64_t ldq) {
+                                      int64_t K, int nt, int64_t tile, int64_t np, float* cols, int64_t ldq) {
     constexpr int L = kGemmLanes;
+    const int n = NT > 0 ? NT : nt;
     for (int64_t q = 0; q < np; ++q)
         for (int64_t k = 0; k < K; ++k) {
-            const float* x[NT];
-            float w[NT];
-            for (int t = 0; t < NT; ++t) {
-                const int64_t i = (k * NT + t) * tile + q;
+            const float* x[NT > 0 ? NT : kMaxPointTaps];
+            float w[NT > 0 ? NT : kMaxPointTaps];
+            for (int t = 0; t < n; ++t) {
+                const int64_t i = (k * n + t) * tile + q;
                 x[t] = xt + static_cast<int64_t>(tt.off[i]) * C + c0;
                 w[t] = tt.w[i];
             }
@@ -167,7 +180,7 @@ inline void sample_tile_channels_last(const float* xt, int64_t C, int64_t c0, in
                 VF v, acc;
                 __builtin_memcpy(&v, x[0] + c, sizeof v);
                 acc = w[0] * v;
-                for (int t = 1; t < NT; ++t) {
+                for (int t = 1; t < n; ++t) {
                     __builtin_memcpy(&v, x[t] + c, sizeof v);
                     acc = acc + w[t] * v;
                 }
@@ -176,7 +189,7 @@ inline void sample_tile_channels_last(const float* xt, int64_t C, int64_t c0, in
             }
             for (; c < cn; ++c) {
                 float acc = w[0] * x[0][c];
-                for (int t = 1; t < NT; ++t) acc += w[t] * x[t][c];
+                for (int t = 1; t < n; ++t) acc += w[t] * x[t][c];
                 dst[c] = post ? acc * f : acc;
             }
         }
@@ -184,14 +197,9 @@ inline void sample_tile_channels_last(const float* xt, int64_t C, int64_t c0, in
 
 inline void sample_tile_channels_last(const float* xt, int64_t C, int64_t c0, int64_t cn, const DeformTileTaps& tt,
                                       int64_t K, int nt, int64_t tile, int64_t np, float* cols, int64_t ldq) {
-    switch (nt) {
-        case 1: return sample_tile_channels_last<1>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
-        case 2: return sample_tile_channels_last<2>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
-        case 4: return sample_tile_channels_last<4>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
-        case 8: return sample_tile_channels_last<8>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
-        case 16: return sample_tile_channels_last<16>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);
-        default: return sample_tile_channels_last<64>(xt, C, c0, cn, tt, K, tile, np, cols, ldq);  // cubic 3-D
-    }
+    with_tap_count(nt, [&](auto n) {
+        sample_tile_channels_last<decltype(n)::value>(xt, C, c0, cn, tt, K, nt, tile, np, cols, ldq);
+    });
 }
 
 // W [OC, icg, K] -> [group][K][icg][ocp]: per group, row r = (k, c') holds the group's output channels padded
@@ -218,18 +226,7 @@ RB_FP_CONTRACT void sgemm_block_channels_last(const float* cols, int64_t ldq, in
     VF a[MQ][NV];
     for (int u = 0; u < MQ; ++u)
         for (int v = 0; v < NV; ++v) a[u][v] = VF{};
-    for (int64_t k = 0; k < K; ++k) {
-        const float* ck = cols + k * kstride;
-        const float* wk = wt + k * icg * ocp;
-        for (int64_t c = 0; c < icg; ++c) {
-            VF wv[NV];
-            for (int v = 0; v < NV; ++v) __builtin_memcpy(&wv[v], wk + c * ocp + L * v, sizeof wv[v]);
-            for (int u = 0; u < MQ; ++u) {
-                const float xv = ck[u * ldq + c];
-                for (int v = 0; v < NV; ++v) a[u][v] += xv * wv[v];
-            }
-        }
-    }
+    for (int64_t k = 0; k < K; ++k) gemm_accumulate<MQ, NV>(a, cols + k * kstride, ldq, wt + k * icg * ocp, ocp, icg);
     for (int v = 0; v < NV; ++v)
         for (int l = 0; l < L && v * L + l < noc; ++l) {
             const int64_t o = v * L + l;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #if defined(__AVX2__) || defined(__AVX512F__)
@@ -159,6 +160,22 @@ struct Lanes {
 };
 #endif
 
+// The tap counts a point can have (taps_per_point, up to 3 axes) in one place: f(std::integral_constant<int, N>)
+// with N = nt where the samplers unroll it (nearest 1; linear 2, 4, 8; cubic 4, 16), else N = 0, a count known
+// only at run time (cubic 3-D, kMaxPointTaps).
+constexpr int kMaxPointTaps = 64;
+template <class F>
+inline void with_tap_count(int nt, F&& f) {
+    switch (nt) {
+        case 1: return f(std::integral_constant<int, 1>());
+        case 2: return f(std::integral_constant<int, 2>());
+        case 4: return f(std::integral_constant<int, 4>());
+        case 8: return f(std::integral_constant<int, 8>());
+        case 16: return f(std::integral_constant<int, 16>());
+        default: return f(std::integral_constant<int, 0>());
+    }
+}
+
 // out[c * ostride + q] = sum_t w[t][q] * xc[c * cstride + off[t][q]] for ``channels`` planes, float32, q in
 // [0, np), ``len`` values readable at each plane: vectorised over points with explicit gathers (g++ does not
 // vectorise gathers under its Intel tunings), taps (0, 1), (2, 3) ... as element pairs (GatherPair*: linear and
@@ -232,20 +249,19 @@ inline void sample_rows_f32_n(const float* xc, int64_t cstride, int64_t channels
 
 inline void sample_rows_f32(const float* xc, int64_t cstride, int64_t channels, int64_t len, const int32_t* off,
                             const float* w, int64_t ld, int64_t np, int nt, float* out, int64_t ostride) {
-    switch (nt) {
-        case 1: return sample_rows_f32_n<1>(xc, cstride, channels, len, off, w, ld, np, out, ostride);
-        case 2: return sample_rows_f32_n<2>(xc, cstride, channels, len, off, w, ld, np, out, ostride);
-        case 4: return sample_rows_f32_n<4>(xc, cstride, channels, len, off, w, ld, np, out, ostride);
-        case 8: return sample_rows_f32_n<8>(xc, cstride, channels, len, off, w, ld, np, out, ostride);
-        case 16: return sample_rows_f32_n<16>(xc, cstride, channels, len, off, w, ld, np, out, ostride);
-        default:
+    with_tap_count(nt, [&](auto n) {
+        constexpr int N = decltype(n)::value;
+        if constexpr (N > 0) {
+            sample_rows_f32_n<N>(xc, cstride, channels, len, off, w, ld, np, out, ostride);
+        } else {
             for (int64_t c = 0; c < channels; ++c)
                 for (int64_t q = 0; q < np; ++q) {
                     float acc = 0.0f;
                     for (int t = 0; t < nt; ++t) acc += w[t * ld + q] * xc[c * cstride + off[t * ld + q]];
                     out[c * ostride + q] = acc;
                 }
-    }
+        }
+    });
 }
 
 // One plane.

@@ -1,5 +1,6 @@
 // DeformConv's float32 pieces per tile of output points: the compact taps of every (kernel tap, point), the
-// sampled columns in either layout, and the GEMM register blocks that contract them with W.
+// sampled columns from X^T (where the gathers over X's planes are not used), and the GEMM register block that
+// contracts them with W.
 #pragma once
 
 #include <algorithm>
@@ -30,47 +31,44 @@ typedef double V4d __attribute__((vector_size(32)));
 // 16-float vectors on AVX2 made DeformConv 9x onnxruntime on an AVX2-only EPYC, 70x our AVX-512 build here):
 // MR*NV accumulators, NV loaded column vectors and a broadcast weight within the register file.
 // AVX-512: 8 x 32 points (16 of 32 registers); AVX2: 6 x 16 (12 of 16); SSE / NEON: 4 x 8 (8 of 16).
-// The channels-last block (output channels in the lanes) holds kClMQ points x 2 vectors of channels alike.
 #if defined(__AVX512F__)
-constexpr int kGemmMR = 8, kGemmNV = 2, kGemmLanes = 16, kClMQ = 8;
+constexpr int kGemmMR = 8, kGemmNV = 2, kGemmLanes = 16;
 #elif defined(__AVX__)
-constexpr int kGemmMR = 6, kGemmNV = 2, kGemmLanes = 8, kClMQ = 6;
+constexpr int kGemmMR = 6, kGemmNV = 2, kGemmLanes = 8;
 #else
-constexpr int kGemmMR = 4, kGemmNV = 2, kGemmLanes = 4, kClMQ = 4;
+constexpr int kGemmMR = 4, kGemmNV = 2, kGemmLanes = 4;
 #endif
 typedef float VF __attribute__((vector_size(4 * kGemmLanes)));
 constexpr int64_t kGemmNQ = kGemmLanes * kGemmNV;  // points per block
 
-// Both layouts' register block: a[u][v] += s[u * lds + r] * vector v of row r of m (row length ldm), r in [0, R)
-// in order; MR scalars broadcast against NV vectors a step. Inlined into its callers, which keep ``a`` in
-// registers.
-template <int MR, int NV>
-RB_FP_CONTRACT inline __attribute__((always_inline)) void gemm_accumulate(VF (&a)[MR][NV], const float* s,
-                                                                          int64_t lds, const float* m, int64_t ldm,
-                                                                          int64_t R) {
-    constexpr int L = kGemmLanes;
-    for (int64_t r = 0; r < R; ++r) {
-        VF c[NV];
-        for (int v = 0; v < NV; ++v) __builtin_memcpy(&c[v], m + r * ldm + L * v, sizeof c[v]);
-        for (int u = 0; u < MR; ++u) {
-            const float sv = s[u * lds + r];
-            for (int v = 0; v < NV; ++v) a[u][v] += sv * c[v];
-        }
-    }
-}
-
+// y[u][q] = (first ? 0 : y[u][q]) + sum_r w[u][r] * cols[r][q] over one chunk of rows (+ bias on the last),
+// ``nq`` points: partial sums wait in y between chunks, which keeps each sum's order (the same bits).
 template <int MR, int NV = kGemmNV>
-RB_FP_CONTRACT void sgemm_block(const float* w, int64_t ldw, const float* cols, int64_t ldc, int64_t R,
-                                const float* bias, float* y, int64_t ldy, int64_t nq) {
+RB_FP_CONTRACT void sgemm_block(const float* w, int64_t ldw, const float* cols, int64_t ldc, int64_t R, bool first,
+                                bool last, const float* bias, float* y, int64_t ldy, int64_t nq) {
     constexpr int L = kGemmLanes;
     VF a[MR][NV];
     for (int u = 0; u < MR; ++u)
-        for (int v = 0; v < NV; ++v) a[u][v] = VF{};
-    gemm_accumulate<MR, NV>(a, w, ldw, cols, ldc, R);
+        for (int v = 0; v < NV; ++v) {
+            a[u][v] = VF{};
+            if (first) continue;
+            if (nq == L * NV)
+                __builtin_memcpy(&a[u][v], y + u * ldy + L * v, sizeof a[u][v]);
+            else
+                for (int64_t q = L * v; q < std::min<int64_t>(nq, L * (v + 1)); ++q) a[u][v][q - L * v] = y[u * ldy + q];
+        }
+    for (int64_t r = 0; r < R; ++r) {
+        VF c[NV];
+        for (int v = 0; v < NV; ++v) __builtin_memcpy(&c[v], cols + r * ldc + L * v, sizeof c[v]);
+        for (int u = 0; u < MR; ++u) {
+            const float wv = w[u * ldw + r];
+            for (int v = 0; v < NV; ++v) a[u][v] += wv * c[v];
+        }
+    }
     for (int u = 0; u < MR; ++u) {
         float* yr = y + u * ldy;
         for (int v = 0; v < NV; ++v) {
-            if (bias) a[u][v] += bias[u];
+            if (last && bias) a[u][v] += bias[u];
             if (nq == L * NV) {
                 __builtin_memcpy(yr + L * v, &a[u][v], sizeof a[u][v]);
             } else {
@@ -151,88 +149,48 @@ struct DeformTileTaps {
 };
 
 // ------------------------------------------------------------------------------------------------------------
-// Channels last: where an offset group has a vector of channels or more, a sample of every channel at a point is
-// a contiguous run of X transposed to [S, C] (plain vector loads) where the planes' layout needs a gather per
-// point and channel (measured on an AMD EPYC, AVX2: sampling was 70% of a 32-channel 3x3 DeformConv).
+// X^T: where an offset group has a vector of channels or more, the samples of a vector of channels at a point
+// are vector loads from X transposed to [S, C], where X's planes need a gather per point and channel (measured on
+// an AMD EPYC: the gathers were 70% of a 32-channel 3x3 DeformConv at AVX2, 23% of a 256-channel one).
 
-// cols[q * ldq + k * C + c] for c in [c0, c0 + cn), q < np: the tile's samples, xt = X^T [S, C]. The lanes do
-// the planes' operations in the same order (sum over t from 0, then the post factor): the same bits.
-// NT: the tap count where with_tap_count unrolls it, else 0 and ``nt`` at run time.
+// col[c * cstride + q] = the sample of channel c0 + c at point q for kernel tap k, c < cn, q < np: the planes'
+// layout, as the gathers write it, from vector loads of X^T, each lane stored to its plane; a vector of channels'
+// planes (L rows of the tile) stay in L1 across the tile's points. The lanes do the gathers' operations in the
+// same order (sum over t from 0, then the post factor): the same bits.
 template <int NT>
-inline void sample_tile_channels_last(const float* xt, int64_t C, int64_t c0, int64_t cn, const DeformTileTaps& tt,
-                                      int64_t K, int nt, int64_t tile, int64_t np, float* cols, int64_t ldq) {
+inline void sample_planes_from_xt(const float* xt, int64_t C, int64_t c0, int64_t cn, const DeformTileTaps& tt,
+                                  int64_t k, int nt, int64_t tile, int64_t np, float* col, int64_t cstride) {
     constexpr int L = kGemmLanes;
     const int n = NT > 0 ? NT : nt;
-    for (int64_t q = 0; q < np; ++q)
-        for (int64_t k = 0; k < K; ++k) {
-            const float* x[NT > 0 ? NT : kMaxPointTaps];
-            float w[NT > 0 ? NT : kMaxPointTaps];
-            for (int t = 0; t < n; ++t) {
-                const int64_t i = (k * n + t) * tile + q;
-                x[t] = xt + static_cast<int64_t>(tt.off[i]) * C + c0;
-                w[t] = tt.w[i];
+    const bool post = tt.post_used[static_cast<size_t>(k)];
+    const int32_t* off = tt.off.data() + k * n * tile;
+    const float* wk = tt.w.data() + k * n * tile;
+    int64_t c = 0;
+    for (; c + L <= cn; c += L)
+        for (int64_t q = 0; q < np; ++q) {
+            VF v, acc;
+            __builtin_memcpy(&v, xt + static_cast<int64_t>(off[q]) * C + c0 + c, sizeof v);
+            acc = wk[q] * v;
+            for (int t = 1; t < n; ++t) {
+                __builtin_memcpy(&v, xt + static_cast<int64_t>(off[t * tile + q]) * C + c0 + c, sizeof v);
+                acc = acc + wk[t * tile + q] * v;
             }
-            const bool post = tt.post_used[static_cast<size_t>(k)];
-            const float f = post ? tt.post[k * tile + q] : 1.0f;
-            float* dst = cols + q * ldq + k * C + c0;
-            int64_t c = 0;
-            for (; c + L <= cn; c += L) {
-                VF v, acc;
-                __builtin_memcpy(&v, x[0] + c, sizeof v);
-                acc = w[0] * v;
-                for (int t = 1; t < n; ++t) {
-                    __builtin_memcpy(&v, x[t] + c, sizeof v);
-                    acc = acc + w[t] * v;
-                }
-                if (post) acc = acc * f;
-                __builtin_memcpy(dst + c, &acc, sizeof acc);
-            }
-            for (; c < cn; ++c) {
-                float acc = w[0] * x[0][c];
-                for (int t = 1; t < n; ++t) acc += w[t] * x[t][c];
-                dst[c] = post ? acc * f : acc;
-            }
+            if (post) acc = acc * tt.post[k * tile + q];
+            for (int l = 0; l < L; ++l) col[(c + l) * cstride + q] = acc[l];
+        }
+    for (; c < cn; ++c)
+        for (int64_t q = 0; q < np; ++q) {
+            float acc = wk[q] * xt[static_cast<int64_t>(off[q]) * C + c0 + c];
+            for (int t = 1; t < n; ++t) acc += wk[t * tile + q] * xt[static_cast<int64_t>(off[t * tile + q]) * C + c0 + c];
+            col[c * cstride + q] = post ? acc * tt.post[k * tile + q] : acc;
         }
 }
 
-inline void sample_tile_channels_last(const float* xt, int64_t C, int64_t c0, int64_t cn, const DeformTileTaps& tt,
-                                      int64_t K, int nt, int64_t tile, int64_t np, float* cols, int64_t ldq) {
+inline void sample_planes_from_xt(const float* xt, int64_t C, int64_t c0, int64_t cn, const DeformTileTaps& tt,
+                                  int64_t k, int nt, int64_t tile, int64_t np, float* col, int64_t cstride) {
     with_tap_count(nt, [&](auto n) {
-        sample_tile_channels_last<decltype(n)::value>(xt, C, c0, cn, tt, K, nt, tile, np, cols, ldq);
+        sample_planes_from_xt<decltype(n)::value>(xt, C, c0, cn, tt, k, nt, tile, np, col, cstride);
     });
-}
-
-// W [OC, icg, K] -> [group][K][icg][ocp]: per group, row r = (k, c') holds the group's output channels padded
-// with zeros to ``ocp`` (a multiple of the lanes), the order in which the channels-last GEMM reads them.
-inline void pack_weights_channels_last(const float* w, int64_t group, int64_t ocg, int64_t icg, int64_t K,
-                                       int64_t ocp, std::vector<float>& out) {
-    out.assign(static_cast<size_t>(group * K * icg * ocp), 0.0f);
-    for (int64_t g = 0; g < group; ++g)
-        for (int64_t o = 0; o < ocg; ++o)
-            for (int64_t c = 0; c < icg; ++c)
-                for (int64_t k = 0; k < K; ++k)
-                    out[((g * K + k) * icg + c) * ocp + o] = w[((g * ocg + o) * icg + c) * K + k];
-}
-
-// Register block with output channels in the lanes: MQ points x NV vectors of output channels,
-// y[o][u] = sum_(k, c) wt[k][c][o] * cols[u][k][c] (+ bias), over k then c; ``noc`` channels stored (the rest
-// are padding), ``nq`` points. cols at the block's first point and the group's first channel (row ldq, k stride
-// ``kstride``), wt at the block's first channel (row ocp), y at (first channel, first point) with row P.
-template <int MQ, int NV>
-RB_FP_CONTRACT void sgemm_block_channels_last(const float* cols, int64_t ldq, int64_t kstride, int64_t K,
-                                              int64_t icg, const float* wt, int64_t ocp, const float* bias,
-                                              int64_t noc, float* y, int64_t P, int64_t nq) {
-    constexpr int L = kGemmLanes;
-    VF a[MQ][NV];
-    for (int u = 0; u < MQ; ++u)
-        for (int v = 0; v < NV; ++v) a[u][v] = VF{};
-    for (int64_t k = 0; k < K; ++k) gemm_accumulate<MQ, NV>(a, cols + k * kstride, ldq, wt + k * icg * ocp, ocp, icg);
-    for (int v = 0; v < NV; ++v)
-        for (int l = 0; l < L && v * L + l < noc; ++l) {
-            const int64_t o = v * L + l;
-            float* yo = y + o * P;
-            for (int u = 0; u < nq; ++u) yo[u] = bias ? a[u][v][l] + bias[o] : a[u][v][l];
-        }
 }
 
 }  // namespace cpu

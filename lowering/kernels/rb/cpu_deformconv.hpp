@@ -2,9 +2,10 @@
 // mask [N, OG*K, out...] or null, y [N, OC, out...]. Per image and tile of output points: sample the columns
 // [C*K, tile] (float32 for float X, float64 otherwise), then multiply with W per group (inner loop over the
 // tile's points).
-// Fused on purpose (issue 21 item 3, measured on an AVX-512 Xeon): a columns op + OpenVINO's own MatMul ran at
-// 0.6-1.0x this kernel's speed at v4; at v3, 1.15x on 2 of 4 shapes only because OpenVINO's GEMM used AVX-512.
-// Writing the [C*K, P] columns to memory costs what its GEMM saves; here each tile's columns stay in L2.
+// Fused (issue 21 item 3): each tile's columns stay in L2, where a columns op + OpenVINO's own MatMul writes all
+// [C*K, P] of them to memory. Which is faster depends on the machine: on an AVX-512 Xeon the pair ran at 0.6-1.0x
+// this kernel's speed at v4; on an AMD EPYC (Zen 4) at 0.77-0.88x with 128-512 channels, where oneDNN's GEMM is
+// the faster part. The ladder's cost model chooses between them per machine.
 #pragma once
 
 #include <algorithm>
@@ -22,10 +23,9 @@ namespace cpu {
 
 // DeformConv, float X: per image and tile of points, per offset group the compact taps of every (kernel tap,
 // point) once (DeformTileTaps, the shared float64 coordinates), reused over the group's channels to sample the
-// columns in float32; then per group a blocked float32 GEMM with W. Two layouts of the columns:
-// - channels last ([tile][K][C], X transposed to [S, C] once per call) where every offset group has a vector of
-//   channels or more: a point's samples are vector loads; output channels in the GEMM's lanes;
-// - planes ([C*K][tile]) otherwise: gathers over the tile's points per plane; points in the GEMM's lanes.
+// columns [C*K][tile] in float32; then per group a blocked float32 GEMM with W, points in its lanes. The samples
+// come from X^T ([S, C], transposed once per call) where every offset group has a vector of channels or more
+// (vector loads over channels), else from X's planes (gathers over points).
 inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float* w, const float* offset,
                            const float* b, const float* mask, float* y, int threads) {
     int64_t S = 1;
@@ -35,21 +35,14 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
     const int nt = taps_per_point(s.kind, s.D);
     std::vector<int64_t> kdec(static_cast<size_t>(K * kMaxSpatial));  // kernel tap k decoded per axis
     for (int64_t k = 0; k < K; ++k) decode_index(k, s.D, s.kernel, kdec.data() + k * kMaxSpatial);
-    constexpr int64_t L = kGemmLanes;
-    const int64_t ocp = (ocg + L - 1) / L * L;  // a group's output channels, padded to whole vectors
-    // Channels last streams a group's whole weights once per tile: within kWeightsBytes (L2-sized) it was
-    // 1.3-2x faster than planes (16-128 channels, 3x3); 256 channels and more ran 1.0-3x slower (AMD EPYC).
-    constexpr int64_t kWeightsBytes = 1024 * 1024;
-    const bool last = cpg >= kGemmLanes && 4 * R * ocp <= kWeightsBytes;
-    // Planes: kBlock points, a multiple of the GEMM block's. Channels last: as many whole register blocks of points
-    // as keep the tile's columns within kColsBytes, read by every block of output channels from L2 (128 channels
-    // x 9 taps, 1x128x40x40, AMD EPYC, v3: 64 points 4.7 ms, 24 points 3.4).
-    constexpr int64_t kColsBytes = 128 * 1024;
-    const int64_t tile = last ? std::clamp<int64_t>(kColsBytes / (4 * K * C) / kClMQ * kClMQ, kClMQ, kBlock) : kBlock;
-    const int64_t tiles = (P + tile - 1) / tile;
-    const int64_t tile_rows = (tile + kClMQ - 1) / kClMQ * kClMQ;
-    std::vector<float> xt, wt;
-    if (last) {
+    const bool from_xt = cpg >= kGemmLanes;
+    const int64_t tile = kBlock, tiles = (P + tile - 1) / tile;
+    // The GEMM's rows (a group's (c, k)) in chunks of kRowChunk, each chunk of the tile's columns (256 KB) read
+    // from L2 by every block of output channels, partial sums waiting in y. AMD EPYC, 1x512x25x34, 512 channels
+    // (R = 4608): AVX2 29.3 ms unchunked, 23.7 at 1024 rows (25.5 at 256); AVX-512 22.3 and 22.6.
+    constexpr int64_t kRowChunk = 1024;
+    std::vector<float> xt;
+    if (from_xt) {
         xt.resize(static_cast<size_t>(s.N * S * C));
         const int64_t chunks = (S + kBlock - 1) / kBlock;  // X^T per image, [S, C], a block of positions at once
         parallel_for(s.N * chunks, threads, 1, [&](int64_t b0, int64_t e0) {
@@ -62,73 +55,55 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
                 }
             }
         });
-        pack_weights_channels_last(w, s.group, ocg, icg, K, ocp, wt);
     }
     parallel_for(s.N * tiles, threads, 1, [&](int64_t b0, int64_t e0) {
         thread_local std::vector<float> cols;  // kept by each worker across calls
         thread_local DeformTileTaps tt;
         tt.resize(K, tile, nt);
-        cols.resize(static_cast<size_t>(C * K * tile_rows));
+        cols.resize(static_cast<size_t>(C * K * tile));
         for (int64_t it = b0; it < e0; ++it) {
             const int64_t n = it / tiles, p0 = (it % tiles) * tile, np = std::min(tile, P - p0);
-            if (last) {
-                const int64_t ldq = K * C;
-                for (int64_t og = 0; og < s.offset_group; ++og) {
-                    tt.fill(s, offset, mask, kdec.data(), og, n, p0, np, tile, nt);
-                    sample_tile_channels_last(xt.data() + n * S * C, C, og * cpg, cpg, tt, K, nt, tile, np,
-                                              cols.data(), ldq);
-                }
-                const int64_t rows = (np + kClMQ - 1) / kClMQ * kClMQ;
-                std::fill(cols.data() + np * ldq, cols.data() + rows * ldq, 0.0f);  // whole blocks of points
-                for (int64_t g = 0; g < s.group; ++g)
-                    for (int64_t o0 = 0; o0 < ocg; o0 += 2 * L) {
-                        const int64_t noc = std::min(2 * L, ocg - o0);
-                        const float* gw = wt.data() + g * R * ocp + o0;
-                        const float* bias = b ? b + g * ocg + o0 : nullptr;
-                        for (int64_t q0 = 0; q0 < np; q0 += kClMQ) {
-                            const float* c0 = cols.data() + q0 * ldq + g * icg;
-                            float* y0 = y + (n * OC + g * ocg + o0) * P + p0 + q0;
-                            const int64_t nq = std::min<int64_t>(kClMQ, np - q0);
-                            if (noc > L)
-                                sgemm_block_channels_last<kClMQ, 2>(c0, ldq, C, K, icg, gw, ocp, bias, noc, y0, P, nq);
-                            else
-                                sgemm_block_channels_last<kClMQ, 1>(c0, ldq, C, K, icg, gw, ocp, bias, noc, y0, P, nq);
-                        }
-                    }
-                continue;
-            }
             const float* xn = x + n * C * S;
             for (int64_t og = 0; og < s.offset_group; ++og) {
                 tt.fill(s, offset, mask, kdec.data(), og, n, p0, np, tile, nt);
                 for (int64_t k = 0; k < K; ++k) {
-                    // The group's planes at once: the points' gather plans are made once for all of them.
                     float* col = cols.data() + (og * cpg * K + k) * tile;
-                    sample_rows_f32(xn + og * cpg * S, S, cpg, S, tt.off.data() + k * nt * tile,
-                                    tt.w.data() + k * nt * tile, tile, np, nt, col, K * tile);
-                    for (int64_t c = 0; c < cpg; ++c, col += K * tile) {
+                    if (from_xt) {
+                        sample_planes_from_xt(xt.data() + n * S * C, C, og * cpg, cpg, tt, k, nt, tile, np, col,
+                                              K * tile);
+                    } else {
+                        // The group's planes at once: the points' gather plans are made once for all of them.
+                        sample_rows_f32(xn + og * cpg * S, S, cpg, S, tt.off.data() + k * nt * tile,
+                                        tt.w.data() + k * nt * tile, tile, np, nt, col, K * tile);
                         if (tt.post_used[static_cast<size_t>(k)])
-                            for (int64_t q = 0; q < np; ++q) col[q] *= tt.post[k * tile + q];
-                        std::fill(col + np, col + tile, 0.0f);  // the GEMM runs whole blocks
+                            for (int64_t c = 0; c < cpg; ++c)
+                                for (int64_t q = 0; q < np; ++q) col[c * K * tile + q] *= tt.post[k * tile + q];
                     }
+                    for (int64_t c = 0; c < cpg; ++c)  // the GEMM runs whole blocks
+                        std::fill(col + c * K * tile + np, col + (c * K + 1) * tile, 0.0f);
                 }
             }
-            for (int64_t g = 0; g < s.group; ++g) {
-                const float* gcols = cols.data() + g * R * tile;
-                for (int64_t q0 = 0; q0 < np; q0 += kGemmNQ) {
-                    const int64_t nq = std::min<int64_t>(kGemmNQ, np - q0);
+            for (int64_t g = 0; g < s.group; ++g)
+                for (int64_t r0 = 0; r0 < R; r0 += kRowChunk) {
+                    const int64_t nr = std::min(kRowChunk, R - r0);
+                    const bool first = r0 == 0, last = r0 + nr == R;
+                    const float* gcols = cols.data() + (g * R + r0) * tile;
                     int64_t oc = g * ocg;
                     const int64_t oc_end = (g + 1) * ocg;
-                    auto at = [&](int64_t o) { return y + (n * OC + o) * P + p0 + q0; };
-                    for (; oc + kGemmMR <= oc_end; oc += kGemmMR)
-                        sgemm_block<kGemmMR>(w + oc * R, R, gcols + q0, tile, R, b ? b + oc : nullptr, at(oc), P, nq);
-                    for (; oc + 4 <= oc_end; oc += 4)
-                        sgemm_block<4>(w + oc * R, R, gcols + q0, tile, R, b ? b + oc : nullptr, at(oc), P, nq);
-                    for (; oc + 2 <= oc_end; oc += 2)
-                        sgemm_block<2>(w + oc * R, R, gcols + q0, tile, R, b ? b + oc : nullptr, at(oc), P, nq);
-                    for (; oc < oc_end; ++oc)
-                        sgemm_block<1>(w + oc * R, R, gcols + q0, tile, R, b ? b + oc : nullptr, at(oc), P, nq);
+                    // Blocks of MR output channels, each over the tile's points: its rows of W stay in L1.
+                    auto blocks = [&](auto mr) {
+                        constexpr int MR = decltype(mr)::value;
+                        for (; oc + MR <= oc_end; oc += MR)
+                            for (int64_t q0 = 0; q0 < np; q0 += kGemmNQ)
+                                sgemm_block<MR>(w + oc * R + r0, R, gcols + q0, tile, nr, first, last,
+                                                b ? b + oc : nullptr, y + (n * OC + oc) * P + p0 + q0, P,
+                                                std::min<int64_t>(kGemmNQ, np - q0));
+                    };
+                    blocks(std::integral_constant<int, kGemmMR>());
+                    blocks(std::integral_constant<int, 4>());
+                    blocks(std::integral_constant<int, 2>());
+                    blocks(std::integral_constant<int, 1>());
                 }
-            }
         }
     });
 }

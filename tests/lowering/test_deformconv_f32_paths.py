@@ -1,8 +1,9 @@
-"""DeformConv's channels-last float32 path (kernels/rb/cpu_deform_tile.hpp): where an offset group has a vector of
-channels or more (16 at AVX-512, 8 at AVX2, 4 in the plain build), X is transposed to [S, C] and a point's
-samples are vector loads; the GEMM holds output channels in its lanes. Judged against the float64 oracle by the
-policy's error bound (semantics/compare.against_oracle), non-finite values equal, at every x86 level this CPU
-runs: the levels' register blocks differ."""
+"""DeformConv's float32 paths (kernels/rb/cpu_deformconv.hpp, cpu_deform_tile.hpp): where an offset group has a
+vector of channels or more (16 at AVX-512, 8 at AVX2, 4 in the plain build), the samples are vector loads of X
+transposed to [S, C], else gathers over X's planes; the GEMM runs a group's rows in chunks of 1024, partial sums
+kept in the output. Judged against the float64 oracle by the policy's error bound
+(semantics/compare.against_oracle), non-finite values equal, at every x86 level this CPU runs: the levels'
+vector widths, and so the paths taken and the register blocks, differ."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ from resample_bridge.semantics.reference import deformconv_out_shape
 from tests.helpers.kernel_cases import kind_sampler
 
 # (D, kind, group, offset_group, channels per offset group, output channels per group, spatial, N, border, mask)
-# Channels per offset group 16, 17 (a tail past whole vectors), 24, 32; output channels per group below, at and
-# past one and two vectors of 8 and 16 lanes; more points than one tile, with a tail.
+# Channels per offset group 8 (gathers at AVX-512), 16, 17 (a tail past whole vectors), 24, 32, 120; output
+# channels per group below, at and past the register blocks; more points than one tile, with a tail; a group's
+# rows (channels x 9 taps) past one chunk of 1024.
 CASES = [
     (2, "linear", 1, 1, 32, 32, (13, 11), 1, "zero_taps", True),
     (2, "linear", 2, 1, 16, 20, (9, 15), 2, "zero_taps", False),
@@ -33,7 +35,10 @@ CASES = [
     (2, "nearest", 2, 2, 16, 16, (9, 9), 1, "zero_taps", True),
     (1, "linear", 1, 1, 16, 9, (150,), 2, "zero_taps", True),
     (3, "linear", 1, 1, 16, 17, (5, 6, 7), 1, "clamp_in_range", False),
-    (2, "linear", 1, 1, 64, 24, (11, 13), 1, "zero_taps", True),  # tiles of fewer than 64 points (kColsBytes)
+    (2, "linear", 1, 1, 64, 24, (11, 13), 1, "zero_taps", True),
+    (2, "linear", 1, 1, 120, 10, (6, 7), 1, "zero_taps", True),  # 1080 rows: two chunks
+    (2, "linear", 2, 2, 120, 9, (5, 6), 1, "clamp_in_range", True),  # per group
+    (2, "cubic", 1, 16, 8, 12, (6, 5), 1, "zero_taps", True),  # 1152 rows, 8 channels per offset group
     (3, "cubic", 1, 1, 16, 9, (4, 5, 6), 1, "zero_taps", True),  # 64 taps a point
 ]
 
@@ -79,7 +84,7 @@ def _unavailable() -> str | None:
 @pytest.mark.compiled
 @pytest.mark.parametrize("extreme", [False, True], ids=["normal", "inf and NaN"])
 @pytest.mark.parametrize("i", range(len(CASES)))
-def test_channels_last_matches_the_oracle(i, extreme):
+def test_float32_paths_match_the_oracle(i, extreme):
     if _unavailable():
         pytest.skip(_unavailable())
     verdict = _judge(i, extreme)
@@ -89,13 +94,13 @@ def test_channels_last_matches_the_oracle(i, extreme):
 @pytest.mark.slow
 @pytest.mark.compiled
 @pytest.mark.parametrize("level", ["v3", "base"])
-def test_channels_last_at_lower_levels(level):
-    """The AVX2 (6 x 2 vectors of 8) and plain (4 x 2 vectors of 4) register blocks, on a CPU that runs them."""
+def test_float32_paths_at_lower_levels(level):
+    """AVX2 (vectors of 8, 6 x 2 register blocks) and plain (vectors of 4, 4 x 2), on a CPU that runs them."""
     if _unavailable():
         pytest.skip(_unavailable())
     if isa.LEVELS.index(level) > isa.LEVELS.index(isa.best_level(isa.cpu_flags())):  # not on this CPU
         pytest.skip(f"this CPU does not run {level}")
-    code = ("import json, sys; from tests.lowering.test_deformconv_channels_last import CASES, _judge; "
+    code = ("import json, sys; from tests.lowering.test_deformconv_f32_paths import CASES, _judge; "
             "print(json.dumps([_judge(i, e) for i in range(len(CASES)) for e in (False, True)]))")
     env = dict(os.environ, RB_ISA=level)
     env.pop("RESAMPLE_BRIDGE_KERNELS_LIB", None)

@@ -1,5 +1,5 @@
 // DeformConv's float32 pieces per tile of output points: the compact taps of every (kernel tap, point), the
-// sampled columns from X^T (where the gathers over X's planes are not used), and the GEMM register block that
+// columns sampled from X^T (beside cpu_simd.hpp's gathers over X's planes), and the GEMM register block that
 // contracts them with W.
 #pragma once
 
@@ -52,10 +52,11 @@ RB_FP_CONTRACT void sgemm_block(const float* w, int64_t ldw, const float* cols, 
         for (int v = 0; v < NV; ++v) {
             a[u][v] = VF{};
             if (first) continue;
+            const float* yr = y + u * ldy;
             if (nq == L * NV)
-                __builtin_memcpy(&a[u][v], y + u * ldy + L * v, sizeof a[u][v]);
+                __builtin_memcpy(&a[u][v], yr + L * v, sizeof a[u][v]);
             else
-                for (int64_t q = L * v; q < std::min<int64_t>(nq, L * (v + 1)); ++q) a[u][v][q - L * v] = y[u * ldy + q];
+                for (int64_t q = L * v; q < std::min<int64_t>(nq, L * (v + 1)); ++q) a[u][v][q - L * v] = yr[q];
         }
     for (int64_t r = 0; r < R; ++r) {
         VF c[NV];
@@ -150,8 +151,9 @@ struct DeformTileTaps {
 
 // ------------------------------------------------------------------------------------------------------------
 // X^T: where an offset group has a vector of channels or more, the samples of a vector of channels at a point
-// are vector loads from X transposed to [S, C], where X's planes need a gather per point and channel (measured on
-// an AMD EPYC: the gathers were 70% of a 32-channel 3x3 DeformConv at AVX2, 23% of a 256-channel one).
+// are vector loads from X transposed to [S, C], where X's planes need a gather per point and channel. AMD EPYC:
+// the gathers were 70% of a 32-channel 3x3 DeformConv at AVX2; 1x256x32x32 sampled in 1.1 ms from X^T, in 1.8
+// by gathers (AVX-512, 2 threads).
 
 // col[c * cstride + q] = the sample of channel c0 + c at point q for kernel tap k, c < cn, q < np: the planes'
 // layout, as the gathers write it, from vector loads of X^T, each lane stored to its plane; a vector of channels'
@@ -178,12 +180,14 @@ inline void sample_planes_from_xt(const float* xt, int64_t C, int64_t c0, int64_
             if (post) acc = acc * tt.post[k * tile + q];
             for (int l = 0; l < L; ++l) col[(c + l) * cstride + q] = acc[l];
         }
-    for (; c < cn; ++c)
+    for (; c < cn; ++c) {
+        const float* xc = xt + c0 + c;
         for (int64_t q = 0; q < np; ++q) {
-            float acc = wk[q] * xt[static_cast<int64_t>(off[q]) * C + c0 + c];
-            for (int t = 1; t < n; ++t) acc += wk[t * tile + q] * xt[static_cast<int64_t>(off[t * tile + q]) * C + c0 + c];
+            float acc = wk[q] * xc[static_cast<int64_t>(off[q]) * C];
+            for (int t = 1; t < n; ++t) acc += wk[t * tile + q] * xc[static_cast<int64_t>(off[t * tile + q]) * C];
             col[c * cstride + q] = post ? acc * tt.post[k * tile + q] : acc;
         }
+    }
 }
 
 inline void sample_planes_from_xt(const float* xt, int64_t C, int64_t c0, int64_t cn, const DeformTileTaps& tt,

@@ -90,7 +90,8 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
                     const float* gcols = cols.data() + (g * R + r0) * tile;
                     int64_t oc = g * ocg;
                     const int64_t oc_end = (g + 1) * ocg;
-                    // Blocks of MR output channels, each over the tile's points: its rows of W stay in L1.
+                    // Blocks of MR output channels, each over all of the tile's points (points outer, output
+                    // channels inner ran 2-3% slower at 256-512 channels, AMD EPYC).
                     auto blocks = [&](auto mr) {
                         constexpr int MR = decltype(mr)::value;
                         for (; oc + MR <= oc_end; oc += MR)

@@ -122,6 +122,10 @@ def cases():
     yield deformconv("DeformConv 1x48x28x36 3x3 + mask", [1, 48, 28, 36], 64)
     yield resize("linear 5-D x2 1x8x16x32x32", [1, 8, 16, 32, 32], scales=[1, 1, 2, 2, 2])
     yield deformconv("DeformConv 1x64x20x20 group 4", [1, 64, 20, 20], 64, group=4)
+    # Detection backbones' DCN layers: 256 and 512 channels, where the GEMM is most of the time; 12x12 has three
+    # tiles of points for two threads.
+    yield deformconv("DeformConv 1x256x32x32 3x3 + mask", [1, 256, 32, 32], 256)
+    yield deformconv("DeformConv 1x512x12x12 3x3 + mask", [1, 512, 12, 12], 512)
     # uint8 images, as preprocessing graphs resize them: no built-in op rounds them exactly (check says so), and
     # onnxruntime truncates, so no peer is exact; the default against the importer's time.
     m, feeds = resize("", [1, 3, 480, 640], sizes=[1, 3, 224, 224])[1:]

@@ -7,21 +7,18 @@ vector widths, and so the paths taken and the register blocks, differ."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from resample_bridge.lowering.compiled import build, isa
+from resample_bridge.lowering.compiled import build
 from resample_bridge.semantics import reference
 from resample_bridge.semantics.compare import against_oracle
 from resample_bridge.semantics.ir import DeformConvIR
 from resample_bridge.semantics.reference import deformconv_out_shape
 from tests.helpers.kernel_cases import kind_sampler
+from tests.helpers.levels import skip_unless_runs, value_at_level
 
 # (D, kind, group, offset_group, channels per offset group, output channels per group, spatial, N, border, mask)
 # Channels per offset group 8 (gathers at AVX-512), 16, 17 (a tail past whole vectors), 24, 32, 120; output
@@ -98,15 +95,8 @@ def test_float32_paths_at_lower_levels(level):
     """AVX2 (vectors of 8, 6 x 2 register blocks) and plain (vectors of 4, 4 x 2), on a CPU that runs them."""
     if _unavailable():
         pytest.skip(_unavailable())
-    if isa.LEVELS.index(level) > isa.LEVELS.index(isa.best_level(isa.cpu_flags())):  # not on this CPU
-        pytest.skip(f"this CPU does not run {level}")
-    code = ("import json, sys; from tests.lowering.test_deformconv_f32_paths import CASES, _judge; "
-            "print(json.dumps([_judge(i, e) for i in range(len(CASES)) for e in (False, True)]))")
-    env = dict(os.environ, RB_ISA=level)
-    env.pop("RESAMPLE_BRIDGE_KERNELS_LIB", None)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    assert run.returncode == 0, run.stderr[-2000:]
-    verdicts = json.loads(run.stdout.strip().splitlines()[-1])
+    skip_unless_runs(level)
+    verdicts = value_at_level(level, "tests.lowering.test_deformconv_f32_paths",
+                              "[_judge(i, e) for i in range(len(CASES)) for e in (False, True)]")
     bad = [(CASES[k // 2], v) for k, v in enumerate(verdicts) if not v["ok"]]
     assert not bad, bad

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu_resize_lines.hpp"
+#include "cpu_row_window.hpp"
 
 namespace rb {
 namespace cpu {
@@ -33,12 +34,15 @@ void gather_2d(const T* x, T* y, int64_t planes, const TableView& th, const Tabl
     });
 }
 
-// A table as compact taps (tap-major int32 indices, float32 weights) for sample_row_f32: a float32 line pass
-// along the contiguous axis vectorises with gathers. Built once per call (out_len * K values, small next to the
-// pass); false when the line is too long for int32 indices.
+// A table as compact taps (tap-major int32 indices, float32 weights): a float32 line pass along the contiguous
+// axis vectorises with windows of lane permutes (RowWindowTaps) where every block's taps fit one, else with
+// sample_row_f32's gathers. Built once per call (out_len * K values, small next to the pass); false when the
+// line is too long for int32 indices.
 struct F32Table {
     std::vector<int32_t> index;
     std::vector<float> weight;
+    RowWindowTaps window;  // whole blocks of outputs by lane permutes, where every block's taps fit (``windowed``)
+    bool windowed = false;
 };
 
 inline bool f32_table(const TableView& t, F32Table& out) {
@@ -50,6 +54,7 @@ inline bool f32_table(const TableView& t, F32Table& out) {
             out.index[k * t.out_len + o] = static_cast<int32_t>(t.index[o * t.K + k]);
             out.weight[k * t.out_len + o] = static_cast<float>(t.weight[o * t.K + k]);
         }
+    out.windowed = out.window.build(out.index.data(), t.K, t.out_len, t.in_len);
     return true;
 }
 
@@ -57,8 +62,13 @@ inline bool f32_table(const TableView& t, F32Table& out) {
 inline void line_taps_f32(const float* line, float* out, const TableView& t, const F32Table* ft,
                           double extrap_value) {
     if (!ft) return line_taps<float, float, float>(line, out, t, extrap_value);
-    sample_row_f32(line, t.in_len, ft->index.data(), ft->weight.data(), t.out_len, t.out_len, static_cast<int>(t.K),
-                   out);
+    int64_t q0 = 0;  // the outputs done by windows
+    if (ft->windowed) {
+        ft->window.apply(line, ft->weight.data(), out);
+        q0 = ft->window.blocks * RowWindowTaps::kLanes;
+    }
+    sample_row_f32(line, t.in_len, ft->index.data() + q0, ft->weight.data() + q0, t.out_len, t.out_len - q0,
+                   static_cast<int>(t.K), out + q0);
     if (t.extrap)
         for (int64_t o = 0; o < t.out_len; ++o)
             if (t.extrap[o]) out[o] = static_cast<float>(extrap_value);

@@ -270,18 +270,21 @@ inline void sample_row_f32(const float* xc, int64_t len, const int32_t* off, con
     sample_rows_f32(xc, 0, 1, len, off, w, ld, np, nt, out, 0);
 }
 
+// 32-bit lanes of the widest vector the build permutes and gathers in (1: none, the base build).
+#if defined(__AVX512F__)
+constexpr int64_t kPermuteLanes = 16;
+#elif defined(__AVX2__)
+constexpr int64_t kPermuteLanes = 8;
+#else
+constexpr int64_t kPermuteLanes = 1;
+#endif
+
 // Copying a row by an index table (nearest along the contiguous axis): out[o] = src[index[o]], bits as they are.
 // 32-bit elements: a block of kLanes outputs whose sources lie within kLanes consecutive elements (upsampling,
 // mild downsampling) is one unaligned load and a lane permute, another block an index gather; other element
 // types, the base build and the tail copy element by element. Built once per call (a few values per output).
 struct RowGather {
-#if defined(__AVX512F__)
-    static constexpr int64_t kLanes = 16;
-#elif defined(__AVX2__)
-    static constexpr int64_t kLanes = 8;
-#else
-    static constexpr int64_t kLanes = 1;
-#endif
+    static constexpr int64_t kLanes = kPermuteLanes;
     const int64_t* index;
     int64_t n;
     std::vector<int32_t> idx;   // per output, int32 (empty: element by element)

@@ -5,7 +5,6 @@
 // elements, operations and order as sample_rows_f32 (w[0] * x0, then + w[t] * xt): the same bits.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -32,13 +31,10 @@ struct RowWindowTaps {
         perm.assign(static_cast<size_t>(K * blocks * kLanes), 0);
         for (int64_t t = 0; t < K; ++t)
             for (int64_t b = 0; b < blocks; ++b) {
-                const int32_t* i = index + t * out_len + b * kLanes;
-                const int32_t lo = *std::min_element(i, i + kLanes), hi = *std::max_element(i, i + kLanes);
-                if (hi - lo >= win) return false;
-                const int32_t start = std::min<int32_t>(lo, static_cast<int32_t>(in_len - win));  // stays inside
-                base[static_cast<size_t>(t * blocks + b)] = start;
-                int32_t* lanes = perm.data() + (t * blocks + b) * kLanes;
-                for (int64_t j = 0; j < kLanes; ++j) lanes[j] = i[j] - start;
+                const int64_t tb = t * blocks + b;
+                base[static_cast<size_t>(tb)] =
+                    index_window(index + t * out_len + b * kLanes, kLanes, win, in_len, perm.data() + tb * kLanes);
+                if (base[static_cast<size_t>(tb)] < 0) return false;
             }
         return true;
     }

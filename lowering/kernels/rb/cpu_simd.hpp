@@ -279,6 +279,17 @@ constexpr int64_t kPermuteLanes = 8;
 constexpr int64_t kPermuteLanes = 1;
 #endif
 
+// The window that a block of ``n`` int32 source indices i[0, n) reads as ``win`` consecutive elements of a line of
+// ``in_len``: its first element, placed so that the window stays inside the line, with lanes[j] = i[j] - start;
+// -1 (lanes untouched) where the indices span ``win`` or more, or the line is shorter than a window.
+inline int32_t index_window(const int32_t* i, int64_t n, int64_t win, int64_t in_len, int32_t* lanes) {
+    const int32_t lo = *std::min_element(i, i + n), hi = *std::max_element(i, i + n);
+    if (hi - lo >= win || in_len < win) return -1;
+    const int32_t start = std::min<int32_t>(lo, static_cast<int32_t>(in_len - win));
+    for (int64_t j = 0; j < n; ++j) lanes[j] = i[j] - start;
+    return start;
+}
+
 // Copying a row by an index table (nearest along the contiguous axis): out[o] = src[index[o]], bits as they are.
 // 32-bit elements: a block of kLanes outputs whose sources lie within kLanes consecutive elements (upsampling,
 // mild downsampling) is one unaligned load and a lane permute, another block an index gather; other element
@@ -298,14 +309,9 @@ struct RowGather {
         const int64_t blocks = out_len / kLanes;
         base.assign(static_cast<size_t>(blocks), -1);
         perm.assign(static_cast<size_t>(blocks * kLanes), 0);
-        for (int64_t b = 0; b < blocks && in_len >= kLanes; ++b) {
-            const int32_t* i = idx.data() + b * kLanes;
-            const int32_t lo = *std::min_element(i, i + kLanes), hi = *std::max_element(i, i + kLanes);
-            if (hi - lo >= kLanes) continue;
-            const int32_t start = std::min<int32_t>(lo, static_cast<int32_t>(in_len - kLanes));  // stays inside
-            base[static_cast<size_t>(b)] = start;
-            for (int64_t j = 0; j < kLanes; ++j) perm[static_cast<size_t>(b * kLanes + j)] = i[j] - start;
-        }
+        for (int64_t b = 0; b < blocks; ++b)
+            base[static_cast<size_t>(b)] =
+                index_window(idx.data() + b * kLanes, kLanes, kLanes, in_len, perm.data() + b * kLanes);
     }
 
     template <class T>

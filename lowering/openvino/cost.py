@@ -12,9 +12,10 @@ Where the rates come from (``calibration()``), first that applies:
 * ``RESAMPLE_BRIDGE_COST_TABLE``: a JSON file of rates (the cache file of the machine that will run the model:
   convert anywhere for it; the tests name the shipped reference table, so their choices do not depend on the
   machine);
-* this machine, once the extension library is built here: each rate timed the first time a conversion needs it
-  (measured on 2 busy cores: 0.6-1.7 s a rate, 2.5-6 s the reorders) and cached per machine (CPU, OpenVINO
-  version, kernel sources);
+* this machine, once the extension library is built here (``cost_machine``): each rate timed the first time a
+  conversion needs it (measured on 2 busy cores: 0.6-1.7 s a rate, 2.5-6 s the reorders) and cached per machine
+  (CPU, OpenVINO version, kernel sources); the rates an estimate for the extension read are first timed again,
+  each then the median of ``cost_machine.CONFIRM_RUNS`` timings (``Calibration.confirm``);
 * otherwise the reference table shipped with the package (``cost_reference.json``, measured on the machine it
   names): a first conversion neither builds the extension nor times anything just to decide.
 """
@@ -22,20 +23,18 @@ Where the rates come from (``calibration()``), first that applies:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import cost_timing
+from . import cost_machine, cost_timing
 from .boundary import NOT_AT_BOUNDARY
 from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, fixed_key, \
-    grid_key, int_key, key_of, time_rates as _time, use_converter
+    grid_key, int_key, key_of, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
            "faster_extension", "chosen_name"]
@@ -61,11 +60,29 @@ class Calibration:
     rates: dict
     where: str
     timer: object = None
+    confirmer: object = None  # re-times rates on this machine (``confirm``); None: a fixed table
+    read: list | None = None  # while ``reading``: the keys asked for
 
     def rate(self, key: str) -> float | None:
+        if self.read is not None:
+            self.read.append(key)
         if key not in self.rates and self.timer is not None:
             self.rates[key] = self.timer(key)
         return self.rates.get(key)
+
+    @contextlib.contextmanager
+    def reading(self):
+        """The keys asked for inside the block (a list, filled as they are)."""
+        self.read = []
+        try:
+            yield self.read
+        finally:
+            self.read = None
+
+    def confirm(self, keys) -> bool:
+        """Each of ``keys`` the median of ``cost_machine.CONFIRM_RUNS`` timings where this table times on this machine; True
+        where any rate was timed again (an estimate made with them is then made again)."""
+        return self.confirmer is not None and self.confirmer(keys)
 
 
 _given: list = []  # ``using`` stack
@@ -102,45 +119,10 @@ def calibration() -> Calibration:
     if compiled.openvino_extension_built() is None:
         return table_file(REFERENCE)
     if _machine is None:
-        path = cache_file()
-        try:
-            rates = json.loads(path.read_text())
-        except (OSError, ValueError):
-            rates = {}
-        _machine = Calibration(rates, "this machine", timer=_timed_and_cached)
+        rates = cost_machine.cached()
+        _machine = Calibration(rates, "this machine", timer=lambda key: cost_machine.timed(key, rates),
+                               confirmer=lambda keys: cost_machine.confirmed(keys, rates))
     return _machine
-
-
-
-def cache_file():
-    from ..compiled.build import cache_root, project_hash, KERNELS_DIR
-
-    import openvino
-
-    # The calibration models' own source too: a rate timed (or found missing) by other models is not reused.
-    models = hashlib.sha256(Path(cost_timing.__file__).read_bytes()).hexdigest()[:16]
-    key = project_hash(KERNELS_DIR, extra=f"cost layout openvino {openvino.__version__} models {models}")
-    return cache_root() / f"cost-{key}.json"
-
-
-def _timed_and_cached(key: str) -> float | None:
-    """Time ``key`` on this machine (with what its models show on the way) and add it to the cache file."""
-    t0 = time.perf_counter()
-    found = {key: None, **_time(key)}  # None, cached too: not asked again
-    log.info(f"cost model: timed {key} on this machine in {time.perf_counter() - t0:.1f} s (cached)")
-    path = cache_file()
-    try:
-        rates = json.loads(path.read_text())
-    except (OSError, ValueError):
-        rates = {}
-    rates.update(found)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(rates, indent=1, sort_keys=True))
-    os.replace(tmp, path)
-    if _machine is not None:
-        _machine.rates.update(found)
-    return found.get(key)
 
 
 def _class_key(ir, cls: str, up: bool) -> str:
@@ -317,11 +299,16 @@ def weigh(node, rung: int, name: str) -> tuple[str | None, dict | None]:
     """(the reason to take the extension instead of ``rung``, called ``name`` in it, or None; the estimate with
     its margin and table, or None where there is none)."""
     table = calibration()
-    est = estimate(node.ir, rung, getattr(node.ir, "input_shape", None), table, node.sides)
+    shape = getattr(node.ir, "input_shape", None)
+    with table.reading() as read:
+        est = estimate(node.ir, rung, shape, table, node.sides)
     if est is None:
         return None, None
-    weighed = {**est, "margin": MARGIN, "rates": table.where}
-    return _faster(est, rung, name, table), weighed
+    why = _faster(est, rung, name, table)
+    if why is not None and table.confirm(read):  # timed again before the extension is taken (cost_machine.CONFIRM_RUNS)
+        est = estimate(node.ir, rung, shape, table, node.sides)
+        why = _faster(est, rung, name, table)
+    return why, {**est, "margin": MARGIN, "rates": table.where}
 
 
 def _faster(est: dict, rung: int, name: str, table: Calibration) -> str | None:

@@ -80,8 +80,8 @@ class Calibration:
             self.read = None
 
     def confirm(self, keys) -> bool:
-        """Each of ``keys`` the median of ``cost_machine.CONFIRM_RUNS`` timings where this table times on this machine; True
-        where any rate was timed again (an estimate made with them is then made again)."""
+        """Each of ``keys`` the median of ``cost_machine.CONFIRM_RUNS`` timings where this table times on this
+        machine; True where any rate was timed again (an estimate made with them is then made again)."""
         return self.confirmer is not None and self.confirmer(keys)
 
 

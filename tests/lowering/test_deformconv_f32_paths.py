@@ -23,7 +23,8 @@ from tests.helpers.levels import skip_unless_runs, value_at_level
 # (D, kind, group, offset_group, channels per offset group, output channels per group, spatial, N, border, mask)
 # Channels per offset group 8 (gathers at AVX-512), 16, 17 (a tail past whole vectors), 24, 32, 120; output
 # channels per group below, at and past the register blocks; more points than one tile, with a tail; a group's
-# rows (channels x 9 taps) past one chunk of 1024.
+# rows (channels x 9 taps) past one chunk of 1024. 143, 144 and 2 x 135 points on 2 threads: few tiles, split evenly
+# over the threads (cpu_deformconv.hpp's deform_tiles), of unequal whole vectors, GEMM blocks of one vector.
 CASES = [
     (2, "linear", 1, 1, 32, 32, (13, 11), 1, "zero_taps", True),
     (2, "linear", 2, 1, 16, 20, (9, 15), 2, "zero_taps", False),

@@ -21,6 +21,26 @@
 namespace rb {
 namespace cpu {
 
+// The number of tiles of an image's points for ``T`` threads: whole vectors of points (kGemmLanes) each, at most
+// kBlock points (DeformTileTaps' rows), and where the tiles of all N images are few (under 4 per thread) the
+// fewest whose count splits evenly over the threads: 64-point tiles of 1x512x12x12 (64, 64, 16) left one of 2
+// threads idle a sixth of the time (each tile's GEMM reads all of W: fewer tiles, fewer reads).
+inline int64_t deform_tiles(int64_t V, int64_t N, int T) {
+    const int64_t most = kBlock / kGemmLanes, t = (V + most - 1) / most;
+    if (T <= 1 || N * t >= 4 * T) return t;
+    for (int64_t u = t; u <= V; ++u)
+        if ((N * u) % T == 0) return u;
+    return t;
+}
+
+// Tile i of ``tiles`` over V vectors of points: its first vector and how many; the first V mod tiles tiles one
+// wider (taken first by the threads, the narrower fill in after).
+inline void deform_tile(int64_t V, int64_t tiles, int64_t i, int64_t& v0, int64_t& nv) {
+    const int64_t q = V / tiles, r = V % tiles;
+    v0 = i * q + std::min(i, r);
+    nv = q + (i < r ? 1 : 0);
+}
+
 // DeformConv, float X: per image and tile of points, per offset group the compact taps of every (kernel tap,
 // point) once (DeformTileTaps, the shared float64 coordinates), reused over the group's channels to sample the
 // columns [C*K][tile] in float32; then per group a blocked float32 GEMM with W, points in its lanes. The samples
@@ -36,7 +56,8 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
     std::vector<int64_t> kdec(static_cast<size_t>(K * kMaxSpatial));  // kernel tap k decoded per axis
     for (int64_t k = 0; k < K; ++k) decode_index(k, s.D, s.kernel, kdec.data() + k * kMaxSpatial);
     const bool from_xt = cpg >= kGemmLanes;
-    const int64_t tile = kBlock, tiles = (P + tile - 1) / tile;
+    const int64_t V = (P + kGemmLanes - 1) / kGemmLanes, tiles = deform_tiles(V, s.N, thread_count(threads));
+    const int64_t tile = (V + tiles - 1) / tiles * kGemmLanes;  // the widest tile: the rows' length
     // The GEMM's rows (a group's (c, k)) in chunks of kRowChunk, each chunk of the tile's columns (256 KB) read
     // from L2 by every block of output channels, partial sums waiting in y. AMD EPYC, 1x512x25x34, 512 channels
     // (R = 4608): AVX2 29.3 ms unchunked, 23.7 at 1024 rows (25.5 at 256); AVX-512 22.3 and 22.6.
@@ -62,7 +83,10 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
         tt.resize(K, tile, nt);
         cols.resize(static_cast<size_t>(C * K * tile));
         for (int64_t it = b0; it < e0; ++it) {
-            const int64_t n = it / tiles, p0 = (it % tiles) * tile, np = std::min(tile, P - p0);
+            const int64_t n = it / tiles;
+            int64_t v0, nv;
+            deform_tile(V, tiles, it % tiles, v0, nv);
+            const int64_t p0 = v0 * kGemmLanes, np = std::min(P, (v0 + nv) * kGemmLanes) - p0;
             const float* xn = x + n * C * S;
             for (int64_t og = 0; og < s.offset_group; ++og) {
                 tt.fill(s, offset, mask, kdec.data(), og, n, p0, np, tile, nt);
@@ -95,10 +119,13 @@ inline void deformconv_f32(const DeformConvSpec& s, const float* x, const float*
                     auto blocks = [&](auto mr) {
                         constexpr int MR = decltype(mr)::value;
                         for (; oc + MR <= oc_end; oc += MR)
-                            for (int64_t q0 = 0; q0 < np; q0 += kGemmNQ)
-                                sgemm_block<MR>(w + oc * R + r0, R, gcols + q0, tile, nr, first, last,
-                                                b ? b + oc : nullptr, y + (n * OC + oc) * P + p0 + q0, P,
-                                                std::min<int64_t>(kGemmNQ, np - q0));
+                            for (int64_t q0 = 0; q0 < np; q0 += kGemmNQ) {
+                                const int64_t nq = std::min<int64_t>(kGemmNQ, np - q0);
+                                // A last vector alone: a block of one (the same operations per lane).
+                                (nq <= kGemmLanes ? sgemm_block<MR, 1> : sgemm_block<MR>)(
+                                    w + oc * R + r0, R, gcols + q0, tile, nr, first, last, b ? b + oc : nullptr,
+                                    y + (n * OC + oc) * P + p0 + q0, P, nq);
+                            }
                     };
                     blocks(std::integral_constant<int, kGemmMR>());
                     blocks(std::integral_constant<int, 4>());

@@ -10,7 +10,10 @@ import sys
 
 import pytest
 
-from resample_bridge.lowering.compiled import isa
+from resample_bridge.lowering.compiled import build, isa
+
+# The kernels' tests where this machine can build them (a C++ compiler and CMake).
+needs_build = pytest.mark.skipif(build.missing_tools() is not None, reason=str(build.missing_tools()))
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,3 +32,12 @@ def value_at_level(level: str, module: str, expr: str):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def failures_at_level(level: str, module: str, judged: str, cases: list) -> list:
+    """(case, verdict) for each oracle verdict (``against_oracle(...).to_dict()``) that is not ok among ``judged``
+    (an expression listing one verdict per element of ``cases``) in ``module`` at ``level``; skipped where this CPU
+    does not run the level."""
+    skip_unless_runs(level)
+    verdicts = value_at_level(level, module, judged)
+    return [(case, v) for case, v in zip(cases, verdicts) if not v["ok"]]

@@ -12,13 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from resample_bridge.lowering.compiled import build
 from resample_bridge.semantics import reference
 from resample_bridge.semantics.compare import against_oracle
 from resample_bridge.semantics.ir import DeformConvIR
 from resample_bridge.semantics.reference import deformconv_out_shape
 from tests.helpers.kernel_cases import kind_sampler
-from tests.helpers.levels import skip_unless_runs, value_at_level
+from tests.helpers.levels import failures_at_level, needs_build
 
 # (D, kind, group, offset_group, channels per offset group, output channels per group, spatial, N, border, mask)
 # Channels per offset group 8 (gathers at AVX-512), 16, 17 (a tail past whole vectors), 24, 32, 120; output
@@ -75,29 +74,22 @@ def _judge(i: int, extreme: bool) -> dict:
         return against_oracle(ir, got, want, list(inputs)).to_dict()
 
 
-def _unavailable() -> str | None:
-    return build.missing_tools()
-
-
 @pytest.mark.compiled
+@needs_build
 @pytest.mark.parametrize("extreme", [False, True], ids=["normal", "inf and NaN"])
 @pytest.mark.parametrize("i", range(len(CASES)))
 def test_float32_paths_match_the_oracle(i, extreme):
-    if _unavailable():
-        pytest.skip(_unavailable())
     verdict = _judge(i, extreme)
     assert verdict["ok"], (CASES[i], verdict)
 
 
 @pytest.mark.slow
 @pytest.mark.compiled
+@needs_build
 @pytest.mark.parametrize("level", ["v3", "base"])
 def test_float32_paths_at_lower_levels(level):
     """AVX2 (vectors of 8, 6 x 2 register blocks) and plain (vectors of 4, 4 x 2), on a CPU that runs them."""
-    if _unavailable():
-        pytest.skip(_unavailable())
-    skip_unless_runs(level)
-    verdicts = value_at_level(level, "tests.lowering.test_deformconv_f32_paths",
-                              "[_judge(i, e) for i in range(len(CASES)) for e in (False, True)]")
-    bad = [(CASES[k // 2], v) for k, v in enumerate(verdicts) if not v["ok"]]
+    bad = failures_at_level(level, "tests.lowering.test_deformconv_f32_paths",
+                            "[_judge(i, e) for i in range(len(CASES)) for e in (False, True)]",
+                            [case for case in CASES for _ in (False, True)])
     assert not bad, bad

@@ -12,11 +12,10 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from resample_bridge.lowering.compiled import build
 from resample_bridge.semantics import reference
 from resample_bridge.semantics.compare import against_oracle
 from resample_bridge.semantics.ir import ResizeIR, Sampler
-from tests.helpers.levels import skip_unless_runs, value_at_level
+from tests.helpers.levels import failures_at_level, needs_build
 
 LINEAR, CUBIC = Sampler("linear"), Sampler("cubic", cubic_a=F(-3, 4))
 # (sampler, W in, W scale, coordinate mode, axes order): H is resized x3/2 alongside.
@@ -53,27 +52,19 @@ def _judge(i: int) -> dict:
         return against_oracle(ir, got, want.astype(np.float32), [x]).to_dict()
 
 
-def _unavailable() -> str | None:
-    return build.missing_tools()
-
-
 @pytest.mark.compiled
+@needs_build
 @pytest.mark.parametrize("i", range(len(CASES)))
 def test_windows_match_the_oracle(i):
-    if _unavailable():
-        pytest.skip(_unavailable())
     verdict = _judge(i)
     assert verdict["ok"], (CASES[i], verdict)
 
 
 @pytest.mark.slow
 @pytest.mark.compiled
+@needs_build
 @pytest.mark.parametrize("level", ["v3", "base"])
 def test_windows_at_lower_levels(level):
     """AVX2 (windows of 16, permutes within 8 lanes and a blend) and the plain build (the gathers' scalar loop)."""
-    if _unavailable():
-        pytest.skip(_unavailable())
-    skip_unless_runs(level)
-    verdicts = value_at_level(level, "tests.lowering.test_row_window", "[_judge(i) for i in range(len(CASES))]")
-    bad = [(CASES[k], v) for k, v in enumerate(verdicts) if not v["ok"]]
+    bad = failures_at_level(level, "tests.lowering.test_row_window", "[_judge(i) for i in range(len(CASES))]", CASES)
     assert not bad, bad

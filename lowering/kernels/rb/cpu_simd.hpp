@@ -37,7 +37,8 @@ inline void compact_taps(const PointTaps& taps, double factor, int64_t ld, int32
 }
 
 // Full-width gathers through the masked forms with a zero source: the unmasked intrinsics start from an
-// undefined register, which g++ 12 reports as maybe-uninitialized.
+// undefined register, which g++ 12 reports as maybe-uninitialized. (As scalar loads put together they ran 1.05x
+// slower for GridSample nearest at AVX-512 and 1.18x for linear's single plane at AVX2, AMD EPYC.)
 #if defined(__AVX512F__)
 inline __m512 gather16(const float* base, __m512i idx) {
     return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), __mmask16(0xFFFF), idx, base, 4);
@@ -48,25 +49,46 @@ inline __m256 gather8(const float* base, __m256i idx) {
 }
 #endif
 
+// Element pairs (base[st[l]], base[st[l] + 1]) of 4 / 8 lanes as one 64-bit scalar load each, put together: the
+// 64-bit hardware gathers were slower (AMD EPYC, GridSample 1-16 channels: 0.87-0.97x the time at both widths).
+inline double load_pair(const float* p) {
+    double d;
+    __builtin_memcpy(&d, p, sizeof d);
+    return d;
+}
+#if defined(__AVX512F__) || defined(__AVX2__)
+inline __m256d pairs4(const float* base, const int32_t* st) {
+    return _mm256_setr_pd(load_pair(base + st[0]), load_pair(base + st[1]), load_pair(base + st[2]),
+                          load_pair(base + st[3]));
+}
+#endif
+#if defined(__AVX512F__)
+inline __m512d pairs8(const float* base, const int32_t* st) {
+    return _mm512_insertf64x4(_mm512_castpd256_pd512(pairs4(base, st)), pairs4(base, st + 4), 1);
+}
+#endif
+
 // The pair loads run once per vector of points and plane: g++ stopped inlining GatherPair16::load when the
 // GridSample lambda around it grew (AVX-512 GridSample 1.4x slower, measured), so it is forced.
 #define RB_HOT_INLINE inline __attribute__((always_inline))
 
 // Two taps' values for a vector of points, va[i] = xc[ia[i]], vb[i] = xc[ib[i]], where the two taps of a point
 // are neighbours or one element (the pairs of a linear / cubic axis, clamped at the edges: (j, j+1), (j, j)):
-// one 64-bit gather of the element pair per point, then lane permutes, loads half the elements one 32-bit gather
-// per tap does. ``last`` = the last pair start inside a plane (its length - 2, at least 0). Lanes whose taps are
-// not such a pair take the plain gathers. The values are the same elements: the sums' bits do not change.
+// one 64-bit load of the element pair per point (pairs4 / pairs8), then lane permutes, loads half the elements one
+// 32-bit gather per tap does. ``last`` = the last pair start inside a plane (its length - 2, at least 0). Lanes
+// whose taps are not such a pair take the plain gathers. The values are the same elements: the sums' bits do not change.
 // The index arithmetic is a plan made once per vector of points and applied to every channel's plane (``load``).
 #if defined(__AVX512F__)
 struct GatherPair16 {
-    __m512i ia, ib, st, pa, pb;
+    __m512i ia, ib, pa, pb;
     __mmask16 ok;
+    int32_t st[16];  // each lane's pair start, inside the plane
     GatherPair16() = default;
     GatherPair16(__m512i ia_, __m512i ib_, __m512i last) : ia(ia_), ib(ib_) {
         const __m512i one = _mm512_set1_epi32(1);
         // The zero-masked forms: the plain ones start from an undefined register (g++ 12: maybe-uninitialized).
-        st = _mm512_maskz_min_epi32(__mmask16(0xFFFF), ia, last);
+        const __m512i st = _mm512_maskz_min_epi32(__mmask16(0xFFFF), ia, last);
+        _mm512_storeu_si512(this->st, st);
         const __m512i da = _mm512_sub_epi32(ia, st), db = _mm512_sub_epi32(ib, st);  // 0 or 1 in a pair
         ok = _mm512_cmple_epu32_mask(da, one) & _mm512_cmple_epu32_mask(db, one);
         // Lane i's pair is floats 2i, 2i+1 of (lo, hi) as one 32-float table.
@@ -76,10 +98,7 @@ struct GatherPair16 {
         pb = _mm512_add_epi32(at, db);
     }
     RB_HOT_INLINE void load(const float* xc, __m512& va, __m512& vb) const {
-        const __m512d lo = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), __mmask8(ok),
-                                                    _mm512_maskz_extracti64x4_epi64(__mmask8(0xFF), st, 0), xc, 4);
-        const __m512d hi = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), __mmask8(ok >> 8),
-                                                    _mm512_maskz_extracti64x4_epi64(__mmask8(0xFF), st, 1), xc, 4);
+        const __m512d lo = pairs8(xc, st), hi = pairs8(xc, st + 8);  // every start is inside: all lanes load
         va = _mm512_permutex2var_ps(_mm512_castpd_ps(lo), pa, _mm512_castpd_ps(hi));
         vb = _mm512_permutex2var_ps(_mm512_castpd_ps(lo), pb, _mm512_castpd_ps(hi));
         if (ok != 0xFFFF) {
@@ -90,31 +109,25 @@ struct GatherPair16 {
 };
 #elif defined(__AVX2__)
 struct GatherPair8 {
-    __m256i ia, ib, ok, pa, pb, mlo, mhi;
-    __m128i slo, shi;
+    __m256i ia, ib, ok, pa, pb;
+    int32_t st[8];  // each lane's pair start, inside the plane
     bool all;
     GatherPair8() = default;
     GatherPair8(__m256i ia_, __m256i ib_, __m256i last) : ia(ia_), ib(ib_) {
         const __m256i st = _mm256_min_epi32(ia, last);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(this->st), st);
         const __m256i da = _mm256_sub_epi32(ia, st), db = _mm256_sub_epi32(ib, st);  // 0 or 1 in a pair
         const __m256i bad = _mm256_andnot_si256(_mm256_set1_epi32(1), _mm256_or_si256(da, db));
         ok = _mm256_cmpeq_epi32(bad, _mm256_setzero_si256());
         all = _mm256_movemask_ps(_mm256_castsi256_ps(ok)) == 0xFF;
-        slo = _mm256_castsi256_si128(st);
-        shi = _mm256_extracti128_si256(st, 1);
-        mlo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(ok));  // 4 lanes: 4 element pairs as 8 floats
-        mhi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(ok, 1));
         // Lane i's pair is floats 2(i mod 4), +1 of lo (lanes 0-3) or hi (lanes 4-7).
         const __m256i at = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
         pa = _mm256_add_epi32(at, da);
         pb = _mm256_add_epi32(at, db);
     }
     RB_HOT_INLINE void load(const float* xc, __m256& va, __m256& vb) const {
-        const double* xd = reinterpret_cast<const double*>(xc);
-        const __m256 lo = _mm256_castpd_ps(
-            _mm256_mask_i32gather_pd(_mm256_setzero_pd(), xd, slo, _mm256_castsi256_pd(mlo), 4));
-        const __m256 hi = _mm256_castpd_ps(
-            _mm256_mask_i32gather_pd(_mm256_setzero_pd(), xd, shi, _mm256_castsi256_pd(mhi), 4));
+        // 4 lanes: 4 element pairs as 8 floats; every start is inside: all lanes load
+        const __m256 lo = _mm256_castpd_ps(pairs4(xc, st)), hi = _mm256_castpd_ps(pairs4(xc, st + 4));
         va = _mm256_blend_ps(_mm256_permutevar8x32_ps(lo, pa), _mm256_permutevar8x32_ps(hi, pa), 0xF0);
         vb = _mm256_blend_ps(_mm256_permutevar8x32_ps(lo, pb), _mm256_permutevar8x32_ps(hi, pb), 0xF0);
         if (!all) {
@@ -198,11 +211,12 @@ inline void sample_rows_f32_n(const float* xc, int64_t cstride, int64_t channels
     auto wt = [&](int t, int64_t g) { return L::load(w + t * ld + g * L::n); };
     const L::I last = L::splat(
         static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(len - 2, std::numeric_limits<int32_t>::max()))));
-    // One vector of points of plane x; pair(t) the plan of taps (t, t + 1).
+    // One vector of points of plane x; pair(t) the plan of taps (t, t + 1). ``pairs`` a constant: each loop below
+    // compiled for one of the two (the pairs' code in the plain gathers' loop made it 1.1x slower, AVX2).
     const bool use_pairs = kPairs && channels >= L::pair_min_channels;
-    auto group = [&](const float* x, int64_t g, auto&& pair) {
+    auto group = [&](auto pairs, const float* x, int64_t g, auto&& pair) {
         L::V acc;
-        if (use_pairs) {
+        if constexpr (decltype(pairs)::value) {
             L::V va, vb;
             pair(0).load(x, va, vb);
             acc = wt(0, g) * va;
@@ -218,10 +232,14 @@ inline void sample_rows_f32_n(const float* xc, int64_t cstride, int64_t channels
         }
         return acc;
     };
-    if (channels == 1 || !kPairs || !L::plan_ahead) {  // the plans as they are used
+    if (!use_pairs) {
         for (int64_t c = 0; c < channels; ++c)
             for (int64_t g = 0; g < groups; ++g)
-                L::store(out + c * ostride + g * L::n, group(xc + c * cstride, g, [&](int t) {
+                L::store(out + c * ostride + g * L::n, group(std::false_type(), xc + c * cstride, g, 0));
+    } else if (channels == 1 || !L::plan_ahead) {  // the plans as they are used
+        for (int64_t c = 0; c < channels; ++c)
+            for (int64_t g = 0; g < groups; ++g)
+                L::store(out + c * ostride + g * L::n, group(std::true_type(), xc + c * cstride, g, [&](int t) {
                              return L::Pair(idx(t, g), idx(t + 1 < NT ? t + 1 : t, g), last); }));
     } else {
         // The pairs' plans of every vector of points once, then plane by plane (a plane stays in cache while its
@@ -233,8 +251,9 @@ inline void sample_rows_f32_n(const float* xc, int64_t cstride, int64_t channels
             for (int t = 0; t < NT; t += 2) plans[g * kPlans + t / 2] = L::Pair(idx(t, g), idx(t + 1, g), last);
         for (int64_t c = 0; c < channels; ++c)
             for (int64_t g = 0; g < groups; ++g)
-                L::store(out + c * ostride + g * L::n, group(xc + c * cstride, g, [&](int t) -> const typename L::Pair& {
-                             return plans[g * kPlans + t / 2]; }));
+                L::store(out + c * ostride + g * L::n, group(std::true_type(), xc + c * cstride, g,
+                                                             [&](int t) -> const typename L::Pair& {
+                                                                 return plans[g * kPlans + t / 2]; }));
     }
 #endif
     for (int64_t c = 0; c < channels; ++c) {

@@ -1,6 +1,6 @@
 """GridSample's float32 sampling (kernels/rb/cpu_simd.hpp's sample_rows_f32): whole vectors of points read each
-tap with a gather, or a linear / cubic axis's two neighbouring taps as one 64-bit load of the element pair
-(GatherPair8 / GatherPair16, from 2 channels at AVX2, from 1 at AVX-512), lanes whose taps are not such a pair
+tap with a gather (nearest), or a linear / cubic axis's two neighbouring taps as one 64-bit load of the element pair
+(GatherPair8 / GatherPair16; their plans made once for every plane at AVX2), lanes whose taps are not such a pair
 (reflection's mirror past the end) by gathers, the rest of a block point by point. Judged against the float64
 oracle by the policy's error bound (semantics/compare.against_oracle) at every x86 level this CPU runs: the levels
 take different paths for the same case."""
@@ -19,8 +19,8 @@ from tests.helpers.levels import failures_at_level, needs_build
 
 LINEAR, CUBIC, NEAREST = Sampler("linear"), Sampler("cubic", cubic_a=F(-3, 4)), Sampler("nearest", nearest="half_even")
 # (sampler, padding, align_corners, padding_on, channels, X's H x W, the grid's H x W): 300-700 points, more than
-# two 64-point blocks with a tail; 1 channel (the plain gathers at AVX2), 2-4 and 16 (pairs, their plans made
-# once for every plane at AVX2); reflection's mirrored taps; a plane of 1 x 2 (the shortest a pair reads).
+# two 64-point blocks with a tail; 1 channel (the plans as they are used), 2-4 and 16 (at AVX2 the plans made
+# once for every plane); reflection's mirrored taps; a plane of 1 x 2 (the shortest a pair reads).
 CASES = [
     (LINEAR, "zeros", False, "taps", 1, (23, 31), (17, 19)),
     (LINEAR, "zeros", False, "taps", 3, (23, 31), (17, 19)),
@@ -65,7 +65,7 @@ def test_sampling_matches_the_oracle(i):
 @needs_build
 @pytest.mark.parametrize("level", ["v3", "base"])
 def test_sampling_at_lower_levels(level):
-    """AVX2 (8 lanes, pairs from 2 channels with plans made ahead) and the plain build (point by point)."""
+    """AVX2 (8 lanes, a blend of two permutes per pair) and the plain build (point by point)."""
     bad = failures_at_level(level, "tests.lowering.test_gridsample_f32_paths", "[_judge(i) for i in range(len(CASES))]",
                             CASES)
     assert not bad, bad

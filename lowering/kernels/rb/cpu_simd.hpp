@@ -159,9 +159,10 @@ struct Lanes {
 struct Lanes {
     static constexpr int64_t n = 8;
     static constexpr bool plan_ahead = true;  // a pair's plan is a dozen operations: made once for all planes
-    // One plane reads each plan once: its dozen operations cost more than the two gathers they save (GridSample
-    // 1x96x128, 1 thread, Xeon: 27.9 -> 26.5 us with plain gathers; AVX-512's plans stay: 16.3 against 18.1).
-    static constexpr int64_t pair_min_channels = 2;
+    // One plane too, since the pairs' loads are scalar (AMD EPYC, 1 plane, pairs against 4 gathers: GridSample
+    // linear 0.93-0.96x the time, cubic 0.86x; Resize's W pass linear 0.90-0.97x, cubic 1.1x). With 64-bit
+    // gathers, a Xeon ran a single plane faster by plain gathers (GridSample 1x96x128: 26.5 us against 27.9).
+    static constexpr int64_t pair_min_channels = 1;
     using V = __m256;
     using I = __m256i;
     static I index(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }

@@ -37,8 +37,8 @@ inline void compact_taps(const PointTaps& taps, double factor, int64_t ld, int32
 }
 
 // Full-width gathers through the masked forms with a zero source: the unmasked intrinsics start from an
-// undefined register, which g++ 12 reports as maybe-uninitialized. (As scalar loads put together they ran 1.05x
-// slower for GridSample nearest at AVX-512 and 1.18x for linear's single plane at AVX2, AMD EPYC.)
+// undefined register, which g++ 12 reports as maybe-uninitialized. (As scalar loads put together, unlike the pairs
+// below, they ran no faster: GridSample nearest at AVX-512 1.0-1.05x the time, AMD EPYC.)
 #if defined(__AVX512F__)
 inline __m512 gather16(const float* base, __m512i idx) {
     return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), __mmask16(0xFFFF), idx, base, 4);
@@ -213,7 +213,7 @@ inline void sample_rows_f32_n(const float* xc, int64_t cstride, int64_t channels
     const L::I last = L::splat(
         static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(len - 2, std::numeric_limits<int32_t>::max()))));
     // One vector of points of plane x; pair(t) the plan of taps (t, t + 1). ``pairs`` a constant: each loop below
-    // compiled for one of the two (the pairs' code in the plain gathers' loop made it 1.1x slower, AVX2).
+    // compiled for one of the two (the pairs' scalar loads in the plain gathers' loop made it 1.1x slower, AVX2).
     const bool use_pairs = kPairs && channels >= L::pair_min_channels;
     auto group = [&](auto pairs, const float* x, int64_t g, auto&& pair) {
         L::V acc;

@@ -76,7 +76,8 @@ inline __m512d pairs8(const float* base, const int32_t* st) {
 // are neighbours or one element (the pairs of a linear / cubic axis, clamped at the edges: (j, j+1), (j, j)):
 // one 64-bit load of the element pair per point (pairs4 / pairs8), then lane permutes, loads half the elements one
 // 32-bit gather per tap does. ``last`` = the last pair start inside a plane (its length - 2, at least 0). Lanes
-// whose taps are not such a pair take the plain gathers. The values are the same elements: the sums' bits do not change.
+// whose taps are not such a pair take the plain gathers. The values are the same elements: the sums' bits do not
+// change.
 // The index arithmetic is a plan made once per vector of points and applied to every channel's plane (``load``).
 #if defined(__AVX512F__)
 struct GatherPair16 {
@@ -145,7 +146,6 @@ struct GatherPair8 {
 struct Lanes {
     static constexpr int64_t n = 16;
     static constexpr bool plan_ahead = false;  // a pair's plan is 5 operations on mask registers: recomputed
-    static constexpr int64_t pair_min_channels = 1;
     using V = __m512;
     using I = __m512i;
     static I index(const int32_t* p) { return _mm512_loadu_si512(p); }
@@ -159,10 +159,6 @@ struct Lanes {
 struct Lanes {
     static constexpr int64_t n = 8;
     static constexpr bool plan_ahead = true;  // a pair's plan is a dozen operations: made once for all planes
-    // One plane too, since the pairs' loads are scalar (AMD EPYC, 1 plane, pairs against 4 gathers: GridSample
-    // linear 0.93-0.96x the time, cubic 0.86x; Resize's W pass linear 0.90-0.97x, cubic 1.1x). With 64-bit
-    // gathers, a Xeon ran a single plane faster by plain gathers (GridSample 1x96x128: 26.5 us against 27.9).
-    static constexpr int64_t pair_min_channels = 1;
     using V = __m256;
     using I = __m256i;
     static I index(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
@@ -214,7 +210,10 @@ inline void sample_rows_f32_n(const float* xc, int64_t cstride, int64_t channels
         static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(len - 2, std::numeric_limits<int32_t>::max()))));
     // One vector of points of plane x; pair(t) the plan of taps (t, t + 1). ``pairs`` a constant: each loop below
     // compiled for one of the two (the pairs' scalar loads in the plain gathers' loop made it 1.1x slower, AVX2).
-    const bool use_pairs = kPairs && channels >= L::pair_min_channels;
+    // Pairs for a single plane too, at both levels, since their loads are scalar (AMD EPYC, AVX2, 1 plane, pairs
+    // against 4 gathers: GridSample linear 0.93-0.96x the time, cubic 0.86x; Resize's W pass linear 0.90-0.97x,
+    // cubic 1.1x). With 64-bit gathers a Xeon ran a single plane faster by plain gathers (26.5 us against 27.9).
+    constexpr bool use_pairs = kPairs;
     auto group = [&](auto pairs, const float* x, int64_t g, auto&& pair) {
         L::V acc;
         if constexpr (decltype(pairs)::value) {
@@ -233,7 +232,7 @@ inline void sample_rows_f32_n(const float* xc, int64_t cstride, int64_t channels
         }
         return acc;
     };
-    if (!use_pairs) {
+    if constexpr (!use_pairs) {
         for (int64_t c = 0; c < channels; ++c)
             for (int64_t g = 0; g < groups; ++g)
                 L::store(out + c * ostride + g * L::n, group(std::false_type(), xc + c * cstride, g, 0));
@@ -291,10 +290,8 @@ inline void sample_row_f32(const float* xc, int64_t len, const int32_t* off, con
 }
 
 // 32-bit lanes of the widest vector the build permutes and gathers in (1: none, the base build).
-#if defined(__AVX512F__)
-constexpr int64_t kPermuteLanes = 16;
-#elif defined(__AVX2__)
-constexpr int64_t kPermuteLanes = 8;
+#if defined(__AVX512F__) || defined(__AVX2__)
+constexpr int64_t kPermuteLanes = Lanes::n;
 #else
 constexpr int64_t kPermuteLanes = 1;
 #endif

@@ -49,7 +49,8 @@ GRID_SHAPE = (1, 8, 12, 16, 16)
 GRID_TINY = (1, 2, 4, 4, 4)
 # The extension's extra fixed cost where its shapes are known only at run time: OpenVINO's CPU plugin infers a
 # custom op's output shape by cloning and validating it at every call (its shape-inference fallback), which its
-# own ops do not (measured: 8-9 us a call, 3 static, against Interpolate's 2).
+# own ops do not (measured: 8-9 us a call, 3 static, against Interpolate's 2; binding the output shape afresh at each
+# call was 1.3-4 us of that until the op kept it, openvino_ext/ops.hpp Memos).
 DYNAMIC = "fixed/extension/dynamic"
 GRID_SAMPLERS = ("nearest", "linear", "cubic")
 # DeformConv: rates per multiply-accumulate of its convolution, by what sends OpenVINO's DeformableConvolution to

@@ -75,6 +75,30 @@ ov::Shape shape_of(const std::vector<int64_t>& v) { return ov::Shape(v.begin(), 
 
 double cubic_a_of(const std::string& text) { return rb::parse_rat(text, "cubic_a").to_double(); }
 
+// What a Resize's memos are keyed by: X's shape and the run-time values.
+struct ResizeKey {
+    std::vector<int64_t> shape;
+    rb::ResizeRuntime rt;
+    bool same(const std::vector<int64_t>& s, const rb::ResizeRuntime& r) const {
+        return shape == s && rt.roi == r.roi && rt.scales == r.scales && rt.sizes == r.sizes;
+    }
+};
+
+// The memo of type T (a ResizeKey) in ``slot`` for (shape, rt): the slot's where it is for them, else a fresh one
+// that make(T&) fills, kept in the slot.
+template <class T, class Make>
+std::shared_ptr<const T> memoised(MemoSlot& slot, const std::vector<int64_t>& shape, const rb::ResizeRuntime& rt,
+                                  Make&& make) {
+    auto memo = slot.get<T>();
+    if (memo && memo->same(shape, rt)) return memo;
+    auto fresh = std::make_shared<T>();
+    fresh->shape = shape;
+    fresh->rt = rt;
+    make(*fresh);
+    slot.set(fresh);
+    return fresh;
+}
+
 size_t runtime_inputs(const rb::ResizeAttrs& a) {
     return (a.roi == "input") + (a.scales == "input") + (a.sizes == "input");
 }
@@ -115,11 +139,17 @@ void infer_output(ov::Node& op, const rb::ResizeAttrs& a) {
         if (rt.has_scales) constant(&rt.scales, nullptr);
         if (rt.has_sizes) constant(nullptr, &rt.sizes);
         if (ps.is_static() && all_constant) {
-            try {
-                out = shape_of(rb::bind_resize(a, dims(ps.to_shape()), rt).out_shape);
-            } catch (const std::exception& e) {
-                NODE_VALIDATION_CHECK(&op, false, e.what());
-            }
+            struct Bound : ResizeKey {
+                ov::PartialShape out;
+            };
+            const std::vector<int64_t> shape = dims(ps.to_shape());
+            out = memoised<Bound>(static_cast<const Resize&>(op).memos().shape, shape, rt, [&](Bound& b) {
+                      try {
+                          b.out = shape_of(rb::bind_resize(a, shape, rt).out_shape);
+                      } catch (const std::exception& e) {
+                          NODE_VALIDATION_CHECK(&op, false, e.what());
+                      }
+                  })->out;
         } else {
             out = ps;
             for (int64_t i = 0; i < rank; ++i)
@@ -148,33 +178,18 @@ void run(const ov::Node& op, const rb::ResizeAttrs& a, ov::TensorVector& outputs
         rt.has_sizes = true;
         rt.sizes = int64s(inputs[k++]);
     }
-    // The plan (binding + tap tables) depends only on the shape and the run-time values: memoised per op.
-    struct Memo {
-        std::vector<int64_t> shape;
-        rb::ResizeRuntime rt;
+    // The plan (binding + tap tables) depends only on the shape and the run-time values (Memos).
+    struct Planned : ResizeKey {
         rb::ResizePlan plan;
     };
-    const auto& self = static_cast<const Resize&>(op);
     const std::vector<int64_t> shape = dims(x.get_shape());
-    std::shared_ptr<const Memo> memo;
-    {
-        std::lock_guard<std::mutex> lock(self.memo_mutex);
-        memo = std::static_pointer_cast<const Memo>(self.memo);
-    }
-    if (!memo || memo->shape != shape || memo->rt.roi != rt.roi || memo->rt.scales != rt.scales ||
-        memo->rt.sizes != rt.sizes) {
-        auto fresh = std::make_shared<Memo>();
-        fresh->shape = shape;
-        fresh->rt = rt;
+    const auto memo = memoised<Planned>(static_cast<const Resize&>(op).memos().plan, shape, rt, [&](Planned& p) {
         try {
-            fresh->plan = rb::plan_resize(rb::bind_resize(a, shape, rt));
+            p.plan = rb::plan_resize(rb::bind_resize(a, shape, rt));
         } catch (const std::exception& e) {
             OPENVINO_THROW(op.get_type_name(), " '", op.get_friendly_name(), "': ", e.what());
         }
-        memo = fresh;
-        std::lock_guard<std::mutex> lock(self.memo_mutex);
-        self.memo = memo;
-    }
+    });
     const rb::ResizePlan& plan = memo->plan;
     outputs[0].set_shape(shape_of(plan.bound.out_shape));
     dispatch(x.get_element_type(), [&](auto* tag) {

@@ -20,20 +20,51 @@ void run(const ov::Node& op, const rb::ResizeAttrs& a, ov::TensorVector& outputs
 void run(const ov::Node& op, const rb::GridSampleAttrs& a, ov::TensorVector& outputs, const ov::TensorVector& inputs);
 void run(const ov::Node& op, const rb::DeformConvAttrs& a, ov::TensorVector& outputs, const ov::TensorVector& inputs);
 
+// The last value derived from an op's input shapes and run-time values, replaced whole (a reader keeps the one it
+// took).
+class MemoSlot {
+public:
+    template <class T>
+    std::shared_ptr<const T> get() const {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return std::static_pointer_cast<const T>(m_value);
+    }
+    void set(std::shared_ptr<const void> value) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_value = std::move(value);
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::shared_ptr<const void> m_value;
+};
+
+// An op's memos, shared with its clones, so that repeated inferences on the same shapes rebuild nothing:
+// * shape: what shape inference derived (Resize: the bound output shape). Where a length is known only at run
+//   time, OpenVINO's CPU plugin infers a custom op's output shape by cloning and validating the clone at every
+//   call (its shape-inference fallback); binding a Resize afresh there took about 4 us of a call.
+// * plan: what evaluate derived (Resize: the bound plan with its tap tables).
+struct Memos {
+    MemoSlot shape, plan;
+};
+
 template <class Attrs>
 class BridgeOp : public ov::op::Op {
 public:
     OPENVINO_OP(Attrs::op_type, rb::kDomain);
     BridgeOp() = default;
-    BridgeOp(const ov::OutputVector& args, const Attrs& attrs) : ov::op::Op(args), m_attrs(attrs) {
+    BridgeOp(const ov::OutputVector& args, const Attrs& attrs,
+             std::shared_ptr<Memos> memos = std::make_shared<Memos>())
+        : ov::op::Op(args), m_attrs(attrs), m_memos(std::move(memos)) {
         constructor_validate_and_infer_types();
     }
     void validate_and_infer_types() override { infer_output(*this, m_attrs); }
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& new_args) const override {
-        return std::make_shared<BridgeOp>(new_args, m_attrs);
+        return std::make_shared<BridgeOp>(new_args, m_attrs, m_memos);  // same attributes: the same memos
     }
     bool visit_attributes(ov::AttributeVisitor& visitor) override {
         m_attrs.visit([&](const char* name, auto& field) { visitor.on_attribute(name, field); });
+        m_memos = std::make_shared<Memos>();  // a visitor may have set the attributes
         return true;
     }
     bool has_evaluate() const override { return true; }
@@ -42,14 +73,11 @@ public:
         return true;
     }
     const Attrs& attrs() const { return m_attrs; }
-
-    // Per-instance memo of what evaluate derives from the input shapes and run-time values (Resize: the bound
-    // plan with its tap tables), so repeated inferences on the same shapes rebuild nothing.
-    mutable std::mutex memo_mutex;
-    mutable std::shared_ptr<const void> memo;
+    Memos& memos() const { return *m_memos; }
 
 private:
     Attrs m_attrs;
+    std::shared_ptr<Memos> m_memos = std::make_shared<Memos>();
 };
 
 // Resize inputs: X, then roi, scales, sizes for each of those attributes set to "input", in that order.

@@ -280,8 +280,9 @@ def test_unsupported_dtype_is_a_clean_refusal():
 
 
 def test_resize_plan_memo_follows_shapes_and_runtime_values(tmp_path):
-    """The op memoises its bound plan per instance: one compiled model fed other shapes and other run-time
-    scales in turn recomputes it each time (every result is the oracle's for its own inputs)."""
+    """The op memoises its output shape (shared with the clones OpenVINO's CPU plugin validates at every call where
+    a length is known only at run time) and its bound plan: one compiled model fed other shapes and other run-time
+    scales in turn recomputes both each time (every result has the oracle's shape and values for its own inputs)."""
     from fractions import Fraction as F
 
     from resample_bridge.semantics.ir import Sampler

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..semantics.errors import BridgeError, clip
 from .artifacts import check_output_path
+from .model_check import whole_model_failures
 
 # The one rung table: numbers and names are the same on every target, so records and summaries compare across
 # targets; only the custom op is named after what a target ships with it (``rung_names``).
@@ -262,7 +263,7 @@ class ConvertOptions:
     fallback: str = "decompose"  # decompose | extension (OpenVINO)
     strict: bool = False
     allow_conditional: bool | None = None  # None: the target's default
-    prefer: str | None = None  # fastest | builtin (OpenVINO; None: the target's default, fastest)
+    prefer: str | None = None  # fastest | builtin (OpenVINO; None: the target's default, builtin: portable)
     force: bool = False
     compress_to_fp16: bool = False  # (OpenVINO)
     extensions: tuple = ()  # the user's own libraries for other custom ops (OpenVINO)
@@ -329,10 +330,32 @@ class Target:
         if failures:
             raise proof_error(failures, result.records)
         self.built(result)
+        self.agrees(model, result)
         return result
 
     def built(self, result: PassResult) -> None:
         """A postcondition on the produced model as a whole (e.g. that it compiles); BridgeError if not."""
+
+    def run_written(self, result: PassResult):
+        """``(feeds, tensor names to observe) -> outputs by tensor name``: the produced model on the target's
+        runtime here, for the whole-model postcondition; None where the target cannot run here."""
+        return None
+
+    def agrees(self, source, result: PassResult) -> None:
+        """The whole-model postcondition (``model_check``): the produced model computes the source's numbers on
+        onnxruntime at the model's shape and at other shapes of its dynamic dimensions; BridgeError naming the
+        output, the shape and the first differing node if not."""
+        from ..translate.onnx import load, parse_model
+
+        model = load(source, validate=False)
+        try:
+            irs = dict(parse_model(model))
+        except BridgeError:
+            irs = {}
+        failures = whole_model_failures(model, self.run_written(result), irs)
+        if failures:
+            raise BridgeError("the converted model computes other numbers than the source: " + failures[0],
+                              field="model")
 
     def refusal(self, result: PassResult) -> BridgeError:
         """The error for a model with refused nodes: the first one, on one line."""

@@ -76,7 +76,15 @@ def bound(ir, *inputs) -> np.ndarray:
         out = bound_deformconv(ir, *inputs)
     else:
         raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    if inputs and _wider_than_float32(inputs[0]) and getattr(getattr(ir, "sampler", None), "kind", "") == "nearest":
+        # A float32 evaluation reads float64 (or wider) data in float32: the picked element rounded once.
+        out = np.maximum(out, U * np.abs(np.asarray(run(ir, *inputs), dtype=np.float64)))
     return np.nan_to_num(out, nan=0.0, posinf=np.inf)
+
+
+def _wider_than_float32(x) -> bool:
+    dt = getattr(x, "dtype", None)
+    return dt is not None and np.issubdtype(dt, np.floating) and np.dtype(dt).itemsize > 4
 
 
 def _bfloat16_bound(ir, x, *rest) -> np.ndarray:

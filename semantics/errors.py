@@ -40,6 +40,18 @@ def clip(text, n: int = NAME_CAP) -> str:
     return s
 
 
+def keep_advice(text: str, n: int) -> str:
+    """``clip``, except that a message too long for ``n`` keeps its last clause (after the last "; ": what the user
+    can do, as "give --input" or "make them initializers") and cuts the middle instead (issue 43)."""
+    s = escape(text)
+    cut = s.rfind("; ")
+    advice = s[cut + 2:] if cut > 0 else ""
+    if len(s) <= n or not advice or len(advice) > n // 2:
+        return clip(text, n)
+    keep = n - len(advice) - 5
+    return s[:keep].rstrip() + " ... " + advice
+
+
 class BridgeError(Exception):
     """A refusal with a reason. ``node`` and ``field`` say where; ``message`` says why."""
 
@@ -57,7 +69,7 @@ class BridgeError(Exception):
             where.append(f"field '{clip(self.field, field_cap)}'")
         head = ", ".join(where) + ": " if where else ""
         msg = self.message if len(self.message) > 100000 else without_source(self.message)
-        return head + clip(msg, max(message_cap - len(head), 60))
+        return head + keep_advice(msg, max(message_cap - len(head), 60))
 
     def __str__(self) -> str:
         return self._text(NAME_CAP, NAME_CAP, 4000)

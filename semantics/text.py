@@ -80,3 +80,8 @@ def ties(ir) -> dict[str, list[int]]:
         if t:
             out[axis_name(ax.axis, ir.rank)] = t
     return out
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 resampling node", "2 resampling nodes": a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -44,7 +44,8 @@ CONVERT_XFAIL: dict = {}
 # Nearest GridSample with a grid fed at run time: GridSample-9 rounds the unnormalised coordinate to float32
 # once (fp32_fused), so grid points next to a .5 tie can read another element (dy20_..._ties: 12 elements, max
 # error 8, through OpenVINO's own importer).
-NEEDS_EXTENSION = {"dy20_gridsample_nearest_zeros_ties", "ts16_gridsample_nearest_border_ties"}
+# Since the default is portable (issue 42) the in-graph sampler (rung 3) takes them: none needs the extension.
+NEEDS_EXTENSION: set = set()
 # Run-time sizes (F.interpolate(size=other.shape[-2:]) with dynamic H/W): Interpolate-11 is exact only under a
 # condition the default policy declines; nearest takes the integer index decomposition (rung 3) instead.
 NO_EXTENSION_XFAIL: dict = {
@@ -52,7 +53,6 @@ NO_EXTENSION_XFAIL: dict = {
     "dy18_timm_vit_dynimg_dynhw": "sizes fed at run time and antialias / exclude_outside have no native spelling",
     "dy18_tv_preprocess_half_dynamic": "sizes fed at run time and antialias / exclude_outside have no native "
                                        "spelling",
-    "ts20_kornia_rotate_nearest": "nearest GridSample-9 unnormalises in fp32_fused; a grid computed at run time",
 }
 
 _cache: dict = {}

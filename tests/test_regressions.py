@@ -411,11 +411,11 @@ def test_force_onto_a_directory_leaves_nothing(tmp_path):
 
 
 def _extension_model():
-    # 4-D nearest with a grid fed at run time: GridSample-9 can read the other element next to a .5 tie, and the
-    # GridSample decomposition (rung 3) is not taken at GridSample-9's own rank: the extension is needed.
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs", mode="nearest")
+    # Linear Resize with its scales fed at run time: Interpolate is exact only under run-time conditions, no
+    # in-graph form takes run-time scales: the extension is needed even by the portable default (issue 42).
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="linear")
     return single(node, [helper.make_tensor_value_info("X", F, [1, 1, 5, 5]),
-                         helper.make_tensor_value_info("grid", F, [1, 3, 3, 2])], opset=20)
+                         helper.make_tensor_value_info("scales", F, [4])], opset=13)
 
 
 def test_existing_extension_library_is_not_overwritten(tmp_path):

@@ -122,7 +122,8 @@ def _unproven_rows(model_path, unproven: dict, whole: dict) -> list[dict]:
             mine = {"rung": None, "reason": refusal.message}
         else:
             mine = {"rung": None, "reason": "not judged: another node stops the whole model's conversion"}
-        rows.append({"name": name, "op": ir.origin, "openvino": _unproven(why), "resample_bridge": mine})
+        op = ir if isinstance(ir, str) else ir.origin  # the op type where no IR could be read (unknown rank)
+        rows.append({"name": name, "op": op, "openvino": _unproven(why), "resample_bridge": mine})
     return rows
 
 

@@ -20,7 +20,8 @@ def single_node_models(model, unproven: bool = False):
     import onnx
     from onnx import helper, numpy_helper, shape_inference
 
-    from ..translate.onnx import RESAMPLING_OPS, node_name, parse_model
+    from ..translate.onnx import RESAMPLING_OPS, parse_model
+    from ..translate.onnx_walk import node_name, walk
 
     frontend = _FrontendShapes(model)
     try:
@@ -33,7 +34,10 @@ def single_node_models(model, unproven: bool = False):
         try:
             irs = dict(parse_model(annotated))
         except BridgeError:
-            raise e from None
+            if not unproven:
+                raise e from None
+            # Nodes of unknown input rank (inside a Loop body, say) are left out here and reported unproven.
+            irs = dict(parse_model(annotated, lenient=True))
         model = annotated
     try:
         inferred = shape_inference.infer_shapes(model, strict_mode=False)
@@ -51,12 +55,22 @@ def single_node_models(model, unproven: bool = False):
                     t.name = node.output[0]
                     consts[node.output[0]] = t
     opset = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    for i, node in enumerate(g.node):
+    top = {node_name(n, i) for i, n in enumerate(g.node)}  # walk names body nodes "<outer>/<attr>/<node>"
+    for name, node in walk(g):
         if node.op_type not in RESAMPLING_OPS or node.domain not in ("", "ai.onnx"):
             continue
-        name = node_name(node, i)
         ir = irs.get(name)
+        if name not in top:
+            # A node inside an If / Loop / Scan body: no one-node model stands for it (its inputs are the body's,
+            # known only in the whole model); it is judged there, by the whole model's conversion.
+            if unproven:
+                yield name, ir or node.op_type, None, ("inside a control-flow body (If / Loop / Scan): its inputs "
+                                                       "are known only in the whole model")
+            continue
         if ir is None:
+            if unproven:
+                yield name, node.op_type, None, "the input rank is unknown (no shape inference gives it)"
+                continue
             raise BridgeError("no IR for this node (its name is not unique?); check needs one", name)
         inits, inputs, feeds = [], [], {}
         # A fresh generator per node: the same configuration gets the same probe, whichever nodes come first.

@@ -204,10 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "repeated); the model is cut there (default: the model's own outputs)")
     _lowering_options(pc)
     pc.add_argument("--prefer", choices=["fastest", "builtin"], default=None,
-                    help="fastest (the default): the extension op where no rung that needs nothing beside the "
-                         "model is exact, or where a cost model calibrated on this machine estimates it at least "
-                         "1.25x faster, reorders included; builtin: never the extension where such a rung is "
-                         "exact (OpenVINO)")
+                    help="builtin (the default): only OpenVINO's standard opsets wherever an exact in-graph form "
+                         "exists (the model runs on any CPU, device and release); the extension library only for a "
+                         "node with none; fastest: also the extension where a cost model calibrated on this machine "
+                         "estimates it at least 1.25x faster (a library beside the model: CPU only, this OpenVINO "
+                         "release) (OpenVINO)")
     pc.add_argument("--decompose-gridsample", action="store_true",
                     help="--target tensorrt: write every GridSample as standard ONNX ops (no IGridSampleLayer, no "
                          "plugin), where the decomposition is exact")

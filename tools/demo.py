@@ -20,6 +20,7 @@ import time
 
 from ..lowering.artifacts import umask_mode
 from ..semantics.errors import BridgeError, clip
+from ..semantics.text import counted
 
 log = logging.getLogger("resample_bridge.demo")
 
@@ -164,7 +165,7 @@ def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
         path = save or os.path.join(d, "tricky.onnx")
         _write(path, model.SerializeToString())
         say(f"resample-bridge demo: the main job on the built-in example ({path}, built by tools/examples.py:",
-            f"{sum(map(is_resampling, model.graph.node))} resampling nodes, each named after the trap it sets)",
+            f"{counted(sum(map(is_resampling, model.graph.node)), 'resampling node')}, each named after the trap it sets)",
             *WORDS, "")
         with ticking("preparing the resample-bridge OpenVINO extension (compiled on first use only)"):
             from ..lowering.compiled import openvino_extension

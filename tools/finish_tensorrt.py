@@ -13,6 +13,7 @@ import shlex
 
 from ..lowering.tensorrt.plugin_build import build_plugin_command, plugin_library_path
 from ..semantics.errors import BridgeError, clip
+from ..semantics.text import counted
 from ..translate.tensorrt.layers import tensorrt_missing
 from .check_tensorrt import unverified_lines
 from .trt_profile import missing_line, polygraphy_shapes, polygraphy_trt_flags, settle, trtexec_flags
@@ -146,7 +147,7 @@ def format_convert(rep: dict, quiet: bool = False) -> str:
     for n in () if quiet else rep["nodes"]:
         lines.append(f"{clip(n['node'], 80)}: rung {n['rung']} ({n['rung_name']}): {n['reason']}")
         lines += unverified_lines(n["assumptions"])
-    lines.append(f"wrote {rep['output']} ({len(rep['nodes'])} resampling nodes, each proven against its source IR)")
+    lines.append(f"wrote {rep['output']} ({counted(len(rep['nodes']), 'resampling node')}, each proven against its source IR)")
     if rep["plugin_library"]:
         plugins = ", ".join(rep["plugins"])
         if rep.get("plugin_library_built"):

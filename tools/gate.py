@@ -13,6 +13,7 @@ Importer outcomes, whatever words the target's row uses:
 from __future__ import annotations
 
 from ..semantics.errors import clip
+from ..semantics.text import counted
 
 OUTCOMES = ("exact", "different", "refused", "conditional", "unproven")
 DEFAULT_FAIL_ON = ("different", "unproven")
@@ -75,7 +76,7 @@ def format_summary(s: dict) -> str:
 
     imp = ", ".join(f"{k} {v}" for k, v in s["importer"].items())
     ours = ", ".join(f"{k} {v}" for k, v in s["resample_bridge"].items()) or "nothing to do"
-    lines = [f"summary: {s['nodes']} resampling nodes; {s['target']}'s importer: {imp}; resample-bridge: {ours}"]
+    lines = [f"summary: {counted(s['nodes'], 'resampling node')}; {s['target']}'s importer: {imp}; resample-bridge: {ours}"]
     g = s["gate"]
     on = ",".join(g["fail_on"]) or "none"
     if g["passed"]:

@@ -75,10 +75,19 @@ def quiet_openvino_telemetry() -> None:
         init_ovc_telemetry().consent = False
 
 
+class _NotTelemetry(logging.Filter):
+    """OpenVINO's telemetry package warns through the root logger where HOME is not writable ("Failed to create
+    directory for openvino_telemetry file", several times a conversion): not our output."""
+
+    def filter(self, record) -> bool:
+        return "openvino_telemetry" not in (record.pathname or "")
+
+
 def decline_openvino_telemetry() -> None:
     """Before openvino is imported: its import sends an event from a forked child too (``quiet_openvino_
     telemetry`` covers the conversions). Creating the telemetry singleton first, declined, with the name the
     import gives it, leaves the import nothing to send; the user's consent file is left as it is."""
+    logging.getLogger().addFilter(_NotTelemetry())
     if "openvino" in sys.modules:
         quiet_openvino_telemetry()
         return

@@ -17,7 +17,9 @@ _RESAMPLING = ("Resize", "Upsample", "GridSample", "DeformConv")
 def _ort_node(node, values: dict, opset_imports, ir_version: int):
     """Run one ordinary node on onnxruntime (a one-node model of its inputs' shapes and types)."""
     import onnx
-    import onnxruntime as ort
+    from ..lowering.model_check import import_onnxruntime
+
+    ort = import_onnxruntime()
     from onnx import helper
 
     inputs, feeds = [], {}

@@ -90,7 +90,9 @@ def run_converted_onnx(target: str, path: str, feeds: dict, observe: list[str], 
         if name in produced and name not in have:
             m.graph.output.append(onnx.ValueInfoProto(name=name))
             have.add(name)
-    import onnxruntime as ort
+    from ..lowering.model_check import import_onnxruntime
+
+    ort = import_onnxruntime()
 
     inputs = {i.name for i in m.graph.input}
     try:

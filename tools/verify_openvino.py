@@ -24,6 +24,7 @@ from ..lowering.openvino.target import convert
 from ..lowering.openvino.write import EXTENSION_NAME
 from ..semantics.compare import against_oracle, compare
 from ..semantics.errors import BridgeError, clip
+from ..semantics.text import counted
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
 from .verify_source import run_onnxruntime
 
@@ -134,7 +135,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
                     "rungs": [], "converted": converted, "target": target}
     if not model.graph.node:
         report.update(ok=True, note="the graph has no nodes: its outputs are its inputs; nothing to compare")
-        report["outputs"] = [{"name": o.name, "ok": None} for o in model.graph.output]
+        report["outputs"] = [{"name": o.name, "ok": True, "note": "the output is an input"} for o in model.graph.output]
         return _verdict(report)
     ort_out = run_onnxruntime(model, feeds)
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
@@ -192,8 +193,23 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         if fail_fast and e["ok"] is False:
             report["stopped"] = f"--fail-fast: stopped at the first failure (node {name})"
             break
-    # onnxruntime is the reference for model outputs only where no resampling node upstream of them has
-    # onnxruntime computing something other than the ONNX semantics.
+    # onnxruntime is the reference for model outputs, except where a resampling node's IR names a deviation of
+    # onnxruntime's own there: then the oracle's output replaces onnxruntime's at that node and everything below
+    # is computed again (``model_check.reference``). onnxruntime differing from a node's IR with no named
+    # deviation means the graph around it was read wrong: the outputs below it fail.
+    ref_out, ref_note, misread = ort_out, None, None
+    if deviating:
+        from ..lowering.model_check import reference
+
+        ref = reference(model, feeds, irs)
+        if ref is None:
+            misread = "onnxruntime cannot run the source with the oracle's values fed below the deviating nodes"
+        elif ref.misread:
+            misread = ref.misread
+        else:
+            ref_out = ref.values
+            ref_note = ("against the oracle-corrected reference (onnxruntime with the oracle's output at "
+                        + ", ".join(clip(n, 60) for n in ref.corrected) + ")") if ref.corrected else None
     for node in model.graph.node:
         if any(n in deviating for n in node.input):
             deviating.update(node.output)
@@ -201,12 +217,15 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         if o.name not in ov_out:
             report["outputs"].append({"name": o.name, "ok": False, "missing": "not an output of the converted model"})
             continue
-        e = compare(ov_out[o.name], ort_out[o.name], atol.get(o.name, atol.get("")),
+        want = ref_out[o.name] if o.name in deviating else ort_out[o.name]
+        e = compare(ov_out[o.name], want, atol.get(o.name, atol.get("")),
                     rtol.get(o.name, rtol.get(""))).to_dict()
         e["name"] = o.name
-        if o.name in deviating:
-            e.update(ok=None, not_judged="onnxruntime deviates from the ONNX semantics upstream (see nodes)")
-        e = finish_row(e, ov_out[o.name], ort_out[o.name], stats.get(o.name, stats.get("", "elemwise")), validate)
+        e = finish_row(e, ov_out[o.name], want, stats.get(o.name, stats.get("", "elemwise")), validate)
+        if o.name in deviating and misread:
+            e.update(ok=False, note=misread)
+        elif o.name in deviating and ref_note:
+            e["note"] = ref_note
         report["outputs"].append(e)
         if fail_fast and e["ok"] is False:
             report["stopped"] = f"--fail-fast: stopped at the first failure (output {o.name})"
@@ -226,7 +245,9 @@ def _verdict(report: dict) -> dict:
               "nodes_failed": sum(1 for r in nodes if r.get("ok") is False),
               "nodes_not_observed": sum(1 for r in nodes if r.get("ok") is None)}
     report["counts"] = counts
-    report["ok"] = counts["outputs_failed"] == 0 and counts["nodes_failed"] == 0
+    # Nothing passes unjudged: an output not compared (no reference for it) is not a pass.
+    report["ok"] = counts["outputs_failed"] == 0 and counts["nodes_failed"] == 0 and \
+        counts["outputs_not_judged"] == 0
     report["verdict"] = "PASSED" if report["ok"] else "FAILED"
     return report
 
@@ -260,6 +281,8 @@ def format_verify(report: dict) -> str:
         why = (f"{r['error_stat']} abs error over atol {r['atol']:g} and {r['error_stat']} rel error over rtol "
                f"{r['rtol']:g}" if r.get("error_stat") else
                f"{r.get('mismatches', '?')} elements beyond atol {r['atol']:g} rtol {r['rtol']:g}")
+        if r.get("note") and r["ok"] is False and not r.get("mismatches") and not r.get("validate"):
+            why = "no reference: see below"
         verdict = {True: "ok", False: f"MISMATCH ({r['validate'] if r.get('validate') else why})",
                    None: "not judged: " + r.get("not_judged", "")}[r["ok"]]
         stats = (f"abs max {_num(r['max_abs'])} mean {_num(r.get('mean_abs'))} median {_num(r.get('median_abs'))} "
@@ -270,7 +293,10 @@ def format_verify(report: dict) -> str:
         lines.append(report["note"])
     runner = runner_name(report.get("target", "openvino"))
     lines.append(f"model outputs ({runner} vs the source on onnxruntime):")
-    lines += [row("output", r) for r in report["outputs"]]
+    for r in report["outputs"]:
+        lines.append(row("output", r))
+        if r.get("note") and ("max_abs" in r or r.get("shape_mismatch")):
+            lines.append(f"      ({r['note']})")
     if report["nodes"]:
         lines.append(f"resampling nodes ({runner} vs the oracle on the same inputs; check and the report judge "
                      "each node cut out, on its own probe input):")
@@ -286,14 +312,14 @@ def format_verify(report: dict) -> str:
                          f"resample-bridge {_num(p.get('resample_bridge_max_error'))}")
         o = r.get("onnxruntime_vs_oracle", {})
         if o.get("shape_mismatch"):
-            lines.append(f"      (onnxruntime's output shape differs from the ONNX semantics here: {o['shape_mismatch']}; "
+            lines.append(f"      (onnxruntime's output shape differs from this node's IR: {o['shape_mismatch']}; "
                          f"see `inspect` and translate/onnxruntime.py)")
         elif (o.get("max_abs") or 0) > 1e-4:
             lines.append(f"      (onnxruntime itself differs from the ONNX semantics here by {_num(o.get('max_abs'))}; "
                          f"see `inspect` and translate/onnxruntime.py)")
     c = report["counts"]
-    tail = (f"{c['outputs_passed']} outputs passed, {c['outputs_failed']} failed, {c['outputs_not_judged']} not "
-            f"judged; {c['nodes_passed']} resampling nodes passed, {c['nodes_failed']} failed"
+    tail = (f"{counted(c['outputs_passed'], 'output')} passed, {c['outputs_failed']} failed, {c['outputs_not_judged']} not "
+            f"judged; {counted(c['nodes_passed'], 'resampling node')} passed, {c['nodes_failed']} failed"
             + (f", {c['nodes_not_observed']} not observable" if c["nodes_not_observed"] else ""))
     if report.get("stopped"):
         lines.append(report["stopped"])

@@ -35,7 +35,9 @@ def with_node_tensors_as_outputs(model):
 
 def run_onnxruntime(model, feeds: dict) -> dict:
     import onnx
-    import onnxruntime as ort
+    from ..lowering.model_check import import_onnxruntime
+
+    ort = import_onnxruntime()
 
     aug = with_node_tensors_as_outputs(model)
     with tempfile.TemporaryDirectory() as d:
@@ -46,7 +48,9 @@ def run_onnxruntime(model, feeds: dict) -> dict:
             return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
         except Exception as e:
             # Every line of it (the list of what the kernel supports follows the first), one line for us.
-            msg = " ".join(str(e).replace(d + os.sep, "").split()) if str(e) else type(e).__name__
+            msg = " ".join(str(e).replace(p, "the source model").replace(d + os.sep, "")
+                           .replace("augmented.onnx", "the source model").split()) if str(e) \
+                else type(e).__name__
             msg = ort_text(msg)
             found = re.search(r"Name:'([^']*)'", msg)  # onnxruntime names the node that failed to run
             node = found.group(1) if found else node_onnxruntime_refuses(model)
@@ -70,7 +74,9 @@ def ort_text(msg: str) -> str:
 def node_onnxruntime_refuses(model) -> str | None:
     """The first resampling node onnxruntime refuses to load on its own (its kernel constructors reject some
     attribute combinations the ONNX spec allows, without naming the node), or None."""
-    import onnxruntime as ort
+    from ..lowering.model_check import import_onnxruntime
+
+    ort = import_onnxruntime()
 
     try:
         singles = list(single_node_models(model))
@@ -89,7 +95,10 @@ def ort_options():
     "resample_bridge" logger is at debug level (``-v``)."""
     import logging
 
-    import onnxruntime as ort
+    from ..lowering.model_check import import_onnxruntime
+
+
+    ort = import_onnxruntime()
 
     so = ort.SessionOptions()
     # Fatal only by default: its errors reach the user as our one line.

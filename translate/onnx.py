@@ -245,11 +245,12 @@ def onnx_convention(convention: str):
         _CONVENTION.reset(token)
 
 
-def parse_model(model_or_path, convention: str | None = None) -> list[tuple[str, Any]]:
+def parse_model(model_or_path, convention: str | None = None, lenient: bool = False) -> list[tuple[str, Any]]:
     """``[(node_name, ir), ...]`` in graph order for every resampling node: the main graph, If / Loop / Scan
     bodies and (inlined) local functions. ``convention``: None is the one in force (``onnx_convention``).
-    The model is validated as ``load`` does (``check_model``)."""
-    return _parse_checked(_read(model_or_path), convention)
+    The model is validated as ``load`` does (``check_model``). ``lenient``: a node whose input rank is unknown
+    here is left out instead of refused (``_parse_checked``)."""
+    return _parse_checked(_read(model_or_path), convention, lenient=lenient)
 
 
 def check_model(model, convention: str | None = None) -> None:

@@ -41,6 +41,13 @@ def ort_semantics(ir):
 # Resize / Upsample
 
 
+def ort_rounds_integers_otherwise(ir) -> bool:
+    """onnxruntime's integer outputs of linear / cubic resizing (and GridSample) are truncated, or fixed-point
+    rounded per pass under antialias, where the spec rounds half to even: off by one step at most, a deviation no
+    IR field expresses (module docstring)."""
+    return ir.dtype is not None and np.issubdtype(np.dtype(ir.dtype), np.integer) and ir.sampler.kind != "nearest"
+
+
 def _resize(ir: ResizeIR) -> ResizeIR:
     fields = {
         # Measured: align_corners and tf_crop_and_resize with scales whose product L*s is fractional

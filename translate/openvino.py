@@ -42,7 +42,7 @@ def dtype_reason(op: str, sampler_kind: str, dtype: str | None) -> str | None:
     dtype = str(dtype)
     if dtype in _FLOATS:
         return None
-    if op == "GridSample" and dtype in _GRIDSAMPLE_F32_BOUND and sampler_kind != "nearest":
+    if op == "GridSample" and dtype in _GRIDSAMPLE_F32_BOUND:
         return None  # computed in float32: within the policy's float32 bound (translate/dtypes.py)
     exact_gather = _INTERPOLATE_GATHER_EXACT if op == "Interpolate" else _GRIDSAMPLE_GATHER_EXACT
     if sampler_kind == "nearest" and dtype in exact_gather:

@@ -196,7 +196,9 @@ def grid_verdict(model, ir: ResizeIR, in_name: str = "in", out_name: str = "out"
     if found:
         return verdict
     try:
-        import onnxruntime as ort
+        from ..model_check import import_onnxruntime
+
+        ort = import_onnxruntime()
     except ImportError:
         return "onnxruntime is needed to run the index subgraph over the grid of lengths"
     try:

@@ -250,7 +250,9 @@ def _input_probe(op: str, pos: int, dtype, shape, rng) -> np.ndarray:
 
 
 def _probe(rec, model, consts, graph) -> list[str]:
-    import onnxruntime as ort
+    from ..model_check import import_onnxruntime
+
+    ort = import_onnxruntime()
 
     ir, args = rec.ir, rec.proof["inputs"]
     resize = isinstance(ir, ResizeIR)
@@ -356,7 +358,9 @@ def _probe_index(rec, model) -> list[str]:
 def cut_session(rec, model, fed: dict, what: str, reads: str):
     """(an onnxruntime session of the nodes computing ``rec``'s output from ``fed`` (name -> dtype), None), or
     (None, the failure): the cut reads more than ``reads``, or onnxruntime cannot run it."""
-    import onnxruntime as ort
+    from ..model_check import import_onnxruntime
+
+    ort = import_onnxruntime()
 
     try:
         sub = submodel(model, fed, rec.proof["output"])

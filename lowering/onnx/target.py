@@ -8,6 +8,7 @@ from dataclasses import replace
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
+from ...semantics.text import counted
 from ..artifacts import write_proven_onnx as write_proven
 from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, NodeRecord, PassResult, Policy, Rung, Target, \
     Written, climb, records_json, summary_counts
@@ -147,6 +148,6 @@ def convert_to_onnx(model_path, out_path: str, *, force: bool = False, strict: b
 def format_convert_onnx(report: dict) -> str:
     lines = list(report["lines"]) or ["no resampling nodes in this model"]
     lines.append(f"summary: {report['summary']}" if report["nodes"] else "")
-    lines.append(f"wrote {report['output']} ({len(report['nodes'])} resampling nodes lowered and proven: rungs 1-2 "
+    lines.append(f"wrote {report['output']} ({counted(len(report['nodes']), 'resampling node')} lowered and proven: rungs 1-2 "
                  "against onnxruntime's semantics, rung 3 plain ONNX ops exact on any conforming runtime)")
     return "\n".join(x for x in lines if x)

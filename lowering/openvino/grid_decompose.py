@@ -3,8 +3,9 @@ written once, in standard ONNX ops) read by OpenVINO's own ONNX frontend and spl
 a 5-D (or 3-D) GridSample, which GridSample-9 cannot run, needs no extension library. The ladder proves it by
 numbers on OpenVINO CPU like every rung (``probe.proven``).
 
-Taken below the extension only where GridSample-9 cannot take the node's rank: for a 4-D node GridSample-9 refuses
-(nearest next to a .5 tie), the extension stays the answer until a cost model for GridSample says which is faster.
+Taken below the extension wherever GridSample-9 cannot compute the node exactly: its rank (5-D, 3-D), or a 4-D
+node GridSample-9 refuses (nearest next to a .5 tie), so the default writes nothing beside the model (issue 42);
+under ``--prefer fastest`` the extension takes a 4-D node instead.
 Nearest survives OpenVINO's linear-op fusions on static shapes because the decomposition multiplies the length
 by a tensor of ones drawn from the grid (``gridsample_decompose._axis_taps``); the ladder's tie probes check it
 on every node. X is read element by element
@@ -29,7 +30,8 @@ def rung(node, earlier=()):
     import openvino as ov
 
     ir = node.ir
-    if ir.spatial_rank == 2:
+    if ir.spatial_rank == 2 and node.weigh:
+        # --prefer fastest: the extension for a 4-D node GridSample-9 refuses (faster than the decomposition).
         # Quiet: the extension's reason stays GridSample-9's own refusal.
         return Refusal("4-D: GridSample-9's rank; the extension, until a cost model compares the two",
                        facts={"quiet": True})
@@ -44,14 +46,21 @@ def rung(node, earlier=()):
     onnx_model = decomposition_model(ir, grid.get_element_type().to_dtype().name, compute=COMPUTE,
                                      gather="elements")  # OpenVINO's faster form (gridsample_decompose)
     sub = ov.Core().read_model(onnx_model.SerializeToString(), b"")
+    # The subgraph's shapes are inferred for the node's own input shapes before it is spliced on: with every
+    # length dynamic, a constant grid (folded by the frontend) met stale dynamic shapes downstream and the whole
+    # conversion failed ("same_scheme" check in Gather, issue 42).
+    sources = {p.get_friendly_name(): x if p.get_friendly_name() == "x" else grid for p in sub.get_parameters()}
     for p in sub.get_parameters():
-        src = x if p.get_friendly_name() == "x" else grid
+        p.set_partial_shape(sources[p.get_friendly_name()].get_partial_shape())
+    sub.validate_nodes_and_infer_types()
+    for p in sub.get_parameters():
         for target in list(p.output(0).get_target_inputs()):
-            target.replace_source_output(src)
+            target.replace_source_output(sources[p.get_friendly_name()])
     out = sub.get_results()[0].input_value(0)
     tag(out.get_node(), f"{node.name}/{FORM}")
-    return Candidate([out], f"{REASON}, read by OpenVINO's ONNX frontend (GridSample-9 is 4-D only; no "
-                            "extension library)", proof={"form": FORM})
+    why = "GridSample-9 is 4-D only" if ir.spatial_rank != 2 else "GridSample-9 is not exact here"
+    return Candidate([out], f"{REASON}, read by OpenVINO's ONNX frontend ({why}; no extension library)",
+                     proof={"form": FORM})
 
 
 def prove(rec, by_tag) -> list[str]:

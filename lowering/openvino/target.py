@@ -38,7 +38,7 @@ class OpenVINOTarget(Target):
         return LADDERS[kind]
 
     def policy(self, options: ConvertOptions) -> Policy:
-        prefer = options.prefer or "fastest"
+        prefer = options.prefer or "builtin"  # portable by default (issue 42)
         if prefer not in ("builtin", "fastest"):
             raise BridgeError(f"unknown preference {prefer!r}; expected fastest or builtin", field="prefer")
         return policy_for(options.fallback, options.strict, allow_conditional=bool(options.allow_conditional),
@@ -89,6 +89,9 @@ class OpenVINOTarget(Target):
 
     def built(self, result: PassResult) -> None:
         """The whole produced model compiles on CPU (the extension loaded where a node uses it), or one line."""
+        self._compile(result, result.model)
+
+    def _compile(self, result: PassResult, ov_model):
         import openvino as ov
 
         core = ov.Core()
@@ -99,12 +102,39 @@ class OpenVINOTarget(Target):
                 core.add_extension(compiled.openvino_extension())
             for ext in self.extensions:
                 core.add_extension(ext)
-            core.compile_model(result.model, "CPU", F32)
+            return core.compile_model(ov_model, "CPU", F32)
         except BridgeError:
             raise
         except Exception as e:  # noqa: BLE001 -- the plugin's refusal, in its own words
             raise BridgeError("OpenVINO CPU cannot compile the converted model: " + plugin_sentence(e),
                               field="rung") from None
+
+    def run_written(self, result: PassResult):
+        """The produced model on OpenVINO CPU (f32), compiled once per set of observed tensors."""
+        compiled: dict = {}
+
+        def run(feeds: dict, observe: list) -> dict:
+            key = tuple(observe)
+            if key not in compiled:
+                m = result.model
+                if observe:
+                    m = m.clone()
+                    have = {n for op in m.get_ops() for o in op.outputs() for n in o.get_names()}
+                    outs = {n for o in m.outputs for n in o.get_names()}
+                    extra = [n for n in dict.fromkeys(observe) if n in have and n not in outs]
+                    if extra:
+                        m.add_outputs(extra)
+                compiled[key] = self._compile(result, m)
+            c = compiled[key]
+            params = {n for p in c.inputs for n in p.get_names()}
+            try:
+                res = c({k: v for k, v in feeds.items() if k in params})
+            except Exception as e:  # noqa: BLE001 -- the plugin's refusal, in its own words
+                raise BridgeError("OpenVINO CPU cannot run the converted model: " + plugin_sentence(e),
+                                  field="model") from None
+            return {name: val for port, val in res.items() for name in port.get_names()}
+
+        return run
 
 
 @contextlib.contextmanager
@@ -163,13 +193,14 @@ OPENVINO = OpenVINOTarget()
 
 
 def convert(model_path: str, *, fallback: str = "decompose", strict: bool = False, extensions=(),
-            allow_conditional: bool | None = None, prefer: str = "fastest"):
+            allow_conditional: bool | None = None, prefer: str = "builtin"):
     """ONNX file -> (openvino.Model, [NodeRecord]): resampling nodes through resample-bridge, the rest through
     OpenVINO's importer (with the user's ``extensions`` for other custom ops); every lowered node proven, or
     BridgeError with the reasons. ``allow_conditional``: take candidates exact only under stated run-time
-    conditions (default: no); ``strict`` declines them whatever it says. ``prefer``: "fastest" (the default:
-    the extension where the cost model estimates it at least 1.25x faster, ``cost``) or "builtin" (never the
-    extension where a rung that needs nothing beside the model is exact)."""
+    conditions (default: no); ``strict`` declines them whatever it says. ``prefer``: "builtin" (the default:
+    never the extension where a rung that needs nothing beside the model is exact, so the model runs on any CPU,
+    device and OpenVINO release that has the standard opsets) or "fastest" (the extension where the cost model
+    estimates it at least 1.25x faster, ``cost``: a library beside the model, CPU only, this release)."""
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer)
     result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, OPENVINO.policy(options))
     return result.model, result.records

@@ -275,3 +275,29 @@ def test_real_models_on_tensorrt_need_no_grid_sample_layer(case, tmp_path):
     for name, want in ref.items():
         atol = 1e-4 * max(1.0, float(np.sqrt(np.mean(np.square(want.astype(np.float64))))))
         np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=atol)
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+def test_a_constant_grid_takes_the_decomposition_on_openvino(mode, tmp_path):
+    """A 5-D GridSample whose grid is an initializer (a fixed warp): the decomposition's shapes are inferred for the
+    node's own inputs before it is spliced on (issue 42: the conversion failed in OpenVINO's Gather callback), and
+    the written model computes onnxruntime's numbers."""
+    ov = pytest.importorskip("openvino")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from resample_bridge.lowering.openvino.target import convert
+
+    rng = np.random.default_rng(7)
+    grid = numpy_helper.from_array(rng.uniform(-1.1, 1.1, (1, 3, 4, 2, 3)).astype(np.float32), "G")
+    g = helper.make_graph([helper.make_node("GridSample", ["X", "G"], ["Y"], mode=mode)], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 4, 5, 6])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [grid])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=9), path)
+    model, (record,) = convert(path)
+    assert record.rung == 3, record.summary()
+    x = rng.standard_normal((1, 2, 4, 5, 6)).astype(np.float32)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    got = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([x])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,8 +1,9 @@
-"""The default policy (``--prefer fastest``): the extension instead of an exact rung that needs nothing beside the
-model only where the cost model (lowering/openvino/cost.py) estimates it at least 1.25x faster, reorders
+"""The policy ``--prefer fastest`` (the default until issue 42 made it portable): the extension instead of an
+exact rung that needs nothing beside the model only where the cost model (lowering/openvino/cost.py) estimates it at least 1.25x faster, reorders
 included; the result still proven and exact; ``--prefer builtin`` never consulting it. Fixed tables
 (``cost.using``) make the choices the same on every machine; where the rates come from is tested apart."""
 
+import functools
 import json
 
 import numpy as np
@@ -12,7 +13,10 @@ import pytest
 ov = pytest.importorskip("openvino")
 
 from resample_bridge.lowering.openvino import cost  # noqa: E402
-from resample_bridge.lowering.openvino.target import convert  # noqa: E402
+from resample_bridge.lowering.openvino.target import convert as _convert  # noqa: E402
+
+# The cost model weighs the extension under --prefer fastest (the default is portable since issue 42).
+convert = functools.partial(_convert, prefer="fastest")
 from resample_bridge.semantics.compare import against_oracle  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
@@ -146,9 +150,13 @@ def test_a_class_without_a_rate_keeps_the_ladders_choice(tmp_path):
 def test_cli_default_and_opt_out(tmp_path, capsys):
     _, path = _linear_up(tmp_path)
     with cost.using(_table(builtin=1.0, extension=0.1, copy=0.0, layout=0.0)):
-        assert main(["convert", path, "-o", str(tmp_path / "o.xml")]) == 0
+        assert main(["convert", path, "--prefer", "fastest", "-o", str(tmp_path / "o.xml")]) == 0
         out = capsys.readouterr().out
         assert "rung 4 (extension)" in out and "cost model: 10x faster than Interpolate-11 (rung 1)" in out, out
+        # The default is portable (issue 42): the built-in op, exact, and nothing beside the model.
+        assert main(["convert", path, "-o", str(tmp_path / "default" / "d.xml")]) == 0
+        assert "rung 4" not in capsys.readouterr().out
+        assert sorted(p.name for p in (tmp_path / "default").iterdir()) == ["d.bin", "d.xml"]
         assert main(["convert", path, "--prefer", "builtin", "-o", str(tmp_path / "b.xml")]) == 0
         assert "rung 4" not in capsys.readouterr().out
         assert main(["convert", path, "--target", "onnx", "-o", str(tmp_path / "o.onnx")]) == 0

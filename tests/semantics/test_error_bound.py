@@ -523,3 +523,25 @@ def test_worst_ratio_is_meaningful():
     print("\nworst |error| / bound: " + ", ".join(f"{k} {v:.3g}" for k, v in sorted(WORST.items())))
     assert max(WORST.values()) < 1
     assert max(WORST.values()) > 1e-3
+
+
+def test_float64_nearest_allows_the_float32_rounding_of_the_picked_element():
+    """A float32 evaluation of nearest on float64 data reads the element rounded to float32: that rounding is
+    within the bound, another element is not (issue 40)."""
+    from onnx import TensorProto, helper
+
+    from resample_bridge.semantics.compare import against_oracle
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    g = helper.make_graph([helper.make_node("GridSample", ["X", "G"], ["Y"], mode="nearest")], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.DOUBLE, [1, 1, 4, 4]),
+                           helper.make_tensor_value_info("G", TensorProto.DOUBLE, [1, 2, 2, 2])],
+                          [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, [1, 1, 2, 2])])
+    (_, ir), = parse_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 1, 4, 4))
+    grid = rng.uniform(-0.9, 0.9, (1, 2, 2, 2))
+    want = run(ir, x, grid)
+    assert against_oracle(ir, want.astype(np.float32).astype(np.float64), want, [x, grid]).ok
+    assert not against_oracle(ir, want + 1e-3, want, [x, grid]).ok

@@ -39,7 +39,7 @@ def test_verify_runs_the_onnx_targets_output_on_onnxruntime(capsys, tmp_path, ta
     rc, out, err = _run(capsys, "verify", src, "--target", target)
     assert rc == 0, err
     lines = out.splitlines()
-    assert lines[-1] == "PASSED: 1 outputs passed, 0 failed, 0 not judged; 2 resampling nodes passed, 0 failed"
+    assert lines[-1] == "PASSED: 1 output passed, 0 failed, 0 not judged; 2 resampling nodes passed, 0 failed"
     ready = "TensorRT-ready" if target == "tensorrt" else "converted"
     assert f"model outputs (the {ready} ONNX on onnxruntime vs the source on onnxruntime):" in lines
     rung = {"onnx": "rung 1 (native)", "tensorrt": "rung 3 (decomposition)"}[target]  # antialias: not in TensorRT

@@ -39,6 +39,7 @@ import export_networks  # noqa: F401  isort: skip
 import export_libraries  # noqa: F401  isort: skip
 import export_libraries_kornia  # noqa: F401  isort: skip
 import export_libraries_hf  # noqa: F401  isort: skip
+import export_detection  # noqa: F401  isort: skip
 from export_common import CASES, PINS, versions
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,13 +15,12 @@ LIB = "libresample_bridge_openvino.so"
 
 
 def extension_model():
-    """Nearest GridSample with a grid fed at run time: GridSample-9 can read the other side of a .5 tie and the
-    in-graph sampler is not taken on 4-D, so convert takes the resample-bridge extension and writes the library
-    beside the .xml."""
+    """Linear Resize with scales fed at run time: Interpolate is exact only under run-time conditions and no
+    in-graph form takes run-time scales, so even the portable default (issue 42) takes the resample-bridge
+    extension and writes the library beside the .xml."""
     from onnx import helper
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs_nearest", mode="nearest")
-    return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("grid", 1, [1, 3, 3, 2])], [out_vi("Y", 1, 4)],
-                      opset=16)
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r_scales", mode="linear")
+    return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("scales", 1, [4])], [out_vi("Y", 1, 4)], opset=13)
 
 
 def _write(d, rel, data=b"user data, keep me\n"):

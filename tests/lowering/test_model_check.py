@@ -1,0 +1,73 @@
+"""The whole-model postcondition (lowering/model_check.py) and verify's verdict on whole models (issue 40).
+
+A deliberately broken shape evaluator (the FCOS defect: run-time sizes read as constants) must make convert
+refuse, naming the node, the output or the shape; verify must fail a written model whose outputs differ from the
+source on onnxruntime, and never pass an output it did not judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+pytest.importorskip("onnxruntime")
+
+from resample_bridge.lowering.openvino.target import convert  # noqa: E402
+from resample_bridge.semantics.errors import BridgeError  # noqa: E402
+from resample_bridge.translate import onnx_fold  # noqa: E402
+
+DETECTOR = Path(__file__).parents[1] / "models" / "ts16_tv_rcnn_transform_dynhw" / "model.onnx"
+
+
+def frozen(name, producers, consts, shapes, opset, dim_params, x=""):
+    """The defect issue 40 found: sizes computed from min/max ratios of the image read as the constant they take
+    at one pair of near-square stand-in lengths."""
+    return (1, 3, 224, 224)
+
+
+def test_a_broken_shape_evaluation_is_refused(monkeypatch):
+    monkeypatch.setattr(onnx_fold, "partial_value", frozen)
+    with pytest.raises(BridgeError) as e:
+        convert(str(DETECTOR), prefer="builtin")
+    assert e.value.field == "model"
+    assert "/transform/Resize" in e.value.message and "read wrong" in e.value.message
+
+
+def test_the_detector_converts_and_follows_every_aspect_ratio():
+    model, records = convert(str(DETECTOR), prefer="builtin")
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(DETECTOR), providers=["CPUExecutionProvider"])
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    for hw in ((210, 300), (300, 140), (97, 200)):
+        x = np.random.default_rng(0).uniform(0, 1, (1, 3) + hw).astype(np.float32)
+        want = sess.run(None, {"image": x})[0]
+        got = compiled({"image": x})[0]
+        assert got.shape == want.shape, hw
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_verify_fails_a_written_model_whose_outputs_differ(tmp_path, monkeypatch):
+    """A model written with the frozen sizes (the broken evaluator, the postcondition switched off) is what
+    convert wrote before issue 40; verify, with today's reading, fails it."""
+    from resample_bridge.lowering import passes
+    from resample_bridge.tools.verify_openvino import verify_openvino
+
+    with monkeypatch.context() as m:
+        m.setattr(onnx_fold, "partial_value", frozen)
+        m.setattr(passes, "whole_model_failures", lambda *a, **k: [])
+        model, _ = convert(str(DETECTOR), prefer="builtin")
+    ov.save_model(model, str(tmp_path / "frozen.xml"))
+    report = verify_openvino(str(DETECTOR), converted=str(tmp_path / "frozen.xml"),
+                             shapes={"image": [1, 3, 210, 300]})
+    assert report["verdict"] == "FAILED"
+    assert report["counts"]["outputs_failed"] == 1
+
+
+def test_an_output_not_judged_is_not_a_pass():
+    from resample_bridge.tools.verify_openvino import _verdict
+
+    report = _verdict({"outputs": [{"name": "y", "ok": None}], "nodes": [{"name": "r", "ok": True}]})
+    assert report["verdict"] == "FAILED"

@@ -1,0 +1,95 @@
+"""The shape evaluator (translate/onnx_shape_eval.py) against onnxruntime: every entry it calls a constant is
+onnxruntime's value at every run-time shape tried, every entry it calls a run-time length is that length, and
+arithmetic on run-time lengths is never called either (issue 40: torchvision's detection transform, sized from
+min/max ratios, was read as a constant 224x224)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from resample_bridge.translate.onnx import Graph
+
+ort = pytest.importorskip("onnxruntime")
+
+SHAPES = [(210, 300), (300, 140), (64, 64), (17, 400), (1, 2)]
+
+
+def _c(name, v, dt=np.int64):
+    return nh.from_array(np.array(v, dtype=dt), name)
+
+
+def _model(nodes, inits):
+    """x [1, 3, H, W] -> ... -> 'sizes'; the sizes feed a Resize as exporters write it."""
+    nodes = nodes + [h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, "H", "W"])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None), h.make_tensor_value_info("sizes", T.INT64, [4])],
+                     inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 16)], ir_version=8)
+
+
+def detection_transform():
+    """torchvision GeneralizedRCNNTransform: floor(hw * min(224 / min(hw), 320 / max(hw)))."""
+    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Slice", ["shp", "s2", "s4"], ["hw"]),
+             h.make_node("Cast", ["hw"], ["hwf"], to=T.FLOAT),
+             h.make_node("ReduceMin", ["hwf"], ["mn"], keepdims=0), h.make_node("ReduceMax", ["hwf"], ["mx"], keepdims=0),
+             h.make_node("Div", ["f224", "mn"], ["r1"]), h.make_node("Div", ["f320", "mx"], ["r2"]),
+             h.make_node("Min", ["r1", "r2"], ["sc"]), h.make_node("Mul", ["hwf", "sc"], ["o1"]),
+             h.make_node("Floor", ["o1"], ["o2"]), h.make_node("Cast", ["o2"], ["o3"], to=T.INT64),
+             h.make_node("Concat", ["nc", "o3"], ["sizes"], axis=0)]
+    return _model(nodes, [_c("s2", [2]), _c("s4", [4]), _c("f224", 224.0, np.float32),
+                          _c("f320", 320.0, np.float32), _c("nc", [1, 3])])
+
+
+def own_size_and_constant():
+    """F.interpolate(size=(x.shape[2], 48)) through Gather, Cast to float and back, Mul by 1."""
+    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Gather", ["shp", "i2"], ["hh"], axis=0),
+             h.make_node("Cast", ["hh"], ["hf"], to=T.FLOAT), h.make_node("Mul", ["hf", "one"], ["hm"]),
+             h.make_node("Cast", ["hm"], ["hi"], to=T.INT64), h.make_node("Unsqueeze", ["hi", "a0"], ["h1"]),
+             h.make_node("Slice", ["shp", "s0", "s2"], ["nc"]),
+             h.make_node("Concat", ["nc", "h1", "w48"], ["sizes"], axis=0)]
+    return _model(nodes, [_c("i2", 2), _c("one", 1.0, np.float32), _c("a0", [0]), _c("s0", [0]), _c("s2", [2]),
+                          _c("w48", [48])])
+
+
+def min_of_lengths():
+    """min(H, 2W) and W // 2: arithmetic on lengths, never one length nor a constant."""
+    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Gather", ["shp", "i2"], ["hh"], axis=0),
+             h.make_node("Gather", ["shp", "i3"], ["ww"], axis=0), h.make_node("Mul", ["ww", "two"], ["w2"]),
+             h.make_node("Min", ["hh", "w2"], ["m"]), h.make_node("Div", ["ww", "two"], ["wh"]),
+             h.make_node("Unsqueeze", ["m", "a0"], ["m1"]), h.make_node("Unsqueeze", ["wh", "a0"], ["wh1"]),
+             h.make_node("Concat", ["nc", "m1", "wh1"], ["sizes"], axis=0)]
+    return _model(nodes, [_c("i2", 2), _c("i3", 3), _c("two", 2), _c("a0", [0]), _c("nc", [1, 3])])
+
+
+def _partial(model):
+    g = Graph(model)
+    return g.partials.get("sizes")
+
+
+@pytest.mark.parametrize("build", [detection_transform, own_size_and_constant, min_of_lengths])
+def test_every_claim_holds_on_onnxruntime(build):
+    model = build()
+    known = _partial(model)
+    assert known is not None
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for hw in SHAPES:
+        x = np.zeros((1, 3) + hw, np.float32)
+        sizes = sess.run(["sizes"], {"x": x})[0].tolist()
+        for entry, actual in zip(known, sizes):
+            if isinstance(entry, int):
+                assert entry == actual, (build.__name__, hw, known, sizes)
+            elif entry is not None:
+                assert entry[0] == "dim" and x.shape[entry[2]] == actual, (build.__name__, hw, known, sizes)
+
+
+def test_what_it_knows():
+    """The claims themselves: the batch and channels copied, the lengths computed from ratios unknown, a length
+    moved through casts and a multiplication by 1 still that length."""
+    assert _partial(detection_transform()) == (1, 3, None, None)
+    assert _partial(own_size_and_constant()) == (1, 3, ("dim", "x", 2), 48)
+    assert _partial(min_of_lengths()) == (1, 3, None, None)

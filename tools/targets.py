@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..lowering.passes import ConvertOptions, Target, Written, format_records
-from ..semantics.errors import BridgeError
+from ..semantics.errors import BridgeError, clip
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,13 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
         lines.append(f"compress_to_fp16: {len(rep['kept_f32'])} constants of resampling nodes kept in f32 "
                      f"(their f16 rounding would change results); the written model proven again from disk")
     if any(r.rung == CUSTOM for r in records):
+        import openvino as ov
+
         lib = files["extension"]
-        lines.append(f"uses the resample-bridge extension {lib}; load it first: core = openvino.Core(); "
-                     f"core.add_extension({lib!r}); core.read_model({out!r})")
+        needs = ", ".join(r.node for r in records if r.rung == CUSTOM)
+        lines.append(f"uses the resample-bridge extension {lib} (for {clip(needs, 160)}): it runs on CPU only and "
+                     f"loads only into OpenVINO {ov.get_version().split('-')[0]}; load it first: "
+                     f"core = openvino.Core(); core.add_extension({lib!r}); core.read_model({out!r})")
     lines.append(f"[ SUCCESS ] XML file: {files['xml']}")
     lines.append(f"[ SUCCESS ] BIN file: {files['bin']}")
     return "\n".join(lines)

@@ -133,6 +133,23 @@ def _save_model(ov_model, path: str, compress: bool, out: str) -> None:
         raise BridgeError(f"cannot write {clip(out)}: {why}", field="output") from None
 
 
+REQUIRES_KEY = "resample_bridge_requires"  # model rt_info: what a model with the extension needs to run
+
+
+def record_requirements(ov_model, library: str) -> None:
+    """The model's rt_info says what it needs beside it (issue 42): the library's file name and SHA-256, the
+    OpenVINO release it loads into, the device that runs it."""
+    import hashlib
+
+    import openvino as ov
+
+    with open(library, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    for key, value in (("library", EXTENSION_NAME), ("sha256", digest),
+                       ("openvino", ov.get_version().split("-")[0]), ("device", "CPU")):
+        ov_model.set_rt_info(value, [REQUIRES_KEY, key])
+
+
 def save(ov_model, records: list, out: str, *, force: bool = False, extensions=(),
          compress_to_fp16: bool = False) -> tuple[dict, list[str]]:
     """Write ``ov_model`` to ``out`` (an absolute path ending in .xml, its directory writable) atomically and
@@ -145,6 +162,11 @@ def save(ov_model, records: list, out: str, *, force: bool = False, extensions=(
     uses_extension = any(r.rung == CUSTOM for r in records)
     kept: list[str] = []
     keep = precise_constants(ov_model) if compress_to_fp16 else {}
+    if uses_extension:
+        from ..compiled import openvino_extension  # builds on first use (it logs its progress)
+
+        built = openvino_extension()
+        record_requirements(ov_model, built)
     with staged(out) as tmp:
         xml = os.path.join(tmp, "model.xml")
         _save_model(ov_model, xml, False, out)
@@ -154,10 +176,8 @@ def save(ov_model, records: list, out: str, *, force: bool = False, extensions=(
         moves = {xml: out, os.path.join(tmp, "model.bin"): out[:-4] + ".bin"}
         files = {"xml": out, "bin": out[:-4] + ".bin"}
         if uses_extension:
-            from ..compiled import openvino_extension  # builds on first use (it logs its progress)
-
             lib = os.path.join(tmp, EXTENSION_NAME)
-            shutil.copy2(openvino_extension(), lib)
+            shutil.copy2(built, lib)
             core.add_extension(lib)
             moves[lib] = files["extension"] = extension_path(out)
         if compress_to_fp16:

@@ -249,6 +249,7 @@ class PassResult:
 
     model: Any
     records: list[NodeRecord]
+    source: Any = None  # the source model (path or ModelProto): the whole-model postcondition runs it
 
     @property
     def refused(self) -> list[NodeRecord]:
@@ -330,29 +331,34 @@ class Target:
         if failures:
             raise proof_error(failures, result.records)
         self.built(result)
-        self.agrees(model, result)
+        result.source = model
+        self.agrees(result)
         return result
 
     def built(self, result: PassResult) -> None:
         """A postcondition on the produced model as a whole (e.g. that it compiles); BridgeError if not."""
 
-    def run_written(self, result: PassResult):
-        """``(feeds, tensor names to observe) -> outputs by tensor name``: the produced model on the target's
-        runtime here, for the whole-model postcondition; None where the target cannot run here."""
+    def run_written(self, result: PassResult, produced=None):
+        """``(feeds, tensor names to observe) -> outputs by tensor name``: the produced model (``produced``, else
+        ``result.model``) on the target's runtime here, for the whole-model postcondition; None where the target
+        cannot run here."""
         return None
 
-    def agrees(self, source, result: PassResult) -> None:
-        """The whole-model postcondition (``model_check``): the produced model computes the source's numbers on
-        onnxruntime at the model's shape and at other shapes of its dynamic dimensions; BridgeError naming the
-        output, the shape and the first differing node if not."""
+    def agrees(self, result: PassResult, produced=None) -> None:
+        """The whole-model postcondition (``model_check``): the produced model (``produced``: the one written and
+        read back from disk, else ``result.model``) computes the source's numbers on onnxruntime at the model's
+        shape and at other shapes of its dynamic dimensions; BridgeError naming the output, the shape and the
+        first differing node if not."""
         from ..translate.onnx import load, parse_model
 
-        model = load(source, validate=False)
+        if result.source is None:
+            return
+        model = load(result.source, validate=False)
         try:
             irs = dict(parse_model(model))
         except BridgeError:
             irs = {}
-        failures = whole_model_failures(model, self.run_written(result), irs)
+        failures = whole_model_failures(model, self.run_written(result, produced), irs)
         if failures:
             raise BridgeError("the converted model computes other numbers than the source: " + failures[0],
                               field="model")

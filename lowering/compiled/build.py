@@ -152,11 +152,13 @@ def built_library(target: str, key: str) -> Path | None:
 
 
 def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ...] = (),
-                  what: str = "the resample-bridge kernels") -> Path:
+                  what: str = "the resample-bridge kernels", level: str | None = None,
+                  level_text: str | None = None) -> Path:
     """``lib<target>.so`` built from the CMake project ``src`` (normally ``CMAKE_ROOT``) into
     ``cache_root()/<target>-<key>/``, reusing an earlier build with the same key. Older builds of the same
     target beyond the newest few are removed (a process that loaded one keeps its mapping). The CPU code is
-    compiled for ``isa_level()`` (``-DRB_ISA``, kernels/rb.cmake); ``key`` should name it (``project_hash``)."""
+    compiled for ``level`` (default ``isa_level()``; ``-DRB_ISA``, kernels/rb.cmake); ``key`` should name it
+    (``project_hash``)."""
     out_dir = cache_root() / f"{target}-{key}"
     lib = out_dir / f"lib{target}.so"
     if lib.exists():
@@ -168,8 +170,8 @@ def build_library(src: Path, target: str, *, key: str, cmake_args: tuple[str, ..
         if lib.exists():
             return lib
         _reap_stale(out_dir, target)
-        level = isa_level()
-        _progress.info(f"building {what} for {DESCRIPTION[level]} (first use; cached in {out_dir}) ...")
+        level = level or isa_level()
+        _progress.info(f"building {what} for {level_text or DESCRIPTION[level]} (first use; cached in {out_dir}) ...")
         started = time.perf_counter()
         build = Path(tempfile.mkdtemp(prefix="build-", dir=out_dir))
         log = out_dir / "build.log"

@@ -12,7 +12,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, ResizeIR, RuntimeValue
 from ...semantics.schema import DOMAIN, ONNX_OP_TYPES, OP_TYPES, to_attributes
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
-from .build import CMAKE_ROOT, OPENVINO_EXT_DIR, build_library, built_library, project_hash
+from .build import CMAKE_ROOT, KERNELS_DIR, OPENVINO_EXT_DIR, build_library, built_library, source_hash
 
 _factory = None
 
@@ -27,7 +27,8 @@ def openvino_extension() -> str:
     ov_cmake, key = _extension_key()
     return str(build_library(CMAKE_ROOT, _EXT_TARGET, key=key,
                              cmake_args=("-DRB_OPENVINO=ON", f"-DOpenVINO_DIR={ov_cmake}"),
-                             what="the resample-bridge OpenVINO extension"))
+                             what="the resample-bridge OpenVINO extension", level=EXTENSION_LEVEL,
+                             level_text="every x86-64 level (one copy per level, picked at load)"))
 
 
 def openvino_extension_built() -> str | None:
@@ -44,6 +45,10 @@ def openvino_extension_built() -> str | None:
 
 
 _EXT_TARGET = "resample_bridge_openvino"
+# The extension is one library for every x86-64 level (issue 42: it travels beside a model to other CPUs): built
+# from the base level, it carries a copy per level and picks one at load (openvino_ext/entry.cpp), whatever this
+# CPU is; ``RB_ISA`` at load picks a lower level there.
+EXTENSION_LEVEL = "base"
 
 
 @functools.lru_cache(maxsize=1)
@@ -57,7 +62,8 @@ def _extension_key():
     ov_cmake = Path(openvino.__file__).parent / "cmake"
     if not (ov_cmake / "OpenVINOConfig.cmake").exists():
         raise BridgeError(f"openvino {openvino.__version__} has no cmake/OpenVINOConfig.cmake to build against")
-    return ov_cmake, project_hash(OPENVINO_EXT_DIR, extra=f"{sys.platform} openvino {openvino.__version__}")
+    return ov_cmake, source_hash(CMAKE_ROOT / "CMakeLists.txt", KERNELS_DIR, OPENVINO_EXT_DIR,
+                                 extra=f"{sys.platform} openvino {openvino.__version__} isa={EXTENSION_LEVEL}")
 
 
 # Element types of X the extension ops compute exactly on OpenVINO CPU, and those the CPU plugin runs a custom

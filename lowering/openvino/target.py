@@ -55,7 +55,8 @@ class OpenVINOTarget(Target):
 
         files, kept = save(result.model, result.records, out, force=options.force,
                            extensions=[os.path.abspath(p) for p in options.extensions],  # checked by lower_file
-                           compress_to_fp16=options.compress_to_fp16)
+                           compress_to_fp16=options.compress_to_fp16,
+                           check=lambda written: self.agrees(result, written))
         report = {"target": self.name, "files": files, "kept_f32": kept, "compress_to_fp16": options.compress_to_fp16,
                   "output": out, "nodes": records_json(result.records)}
         return Written(self.name, out, dict(files), tuple(result.records), report)
@@ -109,14 +110,15 @@ class OpenVINOTarget(Target):
             raise BridgeError("OpenVINO CPU cannot compile the converted model: " + plugin_sentence(e),
                               field="rung") from None
 
-    def run_written(self, result: PassResult):
+    def run_written(self, result: PassResult, produced=None):
         """The produced model on OpenVINO CPU (f32), compiled once per set of observed tensors."""
         compiled: dict = {}
+        model = result.model if produced is None else produced
 
         def run(feeds: dict, observe: list) -> dict:
             key = tuple(observe)
             if key not in compiled:
-                m = result.model
+                m = model
                 if observe:
                     m = m.clone()
                     have = {n for op in m.get_ops() for o in op.outputs() for n in o.get_names()}

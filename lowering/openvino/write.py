@@ -151,7 +151,7 @@ def record_requirements(ov_model, library: str) -> None:
 
 
 def save(ov_model, records: list, out: str, *, force: bool = False, extensions=(),
-         compress_to_fp16: bool = False) -> tuple[dict, list[str]]:
+         compress_to_fp16: bool = False, check=None) -> tuple[dict, list[str]]:
     """Write ``ov_model`` to ``out`` (an absolute path ending in .xml, its directory writable) atomically and
     prove it again from disk, with the user's ``extensions`` loaded for the re-read. ``compress_to_fp16``:
     OpenVINO's f16 weight compression, with every constant of a resampling node whose f16 rounding would change
@@ -189,8 +189,13 @@ def save(ov_model, records: list, out: str, *, force: bool = False, extensions=(
             os.replace(f16, xml)
             os.replace(os.path.join(tmp, "f16.bin"), os.path.join(tmp, "model.bin"))
             _log.debug(f"compress_to_fp16: {len(kept)} constants of resampling nodes kept in f32")
-        failures = prove(core.read_model(xml), records)
+        written = core.read_model(xml)
+        failures = prove(written, records)
         if failures:
             raise BridgeError("the written model could not prove itself: " + "; ".join(failures))
+        if check is not None and not compress_to_fp16:
+            # The whole-model postcondition on what was written (read back: OpenVINO's CPU plugin has compiled the
+            # re-read IR of a shape chain otherwise than the model in memory, measured). BridgeError if it fails.
+            check(written)
         publish(moves, force=force)
     return files, kept

@@ -1,13 +1,11 @@
-// The extension library: the three ops for IR read/write (ov::OpExtension) and ONNX-frontend mappings of the
-// custom-domain nodes resample_bridge::Resize / GridSample / DeformConv, whose attributes are the ops'.
-#include <link.h>
-
+// The extension library's ops for IR read/write (ov::OpExtension) and ONNX-frontend mappings of the custom-domain
+// nodes resample_bridge::Resize / GridSample / DeformConv, whose attributes are the ops'. Compiled once per x86
+// level where the library dispatches (CMakeLists.txt); entry.cpp picks one at load.
 #include <string>
 #include <vector>
 
 #include "openvino/core/extension.hpp"
 #include "openvino/core/op_extension.hpp"
-#include "openvino/core/version.hpp"
 #include "openvino/frontend/onnx/extension/conversion.hpp"
 #include "ops.hpp"
 
@@ -75,63 +73,13 @@ void add(std::vector<ov::Extension::Ptr>& out) {
                                                                             convert<Attrs>));
 }
 
-// The release this library was compiled against, "2026.4.1": an op's layout and the plugin's calls into it are
-// that release's, so loading into another one is refused here, in one line naming both, instead of crashing.
-std::string built_for() {
-    return std::to_string(OPENVINO_VERSION_MAJOR) + "." + std::to_string(OPENVINO_VERSION_MINOR) + "." +
-           std::to_string(OPENVINO_VERSION_PATCH);
-}
-
-// libopenvino.so.<suffix> of this release: "2641" for 2026.4.1 (the wheel's soname).
-std::string soname_suffix() {
-    return std::to_string(OPENVINO_VERSION_MAJOR % 100) + std::to_string(OPENVINO_VERSION_MINOR) +
-           std::to_string(OPENVINO_VERSION_PATCH);
-}
-
-// The suffixes of every libopenvino.so.<suffix> in the process: another release's core loaded beside ours (a
-// library path that reaches this release's libraries from another release's process) means two OpenVINOs.
-int collect_cores(struct dl_phdr_info* info, size_t, void* data) {
-    const std::string name = info->dlpi_name ? info->dlpi_name : "";
-    const std::string key = "libopenvino.so.";
-    const size_t at = name.rfind(key);
-    if (at != std::string::npos && (at == 0 || name[at - 1] == '/')) {
-        static_cast<std::vector<std::string>*>(data)->push_back(name.substr(at + key.size()));
-    }
-    return 0;
-}
-
-std::string release_of(const std::string& suffix) {  // "2541" -> "2025.4.1"
-    if (suffix.size() != 4) return "libopenvino.so." + suffix;
-    return "20" + suffix.substr(0, 2) + "." + suffix.substr(2, 1) + "." + suffix.substr(3);
-}
-
-void check_release() {
-    const std::string running = ov::get_openvino_version().buildNumber;  // "2026.4.1-22982-..."
-    const std::string want = built_for();
-    std::string other;
-    if (running.compare(0, want.size(), want) != 0 ||
-        (running.size() > want.size() && running[want.size()] != '-')) {
-        other = running.substr(0, running.find('-'));
-    }
-    std::vector<std::string> cores;
-    dl_iterate_phdr(collect_cores, &cores);
-    for (const auto& c : cores)
-        if (other.empty() && c != soname_suffix()) other = release_of(c);
-    if (!other.empty()) {
-        OPENVINO_THROW("the resample-bridge extension was built for OpenVINO ", want, " and is loaded into OpenVINO ",
-                       other, ": convert the model again with the OpenVINO release that runs it");
-    }
-}
-
-std::vector<ov::Extension::Ptr> extensions() {
-    check_release();
-    std::vector<ov::Extension::Ptr> out;
-    add<rb::ResizeAttrs>(out);
-    add<rb::GridSampleAttrs>(out);
-    add<rb::DeformConvAttrs>(out);
-    return out;
-}
-
 }  // namespace
 
-OPENVINO_CREATE_EXTENSIONS(extensions());
+// This copy's extensions, appended to *out (a std::vector<ov::Extension::Ptr>): entry.cpp calls the copy
+// compiled for this CPU's x86 level (C linkage: the isolated copies' names are this one with a prefix).
+extern "C" void rb_isa_extensions(void* out) {
+    auto& v = *static_cast<std::vector<ov::Extension::Ptr>*>(out);
+    add<rb::ResizeAttrs>(v);
+    add<rb::GridSampleAttrs>(v);
+    add<rb::DeformConvAttrs>(v);
+}

@@ -76,3 +76,78 @@ def test_loaded_beside_another_release_it_refuses_in_one_line(library):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
     version = ov.get_version().split("-")[0]
     assert f"built for OpenVINO {version} and is loaded into OpenVINO 2025.4.1" in out, out
+
+
+def _written_with_extension(tmp_path):
+    """A cubic Resize and a linear antialias Resize written with the extension (--fallback extension), their
+    inputs and onnxruntime's outputs."""
+    import numpy as np
+    import onnx
+
+    from resample_bridge.tools.cli import main
+    from tests.helpers.models import resize_model
+
+    ort = pytest.importorskip("onnxruntime")
+    cases = []
+    for name, model in (("cubic", resize_model((1, 3, 20, 24), scales=[1, 1, 2, 1.5], mode="cubic")),
+                        ("antialias", resize_model((1, 3, 20, 24), scales=[1, 1, 0.6, 0.4], mode="linear",
+                                                   antialias=1))):
+        src = tmp_path / f"{name}.onnx"
+        onnx.save(model, src)
+        assert main(["convert", str(src), "-o", str(tmp_path / "out" / f"{name}.xml"), "--fallback",
+                     "extension"]) == 0
+        x = np.random.default_rng(0).standard_normal((1, 3, 20, 24)).astype(np.float32)
+        np.save(tmp_path / f"{name}_x.npy", x)
+        want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+        cases.append((name, want))
+    return cases
+
+
+_RUN = textwrap.dedent("""
+    import sys, numpy as np, openvino as ov
+    core = ov.Core()
+    core.add_extension(sys.argv[2])
+    c = core.compile_model(core.read_model(sys.argv[1]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    np.save(sys.argv[4], c([np.load(sys.argv[3])])[0])
+""")
+
+
+def _run_each(tmp_path, cases, prefix, env=None):
+    import numpy as np
+
+    lib = str(tmp_path / "out" / "libresample_bridge_openvino.so")
+    for name, want in cases:
+        got_path = tmp_path / f"{name}_got.npy"
+        run = subprocess.run([*prefix, sys.executable, "-c", _RUN, str(tmp_path / "out" / f"{name}.xml"), lib,
+                              str(tmp_path / f"{name}_x.npy"), str(got_path)],
+                             capture_output=True, text=True, timeout=600, env=env)
+        assert run.returncode == 0, (prefix, name, run.stderr[-1500:])
+        got = np.load(got_path)
+        assert got.shape == want.shape and np.abs(got - want).max() < 1e-5, (prefix, name)
+
+
+def test_every_level_of_the_one_library_computes_the_same(library, tmp_path):
+    """RB_ISA picks a lower level's copy at load (base, x86-64-v3): each computes onnxruntime's numbers."""
+    from resample_bridge.lowering.compiled import isa
+
+    cases = _written_with_extension(tmp_path)
+    for level in isa.LEVELS[:isa.LEVELS.index(isa.best_level(isa.cpu_flags())) + 1]:
+        _run_each(tmp_path, cases, [], env=dict(os.environ, RB_ISA=level))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["Haswell", "Nehalem"])
+def test_the_written_library_runs_on_older_cpus(library, cpu, tmp_path):
+    """What convert writes, run as an AVX2-only (Haswell) or SSE4.2 (Nehalem) CPU would (Debian's qemu-user): the
+    library picks the copy the CPU runs and computes onnxruntime's numbers; a library built for this CPU's level
+    alone stopped on an illegal instruction on both (measured). numpy's own OpenBLAS misreads qemu's CPU: it is
+    told the core type."""
+    import shutil
+
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        pytest.skip("qemu-user is not installed (apt-get install qemu-user)")
+    cases = _written_with_extension(tmp_path)
+    env = dict(os.environ, OPENBLAS_CORETYPE="Prescott")
+    env.pop("RB_ISA", None)
+    _run_each(tmp_path, cases, [qemu, "-cpu", cpu], env=env)

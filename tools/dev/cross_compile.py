@@ -57,7 +57,7 @@ def sources(target: str) -> list:
     if spec and spec.origin and target.endswith("linux-gnu"):
         include = Path(spec.origin).parent / "include"
         if include.is_dir():
-            out += [(EXTENSION / name, [include]) for name in ("ops.cpp", "extension.cpp")]
+            out += [(EXTENSION / name, [include]) for name in ("ops.cpp", "extension.cpp", "entry.cpp")]
     return out
 
 

@@ -89,3 +89,28 @@ def real_models():
         [helper.make_tensor_value_info("x", f, [1, 8, 14, 14])],
         [const("wo", rng.standard_normal((18, 8, 3, 3)) * 0.3), const("wm", rng.standard_normal((9, 8, 3, 3)) * 0.3),
          const("w", rng.standard_normal((16, 8, 3, 3)) * 0.1), const("b", rng.standard_normal(16))], "y")
+
+
+def ratio_sized_model() -> onnx.ModelProto:
+    """x [1, 3, H, W] resized to sizes = floor(hw * min(224 / min(hw), 320 / max(hw))), the arithmetic of
+    torchvision's detection transform written by hand (ReduceMin / ReduceMax / Div / Min / Floor); 'sizes' is also
+    an output (issue 40)."""
+    def c(name, v, dt=np.int64):
+        return numpy_helper.from_array(np.array(v, dtype=dt), name)
+
+    T = TensorProto
+    h = helper
+    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Slice", ["shp", "s2", "s4"], ["hw"]),
+             h.make_node("Cast", ["hw"], ["hwf"], to=T.FLOAT),
+             h.make_node("ReduceMin", ["hwf"], ["mn"], keepdims=0), h.make_node("ReduceMax", ["hwf"], ["mx"], keepdims=0),
+             h.make_node("Div", ["f224", "mn"], ["r1"]), h.make_node("Div", ["f320", "mx"], ["r2"]),
+             h.make_node("Min", ["r1", "r2"], ["sc"]), h.make_node("Mul", ["hwf", "sc"], ["o1"]),
+             h.make_node("Floor", ["o1"], ["o2"]), h.make_node("Cast", ["o2"], ["o3"], to=T.INT64),
+             h.make_node("Concat", ["nc", "o3"], ["sizes"], axis=0),
+             h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear")]
+    consts = [c("s2", [2]), c("s4", [4]), c("f224", 224.0, np.float32), c("f320", 320.0, np.float32),
+              c("nc", [1, 3])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, "H", "W"])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 3, "h", "w"]),
+                      h.make_tensor_value_info("sizes", T.INT64, [4])], consts)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 16)], ir_version=8)

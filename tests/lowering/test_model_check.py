@@ -73,30 +73,6 @@ def test_an_output_not_judged_is_not_a_pass():
     assert report["verdict"] == "FAILED"
 
 
-def _ratio_sized(path):
-    """sizes = floor(hw * min(224 / min(hw), 320 / max(hw))), written with ReduceMin / ReduceMax / Div / Min: the
-    detection transform's arithmetic as a hand-written graph."""
-    import onnx
-    from onnx import TensorProto as T
-    from onnx import helper as h
-    from onnx import numpy_helper as nh
-
-    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Slice", ["shp", "s2", "s4"], ["hw"]),
-             h.make_node("Cast", ["hw"], ["hwf"], to=T.FLOAT),
-             h.make_node("ReduceMin", ["hwf"], ["mn"], keepdims=0), h.make_node("ReduceMax", ["hwf"], ["mx"], keepdims=0),
-             h.make_node("Div", ["f224", "mn"], ["r1"]), h.make_node("Div", ["f320", "mx"], ["r2"]),
-             h.make_node("Min", ["r1", "r2"], ["sc"]), h.make_node("Mul", ["hwf", "sc"], ["o1"]),
-             h.make_node("Floor", ["o1"], ["o2"]), h.make_node("Cast", ["o2"], ["o3"], to=T.INT64),
-             h.make_node("Concat", ["nc", "o3"], ["sizes"], axis=0),
-             h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear")]
-    consts = [nh.from_array(np.array([2]), "s2"), nh.from_array(np.array([4]), "s4"),
-              nh.from_array(np.float32(224), "f224"), nh.from_array(np.float32(320), "f320"),
-              nh.from_array(np.array([1, 3]), "nc")]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, "H", "W"])],
-                     [h.make_tensor_value_info("y", T.FLOAT, [1, 3, "h", "w"])], consts)
-    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 16)], ir_version=8), path)
-
-
 def test_the_written_model_is_checked_as_read_back(tmp_path):
     """OpenVINO 2026.4.1's CPU plugin compiles this chain, read from an IR file (or from its own importer), into
     the reciprocal scale (16x16 -> 0x0 where onnxruntime gives 224x224), while the same model in memory after our
@@ -104,8 +80,12 @@ def test_the_written_model_is_checked_as_read_back(tmp_path):
     nothing. Skipped where this OpenVINO computes the chain right."""
     from resample_bridge.tools.cli import main
 
+    import onnx
+
+    from tests.helpers.models import ratio_sized_model
+
     path = str(tmp_path / "m.onnx")
-    _ratio_sized(path)
+    onnx.save(ratio_sized_model(), path)
     imported = ov.Core().compile_model(ov.convert_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     if imported([np.zeros((1, 3, 16, 16), np.float32)])[0].shape == (1, 3, 224, 224):
         pytest.skip("this OpenVINO computes the chain right")

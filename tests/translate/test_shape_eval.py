@@ -13,6 +13,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from resample_bridge.translate.onnx import Graph
+from tests.helpers.models import ratio_sized_model
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -34,15 +35,7 @@ def _model(nodes, inits):
 
 def detection_transform():
     """torchvision GeneralizedRCNNTransform: floor(hw * min(224 / min(hw), 320 / max(hw)))."""
-    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Slice", ["shp", "s2", "s4"], ["hw"]),
-             h.make_node("Cast", ["hw"], ["hwf"], to=T.FLOAT),
-             h.make_node("ReduceMin", ["hwf"], ["mn"], keepdims=0), h.make_node("ReduceMax", ["hwf"], ["mx"], keepdims=0),
-             h.make_node("Div", ["f224", "mn"], ["r1"]), h.make_node("Div", ["f320", "mx"], ["r2"]),
-             h.make_node("Min", ["r1", "r2"], ["sc"]), h.make_node("Mul", ["hwf", "sc"], ["o1"]),
-             h.make_node("Floor", ["o1"], ["o2"]), h.make_node("Cast", ["o2"], ["o3"], to=T.INT64),
-             h.make_node("Concat", ["nc", "o3"], ["sizes"], axis=0)]
-    return _model(nodes, [_c("s2", [2]), _c("s4", [4]), _c("f224", 224.0, np.float32),
-                          _c("f320", 320.0, np.float32), _c("nc", [1, 3])])
+    return ratio_sized_model()
 
 
 def own_size_and_constant():

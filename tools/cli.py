@@ -137,7 +137,8 @@ def _common(p) -> None:
 def _input_option(p) -> None:
     p.add_argument("--input", metavar="SHAPES",
                    help="fix input shapes before anything else, as ovc spells it: NAME[1,3,224,224] with '?' "
-                        "for a dynamic dimension, several inputs comma-separated")
+                        "for a dynamic dimension, several inputs comma-separated; or as trtexec does: "
+                        "NAME:1x3x224x224")
 
 
 def _lowering_options(p) -> None:

@@ -36,12 +36,28 @@ def _dims(text: str, name: str, field: str) -> list[int | None]:
     return out
 
 
+# trtexec's --shapes / --optShapes spelling: images:1x3x320x320[,other:1x8]
+_TRTEXEC = re.compile(r"\s*([^\[\],:]+?)\s*:\s*(\d+(?:x\d+)*)\s*(?:,|$)")
+
+
 def parse_ovc_inputs(spec: str, field: str = "input") -> dict[str, list[int | None]]:
     """``x[1,3,224,224],y[?,3]`` (ovc's ``--input``; spaces between dimensions also accepted; ``1..4`` a bounded
-    dynamic dimension; ``[1,3,224,224]`` without a name for a model with one input, keyed "")."""
+    dynamic dimension; ``[1,3,224,224]`` without a name for a model with one input, keyed ""); trtexec's
+    ``x:1x3x224x224,y:2x3`` too (issue 43: a deployment engineer's other spelling)."""
     out: dict[str, list[int | None]] = {}
     pos = 0
     spec = spec.strip()
+    if "[" not in spec and _TRTEXEC.match(spec):
+        while pos < len(spec):
+            m = _TRTEXEC.match(spec, pos)
+            if not m:
+                raise BridgeError(f"cannot read {clip(spec[pos:], 80)!r}: expected NAME:d0xd1x... (trtexec) or "
+                                  f"NAME[d0,d1,...] (ovc)", field=field)
+            if m.group(1) in out:
+                raise BridgeError(f"input {clip(m.group(1), 80)!r} is given twice", field=field)
+            out[m.group(1)] = _dims(m.group(2).replace("x", ","), m.group(1), field)
+            pos = m.end()
+        return out
     while pos < len(spec):
         m = _OVC_ITEM.match(spec, pos)
         if not m:

@@ -218,3 +218,15 @@ def test_model_constants_give_a_frontend_view_the_folded_sizes():
     ir = parse_view(view.with_constants(model_constants(m)), 13)
     assert ir.sizes == (6, 8)
     np.testing.assert_allclose(run(ir, _x(), None, None, None), _ort(m, {"X": _x()}), rtol=1e-5, atol=1e-6)
+
+
+def test_input_shapes_in_trtexecs_spelling():
+    """--input as trtexec spells shapes (images:1x3x320x320, several comma-separated), beside ovc's (issue 43)."""
+    from resample_bridge.semantics.errors import BridgeError
+    from resample_bridge.translate.onnx_shapes import parse_ovc_inputs
+
+    assert parse_ovc_inputs("images:1x3x320x320") == {"images": [1, 3, 320, 320]}
+    assert parse_ovc_inputs("a:1x3, b:2x8") == parse_ovc_inputs("a[1,3],b[2,8]")
+    with pytest.raises(BridgeError) as e:
+        parse_ovc_inputs("images:1x3x0")
+    assert e.value.field == "input" and "'0'" in e.value.message

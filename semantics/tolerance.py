@@ -64,6 +64,39 @@ def default_tolerance(dtype) -> tuple[float, float]:
     return 0.0, 0.0
 
 
+# OpenVINO's inference precisions and their unit roundoff: the default on CPUs with bf16 (AMX / AVX-512 BF16) is
+# bf16, on GPU f16; resample-bridge proves at f32 and ``verify --precision`` judges at the others (issue 43).
+PRECISIONS = {"f32": 0.0, "bf16": 2.0**-8, "f16": 2.0**-11}
+
+
+def reduced_bound(ir, exact: np.ndarray, f32_bound: np.ndarray, inputs, precision: str) -> np.ndarray:
+    """Per element, what an evaluation at ``precision`` may add to the float32 bound: values rounded, never an
+    index moved. Each tap value and weight and the sum rounded once more (u per term of sum |w| |x|, K taps), and the
+    result rounded (u |y|); sum |w| |x| is read as the oracle on |X| (twice over, for cubic's negative weights). A
+    nearest read of another element is off by the difference of two elements, far beyond u |x| on probe data."""
+    from . import error_bound
+    from .reference import run
+
+    u = PRECISIONS[precision]
+    if not u:
+        return f32_bound
+    # Magnitudes: |X| (and DeformConv's |W| and |B|; its offsets and mask are positions and weights in [0, 1]).
+    positive = (0, 1, 3) if type(ir).__name__ == "DeformConvIR" else (0,)
+    args = [np.abs(np.asarray(a, dtype=np.float64)) if i in positive and a is not None else a
+            for i, a in enumerate(inputs)]
+    scale = np.abs(np.asarray(run(ir, *args), dtype=np.float64)).reshape(np.shape(exact))
+    sampler = getattr(ir, "sampler", None)
+    taps = error_bound.ir_taps(sampler) ** max(1, len(getattr(ir, "axes", ())) or getattr(ir, "spatial_rank", 1))
+    return f32_bound + u * (np.abs(exact) + 2 * (taps + 3) * scale)
+
+
+def precision_tolerance(precision: str) -> tuple[float, float] | None:
+    """(atol, rtol) of a model output computed at ``precision`` against the source on onnxruntime (float32): a
+    few roundings at that precision, None for f32 (the defaults)."""
+    u = PRECISIONS[precision]
+    return (4 * u, 4 * u) if u else None
+
+
 def model_tolerance(dtype) -> tuple[float, float]:
     """(atol, rtol) of a whole model's output against the source on onnxruntime (``lowering.model_check``): MODEL
     for floats, float16's own for float16, bit-exact for integers and bools."""
@@ -77,4 +110,5 @@ def report_floor(exact: np.ndarray) -> float:
 
 
 __all__ = ["POLICY", "FLOAT", "MODEL", "FLOAT16_REPORT", "REPORT_FLOOR", "BOUND_FLOOR", "float_bound", "default_tolerance", "model_tolerance",
+           "PRECISIONS", "reduced_bound", "precision_tolerance",
            "report_floor"]

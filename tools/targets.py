@@ -64,6 +64,9 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
         lines.append(f"uses the resample-bridge extension {lib} (for {clip(needs, 160)}): it runs on CPU only and "
                      f"loads only into OpenVINO {ov.get_version().split('-')[0]}; load it first: "
                      f"core = openvino.Core(); core.add_extension({lib!r}); core.read_model({out!r})")
+    if records:
+        lines.append("proven at OpenVINO's f32 inference precision (INFERENCE_PRECISION_HINT=f32); at its bf16 / f16 "
+                     "defaults values may round: verify --precision bf16 judges that")
     lines.append(f"[ SUCCESS ] XML file: {files['xml']}")
     lines.append(f"[ SUCCESS ] BIN file: {files['bin']}")
     return "\n".join(lines)

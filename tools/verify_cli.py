@@ -43,6 +43,10 @@ def add_options(p) -> None:
     p.add_argument("--input-shapes", nargs="+", metavar="NAME:[d0,d1,...]",
                    help="shapes of the fed inputs (needed for every dynamic dimension; never guessed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    p.add_argument("--precision", choices=["f32", "bf16", "f16"], default="f32",
+                   help="OpenVINO's inference precision to run the converted model at (default f32, what convert "
+                        "proves at; OpenVINO's own default is bf16 on CPUs that have it, f16 on GPU): each node "
+                        "judged by the error bound at that precision (values may round, an index may not move)")
     p.add_argument("--val-range", nargs="+", metavar="[NAME:][LOW,HIGH]",
                    help="value range of generated data inputs, for all or per input, e.g. [0,1] x:[-3,3]")
     p.add_argument("--atol", nargs="+", metavar="[OUT:]TOL",
@@ -235,7 +239,8 @@ def run_verify(args) -> int:
                                          allow_conditional=allow_conditional(args), converted=args.converted,
                                          extensions=args.extension or (), shapes={**fixed, **(shapes or {})} or None,
                                          seed=args.seed, val_range=ranges, atol=atol, rtol=rtol, target=args.target,
-                                         error_stat=stats, validate=args.validate, fail_fast=args.fail_fast)
+                                         error_stat=stats, validate=args.validate, fail_fast=args.fail_fast,
+                                         precision=args.precision)
             arrays = report.pop("arrays", {})
             _against_loaded(report, arrays.get("converted", {}), loaded, i, args, atol, rtol, stats)
             report = _verdict(report)

@@ -52,7 +52,7 @@ def _ov_reason(e: Exception) -> str:
     return clip(openvino_error_reason(str(e)), 160)
 
 
-def _run_openvino(core, ov_model, feeds: dict, observe: list[str]) -> dict:
+def _run_openvino(core, ov_model, feeds: dict, observe: list[str], precision: str = "f32") -> dict:
     """Outputs by tensor name; ``observe``: intermediate tensors added as outputs where the model has them."""
     have = {n for op in ov_model.get_ops() for o in op.outputs() for n in o.get_names()}
     have_out = {n for o in ov_model.outputs for n in o.get_names()}
@@ -61,7 +61,7 @@ def _run_openvino(core, ov_model, feeds: dict, observe: list[str]) -> dict:
         ov_model.add_outputs(extra)
     params = {n for p in ov_model.inputs for n in p.get_names()}
     try:
-        compiled = Compiled(core.compile_model(ov_model, "CPU", F32))
+        compiled = Compiled(core.compile_model(ov_model, "CPU", {**F32, "INFERENCE_PRECISION_HINT": precision}))
         res = compiled({k: v for k, v in feeds.items() if k in params})
     except Exception as e:
         raise BridgeError(f"OpenVINO cannot run the converted model: {_ov_reason(e)}", field="converted") from None
@@ -75,7 +75,8 @@ def _run_openvino(core, ov_model, feeds: dict, observe: list[str]) -> dict:
     return out
 
 
-def _openvino_outputs(model, feeds: dict, observe: list[str], converted, extensions, **convert_options):
+def _openvino_outputs(model, feeds: dict, observe: list[str], converted, extensions, precision: str = "f32",
+                      **convert_options):
     """(OpenVINO CPU's outputs by tensor name, the conversion's rung lines): the user's .xml, or ``model``
     converted here with ``convert_options``."""
     import onnx
@@ -96,7 +97,7 @@ def _openvino_outputs(model, feeds: dict, observe: list[str], converted, extensi
             from ..lowering.compiled import openvino_extension
 
             core.add_extension(openvino_extension())
-    return _run_openvino(core, ov_model, feeds, observe), rungs
+    return _run_openvino(core, ov_model, feeds, observe, precision), rungs
 
 
 # The runtime each target's converted model runs on, as verify's lines name it.
@@ -107,12 +108,16 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
                     strict: bool = False, allow_conditional: bool | None = None, converted: str | None = None,
                     extensions=(), shapes: dict | None = None, seed: int = 0, val_range: dict | None = None,
                     atol: dict | None = None, rtol: dict | None = None, target: str = "openvino",
-                    error_stat: dict | None = None, validate: bool = False, fail_fast: bool = False) -> dict:
+                    error_stat: dict | None = None, validate: bool = False, fail_fast: bool = False,
+                    precision: str = "f32") -> dict:
     """Run source (onnxruntime, oracle per node) and converted (``target`` "openvino": OpenVINO CPU f32; "onnx"
     / "tensorrt": the converted ONNX on onnxruntime, ``verify_onnx``); report the errors. ``atol``/``rtol``:
     {output name or "": tolerance}; ``error_stat``: {output name or "": Polygraphy's --check-error-stat}
     (``verify_stats``); ``validate``: NaN/Inf the reference does not have fail; ``fail_fast``: stop comparing at
-    the first failure. Returns a plain dict (strict-JSON values)."""
+    the first failure; ``precision``: OpenVINO's inference precision the converted model runs at (f32, bf16 --
+    this CPU's default where it has bf16 -- or f16), each node judged by the policy's bound at that precision
+    (``tolerance.reduced_bound``: values may round, an index may not move). Returns a plain dict (strict-JSON
+    values)."""
     import onnx
 
     from .verify_stats import finish_row
@@ -141,8 +146,16 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
                       for n in list(node.input) + list(node.output) if n} | {o.name for o in model.graph.output})
     options = {"fallback": fallback, "strict": strict, "allow_conditional": allow_conditional}
+    from ..semantics.tolerance import PRECISIONS, precision_tolerance, reduced_bound
+
+    if precision not in PRECISIONS:
+        raise BridgeError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}", field="precision")
+    if precision != "f32" and target != "openvino":
+        raise BridgeError("--precision applies to --target openvino only", field="precision")
+    report["precision"] = precision
     if target == "openvino":
-        ov_out, report["rungs"] = _openvino_outputs(model, feeds, observe, converted, extensions, **options)
+        ov_out, report["rungs"] = _openvino_outputs(model, feeds, observe, converted, extensions, precision,
+                                                    **options)
     else:
         from .verify_onnx import run_converted_onnx, tensorrt_note
 
@@ -185,8 +198,16 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         # The node against the oracle under the policy (the float32 error bound), unless the user set a
         # tolerance for this tensor or for every one.
         given = [d[k] for d in (atol, rtol) for k in (t, "") if k in d]
-        e = (compare(got, want, atol.get(t, atol.get("")), rtol.get(t, rtol.get(""))) if given else
-             against_oracle(irs[name], got, want, ov_args)).to_dict()
+        if given:
+            e = compare(got, want, atol.get(t, atol.get("")), rtol.get(t, rtol.get(""))).to_dict()
+        elif precision != "f32":
+            from ..semantics.compare import within_bound
+            from ..semantics.tolerance import float_bound
+
+            bound = reduced_bound(irs[name], want, float_bound(irs[name], *ov_args), ov_args, precision)
+            e = within_bound(np.asarray(got), want, bound).to_dict()
+        else:
+            e = against_oracle(irs[name], got, want, ov_args).to_dict()
         e = finish_row(e, got, want, stats.get(t, stats.get("", "elemwise")) if given else "elemwise", validate)
         e.update(name=name, onnxruntime_vs_oracle=ort_dev)
         report["nodes"].append(e)
@@ -218,8 +239,9 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
             report["outputs"].append({"name": o.name, "ok": False, "missing": "not an output of the converted model"})
             continue
         want = ref_out[o.name] if o.name in deviating else ort_out[o.name]
-        e = compare(ov_out[o.name], want, atol.get(o.name, atol.get("")),
-                    rtol.get(o.name, rtol.get(""))).to_dict()
+        reduced = precision_tolerance(precision) or (None, None)
+        e = compare(ov_out[o.name], want, atol.get(o.name, atol.get("", reduced[0])),
+                    rtol.get(o.name, rtol.get("", reduced[1]))).to_dict()
         e["name"] = o.name
         e = finish_row(e, ov_out[o.name], want, stats.get(o.name, stats.get("", "elemwise")), validate)
         if o.name in deviating and misread:
@@ -292,6 +314,8 @@ def format_verify(report: dict) -> str:
     if report.get("note"):
         lines.append(report["note"])
     runner = runner_name(report.get("target", "openvino"))
+    if report.get("precision", "f32") != "f32":
+        runner = runner.replace(" f32", f" {report['precision']}")
     lines.append(f"model outputs ({runner} vs the source on onnxruntime):")
     for r in report["outputs"]:
         lines.append(row("output", r))

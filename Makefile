@@ -35,7 +35,7 @@ test-fast: $(STAMP)
 
 # Single nodes: our extension kernels, built for x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) where the CPU runs them,
 # vs OpenVINO's importer vs onnxruntime vs a copy, one table (tools/dev/bench.py);
-# whole models: the ladder's choice and --prefer fastest vs the importer and onnxruntime (tools/dev/bench_models.py),
+# whole models: the portable default and --prefer fastest vs the importer and onnxruntime (tools/dev/bench_models.py),
 # and convert time vs ovc, a fresh process each (tools/dev/bench_convert.py);
 # check on 50-node models and the convert curve up to 500 nodes (tools/dev/bench_check.py); the GridSample
 # decomposition vs the extension and the built-in ops on a DETR-sized deformable attention, speed and intermediate

@@ -1,5 +1,5 @@
-"""`make bench`, whole models: latency of models converted by resample-bridge (``--prefer builtin``, and the
-default, ``--prefer fastest``) next to OpenVINO's own importer and onnxruntime, on OpenVINO CPU (f32 hint); medians of
+"""`make bench`, whole models: latency of models converted by resample-bridge (the default, portable:
+``--prefer builtin``; and ``--prefer fastest``) next to OpenVINO's own importer and onnxruntime, on OpenVINO CPU (f32 hint); medians of
 interleaved runs, ms. Where the importer is not exact ("OV exact?" from ``check``), its time is shown but it is
 no peer.
 
@@ -96,7 +96,8 @@ def corpus(only: str = ""):
 
 
 def measure(name: str, model, feeds, repeats: int, order) -> tuple:
-    """(name, builtin's rungs, the default's rungs, OV exact?, ms builtin, default, importer, onnxruntime)."""
+    """(name, the default's (builtin) rungs, --prefer fastest's rungs, OV exact?, ms default, fastest, importer,
+    onnxruntime)."""
     import onnx
     import onnxruntime as ort
     import openvino as ov
@@ -182,8 +183,8 @@ def main(argv=None) -> int:
     print(f"whole models: OpenVINO {ov.__version__} CPU f32 hint ({os.cpu_count()} cores), onnxruntime "
           f"{ort.__version__}; median of {args.repeats} interleaved runs, the fastest of {args.rounds} processes per "
           f"model, ms")
-    head = (f"{'model':<44} {'rungs':>8} {'builtin':>7} {'default':>7} {'OV imp.':>7} {'OV exact?':>9} {'ORT':>7} "
-            f"{'bltn/OV':>7} {'dflt/OV':>7} {'bltn/ORT':>8}")
+    head = (f"{'model':<44} {'rungs':>8} {'default':>7} {'fastest':>7} {'OV imp.':>7} {'OV exact?':>9} {'ORT':>7} "
+            f"{'dflt/OV':>7} {'fast/OV':>7} {'dflt/ORT':>8}")
     print(head)
     print("-" * len(head))
     vs_ov, dflt_ov = [], []
@@ -196,15 +197,15 @@ def main(argv=None) -> int:
         print(f"{name[:44]:<44} {tag:>8} {ms(t_ours):>7} {ms(t_fast):>7} {ms(t_ov):>7} {exact:>9} {ms(t_ort):>7} "
               f"{ratio(t_ours, t_ov):>7} {ratio(t_fast, t_ov):>7} {ratio(t_ours, t_ort):>8}")
     if vs_ov:
-        print(f"builtin / OpenVINO importer where it is exact: geomean {geomean(vs_ov):.3f}, "
-              f"max {max(vs_ov):.3f}; default: geomean {geomean(dflt_ov):.3f}, max {max(dflt_ov):.3f} "
+        print(f"default (portable) / OpenVINO importer where it is exact: geomean {geomean(vs_ov):.3f}, "
+              f"max {max(vs_ov):.3f}; --prefer fastest: geomean {geomean(dflt_ov):.3f}, max {max(dflt_ov):.3f} "
               f"({len(vs_ov)} models)")
     # Where both ladders took the same rungs they wrote the same model: their ratio is the table's own noise.
     twins = [t_ours / t_fast for _, rungs, frungs, _, t_ours, t_fast, _, _ in rows if rungs == frungs and t_fast]
     if twins:
-        print(f"resolution: builtin / default where both wrote the same model: geomean {geomean(twins):.3f}, "
+        print(f"resolution: default / fastest where both wrote the same model: geomean {geomean(twins):.3f}, "
               f"range {min(twins):.2f}-{max(twins):.2f} ({len(twins)} models)")
-    print("rungs: --prefer builtin's / the default's where they differ")
+    print("rungs: the default's / --prefer fastest's where they differ")
     return 0
 
 

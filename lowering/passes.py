@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..semantics.errors import BridgeError, clip
 from .artifacts import check_output_path
@@ -401,28 +401,3 @@ def proof_error(failures: list[str], records: list[NodeRecord]) -> BridgeError:
     if node is not None and all(f.startswith(node + ": ") for f in failures):
         text = "; ".join(f[len(node) + 2:] for f in failures)
     return BridgeError("conversion could not prove itself: " + text, node, "rung" if node else None)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# One formatter for every target.
-
-
-def format_records(records: Iterable[NodeRecord]) -> str:
-    records = list(records)
-    if not records:
-        return "no resampling nodes in this model"
-    lines = [r.summary() for r in records]
-    lines.append("summary: " + summary_counts(records))
-    return "\n".join(lines)
-
-
-def summary_counts(records: Iterable[NodeRecord]) -> str:
-    counts: dict = {}
-    for r in records:
-        key = "refused" if r.rung is None else f"rung {r.rung} ({r.rung_name})"
-        counts[key] = counts.get(key, 0) + 1
-    return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-
-
-def records_json(records: Iterable[NodeRecord]) -> list[dict]:
-    return [r.to_dict() for r in records]

@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from ..lowering.passes import ConvertOptions, Target, Written, format_records
+from ..lowering.passes import ConvertOptions, Target, Written
+from ..lowering.record_format import format_records
 from ..semantics.errors import BridgeError, clip
 
 
@@ -49,7 +50,8 @@ def _openvino_target():
 
 
 def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
-    from ..lowering.passes import CUSTOM, summary_counts
+    from ..lowering.passes import CUSTOM
+    from ..lowering.record_format import summary_counts
 
     files, out = rep["files"], rep["output"]
     lines = [f"summary: {summary_counts(records)}" if quiet and records else format_records(records)]

@@ -11,7 +11,8 @@ from ...semantics.errors import BridgeError
 from ...semantics.text import counted
 from ..artifacts import write_proven_onnx as write_proven
 from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, NodeRecord, PassResult, Policy, Rung, Target, \
-    Written, climb, records_json, summary_counts
+    Written, climb
+from ..record_format import records_json, summary_counts
 from . import rungs
 from .decompose import PORTABLE, decompose_resize
 from .deformconv_decompose import decompose_deformconv

@@ -8,7 +8,8 @@ import os
 import tempfile
 
 from ...semantics.errors import BridgeError, clip
-from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written, records_json
+from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written
+from ..record_format import records_json
 from . import cost
 from .boundary import planar_sides
 from .frontend import (ConversionLog, conversion_extensions, conversion_message, node_names, openvino_error_reason,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from ...semantics.errors import BridgeError
 from ..artifacts import write_proven_onnx
-from ..passes import ConvertOptions, NodeRecord, PassResult, Policy, Target, Written, records_json
+from ..passes import ConvertOptions, NodeRecord, PassResult, Policy, Target, Written
+from ..record_format import records_json
 from .plan import PLUGIN, RUNGS, plan_model
 from .plugin import PLUGIN_LIBRARY, PLUGIN_OPS
 from .prove import prove, prove_nodes

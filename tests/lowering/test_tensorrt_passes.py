@@ -73,7 +73,9 @@ def test_records_are_node_records():
     assert rec.extra["importer"]["verdict"] == "silently different"
     assert rec.proof["spelling"]["op_type"] == "GridSample" and rec.produced == [rec.node]
     assert rec.tried and rec.tried[0][0] == 1  # the node as it is was asked first, and said why not
-    assert passes.records_json(result.records)[0]["rung"] == 2
+    from resample_bridge.lowering.record_format import records_json
+
+    assert records_json(result.records)[0]["rung"] == 2
 
 
 def test_strict_records_why_the_assumed_candidate_was_not_taken():

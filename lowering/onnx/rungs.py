@@ -62,6 +62,14 @@ def ort_gap(src, written, attrs: dict | None = None):
         if kind == "nearest" and (attrs or {}).get("antialias"):
             return Refusal("onnxruntime refuses antialias=1 with mode nearest", "antialias")
         if not _ort_runs(kind, written.rank, _ort_resized_axes(written)):
+            if has_runtime_params(written) or not is_static(written.input_shape or (None,)):
+                # Not a refusal of onnxruntime's: it runs the node wherever the outer axes keep their length,
+                # which nothing known here promises (issue 43: the message claimed a refusal).
+                field = "scales" if isinstance(written.scales, RuntimeValue) else "sizes"
+                return Refusal(f"onnxruntime runs {kind} resizing at rank {written.rank} only where the outer axes "
+                               f"keep their length, and with lengths or {field} known only at run time nothing "
+                               f"here promises that; give the shapes with --input (or make {field} an initializer)",
+                               "axes")
             return Refusal(f"onnxruntime refuses {kind} resizing of axes {sorted(_ort_resized_axes(written))} "
                            f"at rank {written.rank}", "axes")
         got = ort_semantics(written)

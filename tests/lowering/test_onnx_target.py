@@ -352,3 +352,21 @@ def test_sum_order_is_numpys(n, innermost):
         return terms[tree] if isinstance(tree, int) else add(tree[0]) + add(tree[1])
 
     np.testing.assert_array_equal(add(sum_order(n, innermost)), a.sum(axis=axis))
+
+
+def test_run_time_scales_are_not_called_a_refusal_of_onnxruntime():
+    """Linear Resize whose scales are a graph input: onnxruntime runs it (N and C scales 1 at run time), so the
+    ONNX target's rung 1 says what it cannot promise and what the user can do, not that onnxruntime refuses
+    (issue 43: torchvision LRASPP with dynamic H/W read 'onnxruntime refuses linear resizing of axes [0, 1, 2, 3]')."""
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="linear")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 5, 5]),
+                                        helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    x = np.ones((1, 1, 5, 5), np.float32)
+    ran = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"X": x, "scales": np.array([1, 1, 2, 2], np.float32)})[0]
+    assert ran.shape == (1, 1, 10, 10)  # onnxruntime does run it
+    with pytest.raises(BridgeError) as e:
+        convert(model)
+    assert "onnxruntime refuses" not in e.value.message and "--input" in e.value.message

@@ -114,62 +114,46 @@ def import_onnxruntime():
 
 
 class SourceRunner:
-    """The source model on onnxruntime (CPU), with every top-level node's outputs on request."""
+    """The source model on onnxruntime (CPU), every top-level node's output beside the model's (the reference
+    needs a resampling node's inputs and output, the attribution every tensor): one session, built once."""
 
     def __init__(self, model):
-        import onnx
-
-        self.model = model
-        self._plain = self._session(model)
-        self._observed = None
-        self._onnx = onnx
-
-    @staticmethod
-    def _session(model):
         import onnx
 
         from ..semantics.errors import without_source
 
         ort = import_onnxruntime()
-
         m = onnx.ModelProto()
         m.CopyFrom(model)
         m.ir_version = min(m.ir_version, 10)  # onnxruntime reads IR <= 10 for these opsets
+        have = {o.name for o in m.graph.output}
+        for node in m.graph.node:
+            for o in node.output:
+                if o and o not in have:
+                    m.graph.output.append(onnx.ValueInfoProto(name=o))
+                    have.add(o)
         so = ort.SessionOptions()
         so.log_severity_level = 4
         so.intra_op_num_threads = 1
         try:
-            return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
         except Exception as e:  # noqa: BLE001 -- onnxruntime cannot load the source: nothing to compare with
-            return " ".join(without_source(str(e)).split())[:200] or type(e).__name__
+            self.session = " ".join(without_source(str(e)).split())[:200] or type(e).__name__
 
     @property
     def usable(self) -> bool:
-        return not isinstance(self._plain, str)
+        return not isinstance(self.session, str)
 
-    def run(self, feeds: dict, everything: bool = True) -> dict | None:
-        """Outputs by tensor name (every node's where ``everything``); None where onnxruntime cannot run them."""
-        sess = self._plain
-        if everything:
-            if self._observed is None:
-                m = self._onnx.ModelProto()
-                m.CopyFrom(self.model)
-                have = {o.name for o in m.graph.output}
-                for node in m.graph.node:
-                    for o in node.output:
-                        if o and o not in have:
-                            m.graph.output.append(self._onnx.ValueInfoProto(name=o))
-                            have.add(o)
-                self._observed = self._session(m)
-            sess = self._observed
-        if isinstance(sess, str):
+    def run(self, feeds: dict) -> dict | None:
+        """Every tensor by name; None where onnxruntime cannot run it (a shape the source does not admit)."""
+        if not self.usable:
             return None
-        names = {i.name for i in sess.get_inputs()}
+        names = {i.name for i in self.session.get_inputs()}
         try:
-            got = sess.run(None, {k: v for k, v in feeds.items() if k in names})
-        except Exception:  # noqa: BLE001 -- a shape the source does not admit
+            got = self.session.run(None, {k: v for k, v in feeds.items() if k in names})
+        except Exception:  # noqa: BLE001
             return None
-        return dict(zip([o.name for o in sess.get_outputs()], got))
+        return dict(zip([o.name for o in self.session.get_outputs()], got))
 
 
 # Runs the written model: (feeds, tensor names to observe besides the outputs) -> outputs by tensor name.
@@ -184,8 +168,9 @@ def whole_model_failures(model, run_written: Runner | None, irs: dict | None = N
     source = SourceRunner(model)
     if not source.usable:
         return []  # onnxruntime cannot load the source (a custom op, a type it lacks): no reference here
+    consts = constants(model)  # once: a model's weights are read for every probe otherwise
     for k, probe in enumerate(probes(model)):
-        ref = reference(model, probe.feeds, irs or {}, source)
+        ref = reference(model, probe.feeds, irs or {}, source, consts)
         if ref is None:
             continue
         if ref.misread:
@@ -204,7 +189,7 @@ def whole_model_failures(model, run_written: Runner | None, irs: dict | None = N
             r = compare(np.asarray(got[o.name]), w, *model_tolerance(w.dtype))
             if r.ok:
                 continue
-            why = _attributed(model, want, run_written, probe, irs or {}, r.shape_mismatch is not None)
+            why = _attributed(model, want, run_written, probe, irs or {}, consts, r.shape_mismatch is not None)
             if why is None:
                 continue  # OpenVINO's own float rounding in ops not ours (see _attributed)
             what = (f"shape {r.shape_mismatch}" if r.shape_mismatch else
@@ -214,7 +199,8 @@ def whole_model_failures(model, run_written: Runner | None, irs: dict | None = N
     return []
 
 
-def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict, shape: bool) -> str | None:
+def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict, consts: dict,
+                shape: bool) -> str | None:
     """Why an output that differs is a different computation, or None where it is drift. Every tensor of both
     runs is compared in graph order: a resampling node of the written model that is not its oracle's output on
     the written model's own inputs is ours to answer for; a node whose inputs agree and whose integer output (a
@@ -231,7 +217,6 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
         got = {**probe.feeds, **run_written(probe.feeds, names)}
     except BridgeError:
         return _UNLOCATED if shape else None
-    consts = {i.name: _constant(i) for i in model.graph.initializer}
     differs: dict = {}
     located = False
     for i, node in enumerate(model.graph.node):
@@ -295,8 +280,10 @@ class Reference:
     misread: str | None = None
 
 
-def reference(model, feeds: dict, irs: dict, source: "SourceRunner | None" = None) -> Reference | None:
-    """The oracle-corrected reference of ``model`` on ``feeds`` (None where onnxruntime cannot run it)."""
+def reference(model, feeds: dict, irs: dict, source: "SourceRunner | None" = None,
+              consts: dict | None = None) -> Reference | None:
+    """The oracle-corrected reference of ``model`` on ``feeds`` (None where onnxruntime cannot run it);
+    ``consts``: its initializers as arrays (``constants``), read here when not given."""
     from ..translate.onnx_walk import node_name
 
     source = source or SourceRunner(model)
@@ -304,7 +291,7 @@ def reference(model, feeds: dict, irs: dict, source: "SourceRunner | None" = Non
     if values is None:
         return None
     values = {**feeds, **values}
-    consts = {i.name: _constant(i) for i in model.graph.initializer}
+    consts = constants(model) if consts is None else consts
     fixed: dict = {}  # node output -> the oracle's value
     names = [node_name(n, i) for i, n in enumerate(model.graph.node)]
     for _ in range(len(irs) + 1):
@@ -381,7 +368,8 @@ def _cut(model, fixed: dict):
     return m
 
 
-def _constant(init) -> np.ndarray:
+def constants(model) -> dict:
+    """The model's initializers as arrays, by name."""
     from onnx import numpy_helper
 
-    return numpy_helper.to_array(init)
+    return {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}

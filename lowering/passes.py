@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 
 from ..semantics.errors import BridgeError, clip
 from .artifacts import check_output_path
+from .conversion import ConvertOptions, Written  # what a user asks of a conversion; what it wrote
 from .model_check import whole_model_failures
 
 # The one rung table: numbers and names are the same on every target, so records and summaries compare across
@@ -256,40 +257,6 @@ class PassResult:
         return [r for r in self.records if r.refused]
 
 
-@dataclass(frozen=True)
-class ConvertOptions:
-    """What the user asked of one conversion, whatever the target (a target refuses the options it does not
-    take: ``Target.accept``)."""
-
-    fallback: str = "decompose"  # decompose | extension (OpenVINO)
-    strict: bool = False
-    allow_conditional: bool | None = None  # None: the target's default
-    prefer: str | None = None  # fastest | builtin (OpenVINO; None: the target's default, builtin: portable)
-    force: bool = False
-    compress_to_fp16: bool = False  # (OpenVINO)
-    extensions: tuple = ()  # the user's own libraries for other custom ops (OpenVINO)
-    source: str | None = None  # the user's model, where a follow-up command names it (TensorRT)
-    # TensorRT's optimization profile for the follow-up commands: {input: {"min" | "opt" | "max": dims}}
-    trt_shapes: dict | None = None
-    decompose_gridsample: bool = False  # every GridSample decomposed where it can be (TensorRT)
-
-    # Options a target may not take, with the value that means "not asked for".
-    OPTIONAL = {"compress_to_fp16": False, "extensions": (), "fallback": "decompose", "allow_conditional": None,
-                "prefer": None, "trt_shapes": None, "decompose_gridsample": False}
-
-
-@dataclass(frozen=True)
-class Written:
-    """What one conversion wrote: the output path, its files by role, one record per node and the target's own
-    report (plain JSON values; ``convert --json`` prints it)."""
-
-    target: str
-    output: str
-    files: dict
-    records: tuple
-    report: dict
-
-
 class Target:
     """A lowering target, in the spirit of onnx-ir's PassBase: ``lower_model`` (the call), ``prove`` (the
     postcondition: every lowered node re-read and diffed against its source IR), ``built`` (the whole model
@@ -322,8 +289,10 @@ class Target:
         source IR."""
         raise NotImplementedError
 
-    def __call__(self, model, policy: Policy = Policy()) -> PassResult:
-        """requires -> call -> ensures: lowered, no node refused, every lowered node proven, the whole built."""
+    def __call__(self, model, policy: Policy = Policy(), whole_model: bool = True) -> PassResult:
+        """requires -> call -> ensures: lowered, no node refused, every lowered node proven, the whole built and
+        (``whole_model``) computing the source's numbers; a caller that writes the model checks what it wrote
+        instead (``write``), once."""
         result = self.lower_model(model, policy)
         if result.refused:
             raise self.refusal(result)
@@ -332,23 +301,21 @@ class Target:
             raise proof_error(failures, result.records)
         self.built(result)
         result.source = model
-        self.agrees(result)
+        if whole_model:
+            self.agrees(result)
         return result
 
     def built(self, result: PassResult) -> None:
         """A postcondition on the produced model as a whole (e.g. that it compiles); BridgeError if not."""
 
     def run_written(self, result: PassResult, produced=None):
-        """``(feeds, tensor names to observe) -> outputs by tensor name``: the produced model (``produced``, else
-        ``result.model``) on the target's runtime here, for the whole-model postcondition; None where the target
-        cannot run here."""
+        """``(feeds, names to observe) -> outputs by name``: ``produced`` (else ``result.model``) on the target's
+        runtime here, for ``agrees``; None where the target cannot run here."""
         return None
 
     def agrees(self, result: PassResult, produced=None) -> None:
-        """The whole-model postcondition (``model_check``): the produced model (``produced``: the one written and
-        read back from disk, else ``result.model``) computes the source's numbers on onnxruntime at the model's
-        shape and at other shapes of its dynamic dimensions; BridgeError naming the output, the shape and the
-        first differing node if not."""
+        """The whole-model postcondition (``model_check``) on ``produced`` (the model as written and read back),
+        else ``result.model``; BridgeError naming the output, the shape and the first differing node."""
         from ..translate.onnx import load, parse_model
 
         if result.source is None:
@@ -373,9 +340,9 @@ class Target:
     def policy(self, options: ConvertOptions) -> Policy:
         return Policy(allow_conditional=not options.strict)
 
-    def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
-        """The lowered model, every node proven, ready for ``write``."""
-        return self(path, self.policy(options))
+    def lower_file(self, path: str, options: ConvertOptions, whole_model: bool = True) -> PassResult:
+        """The lowered model, every node proven, ready for ``write`` (``whole_model`` as for the call)."""
+        return self(path, self.policy(options), whole_model)
 
     def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
         raise NotImplementedError
@@ -385,7 +352,7 @@ class Target:
         ``step(message)``: a context manager showing progress (the CLI's), or None."""
         out = check_output_path(out, options.force, self.suffix, self.companions)
         with _step(step, self.steps[0]):
-            result = self.lower_file(path, options)
+            result = self.lower_file(path, options, whole_model=False)  # ``write`` checks what it wrote
         with _step(step, self.steps[1]):
             return self.write(result, out, options)
 

@@ -18,6 +18,7 @@ import tempfile
 
 import numpy as np
 
+from ..lowering.model_check import constants, reference
 from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import F32, Compiled
 from ..lowering.openvino.target import convert
@@ -118,8 +119,6 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     this CPU's default where it has bf16 -- or f16), each node judged by the policy's bound at that precision
     (``tolerance.reduced_bound``: values may round, an index may not move). Returns a plain dict (strict-JSON
     values)."""
-    import onnx
-
     from .verify_stats import finish_row
 
     from ..semantics.reference import run as oracle
@@ -171,7 +170,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         if unknown:
             raise BridgeError(f"{clip(unknown[0], 80)!r} is neither a model output nor a node's output",
                               field=field)
-    consts = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    consts = constants(model)
     deviating: set[str] = set()
     for i, node in enumerate(model.graph.node):
         if node.op_type not in RESAMPLING_OPS or node.domain not in ("", "ai.onnx"):
@@ -220,9 +219,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     # deviation means the graph around it was read wrong: the outputs below it fail.
     ref_out, ref_note, misread = ort_out, None, None
     if deviating:
-        from ..lowering.model_check import reference
-
-        ref = reference(model, feeds, irs)
+        ref = reference(model, feeds, irs, consts=consts)
         if ref is None:
             misread = "onnxruntime cannot run the source with the oracle's values fed below the deviating nodes"
         elif ref.misread:

@@ -118,7 +118,7 @@ class OnnxTarget(Target):
     def policy(self, options: ConvertOptions) -> Policy:
         return DEFAULT_POLICY  # ``strict`` changes nothing: no candidate exact only under conditions is taken
 
-    def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
+    def lower_file(self, path: str, options: ConvertOptions, whole_model: bool = True) -> PassResult:
         """Lowered, refused nodes named; the proof runs once, on the written file (``write``)."""
         result = self.lower_model(path, self.policy(options))
         if result.refused:

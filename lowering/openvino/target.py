@@ -45,10 +45,10 @@ class OpenVINOTarget(Target):
         return policy_for(options.fallback, options.strict, allow_conditional=bool(options.allow_conditional),
                           prefer=prefer)
 
-    def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
+    def lower_file(self, path: str, options: ConvertOptions, whole_model: bool = True) -> PassResult:
         """The user's extension libraries checked (each loads in OpenVINO), then every node lowered and proven."""
         extensions = user_extensions(options.extensions)
-        return (OpenVINOTarget(extensions) if extensions else self)(path, self.policy(options))
+        return (OpenVINOTarget(extensions) if extensions else self)(path, self.policy(options), whole_model)
 
     def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
         """OUT.xml/.bin (and the extension library when a node needs it), proven again from disk."""

@@ -81,10 +81,10 @@ class TensorRTTarget(Target):
     def prove(self, result: PassResult) -> list[str]:
         return prove(result.model, result.records)
 
-    def lower_file(self, path: str, options: ConvertOptions) -> PassResult:
+    def lower_file(self, path: str, options: ConvertOptions, whole_model: bool = True) -> PassResult:
         from ...translate.onnx import load
 
-        return self(load(path), self.policy(options))
+        return self(load(path), self.policy(options), whole_model)
 
     def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
         """The model written and proven again from disk; the report: per-node rungs, plugins and their library,

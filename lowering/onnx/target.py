@@ -124,10 +124,35 @@ class OnnxTarget(Target):
         if result.refused:
             r = result.refused[0]
             raise BridgeError(r.reason, r.node, "rung")
+        result.source = path
+        if whole_model:
+            self.agrees(result)
         return result
 
+    def run_written(self, result: PassResult, produced=None):
+        """The produced ONNX on onnxruntime, as its users run it (every tensor observed)."""
+        from ..model_check import SourceRunner
+
+        runner = SourceRunner(result.model if produced is None else produced)
+        if not runner.usable:
+            return None  # the node proofs ran it; a model it cannot load says so there
+
+        def run(feeds: dict, observe: list) -> dict:
+            got = runner.run(feeds)
+            if got is None:
+                raise BridgeError("onnxruntime cannot run the converted model", field="model")
+            return got
+
+        return run
+
     def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
-        write_proven(result.model, out, lambda written: self.prove(PassResult(written, result.records)))
+        def proven(written) -> list[str]:
+            failures = self.prove(PassResult(written, result.records))
+            if not failures:
+                self.agrees(result, written)  # the whole model as written, against the source
+            return failures
+
+        write_proven(result.model, out, proven)
         report = {"target": self.name, "output": out, "nodes": records_json(result.records),
                   "lines": [r.summary() for r in result.records], "summary": summary_counts(result.records)}
         return Written(self.name, out, {"onnx": out}, tuple(result.records), report)

@@ -91,3 +91,28 @@ def test_the_written_model_is_checked_as_read_back(tmp_path):
         pytest.skip("this OpenVINO computes the chain right")
     assert main(["convert", path, "-o", str(tmp_path / "out" / "m.xml")]) == 2
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_the_onnx_target_checks_the_whole_model_too(monkeypatch, tmp_path):
+    """The portable ONNX target: a nearest x2 whose sizes are computed from the input's own shape, read wrong on
+    purpose (a constant 32x32), is refused before anything is written; read right, it converts."""
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    from resample_bridge.tools.cli import main
+
+    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Slice", ["shp", "z", "two"], ["nc"]),
+             h.make_node("Slice", ["shp", "two", "four"], ["hw"]), h.make_node("Mul", ["hw", "two"], ["hw2"]),
+             h.make_node("Concat", ["nc", "hw2"], ["sizes"], axis=0),
+             h.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="up", mode="nearest")]
+    consts = [nh.from_array(np.array([v]), n) for n, v in (("z", 0), ("two", 2), ("four", 4))]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, "H", "W"])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 3, "h", "w"])], consts)
+    path = str(tmp_path / "up.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 16)], ir_version=8), path)
+    assert main(["convert", path, "--target", "onnx", "-o", str(tmp_path / "ok.onnx")]) == 0
+    monkeypatch.setattr(onnx_fold, "partial_value", lambda *a, **k: (1, 3, 32, 32))
+    assert main(["convert", path, "--target", "onnx", "-o", str(tmp_path / "bad.onnx")]) == 2
+    assert not (tmp_path / "bad.onnx").exists()

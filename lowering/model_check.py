@@ -26,6 +26,7 @@ import numpy as np
 from ..semantics.compare import compare
 from ..semantics.errors import BridgeError, clip
 from ..semantics.tolerance import model_tolerance
+from ..semantics.vocab import ONNX_RESIZE_OPS
 
 # Lengths a dynamic dimension takes in the probes: the model's shape (the probe convention of every verb: 1 for
 # batch and channels, 16 elsewhere), then two shapes whose spatial lengths swap their ratio (3:2, 2:3; multiples
@@ -348,7 +349,7 @@ def _reads_graph_arithmetic(node, consts: dict, constants: set) -> bool:
     reading of them (``translate.onnx_fold``) is at stake. Where they are written as constants, a difference
     between onnxruntime and the node's IR is onnxruntime's own departure (the node proofs judged ours against the
     oracle): the oracle's output stands in for it."""
-    if node.op_type not in ("Resize", "Upsample"):
+    if node.op_type not in ONNX_RESIZE_OPS:
         return False
     return any(n and n not in consts and n not in constants for n in node.input[1:])
 

@@ -29,6 +29,7 @@ from ..semantics.errors import BridgeError, clip
 from .artifacts import check_output_path
 from .conversion import ConvertOptions, Written  # what a user asks of a conversion; what it wrote
 from .model_check import whole_model_failures
+from .plan import Choice, Plan
 
 # The one rung table: numbers and names are the same on every target, so records and summaries compare across
 # targets; only the custom op is named after what a target ships with it (``rung_names``).
@@ -251,6 +252,7 @@ class PassResult:
     model: Any
     records: list[NodeRecord]
     source: Any = None  # the source model (path or ModelProto): the whole-model postcondition runs it
+    proven: bool = False  # every lowered node already proven on this very model (TensorRT proves while lowering)
 
     @property
     def refused(self) -> list[NodeRecord]:
@@ -277,12 +279,37 @@ class Target:
     requires: tuple[str, ...] = ()
     takes: frozenset = frozenset()
     steps: tuple = (None, None)
+    default_policy = Policy()
 
     def rungs(self, kind: str, policy: Policy) -> Sequence[Rung]:
         raise NotImplementedError
 
-    def lower_model(self, model, policy: Policy) -> PassResult:
+    # -- the driver: plan (climb every node) -> emit (write every choice) -> prove ----------------------------
+
+    def prepare(self, model, policy: Policy) -> tuple[Any, Any, list]:
+        """(the source as loaded, the model to lower, records of nodes settled before the climb: rung 0)."""
         raise NotImplementedError
+
+    def nodes(self, prepared) -> Sequence[tuple[Any, NodeRecord]]:
+        """(the target's view of the node, its fresh record) for every resampling node of ``prepared``."""
+        raise NotImplementedError
+
+    def plan(self, model, policy: Policy) -> Plan:
+        """Every node's choice: the target's rungs for its IR kind, climbed under ``policy``."""
+        source, prepared, settled = self.prepare(model, policy)
+        choices = [Choice(r) for r in settled]
+        for node, record in self.nodes(prepared):
+            climbed = climb(self.rungs(record.ir.kind, policy), node, record, policy)
+            payload = climbed.candidate.produced if climbed.candidate is not None else None
+            choices.append(Choice(climbed.record, payload, node))
+        return Plan(prepared, tuple(choices), source)
+
+    def emit(self, plan: Plan) -> PassResult:
+        """The model with every choice of ``plan`` written into it, and the records (in the source's order)."""
+        raise NotImplementedError
+
+    def lower_model(self, model, policy: Policy | None = None) -> PassResult:
+        return self.emit(self.plan(model, self.default_policy if policy is None else policy))
 
     def prove(self, result: PassResult) -> list[str]:
         """Failures (empty = proven): each lowered node re-read from ``result.model`` and diffed against its
@@ -296,7 +323,7 @@ class Target:
         result = self.lower_model(model, policy)
         if result.refused:
             raise self.refusal(result)
-        failures = self.prove(result)
+        failures = [] if result.proven else self.prove(result)
         if failures:
             raise proof_error(failures, result.records)
         self.built(result)

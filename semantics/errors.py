@@ -52,6 +52,18 @@ def keep_advice(text: str, n: int) -> str:
     return s[:keep].rstrip() + " ... " + advice
 
 
+def first_line(what, empty: str | None = None) -> str:
+    """The first line of an exception's message (or of a text): what a one-line message quotes of another
+    tool's error, whose later lines are stack frames and source excerpts. Where there is no text: ``empty``,
+    else the exception's type name ("" for a text)."""
+    text = str(what).strip()
+    if text:
+        return text.splitlines()[0]
+    if empty is not None:
+        return empty
+    return type(what).__name__ if isinstance(what, BaseException) else ""
+
+
 class BridgeError(Exception):
     """A refusal with a reason. ``node`` and ``field`` say where; ``message`` says why."""
 

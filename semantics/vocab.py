@@ -52,6 +52,9 @@ OFFSET_LAYOUTS = ("group,kernel...,(d...)",)
 
 # Framework spellings.
 ONNX_RESAMPLING_OPS = ("Resize", "Upsample", "GridSample", "DeformConv")  # default domain ("" / "ai.onnx")
+ONNX_RESIZE_OPS = ("Resize", "Upsample")  # the ops whose IR is a ResizeIR (their scales / sizes are parameters)
+# The parsers that take a convention (semantics/schema.py CONVENTIONS): the ops whose spec text is read two ways.
+ONNX_CONVENTION_OPS = ONNX_RESIZE_OPS + ("GridSample",)
 ONNX_DOMAINS = ("", "ai.onnx")  # the default domain's two spellings
 OPENVINO_RESAMPLING_OPS = ("Interpolate", "GridSample", "DeformableConvolution")
 # Attribute values, in the order refusals list them. ONNX's coordinate_transformation_mode values are the IR's
@@ -71,7 +74,7 @@ OPENVINO_GRIDSAMPLE_MODES = ("bilinear", "bicubic", "nearest")  # GridSample-9
 
 __all__ = ["COORD_MODES", "SAMPLER_KINDS", "NEAREST_RULES", "SIZE_RULES", "ASPECT_POLICIES", "SCALE_SOURCES",
            "FORMULA_LENGTHS", "LENGTH1_RULES", "ARITH", "FILTER_STRETCHES", "GRID_PADDINGS", "PADDING_ON",
-           "DEFORM_BORDERS", "OFFSET_LAYOUTS", "ONNX_RESAMPLING_OPS", "ONNX_DOMAINS", "OPENVINO_RESAMPLING_OPS",
+           "DEFORM_BORDERS", "OFFSET_LAYOUTS", "ONNX_RESAMPLING_OPS", "ONNX_RESIZE_OPS", "ONNX_CONVENTION_OPS", "ONNX_DOMAINS", "OPENVINO_RESAMPLING_OPS",
            "ONNX_NEAREST_MODES", "OPENVINO_COORD_MODES", "OPENVINO_NEAREST_MODES", "ONNX_RESIZE_MODES",
            "ONNX_UPSAMPLE_MODES", "ONNX_GRIDSAMPLE_MODES", "ONNX_GRIDSAMPLE_20_MODES", "OPENVINO_INTERPOLATE1_MODES",
            "OPENVINO_INTERPOLATE4_MODES", "OPENVINO_INTERPOLATE11_MODES", "OPENVINO_GRIDSAMPLE_MODES"]

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from ..semantics.errors import BridgeError
+from ..semantics.errors import BridgeError, first_line
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
 from .signals import Terminated, install_signal_handlers, signalled
@@ -78,7 +78,7 @@ def cmd_convert(args) -> int:
     if args.json:
         emit_json(report)
     else:
-        show(*quiet_or(args, convention_line(args)), e.describe(conv.records, conv.extra, quiet=args.quiet))
+        show(*quiet_or(args, convention_line(args)), e.text(conv.records, conv.extra, quiet=args.quiet))
     return 0
 
 
@@ -315,7 +315,7 @@ def main(argv=None) -> int:
         from ..semantics.messages import without_source
 
         _json_error(args, {"message": f"internal error: {type(e).__name__}", "node": None, "field": None})
-        _stderr(f"resample-bridge: internal error: {type(e).__name__}: {clip(without_source(str(e)[:2000].splitlines()[0]) if str(e) else '', 200)} "
+        _stderr(f"resample-bridge: internal error: {type(e).__name__}: {clip(without_source(first_line(str(e)[:2000])), 200)} "
                 f"(set RESAMPLE_BRIDGE_DEBUG=1 for a traceback)")
         return 3
 

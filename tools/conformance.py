@@ -3,6 +3,8 @@ tests and the per-target conformance tables."""
 
 from __future__ import annotations
 
+from ..semantics.vocab import ONNX_RESIZE_OPS
+
 
 def conformance_cases():
     """The 62 resampling cases of ``onnx.backend.test.case.node`` (Resize, Upsample, GridSample, DeformConv)."""
@@ -28,7 +30,7 @@ def frozen_case(case):
     ins, outs = case.data_sets[0]
     keep, feeds = [], {}
     for vi, arr in zip(list(m.graph.input), ins):
-        if node.op_type in ("Resize", "Upsample") and vi.name != node.input[0]:
+        if node.op_type in ONNX_RESIZE_OPS and vi.name != node.input[0]:
             m.graph.initializer.append(numpy_helper.from_array(arr, vi.name))
         else:
             keep.append(vi)

@@ -16,7 +16,7 @@ from ..lowering.artifacts import check_output_path
 from ..lowering.passes import ConvertOptions
 from ..semantics.errors import BridgeError, clip
 from .logs import log, step
-from .targets import TARGETS, convert_file, entry
+from .targets import TARGETS, convert_file, entry, lower
 
 # Suffixes of a file no target writes (engines): refused rather than appended to, like another target's.
 ENGINE_SUFFIXES = (".engine", ".plan")
@@ -81,13 +81,10 @@ def remove_created(created: list[str]) -> None:
 
 def convert_openvino_model(model_path: str, *, fallback: str = "decompose", strict: bool = False,
                            allow_conditional: bool | None = None, extensions=(), prefer: str | None = None):
-    """(openvino.Model, records) in memory, through the OpenVINO target (``lowering.openvino``)."""
-    from ..lowering.openvino.target import OPENVINO
-
+    """(openvino.Model, records) in memory, through the OpenVINO target (``targets.lower``)."""
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional,
                              extensions=tuple(extensions), prefer=prefer)
-    with step(OPENVINO.steps[0]):
-        result = OPENVINO.lower_file(model_path, options)
+    result = lower("openvino", model_path, options, step=step)
     return result.model, result.records
 
 

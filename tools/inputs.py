@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 
-from ..semantics.errors import BridgeError, clip
+from ..semantics.errors import BridgeError, clip, first_line
 
 TWO_GB = 2 ** 31 - 1
 
@@ -63,7 +63,7 @@ def with_outputs(model, names):
         return onnx.utils.Extractor(typed).extract_model(feeds, list(names))
     except Exception as e:  # noqa: BLE001 -- onnx's own words, on one line
         raise BridgeError(f"cannot cut the model at {', '.join(clip(n, 40) for n in names)}: "
-                          f"{clip(str(e).splitlines()[0] if str(e) else type(e).__name__, 160)}",
+                          f"{clip(first_line(e), 160)}",
                           field="output") from None
 
 

@@ -10,8 +10,8 @@ from ..lowering.tensorrt.plugin import ir_from_plugin, is_plugin_node
 from ..lowering.tensorrt.spell import with_opset_spelling
 from ..semantics.errors import BridgeError
 from ..semantics.reference import run
-
-_RESAMPLING = ("Resize", "Upsample", "GridSample", "DeformConv")
+from ..semantics.vocab import ONNX_DOMAINS
+from ..translate.onnx import is_resampling
 
 
 def _ort_node(node, values: dict, opset_imports, ir_version: int):
@@ -105,10 +105,10 @@ def run_tensorrt_ready(model, feeds: dict, *, resampling: str = "onnxruntime") -
     for node in model.graph.node:
         if is_plugin_node(node):
             values[node.output[0]] = _run_plugin(node, values)
-        elif node.domain not in ("", "ai.onnx"):
+        elif node.domain not in ONNX_DOMAINS:
             raise BridgeError(f"node {node.name!r} is in domain {node.domain!r}, which neither onnxruntime nor the "
                               "oracle runs", node.name)
-        elif resampling != "onnxruntime" and node.op_type in _RESAMPLING:
+        elif resampling != "onnxruntime" and is_resampling(node):
             values[node.output[0]] = _run_resampling(node, values, g, opset, resampling)
         else:
             outs = _ort_node(with_opset_spelling(node, opset), values, model.opset_import, model.ir_version)

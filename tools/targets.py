@@ -3,11 +3,13 @@
 A target is its lowering package (``lowering/<name>/``: a ``passes.Target`` that lowers, proves and writes) plus,
 here, what the verbs add to it: the text ``convert`` prints, a follow-up after writing (TensorRT: how the model
 becomes an engine), and, where the target has an importer of its own, ``check`` (what that importer does with
-each node) and ``verify`` (running the written model). A new target is its own folder and one line below.
+each node) and ``verify`` (running the written model). A new target is its own folder and one line below (or,
+outside the package, one ``register`` call: the toy target of the tests is such a target and edits nothing here).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -26,8 +28,9 @@ class Entry:
 
     name: str
     target: Callable[[], Target]
-    describe: Callable[..., str]  # (records, the report ``convert --json`` prints, quiet=) -> convert's text;
-    #                               quiet (``-q``): without the per-node lines
+    describe: Callable[..., str] = None  # (records, the report ``convert --json`` prints, quiet=) -> convert's
+    #                                      text; quiet (``-q``): without the per-node lines; None: the records'
+    #                                      lines and the files written (``describe_written``)
     follow_up: Callable[[Written, ConvertOptions], dict] | None = None
     check: Callable | None = None
     format_check: Callable | None = None
@@ -38,6 +41,19 @@ class Entry:
 
     def lowering(self) -> Target:
         return self.target()
+
+    def text(self, records, report: dict, quiet: bool = False) -> str:
+        return (self.describe or describe_written)(records, report, quiet=quiet)
+
+
+def describe_written(records, rep: dict, quiet: bool = False) -> str:
+    """What a target without words of its own prints after ``convert``: the records (or their summary) and
+    the files it wrote."""
+    from ..lowering.record_format import summary_counts
+
+    lines = [f"summary: {summary_counts(records)}" if quiet and records else format_records(records)]
+    lines += [f"[ SUCCESS ] {kind} file: {path}" for kind, path in rep.get("files", {"output": rep["output"]}).items()]
+    return "\n".join(x for x in lines if x)
 
 
 # -- what each target adds for the verbs ----------------------------------------------------------------------
@@ -145,6 +161,14 @@ TARGETS = {e.name: e for e in (
 DEFAULT = "openvino"
 
 
+def register(e: Entry) -> Entry:
+    """Add a target (a package outside this one, or a test's): the one line a new target needs."""
+    if e.name in TARGETS:
+        raise BridgeError(f"target {e.name!r} is already registered", field="target")
+    TARGETS[e.name] = e
+    return e
+
+
 def names(verb: str = "convert") -> list[str]:
     """The targets a verb takes (``--target``'s choices)."""
     if verb == "convert":
@@ -176,16 +200,27 @@ def refuse_options(name: str, options: ConvertOptions) -> None:
             raise BridgeError(f"--{flag} applies to --target {' / '.join(taking)} only", field=flag)
 
 
+def lower(name: str, path: str, options: ConvertOptions = ConvertOptions(), step=None):
+    """The in-memory conversion (nothing written): target ``name``'s lowered model, every node proven and the
+    whole model checked against the source (``passes.Target.lower_file``)."""
+    refuse_options(name, options)
+    t = entry(name).lowering()
+    with (step(t.steps[0]) if step is not None and t.steps[0] else contextlib.nullcontext()):
+        return t.lower_file(path, options)
+
+
 def convert_file(name: str, path: str, out: str, options: ConvertOptions = ConvertOptions(),
-                 step=None) -> tuple[Written, dict]:
+                 step=None, follow_up: bool = True) -> tuple[Written, dict]:
     """The one convert-and-write path: target ``name``'s ``convert_file`` (``out`` checked first; lowered,
-    proven, written and proven again from disk), then its follow-up. Returns (what was written, the report
+    proven, written and proven again from disk), then its follow-up (``follow_up`` False: none, for a
+    conversion that is only read back, as verify's). Returns (what was written, the report
     ``convert --json`` prints: the target's report and the follow-up's)."""
     e = entry(name)
     refuse_options(name, options)
     written = e.lowering().convert_file(path, out, options, step=step)
-    follow = e.follow_up(written, options) if e.follow_up else {}
+    follow = e.follow_up(written, options) if e.follow_up and follow_up else {}
     return written, {**written.report, **follow}
 
 
-__all__ = ["Entry", "TARGETS", "DEFAULT", "names", "entry", "refuse_options", "convert_file"]
+__all__ = ["Entry", "TARGETS", "DEFAULT", "names", "entry", "register", "refuse_options", "lower", "convert_file",
+           "describe_written"]

@@ -14,7 +14,7 @@ import os
 import tempfile
 
 from ..lowering.passes import ConvertOptions
-from ..semantics.errors import BridgeError, clip
+from ..semantics.errors import BridgeError, clip, first_line
 
 # What the report says about the run, per target.
 RUNNER = {"onnx": "the converted ONNX on onnxruntime", "tensorrt": "the TensorRT-ready ONNX on onnxruntime"}
@@ -33,7 +33,7 @@ def _converted_model(target: str, path: str, converted: str | None, options: Con
     """(the converted ModelProto, its conversion records or ()) from the user's file or a conversion here."""
     import onnx
 
-    from .targets import entry, refuse_options
+    from .targets import convert_file
 
     if converted is not None:
         if not os.path.exists(converted):
@@ -44,11 +44,10 @@ def _converted_model(target: str, path: str, converted: str | None, options: Con
         try:
             return onnx.load(converted), ()
         except Exception as e:  # noqa: BLE001 -- the parser's own words, on one line
-            raise BridgeError(f"cannot read {clip(converted)} as ONNX: {clip(str(e).splitlines()[0] if str(e) else type(e).__name__, 160)}",
+            raise BridgeError(f"cannot read {clip(converted)} as ONNX: {clip(first_line(e), 160)}",
                               field="converted") from None
-    refuse_options(target, options)
     with tempfile.TemporaryDirectory(prefix="rb-verify-") as d:
-        written = entry(target).lowering().convert_file(path, os.path.join(d, "converted.onnx"), options)
+        written, _ = convert_file(target, path, os.path.join(d, "converted.onnx"), options, follow_up=False)
         return onnx.load(written.output), written.records
 
 

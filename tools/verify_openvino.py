@@ -19,6 +19,7 @@ import tempfile
 import numpy as np
 
 from ..lowering.model_check import constants, reference
+from ..lowering.passes import CUSTOM
 from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import F32, Compiled
 from ..lowering.openvino.target import convert
@@ -94,7 +95,7 @@ def _openvino_outputs(model, feeds: dict, observe: list[str], converted, extensi
             ov_model, records = convert(p, extensions=list(extensions), **convert_options)
         core = ov.Core()
         rungs = [r.summary() for r in records]
-        if any(r.rung == 4 for r in records):
+        if any(r.rung == CUSTOM for r in records):
             from ..lowering.compiled import openvino_extension
 
             core.add_extension(openvino_extension())

@@ -18,7 +18,7 @@ from onnx import inliner, numpy_helper, shape_inference
 from ..semantics.errors import BridgeError
 from ..semantics.ir import RuntimeValue
 from .onnx_files import check_inline_tensors, read_model
-from ..semantics.vocab import ONNX_DOMAINS, ONNX_NEAREST_MODES, ONNX_RESAMPLING_OPS
+from ..semantics.vocab import ONNX_CONVENTION_OPS, ONNX_DOMAINS, ONNX_NEAREST_MODES, ONNX_RESAMPLING_OPS, ONNX_RESIZE_OPS
 from .onnx_fold import fold_parameters
 from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, PARSERS
 from .onnx_validate import check_header, check_nodes, check_structure, check_types, validate_node
@@ -292,7 +292,7 @@ def _check_parameter_ranks(view: NodeView, opset: int) -> None:
     """roi / scales / sizes are 1-D. Refused here, in the model itself, a scalar never reaches the parser,
     which then reads a 0-d constant as the empty tensor it was (OpenVINO's frontend turns an empty constant
     into a 0-d one)."""
-    if view.op_type not in ("Resize", "Upsample"):
+    if view.op_type not in ONNX_RESIZE_OPS:
         return
     one = view.op_type == "Upsample" or since_version(view.op_type, opset) == 10  # (X, scales) only
     fields = ("scales",) if one else ("roi", "scales", "sizes")
@@ -329,7 +329,7 @@ def parse_view(view: NodeView, opset: int, convention: str | None = None):
     try:
         version = since_version(view.op_type, opset)
         _check_element_type(view)
-        if view.op_type in ("Resize", "Upsample", "GridSample"):
+        if view.op_type in ONNX_CONVENTION_OPS:
             return PARSERS[view.op_type](view, version, convention)
         return PARSERS[view.op_type](view, version)
     except BridgeError as e:

@@ -9,6 +9,7 @@ means what the spec says) and the value joins the graph's constants. Anything el
 from __future__ import annotations
 
 from .onnx_shape_eval import chain, evaluate, partial_value
+from ..semantics.vocab import ONNX_RESIZE_OPS
 
 
 def fold_parameters(nodes, producers: dict, consts: dict, shapes: dict, opset: int,
@@ -18,7 +19,7 @@ def fold_parameters(nodes, producers: dict, consts: dict, shapes: dict, opset: i
     ``producers`` maps a tensor name to the NodeProto that outputs it."""
     folded, partial = {}, {}
     for node in nodes:
-        params = range(1, len(node.input)) if node.op_type in ("Resize", "Upsample") else ()
+        params = range(1, len(node.input)) if node.op_type in ONNX_RESIZE_OPS else ()
         for i in params:
             name = node.input[i]
             if not name or name in consts or name in folded or name in partial:

@@ -14,7 +14,7 @@ import onnx
 import onnx.defs
 from onnx import shape_inference
 
-from ..semantics.errors import BridgeError, clip
+from ..semantics.errors import BridgeError, clip, first_line
 from .onnx_walk import node_name, walk
 from ..semantics.vocab import ONNX_DOMAINS
 
@@ -203,7 +203,7 @@ def _without_bodies(node):
 
 def _first_line(e) -> str:
     text = str(e).strip()
-    return "onnx.checker: " + clip(text.splitlines()[0] if text else type(e).__name__, 160)
+    return "onnx.checker: " + clip(first_line(text, type(e).__name__), 160)
 
 
 def _checker_field(msg: str) -> str:
@@ -233,7 +233,7 @@ def check_types(model):
         for op_type, name, what in errors:
             if "existing shape differ" in what:
                 continue
-            what = what.strip().splitlines()[0] if what.strip() else "type inference failed"
+            what = first_line(what, "type inference failed")
             return None, BridgeError("onnx shape inference: " + clip(what, 160), name or op_type,
                                      _tensor_field(model, name, what))
         return None, None

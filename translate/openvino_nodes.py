@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from ..semantics.errors import BridgeError
+from ..semantics.errors import BridgeError, first_line
 from ..semantics.ir import RuntimeValue
 
 
@@ -37,7 +37,7 @@ def load(model_or_path):
         try:
             return ov.Core().read_model(path)
         except Exception as e:  # RuntimeError with OpenVINO's multi-line message
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            first = first_line(e)
             raise BridgeError(f"{path} could not be read as an OpenVINO model ({first})") from None
     raise BridgeError(f"expected an openvino.Model or a path to an IR .xml, got {type(model_or_path).__name__}")
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...semantics.errors import first_line
 from ...semantics.nearest_index import NearestIndex, integer_scales
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ..index_form import GRID as _GRID, INT32_MAX_OUT, Verdicts, axis_key, copied_axes, form_of, grid_mismatch, \
@@ -204,7 +205,7 @@ def grid_verdict(model, ir: ResizeIR, in_name: str = "in", out_name: str = "out"
     try:
         sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
     except Exception as e:  # noqa: BLE001 -- onnxruntime's own words
-        verdict = f"onnxruntime cannot run the index subgraph: {str(e).splitlines()[0]}"
+        verdict = f"onnxruntime cannot run the index subgraph: {first_line(e)}"
     else:
         verdict = grid_mismatch(ir, GRID, lambda i, o: sess.run(
             None, {in_name: np.array(i, np.int64), out_name: np.array(o, np.int64)})[0])

@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 from ...semantics.compare import against_oracle
-from ...semantics.errors import BridgeError
+from ...semantics.errors import BridgeError, first_line
 from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.reference import run as oracle
 from ...semantics.taps import axis_taps
@@ -277,7 +277,7 @@ def _probe(rec, model, consts, graph) -> list[str]:
     try:
         sess = ort.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"])
     except Exception as e:
-        return [f"{rec.node}: onnxruntime cannot run the lowered node: {str(e).splitlines()[0]}"]
+        return [f"{rec.node}: onnxruntime cannot run the lowered node: {first_line(e)}"]
     for k, x in enumerate(_data_probes(dtype, fed[args[0]][1], rng)):
         feeds = {a: x if p == 0 else _input_probe(rec.op, p, d, s, rng) for a, (p, s, d) in fed.items()}
         values = [None if not a else feeds[a] if a in feeds else consts.get(a) for a in args]
@@ -285,7 +285,7 @@ def _probe(rec, model, consts, graph) -> list[str]:
         try:
             got = sess.run(None, feeds)[0]
         except Exception as e:
-            return [f"{rec.node}: probe {k}: onnxruntime fails: {str(e).splitlines()[0]}"]
+            return [f"{rec.node}: probe {k}: onnxruntime fails: {first_line(e)}"]
         if got.shape != want.shape or got.dtype != want.dtype:
             return [f"{rec.node}: probe {k}: onnxruntime gives {got.dtype}{got.shape}, the oracle "
                     f"{want.dtype}{want.shape}"]
@@ -346,7 +346,7 @@ def _probe_index(rec, model) -> list[str]:
             try:
                 got = sess.run(None, feeds)[0]
             except Exception as e:  # noqa: BLE001
-                return [f"{rec.node}: input {shape}: onnxruntime fails: {str(e).splitlines()[0]}"]
+                return [f"{rec.node}: input {shape}: onnxruntime fails: {first_line(e)}"]
             if got.shape != want.shape or got.dtype != want.dtype or not np.array_equal(got, want):
                 return [f"{rec.node}: input {shape}, sizes {None if sizes is None else sizes.tolist()}, probe {k}: "
                         f"onnxruntime gives {got.dtype}{got.shape}, not the oracle's numbers ({want.dtype}"
@@ -368,4 +368,4 @@ def cut_session(rec, model, fed: dict, what: str, reads: str):
     except BridgeError as e:
         return None, [f"{rec.node}: the {what} reads more than {reads} ({e.message})"]
     except Exception as e:  # noqa: BLE001 -- onnxruntime's own words
-        return None, [f"{rec.node}: onnxruntime cannot run the {what}: {str(e).splitlines()[0]}"]
+        return None, [f"{rec.node}: onnxruntime cannot run the {what}: {first_line(e)}"]

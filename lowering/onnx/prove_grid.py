@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...semantics.errors import first_line
 from ...semantics.compare import against_oracle
 from ...semantics.reference import run as oracle
 from ...semantics.ir import DeformConvIR, GridSampleIR
@@ -98,7 +99,7 @@ def prove_grid(rec, model, graph) -> list[str]:
                 try:
                     got = sess.run(None, feeds)[0]
                 except Exception as e:  # noqa: BLE001
-                    return [f"{rec.node}: shapes {concrete}, {what}: onnxruntime fails: {str(e).splitlines()[0]}"]
+                    return [f"{rec.node}: shapes {concrete}, {what}: onnxruntime fails: {first_line(e)}"]
                 runs += 1
                 if got.shape != want.shape or got.dtype != want.dtype:
                     return [f"{rec.node}: shapes {concrete}, {what}: onnxruntime gives {got.dtype}{got.shape}, "

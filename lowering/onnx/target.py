@@ -5,13 +5,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import onnx
+import onnx_graphsurgeon as gs
+
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
 from ...semantics.text import counted
 from ..artifacts import write_proven_onnx as write_proven
+from ...translate.onnx import default_opset, inline_functions, load, parse_model, resampling_nodes
+from ..gs import import_graph
 from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, NodeRecord, PassResult, Policy, Rung, Target, \
-    Written, climb
+    Written
+from ..plan import Plan
 from ..record_format import records_json, summary_counts
 from . import rungs
 from .decompose import PORTABLE, decompose_resize
@@ -29,6 +35,7 @@ class OnnxTarget(Target):
     suffix = ".onnx"
     default_tail = ".portable.onnx"
     requires = ("onnxruntime",)  # the proof runs each lowered node on it
+    default_policy = DEFAULT_POLICY
 
     def __init__(self, compute: dict = PORTABLE, probes: bool = True):
         self.compute = compute  # the decomposition's dtype policy
@@ -39,13 +46,8 @@ class OnnxTarget(Target):
                 Rung(REWRITE, RUNG_NAMES[REWRITE], rungs.respell),  # a Resize respelled
                 Rung(DECOMPOSE, RUNG_NAMES[DECOMPOSE], rungs.decompose))
 
-    def lower_model(self, model, policy: Policy = DEFAULT_POLICY) -> PassResult:
-        import onnx
-        import onnx_graphsurgeon as gs
-
-        from ...translate.onnx import default_opset, inline_functions, load, parse_model, resampling_nodes
-        from ..gs import import_graph
-
+    def prepare(self, model, policy: Policy = DEFAULT_POLICY):
+        """The model inlined, every node named, constant nodes folded (rung 0, before anything is parsed)."""
         m = onnx.ModelProto()
         m.CopyFrom(inline_functions(load(model)))
         taken = {n.name for n in m.graph.node}
@@ -54,36 +56,41 @@ class OnnxTarget(Target):
             # an unnamed node is its position, which the decomposition shifts.
             if not node.name and f"{node.op_type}_{i}" not in taken:
                 node.name = f"{node.op_type}_{i}"
-        source = m
-        m, folded = fold_constant_nodes(m, self.name, policy)  # rung 0, before anything is parsed
-        opset = default_opset(m)
+        prepared, folded = fold_constant_nodes(m, self.name, policy)
+        return m, prepared, folded
+
+    def nodes(self, prepared):
+        opset = default_opset(prepared)
         # Main-graph nodes by their first output: unique, and never an output name inside a body (ONNX forbids
         # shadowing), where protobuf wrappers give no stable identity.
+        top = {p.output[0] for p in prepared.graph.node if p.output}
+        for (name, ir), (_, proto) in zip(parse_model(prepared), resampling_nodes(prepared)):
+            node = rungs.Node(name, proto, ir, opset, proto.output[0] in top, self.compute)
+            yield node, NodeRecord(name, proto.op_type, ir, self.name)
+
+    def emit(self, plan: Plan) -> PassResult:
+        m = plan.model
         position = {p.output[0]: i for i, p in enumerate(m.graph.node) if p.output}
         graph = import_graph(m)
         gs_nodes = list(graph.nodes)  # in m's order; lowering reorders graph.nodes
         records = []
-        for (name, ir), (_, proto) in zip(parse_model(m), resampling_nodes(m)):
-            node = rungs.Node(name, proto, ir, opset, proto.output[0] in position, self.compute)
-            climbed = climb(self.rungs(ir.kind, policy), node, NodeRecord(name, proto.op_type, ir, self.name), policy)
-            rec = climbed.record
-            if climbed.candidate is not None:
+        for choice in plan.choices:
+            rec, node = choice.record, choice.node
+            if node is not None and not rec.refused:
+                proto = node.proto
                 gs_node = gs_nodes[position[proto.output[0]]] if node.top_level else None
-                rec = replace(rec, produced=self._apply(graph, gs_node, node, rec.rung, climbed.candidate.produced),
+                rec = replace(rec, produced=self._apply(graph, gs_node, node, rec.rung, choice.payload),
                               proof={**rec.proof, "inputs": list(proto.input), "output": proto.output[0],
                                      "top_level": node.top_level})
             records.append(rec)
-        records = in_model_order(source, folded + records)
         graph.toposort()
         out = gs.export_onnx(graph, do_type_check=False)
         out.ir_version = m.ir_version
         del out.metadata_props[:]
         out.metadata_props.extend(m.metadata_props)
-        return PassResult(out, records)
+        return PassResult(out, in_model_order(plan.source, records))
 
     def _apply(self, graph, gs_node, node, rung: int, produced) -> list[str]:
-        import onnx_graphsurgeon as gs
-
         if rung == BUILTIN:
             return [node.name]
         if rung == REWRITE:

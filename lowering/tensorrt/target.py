@@ -8,6 +8,7 @@ from __future__ import annotations
 from ...semantics.errors import BridgeError
 from ..artifacts import write_proven_onnx
 from ..passes import ConvertOptions, NodeRecord, PassResult, Policy, Target, Written
+from ..plan import Choice, Plan
 from ..record_format import records_json
 from .plan import PLUGIN, RUNGS, plan_model
 from .plugin import PLUGIN_LIBRARY, PLUGIN_OPS
@@ -36,14 +37,25 @@ class RefusedNodes(BridgeError):
                                                  for r in self.refused]}
 
 
-def lower_checked(model, policy: Policy) -> PassResult:
-    """Plan, rewrite and prove; a node whose rewrite does not prove becomes a refusal (rung None, the proof's
-    reason). Refused nodes stay as they are in ``result.model``; nothing is raised."""
+def plan(model, policy: Policy) -> Plan:
+    """Every node's choice (``plan_model``: TensorRT's rungs climbed per node, rung 0 folded first); the payload
+    is the record's proof, which ``rewrite`` writes in (its form and spelling)."""
     named, records = plan_model(model, policy=policy)
-    written, records = rewrite(named, records)
+    return Plan(named, tuple(Choice(r, r.proof) for r in records), model)
+
+
+def emit(p: Plan) -> PassResult:
+    """Rewrite and prove; a node whose rewrite does not prove becomes a refusal (rung None, the proof's
+    reason). Refused nodes stay as they are in ``result.model``; nothing is raised."""
+    written, records = rewrite(p.model, p.records)
     proofs = prove_nodes(written, records)
     # A node whose proof failed is refused here, so every node left lowered is proven on ``written``.
     return PassResult(written, [_unproven(rec, proofs.get(rec.node)) for rec in records], proven=True)
+
+
+def lower_checked(model, policy: Policy) -> PassResult:
+    """The driver's two steps (``plan`` then ``emit``), for check: every node planned, written and proven."""
+    return emit(plan(model, policy))
 
 
 def _unproven(rec: NodeRecord, failures) -> NodeRecord:
@@ -71,10 +83,13 @@ class TensorRTTarget(Target):
     def rungs(self, kind: str = "resize", policy: Policy | None = None):
         return RUNGS
 
-    def lower_model(self, model, policy: Policy) -> PassResult:
-        """Planned, rewritten and proven node by node (``lower_checked``): a node whose rewrite does not prove
-        is refused with the proof's reason, like a node no rung takes."""
-        return lower_checked(model, policy)
+    def plan(self, model, policy: Policy) -> Plan:
+        return plan(model, policy)
+
+    def emit(self, p: Plan) -> PassResult:
+        """Rewritten and proven node by node: a node whose rewrite does not prove is refused with the proof's
+        reason, like a node no rung takes."""
+        return emit(p)
 
     def refusal(self, result: PassResult) -> BridgeError:
         return RefusedNodes(result.refused, len(result.records))  # nothing is written for such a model

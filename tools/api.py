@@ -154,12 +154,14 @@ def _model_file(model, convention: str | None):
 # The verbs
 
 
-def inspect(model, *, convention: str | None = None) -> list[InspectRow]:
-    """The canonical semantics of every resampling node, in graph order."""
+def inspect(model, *, convention: str | None = None, input_shapes: dict | None = None) -> list[InspectRow]:
+    """The canonical semantics of every resampling node, in graph order (``input_shapes`` as :func:`check`'s)."""
     from ..semantics import text
     from ..translate.onnx import parse_model
+    from .inputs import prepared
 
-    with _model_file(model, convention) as path:
+    with _model_file(model, convention) as given, \
+            (prepared(given, input_shapes) if input_shapes else contextlib.nullcontext((given, None))) as (path, _):
         return [InspectRow(name, ir.origin, ir, tuple(text.describe(ir)), dict(text.ties(ir)))
                 for name, ir in parse_model(path)]
 
@@ -248,7 +250,7 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
 
     entry(target)
     if target == "tensorrt" and input_shapes:
-        fixed = {n: {k: list(d) for k in ("min", "opt", "max")} for n, d in input_shapes.items()}
+        fixed = {n: {k: list(d) for k in ("min", "opt", "max")} for n, d in input_shapes.items() if d is not None}
         trt_shapes = {**fixed, **(trt_shapes or {})}
     options = ConvertOptions(trt_shapes=trt_shapes or None, fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer,
                              force=force, compress_to_fp16=compress_to_fp16, extensions=tuple(extensions or ()),

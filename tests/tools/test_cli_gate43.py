@@ -52,3 +52,75 @@ def test_a_long_refusal_is_whole_in_json_and_verbose_and_short_on_the_default_li
     assert e.to_dict()["message"] == whole and "oracle 0.5 " + "x" * 200 in whole
     assert whole in e.line(20000)  # -v
     assert len(e.line()) < 300 and "apt-get install g++" in e.line()
+
+
+def _parsers(parser):
+    import argparse
+
+    yield parser.prog, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_every_argument_of_every_verb_has_help():
+    from resample_bridge.tools.cli import build_parser
+
+    missing = [f"{prog} {a.option_strings or a.dest}" for prog, p in _parsers(build_parser())
+               for a in p._actions if not a.help and a.dest not in ("help", "cmd")]
+    assert not missing, missing
+
+
+def test_every_verb_that_reads_a_model_takes_the_same_input_shape_options():
+    from resample_bridge.tools.cli import build_parser
+
+    verbs = {p.prog.split()[-1]: p for _, p in _parsers(build_parser())}
+    for verb in ("inspect", "check", "convert", "verify"):
+        flags = {f for a in verbs[verb]._actions for f in a.option_strings}
+        assert {"--input", "--input-shapes"} <= flags, verb
+
+
+def _dynamic_model(tmp_path) -> str:
+    from tests.helpers.models import resize_model
+
+    m = resize_model((1, 3, 4, 4), scales=[1, 1, 2, 2], mode="nearest")
+    for d, name in zip(m.graph.input[0].type.tensor_type.shape.dim[2:], ("h", "w")):
+        d.ClearField("dim_value")
+        d.dim_param = name
+    p = tmp_path / "dyn.onnx"
+    onnx.save(m, p)
+    return str(p)
+
+
+@pytest.mark.parametrize("spec", [["--input", "X[1,3,5,6]"], ["--input", "X:1x3x5x6"],
+                                  ["--input", "X[1,3,5,6]{f32}"], ["--input", "X{f32}[1,3,5,6]"],
+                                  ["--input-shapes", "X:[1,3,5,6]"]])
+def test_inspect_takes_every_spelling_of_an_input_shape(tmp_path, spec):
+    from resample_bridge.tools.cli import main
+
+    path = _dynamic_model(tmp_path)
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["inspect", path, *spec]) == 0
+    assert "H 5->10" in out.getvalue() and "W 6->12" in out.getvalue(), out.getvalue()
+
+
+def test_an_input_named_alone_keeps_its_shape_and_an_unknown_name_or_another_type_is_refused(tmp_path, capsys):
+    from resample_bridge.tools.cli import main
+
+    path = _dynamic_model(tmp_path)
+    assert main(["inspect", path, "--json"]) == 0
+    as_declared = capsys.readouterr().out
+    assert main(["inspect", path, "--input", "X", "--json"]) == 0
+    assert capsys.readouterr().out == as_declared  # named: H and W stay dynamic
+    assert main(["inspect", path, "--input", "images"]) == 2
+    assert "the model has no input 'images'" in capsys.readouterr().err
+    assert main(["inspect", path, "--input", "X[1,3,5,6]{f16}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "field 'input'" in err[0] and "is f32 in the model, not f16" in err[0], err
+    assert main(["inspect", path, "--input", "X[1,3,5,6]{q7}"]) == 2
+    assert "unknown element type 'q7'" in capsys.readouterr().err

@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("-o", "--output_model", "--output-model", dest="output_model", default=None,
                     help="output file or folder (created when missing); default: <model stem>.xml in the current "
                          "folder (.portable.onnx / .tensorrt.onnx for the ONNX targets); a name without the "
-                         "target's suffix gets it, as with ovc; another format's suffix is refused")
+                         "target's suffix gets it, as with ovc; another format's suffix is refused (--output, as "
+                         "ovc's, names tensors, not a file)")
     pc.add_argument("--output", action="append", metavar="NAMES",
                     help="as ovc: the tensors the converted model keeps as its outputs (comma-separated or "
                          "repeated); the model is cut there (default: the model's own outputs)")

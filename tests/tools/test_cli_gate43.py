@@ -124,3 +124,26 @@ def test_an_input_named_alone_keeps_its_shape_and_an_unknown_name_or_another_typ
     assert len(err) == 1 and "field 'input'" in err[0] and "is f32 in the model, not f16" in err[0], err
     assert main(["inspect", path, "--input", "X[1,3,5,6]{q7}"]) == 2
     assert "unknown element type 'q7'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tail", ["x.xml", "deeper/x.xml"])
+def test_an_output_under_a_file_says_the_parent_is_a_file(tmp_path, capsys, tail):
+    from resample_bridge.tools.cli import main
+
+    path = _dynamic_model(tmp_path)
+    (tmp_path / "file.onnx").write_bytes(b"not a folder")
+    assert main(["convert", path, "-o", str(tmp_path / "file.onnx" / tail)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{tmp_path / 'file.onnx'} is a file, not a folder" in err[0], err
+    assert sorted(os.listdir(tmp_path)) == ["dyn.onnx", "file.onnx"]
+
+
+def test_build_plugin_o_is_a_folder_named_so_and_its_first_spelling_still_parses():
+    from resample_bridge.tools.cli import build_parser
+
+    p = build_parser()
+    for flag in ("-o", "--output-dir", "--output"):
+        assert p.parse_args(["build-plugin", flag, "libdir"]).output == "libdir"
+    convert = next(sub for _, sub in _parsers(p) if sub.prog.endswith(" convert"))
+    helps = {f: a.help for a in convert._actions for f in a.option_strings}
+    assert "names tensors" in helps["-o"] and "tensors" in helps["--output"]

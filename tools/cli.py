@@ -169,12 +169,9 @@ def _bool(text: str) -> bool:
 
 
 def version() -> str:
-    try:
-        from importlib.metadata import version as _v
+    from .. import __version__
 
-        return _v("resample-bridge")
-    except Exception:
-        return "unknown"
+    return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -147,3 +147,16 @@ def test_build_plugin_o_is_a_folder_named_so_and_its_first_spelling_still_parses
     convert = next(sub for _, sub in _parsers(p) if sub.prog.endswith(" convert"))
     helps = {f: a.help for a in convert._actions for f in a.option_strings}
     assert "names tensors" in helps["-o"] and "tensors" in helps["--output"]
+
+
+def test_the_package_has_a_docstring_and_a_version_from_its_metadata():
+    import re
+    from importlib.metadata import version
+    from pathlib import Path
+
+    import resample_bridge
+
+    assert "resample_bridge import api" in (resample_bridge.__doc__ or "")
+    assert resample_bridge.__version__ == version("resample-bridge")
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert resample_bridge.__version__ == re.search(r'^version = "(.+)"', pyproject, re.M).group(1)

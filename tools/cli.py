@@ -14,6 +14,7 @@ import sys
 from ..semantics.errors import BridgeError
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
+from .api_terms import cli_terms
 from .signals import Terminated, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,
                          report_needs, require, shapes, show)
@@ -282,7 +283,7 @@ def main(argv=None) -> int:
     install_signal_handlers()
     try:
         try:
-            with onnx_convention(getattr(args, "onnx_convention", DEFAULT_CONVENTION)):
+            with onnx_convention(getattr(args, "onnx_convention", DEFAULT_CONVENTION)), cli_terms():
                 return args.func(args)
         except ModuleNotFoundError as e:
             root = (e.name or "").split(".")[0]

@@ -119,7 +119,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     this CPU's default where it has bf16 -- or f16), each node judged by the policy's bound at that precision
     (``tolerance.reduced_bound``: values may round, an index may not move). Returns a plain dict (strict-JSON
     values)."""
-    from .verify_stats import finish_row
+    from .verify_stats import finish_row, looser_than_bound
 
     from ..semantics.reference import run as oracle
     from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
@@ -145,7 +145,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
                       for n in list(node.input) + list(node.output) if n} | {o.name for o in model.graph.output})
     options = {"fallback": fallback, "strict": strict, "allow_conditional": allow_conditional}
-    from ..semantics.tolerance import PRECISIONS, precision_tolerance, reduced_bound
+    from ..semantics.tolerance import PRECISIONS, default_tolerance, precision_tolerance, reduced_bound
 
     if precision not in PRECISIONS:
         raise BridgeError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}", field="precision")
@@ -172,6 +172,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
                               field=field)
     consts = constants(model)
     deviating: set[str] = set()
+    looser: list[str] = []  # the user's tolerances that judge more leniently than the defaults
     for i, node in enumerate(model.graph.node):
         if node.op_type not in RESAMPLING_OPS or node.domain not in ("", "ai.onnx"):
             continue
@@ -208,6 +209,9 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         else:
             e = against_oracle(irs[name], got, want, ov_args).to_dict()
         e = finish_row(e, got, want, stats.get(t, stats.get("", "elemwise")) if given else "elemwise", validate)
+        if given and looser_than_bound(irs[name], want, ov_args, e["atol"], e["rtol"]):
+            looser.append(f"node {clip(name, 60)} by atol {e['atol']:g} rtol {e['rtol']:g}, not the float32 "
+                          "error bound")
         e.update(name=name, onnxruntime_vs_oracle=ort_dev)
         report["nodes"].append(e)
         if fail_fast and e["ok"] is False:
@@ -240,6 +244,10 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         e = compare(ov_out[o.name], want, atol.get(o.name, atol.get("", reduced[0])),
                     rtol.get(o.name, rtol.get("", reduced[1]))).to_dict()
         e["name"] = o.name
+        default = reduced if reduced[0] is not None else default_tolerance(want.dtype)
+        if e["atol"] > default[0] or e["rtol"] > default[1]:
+            looser.append(f"output {clip(o.name, 60)} by atol {e['atol']:g} rtol {e['rtol']:g} (default "
+                          f"{default[0]:g} / {default[1]:g})")
         e = finish_row(e, ov_out[o.name], want, stats.get(o.name, stats.get("", "elemwise")), validate)
         if o.name in deviating and misread:
             e.update(ok=False, note=misread)
@@ -249,6 +257,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         if fail_fast and e["ok"] is False:
             report["stopped"] = f"--fail-fast: stopped at the first failure (output {o.name})"
             break
+    if looser:
+        report["looser"] = looser
     report["arrays"] = {"onnxruntime": {o.name: ort_out[o.name] for o in model.graph.output if o.name in ort_out},
                         "converted": {o.name: ov_out[o.name] for o in model.graph.output if o.name in ov_out},
                         "inputs": feeds}
@@ -344,6 +354,8 @@ def format_verify(report: dict) -> str:
             + (f", {c['nodes_not_observed']} not observable" if c["nodes_not_observed"] else ""))
     if report.get("stopped"):
         lines.append(report["stopped"])
+    if report.get("looser"):
+        lines.append("judged under tolerances looser than the defaults: " + "; ".join(report["looser"]))
     lines.append(f"{report['verdict']}: {tail}")
     return "\n".join(lines)
 

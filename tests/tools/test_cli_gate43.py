@@ -160,3 +160,48 @@ def test_the_package_has_a_docstring_and_a_version_from_its_metadata():
     assert resample_bridge.__version__ == version("resample-bridge")
     pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert resample_bridge.__version__ == re.search(r'^version = "(.+)"', pyproject, re.M).group(1)
+
+
+@pytest.mark.openvino
+def test_api_verify_takes_atol_and_rtol_and_says_when_they_are_looser_than_the_defaults():
+    from resample_bridge import api
+    from resample_bridge.tools.verify_openvino import format_verify
+    from tests.helpers.models import resize_model
+
+    m = resize_model((1, 1, 6, 6), scales=[1, 1, 2, 2], mode="linear")
+    loose = api.verify(m, atol=1e-3, rtol=1e-3)
+    assert loose.ok and len(loose.raw["looser"]) == 2, loose.raw.get("looser")
+    assert "judged under tolerances looser than the defaults: node r" in format_verify(loose.raw)
+    strict = api.verify(m, atol={"": 0.0}, rtol=0.0)  # stricter than the bound: judged, not noted
+    assert "looser" not in strict.raw
+    with pytest.raises(TypeError, match="unexpected keyword argument 'atool'.*atol, rtol"):
+        api.verify(m, atool=1e-3)
+    with pytest.raises(BridgeError, match="atol must be a finite number"):
+        api.verify(m, atol=-1.0)
+
+
+def test_api_errors_name_parameters_not_flags(tmp_path):
+    from resample_bridge import api
+    from resample_bridge.tools.api_terms import in_api_terms
+    from tests.helpers.models import resize_model
+
+    assert in_api_terms("give --input; --input-shapes, -o and --force") == \
+        "give input_shapes; input_shapes, output and force=True"
+    m = resize_model((1, 1, 6, 6), scales=[1, 1, 2, 2], mode="nearest")
+    (tmp_path / "m.onnx").write_bytes(b"")
+    with pytest.raises(BridgeError) as e:
+        api.convert(m, tmp_path / "m.onnx", target="onnx")
+    assert "force=True" in e.value.message and "--" not in e.value.message, e.value.message
+    with pytest.raises(BridgeError) as e:
+        api.inspect(m, input_shapes={"images": [1, 1, 6, 6]})
+    assert e.value.field == "input_shapes"
+
+
+@pytest.mark.openvino
+def test_api_convert_model_takes_input_shapes_and_outputs(tmp_path):
+    from resample_bridge import api
+
+    model = onnx.load(_dynamic_model(tmp_path))
+    ov_model, records = api.convert_model(model, input_shapes={"X": [1, 3, 5, 6]}, outputs=["Y"])
+    assert list(ov_model.inputs[0].get_shape()) == [1, 3, 5, 6] and [r.node for r in records] == ["r"]
+    assert list(ov_model.outputs[0].get_shape()) == [1, 3, 10, 12]

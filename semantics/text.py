@@ -33,6 +33,14 @@ def _runtime_fields(ir: ResizeIR) -> list[str]:
     return [f"{k} {getattr(ir, k)}" for k in ("scales", "sizes", "roi") if isinstance(getattr(ir, k), RuntimeValue)]
 
 
+def _values(values) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]" if values is not None else "?"
+
+
+def _shape(shape) -> str:
+    return "unknown" if shape is None else "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
 def describe(ir) -> list[str]:
     """Lines such as ``H 224->448: src = 1/2*dst - 1/4, linear, clamp``."""
     if isinstance(ir, ResizeIR):
@@ -54,10 +62,14 @@ def describe(ir) -> list[str]:
 def _describe_resize(ir: ResizeIR) -> list[str]:
     tail = f"{ir.sampler}, {_border(ir)}"
     rt = _runtime_fields(ir)
-    if not _static_shape(ir) or rt:
-        why = ", ".join(rt) if rt else f"input shape {ir.input_shape}"
-        axes = ", ".join(axis_name(a, ir.rank) for a in ir.axes)
-        return [f"axes {axes}: {ir.coord}; bound at run time ({why}); {tail}"]
+    axes = ", ".join(axis_name(a, ir.rank) for a in ir.axes)
+    if rt:
+        return [f"axes {axes}: {ir.coord}; bound at run time ({', '.join(rt)}); {tail}"]
+    if not _static_shape(ir):
+        # Constant scales or sizes: only the lengths wait for the input's run-time shape.
+        given = f"scales {_values(ir.scales)}" if ir.scales is not None else f"sizes {_values(ir.sizes)}"
+        return [f"axes {axes}: {ir.coord}; {given} constant, lengths follow the run-time input shape "
+                f"{_shape(ir.input_shape)}; {tail}"]
     bound = bind_resize(ir, ir.input_shape)
     if not bound.axes:
         return [f"identity ({'x'.join(map(str, bound.in_shape))}), {tail}"]
@@ -77,9 +89,33 @@ def ties(ir) -> dict[str, list[int]]:
     for ax in bound.axes:
         # Exact ties only: what any arithmetic may resolve either way (diff adds near ones per arithmetic).
         t = tie_indices(ax, bound.sampler, "exact", exclude_outside=ir.exclude_outside)
+        if bound.sampler.kind == "nearest" and ax.nearest in ("floor", "ceil") and ax.valid is None and \
+                _float32_exact(ax):
+            # floor / ceil have no tie to decide: an integer coordinate is one input, and a float32 evaluation
+            # reaches it exactly when a and b are float32 values (integer-scale asymmetric: src = dst/2).
+            t = []
         if t:
             out[axis_name(ax.axis, ir.rank)] = t
     return out
+
+
+def _float32_exact(ax) -> bool:
+    """Whether float32 reaches every integer ``src = a*dst + b`` of ``ax`` exactly: b = 0 with a scale 1/a that is
+    a float32 value (the spec's ``dst / scale``, a correctly rounded division, is exact where the quotient is an
+    integer: integer-scale asymmetric), or a and b with power-of-two denominators and every product and sum
+    within float32's 24-bit integers."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    a, b = Fraction(ax.a), Fraction(ax.b)
+    if b == 0 and a != 0 and ax.out_len < 2 ** 24 and Fraction(float(np.float32(float(1 / a)))) == 1 / a:
+        return True
+    den = max(a.denominator, b.denominator)
+    if den & (den - 1):
+        return False
+    top = abs(a) * max(ax.out_len - 1, 0) + abs(b)
+    return top * den < 2 ** 24 and abs(a) * den < 2 ** 24 and abs(b) * den < 2 ** 24
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -212,7 +212,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         if given and looser_than_bound(irs[name], want, ov_args, e["atol"], e["rtol"]):
             looser.append(f"node {clip(name, 60)} by atol {e['atol']:g} rtol {e['rtol']:g}, not the float32 "
                           "error bound")
-        e.update(name=name, onnxruntime_vs_oracle=ort_dev)
+        e.update(name=name, onnxruntime_vs_oracle=ort_dev, judged_by=tolerance_text(e))
         report["nodes"].append(e)
         if fail_fast and e["ok"] is False:
             report["stopped"] = f"--fail-fast: stopped at the first failure (node {name})"
@@ -309,7 +309,7 @@ def format_verify(report: dict) -> str:
             if r.get("worst") is not None and r.get("max_abs") else ""
         why = (f"{r['error_stat']} abs error over atol {r['atol']:g} and {r['error_stat']} rel error over rtol "
                f"{r['rtol']:g}" if r.get("error_stat") else
-               f"{r.get('mismatches', '?')} elements beyond atol {r['atol']:g} rtol {r['rtol']:g}")
+               f"{r.get('mismatches', '?')} elements beyond {tolerance_text(r)}")
         if r.get("note") and r["ok"] is False and not r.get("mismatches") and not r.get("validate"):
             why = "no reference: see below"
         verdict = {True: "ok", False: f"MISMATCH ({r['validate'] if r.get('validate') else why})",
@@ -358,6 +358,19 @@ def format_verify(report: dict) -> str:
         lines.append("judged under tolerances looser than the defaults: " + "; ".join(report["looser"]))
     lines.append(f"{report['verdict']}: {tail}")
     return "\n".join(lines)
+
+
+def tolerance_text(r: dict) -> str:
+    """What a row was judged by, in words: integers exactly, a float node by the error bound (whose atol is only
+    the bound's floor), else the atol / rtol in force."""
+    from ..semantics.compare import BOUND_FLOOR
+
+    integer = not np.issubdtype(np.dtype(r.get("dtype") or "float32"), np.floating)
+    if r.get("atol") == BOUND_FLOOR and not r.get("rtol"):
+        return "exact (integers are compared exactly)" if integer else "the float32 error bound"
+    if integer and not r.get("atol") and not r.get("rtol"):
+        return "exact"
+    return f"atol {r['atol']:g} rtol {r['rtol']:g}"
 
 
 def runner_name(target: str) -> str:

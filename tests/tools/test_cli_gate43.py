@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -205,3 +206,52 @@ def test_api_convert_model_takes_input_shapes_and_outputs(tmp_path):
     ov_model, records = api.convert_model(model, input_shapes={"X": [1, 3, 5, 6]}, outputs=["Y"])
     assert list(ov_model.inputs[0].get_shape()) == [1, 3, 5, 6] and [r.node for r in records] == ["r"]
     assert list(ov_model.outputs[0].get_shape()) == [1, 3, 10, 12]
+
+
+def test_inspect_says_constant_scales_are_constants_on_a_dynamic_input(tmp_path, capsys):
+    from resample_bridge.tools.cli import main
+
+    assert main(["inspect", _dynamic_model(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "bound at run time" not in out
+    assert "scales [2, 2] constant, lengths follow the run-time input shape [1, 3, ?, ?]" in out, out
+
+
+@pytest.mark.parametrize("scale", [2, 3, 1.5])
+def test_integer_or_float32_scale_asymmetric_floor_nearest_lists_no_tie(scale):
+    """src = dst / scale is an integer only where float32's correctly rounded division gives it exactly."""
+    from resample_bridge import api
+    from resample_bridge.semantics.reference import run
+    from tests.helpers.models import resize_model
+
+    for mode in ("floor", "ceil"):
+        m = resize_model((1, 1, 10, 10), scales=[1, 1, scale, scale], mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode=mode)
+        (row,) = api.inspect(m)
+        assert row.ties == {}, (scale, mode, row.ties)
+    # The ties that are real stay: 6 -> 4 asymmetric, src = 3/2*dst lands halfway at dst 1 and 3, where the
+    # rounding mode decides
+    m = resize_model((1, 1, 6, 6), sizes=[1, 1, 4, 4], mode="nearest", nearest_mode="round_prefer_floor",
+                     coordinate_transformation_mode="asymmetric")
+    (row,) = api.inspect(m)
+    assert row.ties == {"H": [1, 3], "W": [1, 3]}
+    x = np.arange(36, dtype=np.float32).reshape(1, 1, 6, 6)
+    assert run(row.ir, x)[0, 0, 0, 1] == x[0, 0, 0, 1]  # round_prefer_floor: 1.5 reads input 1, not 2
+
+
+def test_an_integer_node_is_said_to_be_compared_exactly_not_by_a_tiny_atol():
+    from resample_bridge import api
+    from resample_bridge.semantics.compare import against_oracle
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.tools.verify_openvino import tolerance_text
+    from tests.helpers.models import resize_model
+
+    (row,) = api.inspect(resize_model((1, 1, 6, 6), scales=[1, 1, 2, 2], mode="linear", dtype=TensorProto.UINT8))
+    x = np.arange(36, dtype=np.uint8).reshape(1, 1, 6, 6) * 7
+    want = run(row.ir, x)
+    judged = against_oracle(row.ir, want + 1, want, [x]).to_dict()
+    assert not judged["ok"] and tolerance_text(judged) == "exact (integers are compared exactly)"
+    (frow,) = api.inspect(resize_model((1, 1, 6, 6), scales=[1, 1, 2, 2], mode="linear"))
+    xf = x.astype(np.float32)
+    assert tolerance_text(against_oracle(frow.ir, run(frow.ir, xf) + 1, run(frow.ir, xf), [xf]).to_dict()) == \
+        "the float32 error bound"

@@ -6,7 +6,7 @@ from .coords import bind_resize
 from .equivalence import affine_text
 from .errors import BridgeError
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name
-from .taps import tie_indices
+from .taps import float32_reaches_ties, tie_indices
 
 
 _DEFORM_BORDER = {"zero_taps": "zero outside (per tap)",
@@ -89,33 +89,13 @@ def ties(ir) -> dict[str, list[int]]:
     for ax in bound.axes:
         # Exact ties only: what any arithmetic may resolve either way (diff adds near ones per arithmetic).
         t = tie_indices(ax, bound.sampler, "exact", exclude_outside=ir.exclude_outside)
-        if bound.sampler.kind == "nearest" and ax.nearest in ("floor", "ceil") and ax.valid is None and \
-                _float32_exact(ax):
-            # floor / ceil have no tie to decide: an integer coordinate is one input, and a float32 evaluation
-            # reaches it exactly when a and b are float32 values (integer-scale asymmetric: src = dst/2).
+        if bound.sampler.kind == "nearest" and ax.valid is None and float32_reaches_ties(ax):
+            # A float32 evaluation lands exactly where the exact coordinate does, and the rounding mode then
+            # decides as the spec says: nothing for a framework to get wrong (integer-scale asymmetric).
             t = []
         if t:
             out[axis_name(ax.axis, ir.rank)] = t
     return out
-
-
-def _float32_exact(ax) -> bool:
-    """Whether float32 reaches every integer ``src = a*dst + b`` of ``ax`` exactly: b = 0 with a scale 1/a that is
-    a float32 value (the spec's ``dst / scale``, a correctly rounded division, is exact where the quotient is an
-    integer: integer-scale asymmetric), or a and b with power-of-two denominators and every product and sum
-    within float32's 24-bit integers."""
-    from fractions import Fraction
-
-    import numpy as np
-
-    a, b = Fraction(ax.a), Fraction(ax.b)
-    if b == 0 and a != 0 and ax.out_len < 2 ** 24 and Fraction(float(np.float32(float(1 / a)))) == 1 / a:
-        return True
-    den = max(a.denominator, b.denominator)
-    if den & (den - 1):
-        return False
-    top = abs(a) * max(ax.out_len - 1, 0) + abs(b)
-    return top * den < 2 ** 24 and abs(a) * den < 2 ** 24 and abs(b) * den < 2 ** 24
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

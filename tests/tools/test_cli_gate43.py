@@ -255,3 +255,18 @@ def test_an_integer_node_is_said_to_be_compared_exactly_not_by_a_tiny_atol():
     xf = x.astype(np.float32)
     assert tolerance_text(against_oracle(frow.ir, run(frow.ir, xf) + 1, run(frow.ir, xf), [xf]).to_dict()) == \
         "the float32 error bound"
+
+
+def test_a_uint8_resize_the_onnx_target_refuses_names_the_rungs_and_the_way_out(tmp_path, capsys):
+    from resample_bridge.tools.cli import main
+    from tests.helpers.models import resize_model
+
+    m = resize_model((1, 1, "h", "w"), scales=[1, 1, 2, 2], mode="linear", dtype=TensorProto.UINT8)
+    onnx.save(m, tmp_path / "u8.onnx")
+    assert main(["convert", str(tmp_path / "u8.onnx"), "--target", "onnx", "-o", str(tmp_path / "o.onnx")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "node 'r', field 'rung': native: onnxruntime truncates integer linear" in line
+    assert line.endswith("give the input shapes with --input (the tap tables are exact for fixed shapes)"), line
+    assert main(["convert", str(tmp_path / "u8.onnx"), "--target", "onnx", "-o", str(tmp_path / "o.onnx"),
+                 "--input", "X[1,1,6,6]"]) == 0  # the advice works: rung 3, proven on onnxruntime
+    assert "rung 3 (decomposition)" in capsys.readouterr().out

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 
+from .. import __version__
 from ..semantics.errors import BridgeError
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
@@ -170,8 +171,6 @@ def _bool(text: str) -> bool:
 
 
 def version() -> str:
-    from .. import __version__
-
     return __version__
 
 

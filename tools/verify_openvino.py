@@ -23,7 +23,7 @@ from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import F32, Compiled
 from ..lowering.openvino.target import convert
 from ..lowering.openvino.write import EXTENSION_NAME
-from ..semantics.compare import against_oracle, compare
+from ..semantics.compare import BOUND_FLOOR, against_oracle, compare
 from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
@@ -363,8 +363,6 @@ def format_verify(report: dict) -> str:
 def tolerance_text(r: dict) -> str:
     """What a row was judged by, in words: integers exactly, a float node by the error bound (whose atol is only
     the bound's floor), else the atol / rtol in force."""
-    from ..semantics.compare import BOUND_FLOOR
-
     integer = not np.issubdtype(np.dtype(r.get("dtype") or "float32"), np.floating)
     if r.get("atol") == BOUND_FLOOR and not r.get("rtol"):
         return "exact (integers are compared exactly)" if integer else "the float32 error bound"

@@ -11,10 +11,10 @@ import json
 import os
 import sys
 
-from .. import __version__
 from ..semantics.errors import BridgeError
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
+from .. import __version__
 from .api_terms import cli_terms
 from .signals import Terminated, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,

@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 # which writes nothing where PYTHONDONTWRITEBYTECODE is set (then every command compiled ~100 modules: 0.1 s of
 # a 0.4 s conversion). Python reads it whatever that variable says, and recompiles any module edited since.
 bytecode:
-	$(BIN)/python -m compileall -q semantics translate lowering tools > /dev/null
+	$(BIN)/python -m compileall -q resample_bridge semantics translate lowering tools > /dev/null
 
 demo: $(STAMP)
 	$(BIN)/resample-bridge demo

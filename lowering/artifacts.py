@@ -16,7 +16,7 @@ import shutil
 import signal
 import tempfile
 
-from ..semantics.errors import BridgeError
+from ..semantics.errors import BridgeError, clip
 
 STAGE_PREFIX = ".rb-convert-"
 
@@ -30,6 +30,7 @@ def check_output_path(out: str, force: bool, suffix: str, companions: tuple[str,
         also = f" (the {', '.join(companions)} is written beside it)" if companions else ""
         raise BridgeError(f"output {out} must end in {suffix}{also}", field="output")
     d = os.path.dirname(out)
+    refuse_file_parent(out)
     if not os.path.isdir(d):
         raise BridgeError(f"output directory {d} does not exist", field="output")
     if not os.access(d, os.W_OK):
@@ -40,6 +41,16 @@ def check_output_path(out: str, force: bool, suffix: str, companions: tuple[str,
         if os.path.lexists(p) and not force:
             raise BridgeError(f"{p} exists; pass --force to overwrite", field="output")
     return out
+
+
+def refuse_file_parent(out: str) -> None:
+    """``-o a/file.onnx/x.xml``: the nearest existing parent is a file, which no mkdir can mend."""
+    d = os.path.dirname(out)
+    while d and not os.path.lexists(d) and os.path.dirname(d) != d:
+        d = os.path.dirname(d)
+    if d and os.path.lexists(d) and not os.path.isdir(d):
+        raise BridgeError(f"{clip(d)} is a file, not a folder, so {clip(out)} cannot be written there (choose "
+                          "another output path)", field="output")
 
 
 def umask_mode() -> int:

@@ -67,20 +67,24 @@ def first_line(what, empty: str | None = None) -> str:
 class BridgeError(Exception):
     """A refusal with a reason. ``node`` and ``field`` say where; ``message`` says why."""
 
-    def __init__(self, message: str, node: str | None = None, field: str | None = None):
+    def __init__(self, message: str, node: str | None = None, field: str | None = None, brief: str | None = None):
         super().__init__(message)
         self.message = message
         self.node = node
         self.field = field
+        self.brief = brief  # the default line's shorter wording of a long message; -v and --json keep ``message``
 
     def _text(self, node_cap: int, field_cap: int, message_cap: int) -> str:
+        text = self.message
+        if self.brief and len(text) > message_cap:
+            text = self.brief
         where = []
         if self.node:
             where.append(f"node '{clip(self.node, node_cap)}'")
         if self.field:
             where.append(f"field '{clip(self.field, field_cap)}'")
         head = ", ".join(where) + ": " if where else ""
-        msg = self.message if len(self.message) > 100000 else without_source(self.message)
+        msg = text if len(text) > 100000 else without_source(text)
         return head + keep_advice(msg, max(message_cap - len(head), 60))
 
     def __str__(self) -> str:
@@ -97,4 +101,4 @@ class BridgeError(Exception):
 
     def at(self, node: str | None = None, field: str | None = None) -> "BridgeError":
         """The same error, with the location filled in where it was still unknown."""
-        return BridgeError(self.message, self.node or node, self.field or field)
+        return BridgeError(self.message, self.node or node, self.field or field, self.brief)

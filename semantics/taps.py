@@ -314,6 +314,18 @@ def tie_indices(axis: BoundAxis, sampler: Sampler, arith: str = "exact",
     return out
 
 
+def float32_reaches_ties(axis: BoundAxis) -> bool:
+    """Whether float32 computes every exact nearest tie of ``axis`` exactly: the spec's ``dst / scale`` with b = 0
+    (asymmetric) and a scale that is a float32 value is one correctly rounded division, so an integer or
+    half-integer quotient (below 2^23) comes out exact and the rounding mode decides it as the spec does. Near
+    ties (an exact source just off a boundary) are another matter: ``tie_indices`` with a float arithmetic."""
+    a, b = Fraction(axis.a), Fraction(axis.b)
+    if b != 0 or a <= 0 or axis.out_len >= 2 ** 23:
+        return False
+    scale = 1 / a
+    return Fraction(float(np.float32(float(scale)))) == scale
+
+
 def integer_taps(axis: BoundAxis, sampler: Sampler, exclude_outside: bool) -> tuple[np.ndarray, np.ndarray, int]:
     """The tap table with its weights as integer numerators over one denominator: (index [O, K],
     numerators [O, K] as Python ints in an object array, D) with weight = numerator / D exactly. Integer

@@ -6,7 +6,7 @@ from .coords import bind_resize
 from .equivalence import affine_text
 from .errors import BridgeError
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name
-from .taps import tie_indices
+from .taps import float32_reaches_ties, tie_indices
 
 
 _DEFORM_BORDER = {"zero_taps": "zero outside (per tap)",
@@ -33,6 +33,14 @@ def _runtime_fields(ir: ResizeIR) -> list[str]:
     return [f"{k} {getattr(ir, k)}" for k in ("scales", "sizes", "roi") if isinstance(getattr(ir, k), RuntimeValue)]
 
 
+def _values(values) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]" if values is not None else "?"
+
+
+def _shape(shape) -> str:
+    return "unknown" if shape is None else "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
 def describe(ir) -> list[str]:
     """Lines such as ``H 224->448: src = 1/2*dst - 1/4, linear, clamp``."""
     if isinstance(ir, ResizeIR):
@@ -54,10 +62,14 @@ def describe(ir) -> list[str]:
 def _describe_resize(ir: ResizeIR) -> list[str]:
     tail = f"{ir.sampler}, {_border(ir)}"
     rt = _runtime_fields(ir)
-    if not _static_shape(ir) or rt:
-        why = ", ".join(rt) if rt else f"input shape {ir.input_shape}"
-        axes = ", ".join(axis_name(a, ir.rank) for a in ir.axes)
-        return [f"axes {axes}: {ir.coord}; bound at run time ({why}); {tail}"]
+    axes = ", ".join(axis_name(a, ir.rank) for a in ir.axes)
+    if rt:
+        return [f"axes {axes}: {ir.coord}; bound at run time ({', '.join(rt)}); {tail}"]
+    if not _static_shape(ir):
+        # Constant scales or sizes: only the lengths wait for the input's run-time shape.
+        given = f"scales {_values(ir.scales)}" if ir.scales is not None else f"sizes {_values(ir.sizes)}"
+        return [f"axes {axes}: {ir.coord}; {given} constant, lengths follow the run-time input shape "
+                f"{_shape(ir.input_shape)}; {tail}"]
     bound = bind_resize(ir, ir.input_shape)
     if not bound.axes:
         return [f"identity ({'x'.join(map(str, bound.in_shape))}), {tail}"]
@@ -77,6 +89,10 @@ def ties(ir) -> dict[str, list[int]]:
     for ax in bound.axes:
         # Exact ties only: what any arithmetic may resolve either way (diff adds near ones per arithmetic).
         t = tie_indices(ax, bound.sampler, "exact", exclude_outside=ir.exclude_outside)
+        if bound.sampler.kind == "nearest" and ax.valid is None and float32_reaches_ties(ax):
+            # A float32 evaluation lands exactly where the exact coordinate does, and the rounding mode then
+            # decides as the spec says: nothing for a framework to get wrong (integer-scale asymmetric).
+            t = []
         if t:
             out[axis_name(ax.axis, ir.rank)] = t
     return out

@@ -29,9 +29,14 @@ from typing import Any
 
 from ..lowering.passes import ConvertOptions, NodeRecord
 from ..semantics.errors import BridgeError
+from .api_terms import api_terms
 
 __all__ = ["inspect", "check", "convert", "convert_model", "save", "verify", "InspectRow", "CheckRow",
            "CheckResult", "Conversion", "ErrorStats", "VerifyResult", "NodeRecord", "BridgeError"]
+
+
+class ParameterError(BridgeError, TypeError):
+    """A keyword a function does not take: a TypeError as Python raises it, and a BridgeError as all bad input."""
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -154,16 +159,20 @@ def _model_file(model, convention: str | None):
 # The verbs
 
 
-def inspect(model, *, convention: str | None = None) -> list[InspectRow]:
-    """The canonical semantics of every resampling node, in graph order."""
+@api_terms
+def inspect(model, *, convention: str | None = None, input_shapes: dict | None = None) -> list[InspectRow]:
+    """The canonical semantics of every resampling node, in graph order (``input_shapes`` as :func:`check`'s)."""
     from ..semantics import text
     from ..translate.onnx import parse_model
+    from .inputs import prepared
 
-    with _model_file(model, convention) as path:
+    with _model_file(model, convention) as given, \
+            (prepared(given, input_shapes) if input_shapes else contextlib.nullcontext((given, None))) as (path, _):
         return [InspectRow(name, ir.origin, ir, tuple(text.describe(ir)), dict(text.ties(ir)))
                 for name, ir in parse_model(path)]
 
 
+@api_terms
 def check(model, *, target: str = "openvino", convention: str | None = None,
           fail_on: tuple[str, ...] = ("different", "unproven"), input_shapes: dict | None = None,
           report: str | None = None, progress=None) -> CheckResult:
@@ -199,18 +208,22 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
     return CheckResult(target, tuple(typed), gate)
 
 
+@api_terms
 def convert_model(model, *, fallback: str = "decompose", strict: bool = False, extensions=(),
-                  convention: str | None = None, prefer: str | None = None):
-    """(``openvino.Model``, [NodeRecord]) in memory, every resampling node lowered and proven (``prefer`` as
-    :func:`convert`). Save it with :func:`save`, not with ``openvino.save_model``'s defaults (they round the
-    tap tables to f16)."""
+                  convention: str | None = None, prefer: str | None = None, input_shapes: dict | None = None,
+                  outputs=()):
+    """(``openvino.Model``, [NodeRecord]) in memory, every resampling node lowered and proven (``prefer``,
+    ``input_shapes`` and ``outputs`` as :func:`convert`). Save it with :func:`save`, not with
+    ``openvino.save_model``'s defaults (they round the tap tables to f16)."""
     from .convert import convert_openvino_model
+    from .inputs import prepared
 
-    with _model_file(model, convention) as path:
+    with _model_file(model, convention) as given, prepared(given, input_shapes, outputs) as (path, _):
         return convert_openvino_model(path, fallback=fallback, strict=strict, extensions=extensions,
                                       prefer=prefer)
 
 
+@api_terms
 def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp16: bool = False,
          extensions=()) -> Conversion:
     """Write a model from :func:`convert_model` to ``output`` (.xml, the .bin beside it, the extension library
@@ -225,6 +238,7 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
     return Conversion("openvino", out, dict(files), tuple(records), tuple(kept))
 
 
+@api_terms
 def convert(model, output: str | None = None, *, target: str = "openvino", fallback: str = "decompose",
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
             convention: str | None = None, prefer: str | None = None, allow_conditional: bool | None = None,
@@ -248,7 +262,7 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
 
     entry(target)
     if target == "tensorrt" and input_shapes:
-        fixed = {n: {k: list(d) for k in ("min", "opt", "max")} for n, d in input_shapes.items()}
+        fixed = {n: {k: list(d) for k in ("min", "opt", "max")} for n, d in input_shapes.items() if d is not None}
         trt_shapes = {**fixed, **(trt_shapes or {})}
     options = ConvertOptions(trt_shapes=trt_shapes or None, fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer,
                              force=force, compress_to_fp16=compress_to_fp16, extensions=tuple(extensions or ()),
@@ -274,32 +288,54 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
                       tuple(written.report.get("kept_f32", ())), extra=report)
 
 
+@api_terms
 def verify(model, converted: str | None = None, *, target: str = "openvino", inputs: dict | None = None,
            fallback: str = "decompose", strict: bool = False, convention: str | None = None,
-           **options) -> VerifyResult:
+           atol: float | dict | None = None, rtol: float | dict | None = None, **options) -> VerifyResult:
     """Run the source (onnxruntime; each resampling node also through the oracle) and the converted model
     (``target`` "openvino": OpenVINO CPU in f32; "onnx" / "tensorrt": the converted ONNX on onnxruntime, a
     TensorRT plugin node refused) on the same inputs. ``converted``: the file ``convert`` wrote (an .xml with
     its extension library beside it, or an .onnx); None converts ``model`` first with ``fallback`` /
-    ``strict``. ``inputs``:
-    arrays by graph input name (default: seeded inputs chosen by what reads them). Further ``options`` (e.g.
-    ``atol={"": 1e-5}``, ``seed``, ``shapes``, ``val_range``, ``extensions``) go to
-    ``tools.verify_openvino.verify_openvino``."""
+    ``strict``. ``inputs``: arrays by graph input name (default: seeded inputs chosen by what reads them).
+    ``atol`` / ``rtol``: a tolerance for every output (a float) or per output / node output tensor ({name:
+    tolerance}, "" for the rest), as ``--atol`` / ``--rtol``: meant to be stricter than the defaults (1e-5 /
+    1e-4 for f32 outputs, each node the float32 error bound); a looser one is said beside the verdict
+    (``raw["looser"]``). Further ``options``: ``seed``, ``shapes``, ``val_range``, ``extensions``,
+    ``precision``, ``error_stat``, ``validate``, ``fail_fast``, ``allow_conditional`` (as verify's flags)."""
     import inspect as _inspect
 
     from .targets import entry
     from .verify_openvino import verify_openvino
 
     entry(target, "verify")
-    unknown = [k for k in options if k not in _inspect.signature(verify_openvino).parameters]
+    allowed = [k for k in _inspect.signature(verify_openvino).parameters
+               if k not in ("model_path", "inputs", "fallback", "strict", "target", "converted", "atol", "rtol")]
+    unknown = [k for k in options if k not in allowed]
     if unknown:
-        raise BridgeError(f"verify takes no option {unknown[0]!r}", field=unknown[0])
+        raise ParameterError(f"verify() got an unexpected keyword argument {unknown[0]!r}; it takes model, "
+                             f"converted, target, inputs, fallback, strict, convention, atol, rtol, "
+                             f"{', '.join(allowed)}", field=unknown[0])
     kw = {"inputs": inputs, "fallback": fallback, "strict": strict, "target": target,
+          "atol": _per_name(atol, "atol"), "rtol": _per_name(rtol, "rtol"),
           "converted": None if converted is None else os.fspath(converted), **options}
     with _model_file(model, convention) as path:
         rep = verify_openvino(path, **kw)
     return VerifyResult(bool(rep.get("ok")), tuple(_stats(r) for r in rep.get("outputs", [])),
                         tuple(_stats(r) for r in rep.get("nodes", [])), rep)
+
+
+def _per_name(tol, name: str) -> dict | None:
+    """A tolerance as verify's {tensor name or "": value}: a float is for every tensor."""
+    if tol is None or isinstance(tol, dict):
+        return tol
+    try:
+        value = float(tol)
+    except (TypeError, ValueError):
+        raise BridgeError(f"{name} must be a number or {{tensor name: number}}, not {type(tol).__name__}",
+                          field=name) from None
+    if not math.isfinite(value) or value < 0:
+        raise BridgeError(f"{name} must be a finite number >= 0, not {tol!r}", field=name)
+    return {"": value}
 
 
 def _stats(r: dict) -> ErrorStats:

@@ -14,18 +14,20 @@ import sys
 from ..semantics.errors import BridgeError, first_line
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
+from .. import __version__
+from .api_terms import cli_terms
 from .signals import Terminated, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,
                          report_needs, require, shapes, show)
 from .targets import DEFAULT, names
 
 
-def inspect_rows(model) -> list[dict]:
+def inspect_rows(model, input_shapes: dict | None = None) -> list[dict]:
     """``api.inspect``'s rows as ``inspect --json`` prints them: name, op, the IR (text and JSON), tie indices."""
     from ..semantics.ir import to_dict
 
     return [{"name": r.name, "op": r.op, "text": list(r.text), "ties": r.ties, "ir": to_dict(r.ir)}
-            for r in api.inspect(model, convention=current_convention())]
+            for r in api.inspect(model, convention=current_convention(), input_shapes=input_shapes)]
 
 
 def format_rows(rows: list[dict]) -> str:
@@ -48,7 +50,7 @@ def format_rows(rows: list[dict]) -> str:
 
 
 def cmd_inspect(args) -> int:
-    rows = inspect_rows(args.model)
+    rows = inspect_rows(args.model, shapes(args))
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
@@ -134,11 +136,18 @@ def _common(p) -> None:
                         "the conformance data")
 
 
-def _input_option(p) -> None:
+def _input_option(p, fed: bool = False) -> None:
+    """The input-shape options every verb that reads a model takes (``fed``: verify, whose --input-shapes are
+    the shapes it feeds)."""
     p.add_argument("--input", metavar="SHAPES",
                    help="fix input shapes before anything else, as ovc spells it: NAME[1,3,224,224] with '?' "
-                        "for a dynamic dimension, several inputs comma-separated; or as trtexec does: "
-                        "NAME:1x3x224x224")
+                        "for a dynamic dimension, several inputs comma-separated, NAME alone to name an input "
+                        "without changing its shape, NAME[...]{f32} to state its type (the model's own; no "
+                        "cast); or as trtexec does: NAME:1x3x224x224")
+    p.add_argument("--input-shapes", nargs="+", metavar="NAME:[d0,d1,...]",
+                   help="shapes of the fed inputs as Polygraphy spells them (needed for every dynamic dimension; "
+                        "never guessed)" if fed else
+                   "as Polygraphy spells --input: NAME:[d0,d1,...] items, one per input")
 
 
 def _lowering_options(p) -> None:
@@ -162,12 +171,7 @@ def _bool(text: str) -> bool:
 
 
 def version() -> str:
-    try:
-        from importlib.metadata import version as _v
-
-        return _v("resample-bridge")
-    except Exception:
-        return "unknown"
+    return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -178,11 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
     pi = sub.add_parser("inspect", help="show the canonical semantics of every resampling node")
     pi.add_argument("model", help="an ONNX model file")
     pi.add_argument("--json", action="store_true", help="machine-readable output")
+    _input_option(pi)
     pi.set_defaults(func=cmd_inspect)
     pk = sub.add_parser("check", help="what the target's own importer does with each resampling node (a CI gate: "
                                       "exit 1 when a node would be silently different)")
-    pk.add_argument("model")
-    pk.add_argument("--target", default=DEFAULT, choices=names("check"))
+    pk.add_argument("model", help="an ONNX model file")
+    pk.add_argument("--target", default=DEFAULT, choices=names("check"),
+                    help="whose importer to judge: openvino (converted and run on a probe, default) or tensorrt "
+                         "(predicted from onnx-tensorrt's rules)")
     pk.add_argument("--json", action="store_true", help="JSON on stdout (rows, summary, gate)")
     pk.add_argument("--fail-on", default="different,unproven", metavar="LIST",
                     help="importer outcomes that fail the gate (exit 1): comma-separated of different, refused, "
@@ -193,13 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "importer's output next to the exact one, error heatmaps")
     pk.set_defaults(func=cmd_check)
     pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
-    pc.add_argument("model")
+    pc.add_argument("model", help="an ONNX model file")
     pc.add_argument("--target", default=DEFAULT, choices=names(),
                     help="openvino (IR .xml/.bin, default), onnx (portable ONNX), tensorrt (TensorRT-ready ONNX)")
     pc.add_argument("-o", "--output_model", "--output-model", dest="output_model", default=None,
                     help="output file or folder (created when missing); default: <model stem>.xml in the current "
                          "folder (.portable.onnx / .tensorrt.onnx for the ONNX targets); a name without the "
-                         "target's suffix gets it, as with ovc; another format's suffix is refused")
+                         "target's suffix gets it, as with ovc; another format's suffix is refused (--output, as "
+                         "ovc's, names tensors, not a file)")
     pc.add_argument("--output", action="append", metavar="NAMES",
                     help="as ovc: the tensors the converted model keeps as its outputs (comma-separated or "
                          "repeated); the model is cut there (default: the model's own outputs)")
@@ -231,14 +239,16 @@ def build_parser() -> argparse.ArgumentParser:
     pc.set_defaults(func=cmd_convert)
     pv = sub.add_parser("verify", help="run the source (onnxruntime + oracle) and the converted model, report "
                                        "errors; exit 1 when they differ")
-    pv.add_argument("model")
-    pv.add_argument("--target", default=DEFAULT, choices=names("verify"))
+    pv.add_argument("model", help="the source ONNX model file")
+    pv.add_argument("--target", default=DEFAULT, choices=names("verify"),
+                    help="the converted model's runtime: openvino (OpenVINO CPU, default), onnx or tensorrt (the "
+                         "converted ONNX on onnxruntime)")
     pv.add_argument("--converted", metavar="XML", help="the converted model to check (default: convert MODEL "
                                                         "with the same options as convert, in memory)")
     pv.add_argument("--extension", action="append", metavar="LIB",
                     help="an extra OpenVINO extension library for the converted model's other custom ops")
     _lowering_options(pv)
-    _input_option(pv)
+    _input_option(pv, fed=True)
     from .verify_cli import add_options
 
     add_options(pv)
@@ -272,7 +282,7 @@ def main(argv=None) -> int:
     install_signal_handlers()
     try:
         try:
-            with onnx_convention(getattr(args, "onnx_convention", DEFAULT_CONVENTION)):
+            with onnx_convention(getattr(args, "onnx_convention", DEFAULT_CONVENTION)), cli_terms():
                 return args.func(args)
         except ModuleNotFoundError as e:
             root = (e.name or "").split(".")[0]

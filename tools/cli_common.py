@@ -32,9 +32,16 @@ def missing_module(mod: str, why: str = "") -> BridgeError:
 
 
 def shapes(args) -> dict:
-    from ..translate.onnx_shapes import parse_ovc_inputs
+    """``--input`` (ovc's or trtexec's spelling) and ``--input-shapes`` (Polygraphy's) as one {name: shape}."""
+    from ..translate.onnx_shapes import InputSpecs, parse_ovc_inputs, parse_polygraphy_shapes
 
-    return parse_ovc_inputs(args.input) if getattr(args, "input", None) else {}
+    out = parse_ovc_inputs(args.input) if getattr(args, "input", None) else InputSpecs()
+    for name, dims in parse_polygraphy_shapes(getattr(args, "input_shapes", None) or ()).items():
+        if out.get(name) is not None:
+            raise BridgeError(f"input {name!r} is given a shape by both --input and --input-shapes; give one",
+                              field="input-shapes")
+        out[name] = dims
+    return out
 
 
 def comma_list(values) -> list[str]:

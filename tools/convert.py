@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from ..lowering.artifacts import check_output_path
+from ..lowering.artifacts import check_output_path, refuse_file_parent
 from ..lowering.passes import ConvertOptions
 from ..semantics.errors import BridgeError, clip
 from .logs import log, step
@@ -50,6 +50,7 @@ def output_path(model_path: str, out: str | None, target: str, force: bool) -> t
     created = []
     d = os.path.dirname(out)
     missing = []
+    refuse_file_parent(out)
     while d and not os.path.lexists(d):
         missing.append(d)
         d = os.path.dirname(d)

@@ -8,6 +8,8 @@ GPU). ``check`` and ``convert`` need neither.
 
 from __future__ import annotations
 
+import argparse
+
 
 from .check_tensorrt import check_rows as _check_rows
 from .check_tensorrt import conformance_rows as _conformance_rows
@@ -55,8 +57,11 @@ def add_build_plugin(sub, common=None) -> None:
     p.add_argument("--tensorrt-include", metavar="DIR", help="folder with NvInferRuntime.h (default: found under "
                                                              "/usr/local/TensorRT, /opt/tensorrt, TensorRT_ROOT)")
     p.add_argument("--tensorrt-lib", metavar="DIR", help="folder with libnvinfer.so (default: found likewise)")
-    p.add_argument("-o", "--output", metavar="DIR", default=None,
+    # -o is where the file goes, as convert's -o; convert's --output names tensors (ovc's), so this verb's long
+    # name says folder, and its first spelling --output is kept without being shown.
+    p.add_argument("-o", "--output-dir", dest="output", metavar="DIR", default=None,
                    help="folder for libresample_bridge_tensorrt.so (default: where convert looks for it)")
+    p.add_argument("--output", dest="output", metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_build_plugin)
     if common is not None:

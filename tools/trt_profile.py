@@ -34,14 +34,13 @@ def requested(input_spec: str | None = None, trt_shapes: dict | None = None) -> 
     """{input name ("" for ovc's unnamed shape): {"min" | "opt" | "max": [int | None, ...]}} the user asked for:
     ``--input`` (already validated by ``parse_ovc_inputs``) overlaid by ``trt_shapes`` ({kind: {name: dims}},
     parsed ``--trt-*-shapes``)."""
-    from ..translate.onnx_shapes import _OVC_ITEM, parse_ovc_inputs
+    from ..translate.onnx_shapes import parse_ovc_inputs
 
     out: dict = {}
     if input_spec:
-        parse_ovc_inputs(input_spec)  # its errors, with their field, first
-        for m in _OVC_ITEM.finditer(input_spec.strip()):
-            dims = _bounds(m.group(2))
-            out[m.group(1)] = {"min": [d and d[0] for d in dims], "opt": [d and d[1] for d in dims],
+        for name, text in parse_ovc_inputs(input_spec).text.items():
+            dims = _bounds(text)
+            out[name] = {"min": [d and d[0] for d in dims], "opt": [d and d[1] for d in dims],
                                "max": [d and d[1] for d in dims]}
     for kind, shapes in (trt_shapes or {}).items():
         for name, dims in shapes.items():

@@ -40,8 +40,6 @@ def add_options(p) -> None:
                    help="fail an output or node that has NaN or Inf where the reference has a finite value")
     p.add_argument("--force", action="store_true",
                    help="overwrite existing --save-inputs / --save-outputs / --save-results files")
-    p.add_argument("--input-shapes", nargs="+", metavar="NAME:[d0,d1,...]",
-                   help="shapes of the fed inputs (needed for every dynamic dimension; never guessed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--precision", choices=["f32", "bf16", "f16"], default="f32",
                    help="OpenVINO's inference precision to run the converted model at (default f32, what convert "
@@ -191,7 +189,7 @@ def _against_loaded(report: dict, converted: dict, loaded, i: int, args, atol: d
 
 def run_verify(args) -> int:
     from .verify_openvino import _verdict, format_verify, verify_openvino
-    from ..translate.onnx_shapes import parse_ovc_inputs, parse_polygraphy_shapes
+    from ..translate.onnx_shapes import InputSpecs, parse_ovc_inputs, parse_polygraphy_shapes
     from .inputs import prepared
     from .logs import log, step
     from .verify_stats import parse_error_stats
@@ -225,7 +223,7 @@ def run_verify(args) -> int:
     args.extension = user_extensions(comma_list(args.extension))
     if args.converted and args.input:
         log.info("--input fixes shapes for a conversion; with --converted it only settles the fed shapes")
-    fixed = parse_ovc_inputs(args.input) if args.input else {}
+    fixed = parse_ovc_inputs(args.input) if args.input else InputSpecs()
     runner = "openvino" if args.target == "openvino" else args.target
     reports, used, results = [], [], {"onnxruntime": [], runner: []}
     # --input fixes the model before conversion; with --converted the user's file is as written, and the
@@ -237,7 +235,7 @@ def run_verify(args) -> int:
                       (f", iteration {i + 1} of {len(iterations)}" if len(iterations) > 1 else "")):
                 report = verify_openvino(path, inputs=feeds, fallback=args.fallback, strict=args.strict,
                                          allow_conditional=allow_conditional(args), converted=args.converted,
-                                         extensions=args.extension or (), shapes={**fixed, **(shapes or {})} or None,
+                                         extensions=args.extension or (), shapes={**fixed.shaped(), **(shapes or {})} or None,
                                          seed=args.seed, val_range=ranges, atol=atol, rtol=rtol, target=args.target,
                                          error_stat=stats, validate=args.validate, fail_fast=args.fail_fast,
                                          precision=args.precision)

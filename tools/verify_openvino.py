@@ -24,7 +24,7 @@ from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import F32, Compiled
 from ..lowering.openvino.target import convert
 from ..lowering.openvino.write import EXTENSION_NAME
-from ..semantics.compare import against_oracle, compare
+from ..semantics.compare import BOUND_FLOOR, against_oracle, compare
 from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
@@ -120,7 +120,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     this CPU's default where it has bf16 -- or f16), each node judged by the policy's bound at that precision
     (``tolerance.reduced_bound``: values may round, an index may not move). Returns a plain dict (strict-JSON
     values)."""
-    from .verify_stats import finish_row
+    from .verify_stats import finish_row, looser_than_bound
 
     from ..semantics.reference import run as oracle
     from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
@@ -146,7 +146,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
                       for n in list(node.input) + list(node.output) if n} | {o.name for o in model.graph.output})
     options = {"fallback": fallback, "strict": strict, "allow_conditional": allow_conditional}
-    from ..semantics.tolerance import PRECISIONS, precision_tolerance, reduced_bound
+    from ..semantics.tolerance import PRECISIONS, default_tolerance, precision_tolerance, reduced_bound
 
     if precision not in PRECISIONS:
         raise BridgeError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}", field="precision")
@@ -173,6 +173,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
                               field=field)
     consts = constants(model)
     deviating: set[str] = set()
+    looser: list[str] = []  # the user's tolerances that judge more leniently than the defaults
     for i, node in enumerate(model.graph.node):
         if node.op_type not in RESAMPLING_OPS or node.domain not in ("", "ai.onnx"):
             continue
@@ -209,7 +210,10 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         else:
             e = against_oracle(irs[name], got, want, ov_args).to_dict()
         e = finish_row(e, got, want, stats.get(t, stats.get("", "elemwise")) if given else "elemwise", validate)
-        e.update(name=name, onnxruntime_vs_oracle=ort_dev)
+        if given and looser_than_bound(irs[name], want, ov_args, e["atol"], e["rtol"]):
+            looser.append(f"node {clip(name, 60)} by atol {e['atol']:g} rtol {e['rtol']:g}, not the float32 "
+                          "error bound")
+        e.update(name=name, onnxruntime_vs_oracle=ort_dev, judged_by=tolerance_text(e))
         report["nodes"].append(e)
         if fail_fast and e["ok"] is False:
             report["stopped"] = f"--fail-fast: stopped at the first failure (node {name})"
@@ -241,6 +245,10 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         e = compare(ov_out[o.name], want, atol.get(o.name, atol.get("", reduced[0])),
                     rtol.get(o.name, rtol.get("", reduced[1]))).to_dict()
         e["name"] = o.name
+        default = reduced if reduced[0] is not None else default_tolerance(want.dtype)
+        if e["atol"] > default[0] or e["rtol"] > default[1]:
+            looser.append(f"output {clip(o.name, 60)} by atol {e['atol']:g} rtol {e['rtol']:g} (default "
+                          f"{default[0]:g} / {default[1]:g})")
         e = finish_row(e, ov_out[o.name], want, stats.get(o.name, stats.get("", "elemwise")), validate)
         if o.name in deviating and misread:
             e.update(ok=False, note=misread)
@@ -250,6 +258,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         if fail_fast and e["ok"] is False:
             report["stopped"] = f"--fail-fast: stopped at the first failure (output {o.name})"
             break
+    if looser:
+        report["looser"] = looser
     report["arrays"] = {"onnxruntime": {o.name: ort_out[o.name] for o in model.graph.output if o.name in ort_out},
                         "converted": {o.name: ov_out[o.name] for o in model.graph.output if o.name in ov_out},
                         "inputs": feeds}
@@ -300,7 +310,7 @@ def format_verify(report: dict) -> str:
             if r.get("worst") is not None and r.get("max_abs") else ""
         why = (f"{r['error_stat']} abs error over atol {r['atol']:g} and {r['error_stat']} rel error over rtol "
                f"{r['rtol']:g}" if r.get("error_stat") else
-               f"{r.get('mismatches', '?')} elements beyond atol {r['atol']:g} rtol {r['rtol']:g}")
+               f"{r.get('mismatches', '?')} elements beyond {tolerance_text(r)}")
         if r.get("note") and r["ok"] is False and not r.get("mismatches") and not r.get("validate"):
             why = "no reference: see below"
         verdict = {True: "ok", False: f"MISMATCH ({r['validate'] if r.get('validate') else why})",
@@ -345,8 +355,21 @@ def format_verify(report: dict) -> str:
             + (f", {c['nodes_not_observed']} not observable" if c["nodes_not_observed"] else ""))
     if report.get("stopped"):
         lines.append(report["stopped"])
+    if report.get("looser"):
+        lines.append("judged under tolerances looser than the defaults: " + "; ".join(report["looser"]))
     lines.append(f"{report['verdict']}: {tail}")
     return "\n".join(lines)
+
+
+def tolerance_text(r: dict) -> str:
+    """What a row was judged by, in words: integers exactly, a float node by the error bound (whose atol is only
+    the bound's floor), else the atol / rtol in force."""
+    integer = not np.issubdtype(np.dtype(r.get("dtype") or "float32"), np.floating)
+    if r.get("atol") == BOUND_FLOOR and not r.get("rtol"):
+        return "exact (integers are compared exactly)" if integer else "the float32 error bound"
+    if integer and not r.get("atol") and not r.get("rtol"):
+        return "exact"
+    return f"atol {r['atol']:g} rtol {r['rtol']:g}"
 
 
 def runner_name(target: str) -> str:

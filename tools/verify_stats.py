@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..semantics.compare import BOUND_FLOOR
 from ..semantics.errors import BridgeError, clip
+from ..semantics.tolerance import float_bound
 
 ERROR_STATS = ("elemwise", "max", "mean", "median")
 
@@ -56,3 +58,11 @@ def finish_row(row: dict, got, want, stat: str = "elemwise", validate: bool = Fa
 
 
 __all__ = ["ERROR_STATS", "parse_error_stats", "judge_by_stat", "non_finite_introduced", "finish_row"]
+
+
+def looser_than_bound(ir, want, args, atol: float, rtol: float) -> bool:
+    """Whether a node judged by ``atol`` / ``rtol`` (as ``compare`` applies them) admits an error somewhere that
+    the policy's float32 error bound on the same inputs would not (the verdict then says so)."""
+    b = np.where(np.isfinite(want), np.abs(want), 0.0).astype(np.float64)
+    scale = max(1.0, float(b.max(initial=0.0))) if np.issubdtype(want.dtype, np.floating) else 1.0
+    return bool(np.any(atol * scale + rtol * b > float_bound(ir, *args) + BOUND_FLOOR))

@@ -13,7 +13,29 @@ from ..semantics.errors import BridgeError, clip
 
 MAX_DIM = 1 << 31
 
-_OVC_ITEM = re.compile(r"\s*([^\[\],]*?)\s*\[([^\]]*)\]\s*(?:,|$)")
+# ovc's item: NAME[d0,d1,...]{type}, NAME{type}[d0,...], NAME{type} or NAME alone (selects the input, no shape).
+_OVC_ITEM = re.compile(r"\s*([^\[\]{},]*?)\s*(?:\{([^{}]*)\})?\s*(?:\[([^\]]*)\])?\s*(?:\{([^{}]*)\})?\s*(?:,|$)")
+# ovc's element type names (and the numpy ones), as ONNX element types.
+OVC_TYPES = {**{k: v for k, v in (("f16", "float16"), ("f32", "float32"), ("f64", "float64"), ("bf16", "bfloat16"),
+                                  ("i8", "int8"), ("i16", "int16"), ("i32", "int32"), ("i64", "int64"),
+                                  ("u8", "uint8"), ("u16", "uint16"), ("u32", "uint32"), ("u64", "uint64"),
+                                  ("boolean", "bool"))}}
+
+
+class InputSpecs(dict):
+    """{input name: [int | None, ...] | None (named without a shape)}; ``types``: {name: the element type given
+    in braces}; ``text``: {name: the dimensions as written (ovc's bounds ``1..4`` kept: TensorRT's profile)}."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.types: dict[str, str] = {}
+        self.text: dict[str, str] = {}
+
+    def shaped(self) -> dict:
+        """The names given a shape, and their shapes."""
+        return {k: v for k, v in self.items() if v is not None}
+
+
 # ovc's bounded dimension: "1..4", "..4", "1.." (ONNX keeps no bounds: the dimension stays dynamic).
 _BOUNDED = re.compile(r"(\d*)\.\.(\d*)")
 
@@ -40,14 +62,15 @@ def _dims(text: str, name: str, field: str) -> list[int | None]:
 _TRTEXEC = re.compile(r"\s*([^\[\],:]+?)\s*:\s*(\d+(?:x\d+)*)\s*(?:,|$)")
 
 
-def parse_ovc_inputs(spec: str, field: str = "input") -> dict[str, list[int | None]]:
-    """``x[1,3,224,224],y[?,3]`` (ovc's ``--input``; spaces between dimensions also accepted; ``1..4`` a bounded
-    dynamic dimension; ``[1,3,224,224]`` without a name for a model with one input, keyed ""); trtexec's
+def parse_ovc_inputs(spec: str, field: str = "input") -> InputSpecs:
+    """ovc's ``--input``: ``x[1,3,224,224],y[?,3]`` (spaces between dimensions also accepted; ``1..4`` a bounded
+    dynamic dimension; ``[1,3,224,224]`` without a name for a model with one input, keyed ""), ``x`` alone (the
+    input named, its shape as declared), ``x[1,3,224,224]{f16}`` (the type must be the model's own); trtexec's
     ``x:1x3x224x224,y:2x3`` too (issue 43: a deployment engineer's other spelling)."""
-    out: dict[str, list[int | None]] = {}
+    out = InputSpecs()
     pos = 0
     spec = spec.strip()
-    if "[" not in spec and _TRTEXEC.match(spec):
+    if "[" not in spec and "{" not in spec and _TRTEXEC.match(spec):
         while pos < len(spec):
             m = _TRTEXEC.match(spec, pos)
             if not m:
@@ -55,21 +78,32 @@ def parse_ovc_inputs(spec: str, field: str = "input") -> dict[str, list[int | No
                                   f"NAME[d0,d1,...] (ovc)", field=field)
             if m.group(1) in out:
                 raise BridgeError(f"input {clip(m.group(1), 80)!r} is given twice", field=field)
-            out[m.group(1)] = _dims(m.group(2).replace("x", ","), m.group(1), field)
+            out.text[m.group(1)] = m.group(2).replace("x", ",")
+            out[m.group(1)] = _dims(out.text[m.group(1)], m.group(1), field)
             pos = m.end()
         return out
     while pos < len(spec):
         m = _OVC_ITEM.match(spec, pos)
-        if not m:
+        if not m or m.end() == pos or (m.group(2) is not None and m.group(4) is not None) or \
+                not (m.group(1) or m.group(3) is not None):
             raise BridgeError(f"cannot read {clip(spec[pos:], 80)!r}: expected NAME[d0,d1,...] with '?' for a "
-                              f"dynamic dimension, several inputs separated by commas", field=field)
-        name = m.group(1)
+                              f"dynamic dimension, optionally {{type}} after it, or NAME alone; several inputs "
+                              f"separated by commas", field=field)
+        name, dims, kind = m.group(1), m.group(3), m.group(2) or m.group(4)
         if not name and (out or pos + len(m.group(0)) < len(spec)):
             raise BridgeError("a shape without an input name is for a model with one input; name each input "
                               "(NAME[d0,d1,...])", field=field)
         if name in out:
             raise BridgeError(f"input {clip(name, 80)!r} is given twice", field=field)
-        out[name] = _dims(m.group(2), name, field)
+        out[name] = None if dims is None else _dims(dims, name, field)
+        if dims is not None:
+            out.text[name] = dims
+        if kind is not None:
+            t = kind.strip().lower()
+            if OVC_TYPES.get(t, t) not in OVC_TYPES.values():
+                raise BridgeError(f"input {clip(name, 80)!r}: unknown element type {clip(kind, 20)!r}; expected one "
+                                  f"of {', '.join(OVC_TYPES)}", field=field)
+            out.types[name] = OVC_TYPES.get(t, t)
         pos = m.end()
     if not out:
         raise BridgeError("no input shape given", field=field)
@@ -107,11 +141,13 @@ def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "
     if not shapes:
         return model
     feeds = {vi.name: vi for vi in graph_inputs(model)}
+    types = dict(getattr(shapes, "types", {}))
     if "" in shapes:  # ovc's unnamed --input "[1,3,224,224]": the model's one input
         if len(feeds) != 1:
             raise BridgeError(f"a shape without an input name needs a model with one input; this one has "
                               f"{len(feeds)} ({', '.join(clip(n, 40) for n in list(feeds)[:8])})", field=field)
-        shapes = {next(iter(feeds)): shapes[""]}
+        only = next(iter(feeds))
+        shapes, types = {only: shapes[""]}, {only if k == "" else k: v for k, v in types.items()}
     for name, dims in shapes.items():
         vi = feeds.get(name)
         if vi is None:
@@ -119,6 +155,9 @@ def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "
             raise BridgeError(f"the model has no input {clip(name, 80)!r} (its inputs: {known})", field=field)
         if not vi.type.HasField("tensor_type"):
             raise BridgeError(f"input {clip(name, 80)!r} is not a tensor", field=field)
+        _same_type(vi, types.get(name), field)
+        if dims is None:
+            continue
         old = declared_shape(vi)
         if old is not None and len(old) != len(dims):
             raise BridgeError(f"input {clip(name, 80)!r} has rank {len(old)}; {len(dims)} dimensions given",
@@ -126,7 +165,7 @@ def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "
     m = onnx.ModelProto()
     m.CopyFrom(model)
     for vi in m.graph.input:
-        if vi.name not in shapes:
+        if shapes.get(vi.name) is None:
             continue
         shape = vi.type.tensor_type.shape
         old = declared_shape(vi)
@@ -146,3 +185,17 @@ def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "
                 if d.HasField("dim_value"):
                     d.ClearField("dim_value")
     return m
+
+
+def _same_type(vi, given: str | None, field: str) -> None:
+    """ovc's ``{type}`` converts an input; here the model is converted as it is, so a type other than the
+    input's own is refused (the user may have expected a cast)."""
+    if given is None:
+        return
+    own = onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type).name \
+        if vi.type.tensor_type.elem_type != onnx.TensorProto.BFLOAT16 else "bfloat16"
+    if own != given:
+        short = {v: k for k, v in OVC_TYPES.items()}
+        raise BridgeError(f"input {clip(vi.name, 80)!r} is {short.get(own, own)} in the model, not "
+                          f"{short.get(given, given)}; resample-bridge converts inputs as the model declares them "
+                          f"(cast in the model, or drop {{{short.get(given, given)}}})", field=field)

@@ -18,7 +18,7 @@ import numpy as np
 from ...semantics.coords import bind_resize
 from ...semantics.equivalence import diff, same_taps
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
-from ...semantics.taps import coarser, tie_indices
+from ...semantics.taps import coarser, float32_reaches_ties, tie_indices
 from ...semantics.vocab import ONNX_NEAREST_MODES
 from ...translate.dtypes import ONNX as ONNX_DTYPES
 from ...translate.onnx import NodeView, parse_view
@@ -34,6 +34,7 @@ from .gridsample_decompose import REASON as GRID_REASON
 from .gridsample_decompose import check_gridsample
 
 ORT_RESIZE_TYPES = ONNX_DTYPES["onnxruntime_resize"]  # measured (translate/dtypes.py)
+STATIC_ADVICE = "give the input shapes with --input (the tap tables are exact for fixed shapes)"
 _COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
            "tf_half_pixel_for_nn", "tf_crop_and_resize")
 
@@ -86,8 +87,7 @@ def ort_gap(src, written, attrs: dict | None = None):
         # diff lists the ties of both maps (two frameworks, either may round the wrong way); the source is
         # exact, so only the map onnxruntime evaluates in float32 can land on the wrong side of one.
         bound = bind_resize(got, src.input_shape)
-        ties = {axis_name(ax.axis, got.rank): t for ax in bound.axes
-                if (t := tie_indices(ax, bound.sampler, coarser(src.arith, got.arith), bound.exclude_outside))}
+        ties = {axis_name(ax.axis, got.rank): t for ax in bound.axes if (t := _fp32_ties(ax, bound, src))}
     else:
         if isinstance(src, GridSampleIR) and src.spatial_rank not in (2, 3):
             return Refusal("onnxruntime's GridSample runs 4-D and 5-D inputs only (measured, 1.32)", "spatial_rank")
@@ -103,6 +103,17 @@ def ort_gap(src, written, attrs: dict | None = None):
         return Refusal("onnxruntime's float32 coordinates can fall either side of a rounding tie ("
                        + "; ".join(f"{ax} outputs {idx}" for ax, idx in ties.items()) + ")", "arith")
     return ()
+
+
+def _fp32_ties(ax, bound, src) -> list[int]:
+    """The outputs of ``ax`` onnxruntime's float32 coordinates can put on the wrong side of a rounding boundary:
+    the ties within float32's reach, less the exact ones its one division computes exactly (integer-scale
+    asymmetric nearest: ``float32_reaches_ties``)."""
+    near = tie_indices(ax, bound.sampler, coarser(src.arith, "fp32"), bound.exclude_outside)
+    if near and bound.sampler.kind == "nearest" and ax.valid is None and float32_reaches_ties(ax):
+        exact = set(tie_indices(ax, bound.sampler, "exact", bound.exclude_outside))
+        return [o for o in near if o not in exact]
+    return near
 
 
 def _ort_resized_axes(ir: ResizeIR) -> set:
@@ -133,7 +144,7 @@ def _ort_runs(kind: str, rank: int, resized: set) -> bool:
 def _every_value(src: ResizeIR):
     """Exact on every input shape and run-time value: only where no field onnxruntime replaces (output
     length rule, formula length, length-1 rule, float32 coordinates, copied axes) can change a number."""
-    if src.sampler.kind == "nearest":
+    if src.sampler.kind == "nearest" and not _integer_scales_asymmetric(src):
         return Refusal("nearest on a shape not known here: float32 coordinates can fall either side of a "
                        "rounding tie", "input_shape")
     if src.coord in ("tf_crop_and_resize", "tf_half_pixel_for_nn"):
@@ -150,6 +161,10 @@ def _every_value(src: ResizeIR):
                            "length and formula length differ from the exact ones on some lengths", "scales")
         if src.coord == "pytorch_half_pixel" and 1 in src.scales:
             return Refusal("pytorch_half_pixel at output length 1 (onnxruntime reads 0)", "length1")
+        if src.sampler.kind == "nearest":
+            # dst / k in float32 is exact on a tie and no nearer to one than 1/(2k) elsewhere below 2^23: a limit
+            # stated with the rung (as OpenVINO's rung 1 states its own), not a condition on values.
+            return ()
         return ("every resized input length times its scale is below 2^24 (onnxruntime's float32 "
                 "output length)",)
     if isinstance(src.sizes, tuple) and 0 in src.sizes:
@@ -159,13 +174,22 @@ def _every_value(src: ResizeIR):
     return ()
 
 
+def _integer_scales_asymmetric(src: ResizeIR) -> bool:
+    """Nearest whose float32 coordinates are exact on every shape: asymmetric with constant integer scales."""
+    return src.coord == "asymmetric" and isinstance(src.scales, tuple) and \
+        all(s.denominator == 1 and s >= 1 for s in src.scales)
+
+
 def as_is(n: Node):
     """Rung 1: the node unchanged."""
     import onnx
 
     gap = ort_gap(n.ir, n.ir, {a.name: onnx.helper.get_attribute_value(a) for a in n.proto.attribute})
+    limit = (" for every output length below 2^23 (its float32 coordinates dst / scale)"
+             if n.ir.kind == "resize" and n.ir.sampler.kind == "nearest" and _integer_scales_asymmetric(n.ir)
+             and not is_static(n.ir.input_shape or (None,)) else "")
     return gap if isinstance(gap, Refusal) else \
-        Candidate(None, "onnxruntime computes the source IR's numbers", conditions=gap)
+        Candidate(None, "onnxruntime computes the source IR's numbers" + limit, conditions=gap)
 
 
 def respell(n: Node):
@@ -271,7 +295,10 @@ def decompose(n: Node):
     if static is not None:
         index = nearest_index.candidate(ir, n.opset)
         # One rung 3 either way; a node neither takes is told both reasons.
-        return index if isinstance(index, Candidate) else Refusal(f"{static.reason}; {index.reason}", static.field)
+        if isinstance(index, Candidate):
+            return index
+        # What the user can do, last (the clause a cut message keeps): fixed shapes make the tap tables.
+        return Refusal(f"{static.reason}; {index.reason}; {STATIC_ADVICE}", static.field)
     bound, work = check_decomposable(ir, ir.input_shape, n.opset, n.compute)
     return Candidate(None, f"per-axis tap tables from semantics.taps (Gather/Mul/Add, {work})",
                      proof={"shape": list(ir.input_shape), "axes": [ax.axis for ax in bound.axes]})

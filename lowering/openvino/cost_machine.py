@@ -50,8 +50,17 @@ def runs_key(key: str) -> str:
     return f"runs/{key}"
 
 
+_announced = []  # the calibration's progress line, once per process
+
+
 def timed(key: str, rates: dict) -> float | None:
     """``key`` timed on this machine (with what its models show on the way), added to ``rates`` and the cache."""
+    if not _announced:
+        # The first conversion on a machine times OpenVINO's ops and the extension (tens of seconds): say so
+        # before, or the wait has no name.
+        _announced.append(True)
+        log.info(f"cost model: timing OpenVINO's ops and the resample-bridge extension on this machine, once "
+                 f"(cached in {cache_file()}; later runs skip it) ...")
     t0 = time.perf_counter()
     found = {key: None, **_time(key)}  # None, cached too: not asked again
     log.info(f"cost model: timed {key} on this machine in {time.perf_counter() - t0:.1f} s (cached)")

@@ -75,7 +75,10 @@ def _infer_opset(op_type: str, attrs: dict, n_inputs: int) -> int:
 
 
 class ConversionLog(list):
-    """The NodeRecord of every node converted through the extensions, in conversion order."""
+    """The NodeRecord of every node converted through the extensions, in conversion order; ``error``: the
+    BridgeError a node was refused with (OpenVINO relays it as text, which loses its node and field)."""
+
+    error = None
 
 
 def conversion_extensions(opset: int | None = None, fallback: str = "decompose", strict: bool = False,
@@ -113,8 +116,13 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
             if folded is not None:
                 outs, rec = folded
             else:
-                outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy,
-                                  sides=(sides or {}).get(view.name, NOT_AT_BOUNDARY))
+                try:
+                    outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy,
+                                      sides=(sides or {}).get(view.name, NOT_AT_BOUNDARY))
+                except BridgeError as e:
+                    if log is not None:
+                        log.error = e
+                    raise
                 by_value = prove_by_value(view.name, ir, inputs, outs)
                 if by_value is not None:
                     rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})

@@ -147,8 +147,9 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
     record = _cost_first(climbed)
     if climbed.candidate is None:
         final = any(isinstance(a.outcome, Refusal) and a.outcome.final for a in climbed.attempts)
-        raise BridgeError(record.reason if final else refusal_text(record.tried), name,
-                          record.field if final else "rung")
+        if final:
+            raise BridgeError(record.reason, name, record.field)
+        raise BridgeError(refusal_text(record.tried, limit=None), name, "rung", brief=refusal_text(record.tried))
     if weighed and record.rung != EXTENSION and not record.conditions:
         return _fastest(node, climbed)
     return climbed.candidate.produced, record
@@ -192,9 +193,10 @@ def _cut(text: str, n: int) -> str:
     return cut + "..." + ")" * max(cut.count("(") - cut.count(")"), 0)
 
 
-def refusal_text(tried: list, limit: int = 230) -> str:
+def refusal_text(tried: list, limit: int | None = 230) -> str:
     """Why no rung took the node, on one short line: rungs refused for the same reason share it; past
-    ``limit`` characters only the last two rungs (the decisive ones: decomposition / extension) are named."""
+    ``limit`` characters only the last two rungs (the decisive ones: decomposition / extension) are named
+    (None: every rung, whole, as -v and --json show it)."""
     groups: list = []  # [names, why]
     for _, name, why in tried:
         if groups and groups[-1][1] == why:
@@ -203,7 +205,7 @@ def refusal_text(tried: list, limit: int = 230) -> str:
             groups.append([[name], why])
     parts = [f"{', '.join(names)}: {why}" for names, why in groups]
     text = "; ".join(parts)
-    if len(text) > limit:
+    if limit is not None and len(text) > limit:
         each = limit // min(2, len(parts)) - 2
         text = "; ".join(p if len(p) <= each else _cut(p, each) for p in parts[-2:])
     return text or "no rung applies"

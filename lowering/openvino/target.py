@@ -81,7 +81,7 @@ class OpenVINOTarget(Target):
         except BridgeError:
             raise
         except Exception as e:
-            raise BridgeError(conversion_message(e)) from None
+            raise log.error or BridgeError(conversion_message(e)) from None
         records = located(ov_model, list(log))
         record_conditions(ov_model, records)
         return PassResult(ov_model, records)

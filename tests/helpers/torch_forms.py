@@ -1,0 +1,62 @@
+"""Shared by the torch tests: export a one-call module, parse it, and judge the oracle against PyTorch eager
+under the one tolerance policy, tie indices of a float32 nearest excepted (the IR's own ``diff`` names them)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+
+from resample_bridge.semantics import reference
+from resample_bridge.semantics.compare import against_oracle
+from resample_bridge.semantics.equivalence import diff
+from resample_bridge.semantics.ir import ResizeIR, axis_name
+from resample_bridge.translate.torch import parse_program
+
+
+class Call(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
+def export(fn, *inputs, dynamic_shapes=None):
+    return torch.export.export(Call(fn), tuple(inputs), dynamic_shapes=dynamic_shapes)
+
+
+def probe(shape, dtype=torch.float32, seed=0):
+    """Seeded noise with the extremes and a run of equal values in it."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g, dtype=torch.float64) * 10
+    flat = x.view(-1)
+    flat[:4] = torch.tensor([1e6, -1e6, 0.0, 0.0], dtype=torch.float64)[: flat.numel()]
+    return x.to(dtype)
+
+
+def tie_mask(ir, shape, out_shape):
+    """False at output indices on a floating-point tie of a nearest ``ir`` (any axis); all True otherwise."""
+    mask = np.ones(out_shape, dtype=bool)
+    if not isinstance(ir, ResizeIR) or ir.arith == "exact":
+        return mask
+    for name, idx in diff(ir, dataclasses.replace(ir, arith="exact"), tuple(shape)).ties.items():
+        axis = {axis_name(a, len(shape)): a for a in range(len(shape))}[name]
+        sl = [slice(None)] * len(shape)
+        sl[axis] = idx
+        mask[tuple(sl)] = False
+    return mask
+
+
+def judge(fn, *inputs, oracle_inputs=None):
+    """(IR, CompareResult) of the oracle on the exported call's IR against PyTorch eager."""
+    (name, ir), = parse_program(export(fn, *inputs))
+    want_eager = fn(*inputs).numpy()
+    arrays = oracle_inputs or [t.numpy() for t in inputs]
+    got = reference.run(ir, *arrays)
+    mask = tie_mask(ir, arrays[0].shape, want_eager.shape) if got.shape == want_eager.shape else None
+    if mask is not None and not mask.all():
+        got, want_eager = np.where(mask, got, want_eager), want_eager
+    return ir, against_oracle(ir, want_eager, got, arrays)

@@ -99,6 +99,8 @@ def cmd_check(args) -> int:
     from .logs import Progress
 
     fail_on = parse_fail_on(args.fail_on)
+    if args.source:
+        return check_source(args, fail_on)
     report_needs(args)
     e = targets.entry(args.target, "check")
     require(*e.check_requires, why=f"check --target {args.target}")
@@ -110,6 +112,20 @@ def cmd_check(args) -> int:
         emit_json({"target": args.target, "convention": args.onnx_convention, "nodes": rows, "summary": result.summary})
     else:
         show(*quiet_or(args, convention_line(args), e.format_check(rows)), format_summary(result.summary))
+    return 0 if result.passed else 1
+
+
+def check_source(args, fail_on) -> int:
+    """``check --source``: the ONNX model's nodes against the PyTorch program they were exported from."""
+    from .check_source import format_rows, format_summary
+
+    require("torch", why="check --source")
+    result = api.check(args.model, convention=args.onnx_convention, fail_on=fail_on, input_shapes=shapes(args),
+                       source=args.source)
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        show(*quiet_or(args, "\n".join(format_rows(result))), format_summary(result))
     return 0 if result.passed else 1
 
 
@@ -191,6 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     _input_option(pk)
     pk.add_argument("--report", metavar="DIR", help="also write DIR/index.html: per node the IR differences, the "
                                                    "importer's output next to the exact one, error heatmaps")
+    pk.add_argument("--source", metavar="PT2", help="the PyTorch program the model was exported from "
+                                                   "(torch.export.save, .pt2): each node against its call instead")
     pk.set_defaults(func=cmd_check)
     pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
     pc.add_argument("model")

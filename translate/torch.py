@@ -7,6 +7,7 @@ The op rules are in ``translate/torch_ops.py``; this module reads the graph into
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -52,12 +53,16 @@ class TorchCall:
 def load(path) -> Any:
     """A saved ExportedProgram (``torch.export.save``, a .pt2 file); one line naming what is wrong otherwise."""
     torch = _torch()
+    before = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)  # torch logs each failed reader's traceback before it raises
     try:
         return torch.export.load(str(path))
     except FileNotFoundError:
         raise BridgeError(f"{path}: no such file", field="source") from None
     except Exception as e:  # a corrupt or foreign file: torch raises many types
         raise BridgeError(f"{path}: not a torch.export program ({type(e).__name__})", field="source") from None
+    finally:
+        logging.disable(before)
 
 
 def _graph(program):

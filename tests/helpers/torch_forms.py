@@ -10,8 +10,8 @@ import torch
 
 from resample_bridge.semantics import reference
 from resample_bridge.semantics.compare import against_oracle
-from resample_bridge.semantics.equivalence import diff
-from resample_bridge.semantics.ir import ResizeIR, axis_name
+from resample_bridge.semantics.equivalence import diff, off_ties
+from resample_bridge.semantics.ir import ResizeIR
 from resample_bridge.translate.torch import parse_program
 
 
@@ -38,16 +38,10 @@ def probe(shape, dtype=torch.float32, seed=0):
 
 
 def tie_mask(ir, shape, out_shape):
-    """False at output indices on a floating-point tie of a nearest ``ir`` (any axis); all True otherwise."""
-    mask = np.ones(out_shape, dtype=bool)
+    """False at output indices on a floating-point tie of a float32 nearest ``ir`` (any axis)."""
     if not isinstance(ir, ResizeIR) or ir.arith == "exact":
-        return mask
-    for name, idx in diff(ir, dataclasses.replace(ir, arith="exact"), tuple(shape)).ties.items():
-        axis = {axis_name(a, len(shape)): a for a in range(len(shape))}[name]
-        sl = [slice(None)] * len(shape)
-        sl[axis] = idx
-        mask[tuple(sl)] = False
-    return mask
+        return np.ones(out_shape, dtype=bool)
+    return off_ties(diff(ir, dataclasses.replace(ir, arith="exact"), tuple(shape)), len(shape), out_shape)
 
 
 def judge(fn, *inputs, oracle_inputs=None):

@@ -1,0 +1,152 @@
+"""``check --source`` (issue 44): ONNX exports made here with both exporters (dynamo, opset 18; TorchScript,
+opsets 16 and 17), each node diffed against the PyTorch call it came from. A faithful export is not flagged;
+one whose numbers onnxruntime shows to differ from PyTorch eager is flagged at the field that causes it."""
+
+import json
+import logging
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+ort = pytest.importorskip("onnxruntime")
+F = torch.nn.functional
+
+from resample_bridge import api  # noqa: E402
+from resample_bridge.semantics.compare import compare  # noqa: E402
+from resample_bridge.tools.cli import main  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+class Faithful(torch.nn.Module):
+    def forward(self, x, g):
+        a = F.interpolate(x, size=(7, 9), mode="bilinear")
+        b = F.interpolate(x, scale_factor=1.7, mode="bicubic", align_corners=True)
+        c = F.interpolate(x, scale_factor=0.6, mode="nearest")
+        d = F.grid_sample(x, g, mode="bilinear", padding_mode="border", align_corners=False)
+        return a, b, c, d
+
+
+class Scale07(torch.nn.Module):
+    """0.7 is written as float32 in the ONNX scales: on 90 rows onnxruntime makes 63 of them, PyTorch 62."""
+
+    def forward(self, x):
+        return F.interpolate(x, scale_factor=0.7, mode="bilinear")
+
+
+class Antialias(torch.nn.Module):
+    """The dynamo exporter writes the lengths [4, 5] for scale 0.4: the map then takes 10/4 and 13/5."""
+
+    def forward(self, x):
+        return F.interpolate(x, scale_factor=0.4, mode="bilinear", antialias=True)
+
+
+class NearestExact(torch.nn.Module):
+    def forward(self, x):
+        return F.interpolate(x, scale_factor=0.6, mode="nearest-exact")
+
+
+def _export(module, inputs, tmp_path, dynamo: bool, opset: int):
+    """(onnx path, pt2 path) of ``module`` exported both ways."""
+    pt2, path = tmp_path / "m.pt2", tmp_path / f"m_{int(dynamo)}_{opset}.onnx"
+    torch.export.save(torch.export.export(module, inputs), str(pt2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        try:
+            if dynamo:
+                torch.onnx.export(module, inputs, dynamo=True, opset_version=opset).save(str(path))
+            else:
+                torch.onnx.export(module, inputs, str(path), dynamo=False, opset_version=opset)
+        finally:
+            logging.disable(logging.NOTSET)
+    return path, pt2
+
+
+def _onnxruntime_agrees(path, module, inputs) -> bool:
+    """Whether onnxruntime on the export computes PyTorch eager's numbers (the independent witness)."""
+    s = ort.InferenceSession(str(path))
+    got = s.run(None, {i.name: t.numpy() for i, t in zip(s.get_inputs(), inputs)})
+    want = module(*inputs)
+    want = want if isinstance(want, tuple) else (want,)
+    return all(compare(g, w.numpy(), atol=1e-5, rtol=1e-5).ok for g, w in zip(got, want))
+
+
+FAITHFUL_INPUTS = (torch.randn(1, 3, 10, 13), torch.rand(1, 5, 6, 2) * 2.4 - 1.2)
+
+
+@pytest.mark.parametrize("dynamo, opset", [(True, 18), (False, 17), (False, 16)])
+def test_faithful_export_is_not_flagged(tmp_path, dynamo, opset):
+    path, pt2 = _export(Faithful(), FAITHFUL_INPUTS, tmp_path, dynamo, opset)
+    assert _onnxruntime_agrees(path, Faithful(), FAITHFUL_INPUTS)
+    result = api.check(str(path), source=str(pt2))
+    assert [r.verdict for r in result.rows] == ["same"] * 4, [r.to_dict() for r in result.rows]
+    assert result.passed and result.first_difference is None
+    # Matched to the right calls: by the recorded FX node (dynamo) or by order and shape (TorchScript).
+    assert [r.call.split("(")[0] for r in result.rows] == ["F.interpolate"] * 3 + ["F.grid_sample"]
+    assert "mode='bicubic'" in result.rows[1].call and "align_corners=True" in result.rows[1].call
+
+
+@pytest.mark.parametrize("dynamo, opset", [(True, 18), (False, 17)])
+def test_float32_scale_is_flagged_at_the_scales(tmp_path, dynamo, opset):
+    x = torch.randn(1, 2, 90, 20)
+    path, pt2 = _export(Scale07(), (x,), tmp_path, dynamo, opset)
+    assert not _onnxruntime_agrees(path, Scale07(), (x,))  # 63 rows against PyTorch's 62
+    (row,) = api.check(str(path), source=str(pt2)).rows
+    assert row.verdict == "differs" and row.numbers_differ
+    fields = {f: (a, b) for f, a, b in row.fields}
+    assert fields["scales"] == ("(0.699999988079071, 0.699999988079071)", "(0.7, 0.7)")
+    assert "output shape" in fields
+    assert row.call.startswith("F.interpolate(mode='bilinear', scale_factor=(0.7, 0.7)")
+    assert row.call.endswith("(`return F.interpolate(x, scale_factor=0.7, mode=\"bilinear\")`)")
+
+
+def test_dynamo_antialias_lengths_are_flagged_at_the_coordinate_map(tmp_path):
+    x = torch.randn(1, 3, 10, 13)
+    path, pt2 = _export(Antialias(), (x,), tmp_path, True, 18)
+    assert not _onnxruntime_agrees(path, Antialias(), (x,))
+    (row,) = api.check(str(path), source=str(pt2)).rows
+    assert row.verdict == "differs" and row.numbers_differ and row.max_error > 1e-3
+    fields = {f: (a, b) for f, a, b in row.fields}
+    assert fields["W coordinate map"] == ("src = 13/5*dst + 4/5", "src = ~2.5*dst + ~0.75")
+    assert fields["sizes"] == ("(4, 5)", "None") and fields["scales"] == ("None", "(0.4, 0.4)")
+
+
+def test_call_written_as_other_ops_is_missing_not_judged(tmp_path):
+    x = torch.randn(1, 3, 10, 13)
+    path, pt2 = _export(NearestExact(), (x,), tmp_path, True, 18)
+    (row,) = api.check(str(path), source=str(pt2)).rows
+    assert row.verdict == "missing" and row.onnx_name == "" and "nearest-exact" in row.call
+
+
+def test_cli_gate_text_and_json(tmp_path, capsys):
+    x = torch.randn(1, 3, 10, 13)
+    path, pt2 = _export(Antialias(), (x,), tmp_path, True, 18)
+    assert main(["check", str(path), "--source", str(pt2)]) == 1
+    out = capsys.readouterr().out
+    assert "node__upsample_bilinear2d_aa (Resize): differs from PyTorch" in out
+    assert "W coordinate map: src = 13/5*dst + 4/5 vs src = ~2.5*dst + ~0.75" in out
+    assert "first difference: node__upsample_bilinear2d_aa" in out and out.rstrip().endswith("FAILED")
+    assert main(["check", str(path), "--source", str(pt2), "--json"]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert got["passed"] is False and got["first_difference"] == "node__upsample_bilinear2d_aa"
+    assert main(["check", str(path), "--source", str(pt2), "--fail-on", "refused"]) == 0
+    capsys.readouterr()
+
+
+def test_module_as_the_source(tmp_path):
+    path, _ = _export(Faithful(), FAITHFUL_INPUTS, tmp_path, True, 18)
+    result = api.check(str(path), source=Faithful(), example_inputs=FAITHFUL_INPUTS)
+    assert result.passed and len(result.rows) == 4
+
+
+def test_bad_source_is_one_line(tmp_path, capsys):
+    path, _ = _export(Faithful(), FAITHFUL_INPUTS, tmp_path, True, 18)
+    bad = tmp_path / "not.pt2"
+    bad.write_bytes(b"not a program")
+    assert main(["check", str(path), "--source", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "field 'source'" in err[0] and "not a torch.export program" in err[0]
+    np.testing.assert_equal(main(["check", str(path), "--source", str(tmp_path / "absent.pt2")]), 2)

@@ -1,0 +1,284 @@
+"""``check --source``: each resampling node of an exported ONNX model diffed against the PyTorch call it came
+from (issue 44). The PyTorch program is the truth: a node is ``same`` when its IR computes the call's numbers
+at the export shape, ``differs`` with the fields (ONNX value, PyTorch value) and the error on a probe input
+otherwise, ``missing`` where the exporter wrote the call as other ops (no resampling node to judge), and
+``refused`` where either side cannot be expressed in the IR.
+
+Matching: the dynamo exporter names each node after its FX node and records it in the node's metadata
+(``pkg.torch.onnx.fx_node``: "%upsample_bilinear2d : ..."); a TorchScript export records nothing, so its
+nodes are matched to the calls in graph order, kind by kind (Resize to upsample calls, GridSample to
+grid_sampler, DeformConv to deform_conv2d), each pair checked to read an input of the same shape.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..semantics import reference
+from ..semantics.compare import against_oracle
+from ..semantics.equivalence import diff, number_text, off_ties
+from ..semantics.errors import BridgeError
+from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, is_static
+from .node_probe import PROBE_SEED, probe_image
+
+_KIND = {"Resize": "resize", "Upsample": "resize", "GridSample": "gridsample", "DeformConv": "deformconv"}
+_FX_NODE = re.compile(r"^%([\w.]+) :")
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One ONNX node (or one PyTorch call with no node) against its PyTorch call."""
+
+    onnx_name: str  # "" where the call has no resampling node in the ONNX model
+    onnx_op: str
+    torch_name: str  # "" where no call matches the node
+    call: str  # the call in the user's terms (TorchCall.describe)
+    verdict: str  # same | differs | missing | unmatched | refused
+    fields: tuple = ()  # (field, ONNX value, PyTorch value) that change the numbers
+    numbers_differ: bool | None = None
+    max_error: float | None = None
+    shape: tuple | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        d = dict(vars(self))
+        d["fields"] = [{"field": f, "onnx": a, "pytorch": b} for f, a, b in self.fields]
+        d["shape"] = list(self.shape) if self.shape else None
+        return d
+
+
+def load_program(source, example_inputs=None):
+    """An ExportedProgram from a .pt2 path, an ExportedProgram, or an nn.Module with ``example_inputs``."""
+    from ..translate import torch as torch_frontend
+
+    if hasattr(source, "graph_module"):
+        return source
+    if hasattr(source, "forward"):
+        if example_inputs is None:
+            raise BridgeError("a module as the source needs example_inputs to export it", field="example_inputs")
+        import torch
+
+        return torch.export.export(source, tuple(example_inputs))
+    return torch_frontend.load(source)
+
+
+def program_input_shapes(program) -> list[tuple]:
+    """The user inputs' shapes recorded by the program (None for a dynamic dimension)."""
+    import torch
+
+    user = set(program.graph_signature.user_inputs)
+    shapes = []
+    for node in program.graph_module.graph.nodes:
+        if node.op == "placeholder" and node.name in user and isinstance(node.meta.get("val"), torch.Tensor):
+            shapes.append(tuple(d if isinstance(d, int) else None for d in node.meta["val"].shape))
+    return shapes
+
+
+def fx_name(node) -> str | None:
+    """The FX node a dynamo export records for an ONNX node, if any."""
+    for p in node.metadata_props:
+        if p.key == "pkg.torch.onnx.fx_node":
+            m = _FX_NODE.match(p.value)
+            if m:
+                return m.group(1)
+    return None
+
+
+def match(onnx_nodes, torch_calls):
+    """[(onnx (name, node, ir) or None, TorchCall or None)]: by the recorded FX node where the export has it,
+    else in graph order per kind and input shape."""
+    by_name = {c.name: c for c in torch_calls}
+    pairs, used = [], set()
+    recorded = any(fx_name(n) for _, n, _ in onnx_nodes)
+    queues: dict = {}
+    for c in torch_calls:
+        queues.setdefault(_call_kind(c), []).append(c)
+    for item in onnx_nodes:
+        _, node, ir = item
+        if recorded:
+            c = by_name.get(fx_name(node) or "")
+        else:
+            queue = queues.get(_KIND.get(node.op_type), [])
+            c = next((c for c in queue if c.name not in used and _same_input(c, ir)), None)
+        if c is not None:
+            used.add(c.name)
+        pairs.append((item, c))
+    pairs += [(None, c) for c in torch_calls if c.name not in used]
+    return pairs
+
+
+def _call_kind(c) -> str:
+    from ..translate.torch_ops import DEFORM_OPS, GRID_OPS
+
+    packet = c.op.split(".")[1]
+    return "gridsample" if packet in GRID_OPS else "deformconv" if packet in DEFORM_OPS else "resize"
+
+
+def _same_input(call, ir) -> bool:
+    shape = call.args.get("input", call.args.get("self"))
+    shape = getattr(shape, "shape", None)
+    theirs = getattr(ir, "input_shape", None)
+    if shape is None or theirs is None or len(shape) != len(theirs):
+        return shape is None or theirs is None
+    return all(a is None or b is None or a == b for a, b in zip(shape, theirs))
+
+
+def probe_inputs(call, ir) -> list:
+    """The oracle's inputs for both IRs of a call: the probe image for the data, seeded grids, offsets, masks
+    and weights shaped as the call's own arguments."""
+    rng = np.random.default_rng(PROBE_SEED)
+    a = call.args
+    x = a.get("input", a.get("self"))
+    data = probe_image(x.shape, x.dtype)
+    if isinstance(ir, ResizeIR):
+        return [data]
+    if isinstance(ir, GridSampleIR):
+        return [data, rng.uniform(-1.2, 1.2, a["grid"].shape).astype(x.dtype)]
+    if isinstance(ir, DeformConvIR):
+        arrays = [data, rng.standard_normal(a["weight"].shape), rng.normal(0, 2.0, a["offset"].shape),
+                  rng.standard_normal(a["bias"].shape)]
+        if a.get("use_mask"):
+            arrays.append(rng.uniform(0, 1, a["mask"].shape))
+        return [arrays[0]] + [v.astype(x.dtype) for v in arrays[1:]]
+    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+
+
+def judge(onnx_name, onnx_op, onnx_ir, call) -> SourceRow:
+    """One matched pair: the named fields that differ at the call's shape and the oracle's numbers of both."""
+    head = dict(onnx_name=onnx_name, onnx_op=onnx_op, torch_name=call.name, call=call.describe())
+    if call.error is not None:
+        return SourceRow(**head, verdict="refused", reason=f"PyTorch side: {call.error.line()}")
+    torch_ir = call.ir
+    shape = torch_ir.input_shape
+    if not is_static(shape):
+        return SourceRow(**head, verdict="refused", reason="the program's input shape is dynamic here; give "
+                         "--input with the export shape")
+    try:
+        d = diff(onnx_ir, torch_ir, shape)
+        inputs = probe_inputs(call, torch_ir)
+        want = reference.run(torch_ir, *inputs)
+        got = reference.run(onnx_ir, *inputs)
+    except BridgeError as e:
+        return SourceRow(**head, verdict="refused", shape=shape, reason=e.line())
+    ties = ""
+    if got.shape == want.shape and d.ties:
+        # Where only float32 ties tell the two apart (a nearest scale of 0.6 as float32 in ONNX and float64 in
+        # PyTorch: both runtimes compute the map in float32 and agree), the numbers are judged off them.
+        keep = off_ties(d, len(shape), want.shape)
+        got = np.where(keep, got, want)
+        ties = "; ".join(f"{ax}: float32 ties at output indices {idx}" for ax, idx in d.ties.items() if idx)
+    r = against_oracle(torch_ir, got, want, inputs)
+    err = None if r.shape_mismatch else r.max_abs
+    if r.ok and not r.shape_mismatch and (d.same or d.ties):
+        return SourceRow(**head, verdict="same", numbers_differ=False, max_error=err, shape=shape, reason=ties)
+    fields = tuple((f.name, show(f.a), show(f.b)) for f in d.fields)
+    return SourceRow(**head, verdict="differs", fields=fields, numbers_differ=not r.ok, max_error=err,
+                     shape=shape, reason=f"output shape {r.shape_mismatch}" if r.shape_mismatch else ties)
+
+
+def show(v) -> str:
+    """A field's value as the user reads it: scales as decimals (0.4, not the float's exact fraction)."""
+    if isinstance(v, Fraction):
+        return number_text(v) if v.denominator <= 10**4 else repr(float(v))
+    if isinstance(v, tuple):
+        return "(" + ", ".join(show(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    return str(v)
+
+
+def check_source(onnx_model, source, example_inputs=None, input_shapes: dict | None = None) -> list[SourceRow]:
+    """Every resampling node of ``onnx_model`` (a path or ModelProto) against the call of ``source`` it
+    came from, at the export shape (the program's input shapes, or ``input_shapes`` by ONNX input name)."""
+    from ..translate import torch as torch_frontend
+    from ..translate.onnx import load, parse_model, resampling_nodes
+    from ..translate.onnx_shapes import graph_inputs, with_input_shapes
+
+    program = load_program(source, example_inputs)
+    torch_calls = torch_frontend.calls(program)
+    model = load(onnx_model)
+    if not input_shapes:
+        names = [vi.name for vi in graph_inputs(model)]
+        shapes = program_input_shapes(program)
+        input_shapes = {n: list(s) for n, s in zip(names, shapes) if is_static(s)}
+    model = with_input_shapes(model, input_shapes)
+    irs = dict(parse_model(model))
+    nodes = [(name, node, irs[name]) for name, node in resampling_nodes(model) if name in irs]
+    rows = []
+    for item, call in match(nodes, torch_calls):
+        if item is None:
+            rows.append(SourceRow("", "", call.name, call.describe(), "missing",
+                                  reason="no resampling node of the ONNX model comes from this call (written "
+                                         "as other ops, or left out)"))
+        elif call is None:
+            rows.append(SourceRow(item[0], item[1].op_type, "", "", "unmatched",
+                                  reason="no PyTorch call of the source matches this node"))
+        else:
+            rows.append(judge(item[0], item[1].op_type, item[2], call))
+    return rows
+
+
+# Outcomes a source check can fail on, in --fail-on's words (tools/gate.OUTCOMES): "different" is a node that
+# computes other numbers than its call, "refused" one that cannot be judged; a call the export wrote as other
+# ops ("missing") is reported, never judged.
+_FAILS = {"differs": "different", "refused": "refused"}
+
+
+@dataclass(frozen=True)
+class SourceCheck:
+    """``api.check(..., source=...)``: the rows, and whether the gate passes under ``fail_on``."""
+
+    source: str
+    rows: tuple
+    fail_on: tuple
+
+    @property
+    def passed(self) -> bool:
+        return not any(_FAILS.get(r.verdict) in self.fail_on for r in self.rows)
+
+    @property
+    def first_difference(self) -> SourceRow | None:
+        return next((r for r in self.rows if r.verdict == "differs"), None)
+
+    def counts(self) -> dict:
+        out: dict = {}
+        for r in self.rows:
+            out[r.verdict] = out.get(r.verdict, 0) + 1
+        return out
+
+    def to_dict(self) -> dict:
+        first = self.first_difference
+        return {"source": self.source, "nodes": [r.to_dict() for r in self.rows], "counts": self.counts(),
+                "first_difference": first.onnx_name if first else None, "passed": self.passed}
+
+
+def format_rows(result: SourceCheck) -> list[str]:
+    """The per-node lines of ``check --source``: verdict, the call in the user's terms, the fields that differ
+    as ONNX value vs PyTorch value."""
+    lines = [f"source: {result.source} (the PyTorch program is the truth; fields: ONNX value vs PyTorch value)"]
+    for r in result.rows:
+        if r.verdict == "missing":
+            lines.append(f"(no node) {r.call}: {r.reason}")
+            continue
+        head = f"{r.onnx_name} ({r.onnx_op}): "
+        if r.verdict == "same":
+            lines.append(head + "same numbers as PyTorch" + (f" ({r.reason})" if r.reason else ""))
+        elif r.verdict == "differs":
+            err = f"max error {r.max_error:.3g} on a probe input" if r.max_error is not None else r.reason
+            lines.append(head + f"differs from PyTorch ({err})" if r.numbers_differ else
+                         head + "spelled differently, same numbers at this shape")
+            lines += [f"      {f}: {a} vs {b}" for f, a, b in r.fields]
+        else:
+            lines.append(head + f"{r.verdict}: {r.reason}")
+        if r.call:
+            lines.append(f"      from {r.call}")
+    return lines
+
+
+def format_summary(result: SourceCheck) -> str:
+    counts = ", ".join(f"{n} {k}" for k, n in result.counts().items())
+    first = result.first_difference
+    tail = f"; first difference: {first.onnx_name} ({first.call})" if first else ""
+    return f"check --source: {counts or 'no resampling nodes'}{tail}; {'PASSED' if result.passed else 'FAILED'}"

@@ -14,6 +14,7 @@ import sys
 from ..semantics.errors import BridgeError, first_line
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
+from . import check_source as source_check
 from .signals import Terminated, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,
                          report_needs, require, shapes, show)
@@ -101,6 +102,8 @@ def cmd_check(args) -> int:
     fail_on = parse_fail_on(args.fail_on)
     if args.source:
         return check_source(args, fail_on)
+    if args.model is None:
+        raise BridgeError("check needs a model (or --source alone: OpenVINO's PyTorch frontend)", field="model")
     report_needs(args)
     e = targets.entry(args.target, "check")
     require(*e.check_requires, why=f"check --target {args.target}")
@@ -117,15 +120,15 @@ def cmd_check(args) -> int:
 
 def check_source(args, fail_on) -> int:
     """``check --source``: the ONNX model's nodes against the PyTorch program they were exported from."""
-    from .check_source import format_rows, format_summary
-
     require("torch", why="check --source")
+    if args.model is None:
+        require("openvino", why="check --source without a model (OpenVINO's PyTorch frontend)")
     result = api.check(args.model, convention=args.onnx_convention, fail_on=fail_on, input_shapes=shapes(args),
                        source=args.source)
     if args.json:
         emit_json(result.to_dict())
     else:
-        show(*quiet_or(args, "\n".join(format_rows(result))), format_summary(result))
+        show(*quiet_or(args, "\n".join(source_check.format_rows(result))), source_check.format_summary(result))
     return 0 if result.passed else 1
 
 
@@ -197,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     pi.set_defaults(func=cmd_inspect)
     pk = sub.add_parser("check", help="what the target's own importer does with each resampling node (a CI gate: "
                                       "exit 1 when a node would be silently different)")
-    pk.add_argument("model")
+    pk.add_argument("model", nargs="?", help="the ONNX model (omit with --source: OpenVINO's own PyTorch "
+                                            "frontend on each call of the program)")
     pk.add_argument("--target", default=DEFAULT, choices=names("check"))
     pk.add_argument("--json", action="store_true", help="JSON on stdout (rows, summary, gate)")
     pk.add_argument("--fail-on", default="different,unproven", metavar="LIST",
@@ -208,7 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     pk.add_argument("--report", metavar="DIR", help="also write DIR/index.html: per node the IR differences, the "
                                                    "importer's output next to the exact one, error heatmaps")
     pk.add_argument("--source", metavar="PT2", help="the PyTorch program the model was exported from "
-                                                   "(torch.export.save, .pt2): each node against its call instead")
+                                                   "(torch.export.save, .pt2): each node against its call instead; "
+                                                   "without a model, what OpenVINO's PyTorch frontend makes of "
+                                                   "each call")
     pk.set_defaults(func=cmd_check)
     pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
     pc.add_argument("model")

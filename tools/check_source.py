@@ -28,7 +28,7 @@ from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, is_static
 from ..translate import torch as torch_frontend
 from ..translate.onnx import load, parse_model, resampling_nodes
 from ..translate.onnx_shapes import graph_inputs, with_input_shapes
-from ..translate.torch_ops import DEFORM_OPS, GRID_OPS
+from ..translate.torch_ops import DEFORM_OPS, GRID_OPS, Tensor
 from .node_probe import PROBE_SEED, probe_image
 
 _KIND = {"Resize": "resize", "Upsample": "resize", "GridSample": "gridsample", "DeformConv": "deformconv"}
@@ -50,6 +50,7 @@ class SourceRow:
     shape: tuple | None = None
     reason: str = ""
     measured: float | None = None  # the target run against PyTorch eager, where one was run
+    at: str = ""  # the input shapes, where not the export's
 
 
     def to_dict(self) -> dict:
@@ -70,18 +71,6 @@ def load_program(source, example_inputs=None):
 
         return torch.export.export(source, tuple(example_inputs))
     return torch_frontend.load(source)
-
-
-def program_input_shapes(program) -> list[tuple]:
-    """The user inputs' shapes recorded by the program (None for a dynamic dimension)."""
-    import torch
-
-    user = set(program.graph_signature.user_inputs)
-    shapes = []
-    for node in program.graph_module.graph.nodes:
-        if node.op == "placeholder" and node.name in user and isinstance(node.meta.get("val"), torch.Tensor):
-            shapes.append(tuple(d if isinstance(d, int) else None for d in node.meta["val"].shape))
-    return shapes
 
 
 def fx_name(node) -> str | None:
@@ -213,16 +202,39 @@ def show(v) -> str:
 
 
 def check_source(onnx_model, source, example_inputs=None, input_shapes: dict | None = None) -> list[SourceRow]:
-    """Every resampling node of ``onnx_model`` (a path or ModelProto) against the call of ``source`` it
-    came from, at the export shape (the program's input shapes, or ``input_shapes`` by ONNX input name)."""
+    """Every resampling node of ``onnx_model`` (a path or ModelProto) against the call of ``source`` it came
+    from, at the export shape (the program's example lengths, or ``input_shapes`` by ONNX input name); where
+    both have dynamic lengths, also at other lengths of them (a size frozen by tracing differs there), each
+    node that is not the same there reported once more with the shape."""
     program = load_program(source, example_inputs)
     torch_calls = torch_frontend.calls(program)
     model = load(onnx_model)
-    if not input_shapes:
-        names = [vi.name for vi in graph_inputs(model)]
-        shapes = program_input_shapes(program)
-        input_shapes = {n: list(s) for n, s in zip(names, shapes) if is_static(s)}
-    model = with_input_shapes(model, input_shapes)
+    names = [vi.name for vi in graph_inputs(model)]
+    dims = torch_frontend.dynamic_inputs(program)
+    hints = {d[0]: d[1] for ds in dims for d in ds if not isinstance(d, int)}
+    rows = judge_model(model, torch_calls, input_shapes or _shapes(names, dims, hints), hints)
+    if hints and not input_shapes and _dynamic(model):
+        other = {d[0]: d[1] + 7 if d[1] + 7 <= d[3] else max(d[2], d[1] - 3)
+                 for ds in dims for d in ds if not isinstance(d, int)}
+        shapes = _shapes(names, dims, other)
+        at = ", ".join(f"{n}{list(v)}" for n, v in shapes.items())
+        rows += [dataclasses.replace(r, at=at) for r in judge_model(model, torch_calls, shapes, other)
+                 if r.verdict in ("differs", "ties")]
+    return rows
+
+
+def _shapes(names, dims, values) -> dict:
+    return {n: [d if isinstance(d, int) else values[d[0]] for d in ds] for n, ds in zip(names, dims)}
+
+
+def _dynamic(model) -> bool:
+    return any(not d.HasField("dim_value") for vi in graph_inputs(model) for d in vi.type.tensor_type.shape.dim)
+
+
+def judge_model(model, torch_calls, shapes: dict, values: dict) -> list[SourceRow]:
+    """The rows of ``model`` with its inputs fixed to ``shapes``; ``values``: the length of each of the
+    program's symbols there."""
+    model = with_input_shapes(model, shapes)
     irs = dict(parse_model(model))
     nodes = [(name, node, irs[name]) for name, node in resampling_nodes(model) if name in irs]
     rows = []
@@ -235,8 +247,21 @@ def check_source(onnx_model, source, example_inputs=None, input_shapes: dict | N
             rows.append(SourceRow(item[0], item[1].op_type, "", "", "unmatched",
                                   reason="no PyTorch call of the source matches this node"))
         else:
-            rows.append(judge(item[0], item[1].op_type, item[2], call))
+            rows.append(judge(item[0], item[1].op_type, item[2], bound_call(call, item[2], values)))
     return rows
+
+
+def bound_call(call, onnx_ir, values: dict):
+    """A Resize call at concrete lengths: its input shape is the ONNX node's (the same tensor, where the export
+    is faithful up to there), its output_size the program's own expressions evaluated at ``values``."""
+    ir = call.ir
+    if not isinstance(ir, ResizeIR) or (is_static(ir.input_shape) and call.sym_sizes is None):
+        return call
+    shape = onnx_ir.input_shape
+    sizes = tuple(torch_frontend.lengths_at(call.sym_sizes, values)) if call.sym_sizes else ir.sizes
+    key = "input" if "input" in call.args else "self"
+    args = {**call.args, key: Tensor(tuple(shape) if shape else None, call.args[key].dtype)}
+    return dataclasses.replace(call, ir=dataclasses.replace(ir, input_shape=shape, sizes=sizes), args=args)
 
 
 # Outcomes a source check can fail on, in --fail-on's words (tools/gate.OUTCOMES): "different" is a node that
@@ -284,7 +309,7 @@ def format_rows(result: SourceCheck) -> list[str]:
         if not r.onnx_name:
             lines.append(f"{r.torch_name} ({r.verdict}): {r.reason}\n      from {r.call}")
             continue
-        head = f"{r.onnx_name} ({r.onnx_op}): "
+        head = f"{r.onnx_name} ({r.onnx_op}){' at ' + r.at if r.at else ''}: "
         if r.verdict == "same":
             lines.append(head + "same numbers as PyTorch" + (f" ({r.reason})" if r.reason else ""))
         elif r.verdict == "ties":

@@ -37,6 +37,9 @@ class TorchCall:
     code: str  # the user's source line ("F.interpolate(x, scale_factor=0.6)"), "" where not recorded
     where: str  # "file.py:12", "" where not recorded
     args: dict  # the call's arguments by name (tensors as translate.torch_ops.Tensor)
+    # output_size where some length is an expression of the inputs' dynamic lengths (sympy, PyTorch's own
+    # symbols; ``lengths_at`` evaluates them), else None
+    sym_sizes: tuple | None = None
 
     def user_call(self) -> str:
         """The call as the user spells it: "F.interpolate(mode='bilinear', size=(7, 9), align_corners=False)"."""
@@ -136,8 +139,48 @@ def calls(program) -> list[TorchCall]:
             ir, err = parse_call(Call(node.name, op, args)), None
         except BridgeError as e:
             ir, err = None, e.at(node.name)
-        out.append(TorchCall(node.name, op, ir, err, code, where, args))
+        out.append(TorchCall(node.name, op, ir, err, code, where, args, _symbolic_sizes(node)))
     return out
+
+
+def _symbolic_sizes(node):
+    """The sympy expressions of the call's output_size, where one of them is symbolic."""
+    torch = _torch()
+    sizes = node.args[1] if len(node.args) > 1 and isinstance(node.args[1], (list, tuple)) else None
+    if not sizes:
+        return None
+    exprs = [v.meta.get("val") if isinstance(v, torch.fx.Node) else v for v in sizes]
+    if all(isinstance(e, int) for e in exprs):
+        return None
+    return tuple(e.node.expr if isinstance(e, torch.SymInt) else e for e in exprs)
+
+
+def dynamic_inputs(program) -> list[tuple]:
+    """Per user input of ``program``: per axis (symbol, example length, smallest, largest) where the length is
+    dynamic, else the static length (an int)."""
+    torch = _torch()
+    user = set(program.graph_signature.user_inputs)
+    ranges = {str(k): v for k, v in program.range_constraints.items()}
+    out = []
+    for node in _graph(program).nodes:
+        val = node.meta.get("val")
+        if node.op != "placeholder" or node.name not in user or not isinstance(val, torch.Tensor):
+            continue
+        dims = []
+        for d in val.shape:
+            if isinstance(d, int):
+                dims.append(d)
+                continue
+            r = ranges.get(str(d.node.expr))
+            hi = int(r.upper) if r is not None and r.upper.is_finite else 2**31
+            dims.append((d.node.expr, d.node.hint, int(r.lower) if r is not None else 0, hi))
+        out.append(tuple(dims))
+    return out
+
+
+def lengths_at(exprs, values: dict) -> list[int]:
+    """``exprs`` (TorchCall.sym_sizes) with each symbol given its length in ``values``."""
+    return [e if isinstance(e, int) else int(e.xreplace(values)) for e in exprs]
 
 
 def parse_program(program) -> list[tuple[str, Any]]:

@@ -153,3 +153,38 @@ def test_bad_source_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "field 'source'" in err[0] and "not a torch.export program" in err[0]
     np.testing.assert_equal(main(["check", str(path), "--source", str(tmp_path / "absent.pt2")]), 2)
+
+
+class DynamicSize(torch.nn.Module):
+    def forward(self, x):
+        return F.interpolate(x, size=(x.shape[2] * 2, x.shape[3] // 2 + 3), mode="bilinear")
+
+
+class FrozenSize(torch.nn.Module):
+    """The same module as a trace sees it where the user wrote int(): the lengths become constants."""
+
+    def forward(self, x):
+        return F.interpolate(x, size=(int(x.shape[2]) * 2, int(x.shape[3]) // 2 + 3), mode="bilinear")
+
+
+@pytest.mark.parametrize("module, frozen", [(DynamicSize(), False), (FrozenSize(), True)])
+def test_sizes_frozen_by_tracing_are_flagged_at_another_shape(tmp_path, module, frozen):
+    x = torch.randn(1, 3, 16, 16)
+    h, w = torch.export.Dim("h", min=4, max=64), torch.export.Dim("w", min=4, max=64)
+    pt2, path = tmp_path / "m.pt2", tmp_path / "m.onnx"
+    torch.export.save(torch.export.export(DynamicSize(), (x,), dynamic_shapes=({2: h, 3: w},)), str(pt2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, (x,), str(path), dynamo=False, opset_version=17, input_names=["x"],
+                          dynamic_axes={"x": {2: "h", 3: "w"}})
+    other = torch.randn(1, 3, 23, 23)
+    s = ort.InferenceSession(str(path))
+    assert (s.run(None, {"x": other.numpy()})[0].shape != tuple(DynamicSize()(other).shape)) == frozen
+    rows = api.check(str(path), source=str(pt2)).rows
+    assert rows[0].verdict == "same" and rows[0].at == ""  # the export shape: faithful either way
+    if not frozen:
+        assert len(rows) == 1
+        return
+    (again,) = rows[1:]
+    assert again.verdict == "differs" and again.at == "x[1, 3, 23, 23]"
+    assert dict((f, (a, b)) for f, a, b in again.fields)["sizes"] == ("(32, 11)", "(46, 14)")

@@ -99,6 +99,12 @@ def check_openvino_frontend(source, example_inputs=None) -> list[SourceRow]:
         if row.verdict == "ties" and not ok:  # the CPU rounds its map otherwise than PyTorch at those ties
             row = dataclasses.replace(row, verdict="differs", numbers_differ=True,
                                       reason=f"measured at the {row.reason.removeprefix('except at ')}")
+        elif row.verdict == "differs" and not row.numbers_differ and ok:
+            # The op alone is spelled otherwise but the frontend's graph computes the call (deform_conv2d: the
+            # bias is an Add after DeformableConvolution, the kernel read from the weights), measured.
+            spelled = "; ".join(f"{f}: {a} vs {b}" for f, a, b in row.fields)
+            row = dataclasses.replace(row, verdict="same", fields=(), reason=f"the op alone spells {spelled}; "
+                                      f"the converted graph computes the call (measured)")
         rows.append(dataclasses.replace(row, measured=err))
     return rows
 
@@ -111,8 +117,8 @@ def measured(ov_model, call) -> tuple[float | None, bool]:
     module, tensors = one_call_module(call)
     compiled = ov.Core().compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     got = compiled([t.numpy() for t in tensors])[compiled.output(0)]
-    want = module(*tensors).numpy()
+    want = module(*tensors).detach().numpy()
     if got.shape != want.shape or not want.size:
         return None, False
-    r = against_oracle(call.ir, got, want, [t.numpy() for t in tensors])
+    r = against_oracle(call.ir, got, want, probe_inputs(call, call.ir))  # the oracle's order of the same arrays
     return float(np.abs(got.astype(np.float64) - want).max()), r.ok

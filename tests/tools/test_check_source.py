@@ -16,6 +16,7 @@ F = torch.nn.functional
 from resample_bridge import api  # noqa: E402
 from resample_bridge.semantics.compare import compare  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
+from tests.helpers.torch_forms import TorchvisionBlocks  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -71,7 +72,7 @@ def _onnxruntime_agrees(path, module, inputs) -> bool:
     got = s.run(None, {i.name: t.numpy() for i, t in zip(s.get_inputs(), inputs)})
     want = module(*inputs)
     want = want if isinstance(want, tuple) else (want,)
-    return all(compare(g, w.numpy(), atol=1e-5, rtol=1e-5).ok for g, w in zip(got, want))
+    return all(compare(g, w.detach().numpy(), atol=1e-5, rtol=1e-5).ok for g, w in zip(got, want))
 
 
 FAITHFUL_INPUTS = (torch.randn(1, 3, 10, 13), torch.rand(1, 5, 6, 2) * 2.4 - 1.2)
@@ -188,3 +189,16 @@ def test_sizes_frozen_by_tracing_are_flagged_at_another_shape(tmp_path, module, 
     (again,) = rows[1:]
     assert again.verdict == "differs" and again.at == "x[1, 3, 23, 23]"
     assert dict((f, (a, b)) for f, a, b in again.fields)["sizes"] == ("(32, 11)", "(46, 14)")
+
+
+@pytest.mark.parametrize("dynamo, opset", [(True, 19), (False, 17)])
+def test_torchvision_blocks_are_not_flagged(tmp_path, dynamo, opset):
+    inputs = (torch.randn(1, 8, 20, 26), torch.randn(1, 16, 10, 13))
+    module = TorchvisionBlocks(pytest.importorskip("torchvision")).eval()
+    if not dynamo:  # the TorchScript exporter has no deform_conv2d: the FPN alone
+        module.forward = lambda a, b: module.fpn({"a": a, "b": b})["a"]
+    path, pt2 = _export(module, inputs, tmp_path, dynamo, opset)
+    assert _onnxruntime_agrees(path, module, inputs)
+    rows = api.check(str(path), source=str(pt2)).rows
+    assert [r.verdict for r in rows] == ["same"] * (2 if dynamo else 1), [r.to_dict() for r in rows]
+    assert rows[0].call.startswith("F.interpolate(mode='nearest', size=(20, 26)) at ")

@@ -9,6 +9,7 @@ pytest.importorskip("openvino")
 F = torch.nn.functional
 
 from resample_bridge import api  # noqa: E402
+from tests.helpers.torch_forms import TorchvisionBlocks  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -73,3 +74,13 @@ def test_cli_without_a_model_checks_the_frontend(tmp_path, capsys):
     assert "fields: OpenVINO value vs PyTorch value" in out
     assert "aten::_upsample_bilinear2d_aa/Interpolate (Interpolate-11): differs from PyTorch" in out
     assert "scale_source: ratio vs user" in out and "measured: max error" in out
+
+
+def test_torchvision_blocks_through_the_frontend():
+    """FPN's nearest upsample and a DeformConv2d block: the frontend writes DeformableConvolution-8 plus an Add
+    for the bias, which computes the call (the op alone would read as another bias rule: said, not flagged)."""
+    module = TorchvisionBlocks(pytest.importorskip("torchvision")).eval()
+    inputs = (torch.randn(1, 8, 20, 26), torch.randn(1, 16, 10, 13))
+    rows = api.check(None, source=module, example_inputs=inputs).rows
+    assert [(r.verdict, r.onnx_op) for r in rows] == [("same", "Interpolate-11"), ("same", "DeformableConvolution-8")]
+    assert rows[1].measured < 1e-4 and "has_bias: False vs True" in rows[1].reason

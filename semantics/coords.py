@@ -89,6 +89,9 @@ def output_length(in_len: int, scale: Fraction, rule: str) -> int:
         # onnxruntime: static_cast<int64_t>(scale * input_dim) evaluated in float32 (measured: 0.7f * 10 -> 7,
         # where the exact floor of 10 * 0.699999988 is 6).
         return int(np.float32(np.float32(float(scale)) * np.float32(in_len)))
+    if rule == "floor_fp64":
+        # PyTorch: the float64 product L * s, truncated (vocab.SIZE_RULES).
+        return math.floor(float(in_len) * float(scale))
     raise BridgeError(f"unknown size rule {rule!r}", field="size_rule")
 
 

@@ -57,6 +57,21 @@ class Diff:
                 "ties": self.ties, "immaterial": [str(f) for f in self.immaterial]}
 
 
+def off_ties(d: Diff, rank: int, out_shape) -> "np.ndarray":
+    """A boolean mask of ``out_shape``: False at the output indices ``d`` reports as floating-point ties (on
+    any axis), where two arithmetics may read other elements; True elsewhere."""
+    import numpy as np
+
+    mask = np.ones(out_shape, dtype=bool)
+    names = {axis_name(a, rank): a for a in range(rank)}
+    for name, idx in d.ties.items():
+        if name in names and idx:
+            sl = [slice(None)] * rank
+            sl[names[name]] = idx
+            mask[tuple(sl)] = False
+    return mask
+
+
 def _fmt(v) -> str:
     return str(v)
 

@@ -13,7 +13,7 @@ are in vocab.py):
   tf_crop_and_resize.
 * ``size_rule``: output length from a user scale: ``floor`` (floor(L*s), ONNX), ``round`` (round half to
   even, observed elsewhere), ``floor_eps`` (OpenVINO: float32 L*(s+1e-6), truncated) or ``floor_fp32``
-  (onnxruntime: float32 L*s, truncated).
+  (onnxruntime: float32 L*s, truncated) or ``floor_fp64`` (PyTorch: float64 L*s, truncated).
 * ``scale_source``: which scale enters the coordinate formula: ``user`` (the given scale) or ``ratio``
   (out_len / in_len).
 * ``formula_length``: which output length enters align_corners / half_pixel_symmetric / tf_crop_and_resize

@@ -26,8 +26,10 @@ SAMPLER_KINDS = ("nearest", "linear", "cubic")
 # Resize-10 / Upsample (floor when upsampling, ceil when downsampling).
 NEAREST_RULES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "half_even", "simple")
 # floor_eps: OpenVINO's SCALES-mode length, float32(L) * float32(s + 1e-6f) truncated (L itself when s == 1).
-# floor_fp32: onnxruntime, floor of the float32 product float32(s) * L.
-SIZE_RULES = ("floor", "round", "floor_eps", "floor_fp32")
+# floor_fp32: onnxruntime, floor of the float32 product float32(s) * L. floor_fp64: PyTorch
+# (aten compute_output_size, static_cast<int64_t>(L * scale) in double: L=10, s=0.6 -> 6 where the exact floor of
+# 10 * 0.59999999999999998 is 5).
+SIZE_RULES = ("floor", "round", "floor_eps", "floor_fp32", "floor_fp64")
 ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
 SCALE_SOURCES = ("user", "ratio")
 FORMULA_LENGTHS = ("fractional", "integer")

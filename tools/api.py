@@ -175,11 +175,27 @@ def inspect(model, *, convention: str | None = None, input_shapes: dict | None =
 @api_terms
 def check(model, *, target: str = "openvino", convention: str | None = None,
           fail_on: tuple[str, ...] = ("different", "unproven"), input_shapes: dict | None = None,
-          report: str | None = None, progress=None) -> CheckResult:
+          report: str | None = None, progress=None, source=None, example_inputs=None):
     """Per resampling node, what the target's own importer does with it (OpenVINO: converted and run on a
     probe; TensorRT: predicted from onnx-tensorrt's rules) and the rung resample-bridge takes instead.
     ``input_shapes``: as ovc's ``--input``; ``report``: a folder for the HTML report (OpenVINO); ``progress``:
-    called as ``progress(done, total)`` while nodes are judged (the CLI's progress lines)."""
+    called as ``progress(done, total)`` while nodes are judged (the CLI's progress lines).
+
+    ``source`` (a .pt2 path, a torch.export program, or an nn.Module with ``example_inputs``): instead, each
+    node against the PyTorch call it was exported from (``tools/check_source.py``), a ``SourceCheck``; with
+    ``model`` None, each call through OpenVINO's own PyTorch frontend (``tools/check_torch_openvino.py``)."""
+    if source is not None:
+        from .check_source import SourceCheck, check_source
+
+        name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else type(source).__name__
+        if model is None:
+            from .check_torch_openvino import check_openvino_frontend
+
+            rows = check_openvino_frontend(source, example_inputs)
+            return SourceCheck(name, tuple(rows), tuple(fail_on), against="OpenVINO")
+        with _model_file(model, convention) as path:
+            rows = check_source(path, source, example_inputs, input_shapes)
+        return SourceCheck(name, tuple(rows), tuple(fail_on))
     from .gate import importer_outcome, importer_verdict, summary
     from .inputs import prepared
     from .targets import entry

@@ -16,6 +16,7 @@ from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention
 from . import api, targets
 from .. import __version__
 from .api_terms import cli_terms
+from . import check_source as source_check
 from .signals import Terminated, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,
                          report_needs, require, shapes, show)
@@ -101,6 +102,10 @@ def cmd_check(args) -> int:
     from .logs import Progress
 
     fail_on = parse_fail_on(args.fail_on)
+    if args.source:
+        return check_source(args, fail_on)
+    if args.model is None:
+        raise BridgeError("check needs a model (or --source alone: OpenVINO's PyTorch frontend)", field="model")
     report_needs(args)
     e = targets.entry(args.target, "check")
     require(*e.check_requires, why=f"check --target {args.target}")
@@ -112,6 +117,20 @@ def cmd_check(args) -> int:
         emit_json({"target": args.target, "convention": args.onnx_convention, "nodes": rows, "summary": result.summary})
     else:
         show(*quiet_or(args, convention_line(args), e.format_check(rows)), format_summary(result.summary))
+    return 0 if result.passed else 1
+
+
+def check_source(args, fail_on) -> int:
+    """``check --source``: the ONNX model's nodes against the PyTorch program they were exported from."""
+    require("torch", why="check --source")
+    if args.model is None:
+        require("openvino", why="check --source without a model (OpenVINO's PyTorch frontend)")
+    result = api.check(args.model, convention=args.onnx_convention, fail_on=fail_on, input_shapes=shapes(args),
+                       source=args.source)
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        show(*quiet_or(args, "\n".join(source_check.format_rows(result))), source_check.format_summary(result))
     return 0 if result.passed else 1
 
 
@@ -186,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     pi.set_defaults(func=cmd_inspect)
     pk = sub.add_parser("check", help="what the target's own importer does with each resampling node (a CI gate: "
                                       "exit 1 when a node would be silently different)")
-    pk.add_argument("model", help="an ONNX model file")
+    pk.add_argument("model", nargs="?", help="an ONNX model file (omit with --source: OpenVINO's own PyTorch "
+                                            "frontend on each call of the program)")
     pk.add_argument("--target", default=DEFAULT, choices=names("check"),
                     help="whose importer to judge: openvino (converted and run on a probe, default) or tensorrt "
                          "(predicted from onnx-tensorrt's rules)")
@@ -198,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
     _input_option(pk)
     pk.add_argument("--report", metavar="DIR", help="also write DIR/index.html: per node the IR differences, the "
                                                    "importer's output next to the exact one, error heatmaps")
+    pk.add_argument("--source", metavar="PT2", help="the PyTorch program the model was exported from "
+                                                   "(torch.export.save, .pt2): each node against its call instead; "
+                                                   "without a model, what OpenVINO's PyTorch frontend makes of "
+                                                   "each call")
     pk.set_defaults(func=cmd_check)
     pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
     pc.add_argument("model", help="an ONNX model file")

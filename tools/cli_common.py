@@ -8,7 +8,8 @@ from ..semantics.errors import BridgeError
 from . import targets
 
 # What each verb needs beyond the core install, and the extra that brings it.
-EXTRAS = {"openvino": "openvino", "onnxruntime": "runtime", "matplotlib": "report", "tensorrt": "tensorrt"}
+EXTRAS = {"openvino": "openvino", "onnxruntime": "runtime", "matplotlib": "report", "tensorrt": "tensorrt",
+          "torch": "torch"}
 
 
 def require(*modules: str, why: str = "") -> None:

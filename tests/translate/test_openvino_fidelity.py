@@ -27,10 +27,10 @@ import openvino.opset11 as ops11  # noqa: E402
 
 from resample_bridge.semantics import reference  # noqa: E402
 from resample_bridge.semantics.coords import bind_resize  # noqa: E402
-from resample_bridge.semantics.equivalence import diff  # noqa: E402
+from resample_bridge.semantics.equivalence import diff, off_ties  # noqa: E402
 from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.semantics.ir import (DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue,  # noqa: E402
-                                          Sampler, axis_name)
+                                          Sampler)
 from resample_bridge.translate.openvino import parse_model, parse_node  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -56,14 +56,7 @@ def run_cpu(params, node, *values):
 
 def tie_mask(ir: ResizeIR, shape, out_shape):
     """False at output indices that lie on a floating-point tie of ``ir`` (any axis)."""
-    ties = diff(ir, dataclasses.replace(ir, arith="exact"), tuple(shape)).ties
-    mask = np.ones(out_shape, dtype=bool)
-    names = {axis_name(a, len(shape)): a for a in range(len(shape))}
-    for name, idx in ties.items():
-        sl = [slice(None)] * len(shape)
-        sl[names[name]] = idx
-        mask[tuple(sl)] = False
-    return mask
+    return off_ties(diff(ir, dataclasses.replace(ir, arith="exact"), tuple(shape)), len(shape), out_shape)
 
 
 def assert_matches(ir, got, expected, mask=None):

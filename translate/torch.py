@@ -1,0 +1,192 @@
+"""PyTorch programs -> IR: every resampling call of a ``torch.export`` ExportedProgram (or an FX GraphModule),
+named after its FX node, with the user's call and source line where the program records them. torch is
+imported here only, and lazily: the rest of the package never needs it (the ``torch`` extra).
+
+The op rules are in ``translate/torch_ops.py``; this module reads the graph into its plain ``Call`` values.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..semantics.errors import BridgeError
+from .torch_ops import Call, Tensor, is_resampling, parse_call, user_call
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise BridgeError("PyTorch is not installed: pip install 'resample-bridge[torch]'", field="source") \
+            from None
+    return torch
+
+
+@dataclass(frozen=True)
+class TorchCall:
+    """One resampling call of a program: its FX node name, the op, the IR (or the refusal), and where the user
+    wrote it."""
+
+    name: str
+    op: str
+    ir: Any  # an IR value, or None where refused
+    error: BridgeError | None
+    code: str  # the user's source line ("F.interpolate(x, scale_factor=0.6)"), "" where not recorded
+    where: str  # "file.py:12", "" where not recorded
+    args: dict  # the call's arguments by name (tensors as translate.torch_ops.Tensor)
+    # output_size where some length is an expression of the inputs' dynamic lengths (sympy, PyTorch's own
+    # symbols; ``lengths_at`` evaluates them), else None
+    sym_sizes: tuple | None = None
+
+    def user_call(self) -> str:
+        """The call as the user spells it: "F.interpolate(mode='bilinear', size=(7, 9), align_corners=False)"."""
+        return user_call(self.op, self.args)
+
+    def describe(self) -> str:
+        """The call in the user's terms, with the line of their module that reaches it where recorded (a
+        program records the frames of modules' forward methods, not of the functions they call)."""
+        if not self.where:
+            return self.user_call()
+        return f"{self.user_call()} at {self.where} (`{self.code}`)"
+
+
+def load(path) -> Any:
+    """A saved ExportedProgram (``torch.export.save``, a .pt2 file); one line naming what is wrong otherwise."""
+    torch = _torch()
+    before = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)  # torch logs each failed reader's traceback before it raises
+    try:
+        return torch.export.load(str(path))
+    except FileNotFoundError:
+        raise BridgeError(f"{path}: no such file", field="source") from None
+    except Exception as e:  # a corrupt or foreign file: torch raises many types
+        raise BridgeError(f"{path}: not a torch.export program ({type(e).__name__})", field="source") from None
+    finally:
+        logging.disable(before)
+
+
+def _graph(program):
+    if hasattr(program, "graph_module"):  # ExportedProgram
+        return program.graph_module.graph
+    if hasattr(program, "graph") and hasattr(program.graph, "nodes"):  # fx.GraphModule
+        return program.graph
+    raise BridgeError(f"a {type(program).__name__} is not a torch.export program or FX graph", field="source")
+
+
+def _dim(d):
+    return d if isinstance(d, int) else None  # a SymInt (dynamic) is known only at run time
+
+
+def _value(v):
+    """An FX argument as a plain value: tensors as Tensor, symbolic lengths as None, lists element-wise."""
+    torch = _torch()
+    if isinstance(v, torch.fx.Node):
+        val = v.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            return Tensor(tuple(_dim(d) for d in val.shape), str(val.dtype).removeprefix("torch."))
+        return val if isinstance(val, (int, float, bool)) else None
+    if isinstance(v, (list, tuple)):
+        return [_value(x) for x in v]
+    return v
+
+
+def _arguments(node) -> dict:
+    schema = node.target._schema
+    out = {}
+    for i, a in enumerate(schema.arguments):
+        if i < len(node.args):
+            v = node.args[i]
+        elif a.name in node.kwargs:
+            v = node.kwargs[a.name]
+        else:
+            v = a.default_value if a.has_default_value() else None
+        out[a.name] = _value(v)
+    return out
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)')
+
+
+def source_of(node) -> tuple[str, str]:
+    """(the user's source line, "file:line") of the innermost frame the program recorded for ``node``."""
+    frames = _FRAME.findall(node.meta.get("stack_trace") or "")
+    if not frames:
+        return "", ""
+    path, line, code = frames[-1]
+    return code.strip(), f"{path}:{line}"
+
+
+def op_name(node) -> str:
+    """"aten.upsample_bilinear2d.vec", "torchvision.deform_conv2d.default"; "" for a node that calls no op."""
+    if node.op != "call_function" or not hasattr(node.target, "_schema"):
+        return ""
+    return str(node.target)
+
+
+def calls(program) -> list[TorchCall]:
+    """Every resampling call of ``program``, in graph order; a call the parser refuses carries its error."""
+    out = []
+    for node in _graph(program).nodes:
+        op = op_name(node)
+        if not op or not is_resampling(op.split(".")[1]):
+            continue
+        code, where = source_of(node)
+        args = _arguments(node)
+        try:
+            ir, err = parse_call(Call(node.name, op, args)), None
+        except BridgeError as e:
+            ir, err = None, e.at(node.name)
+        out.append(TorchCall(node.name, op, ir, err, code, where, args, _symbolic_sizes(node)))
+    return out
+
+
+def _symbolic_sizes(node):
+    """The sympy expressions of the call's output_size, where one of them is symbolic."""
+    torch = _torch()
+    sizes = node.args[1] if len(node.args) > 1 and isinstance(node.args[1], (list, tuple)) else None
+    if not sizes:
+        return None
+    exprs = [v.meta.get("val") if isinstance(v, torch.fx.Node) else v for v in sizes]
+    if all(isinstance(e, int) for e in exprs):
+        return None
+    return tuple(e.node.expr if isinstance(e, torch.SymInt) else e for e in exprs)
+
+
+def dynamic_inputs(program) -> list[tuple]:
+    """Per user input of ``program``: per axis (symbol, example length, smallest, largest) where the length is
+    dynamic, else the static length (an int)."""
+    torch = _torch()
+    user = set(program.graph_signature.user_inputs)
+    ranges = {str(k): v for k, v in program.range_constraints.items()}
+    out = []
+    for node in _graph(program).nodes:
+        val = node.meta.get("val")
+        if node.op != "placeholder" or node.name not in user or not isinstance(val, torch.Tensor):
+            continue
+        dims = []
+        for d in val.shape:
+            if isinstance(d, int):
+                dims.append(d)
+                continue
+            r = ranges.get(str(d.node.expr))
+            hi = int(r.upper) if r is not None and r.upper.is_finite else 2**31
+            dims.append((d.node.expr, d.node.hint, int(r.lower) if r is not None else 0, hi))
+        out.append(tuple(dims))
+    return out
+
+
+def lengths_at(exprs, values: dict) -> list[int]:
+    """``exprs`` (TorchCall.sym_sizes) with each symbol given its length in ``values``."""
+    return [e if isinstance(e, int) else int(e.xreplace(values)) for e in exprs]
+
+
+def parse_program(program) -> list[tuple[str, Any]]:
+    """(FX node name, IR) for every resampling call; the first refused call raises its BridgeError."""
+    found = calls(program)
+    for c in found:
+        if c.error is not None:
+            raise c.error
+    return [(c.name, c.ir) for c in found]

@@ -30,6 +30,8 @@ from typing import Any
 from ..lowering.passes import ConvertOptions, NodeRecord
 from ..semantics.errors import BridgeError
 from .api_terms import api_terms
+from .check_source import SourceCheck, check_source
+from .check_torch_openvino import check_openvino_frontend
 
 __all__ = ["inspect", "check", "convert", "convert_model", "save", "verify", "InspectRow", "CheckRow",
            "CheckResult", "Conversion", "ErrorStats", "VerifyResult", "NodeRecord", "BridgeError"]
@@ -185,12 +187,8 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
     node against the PyTorch call it was exported from (``tools/check_source.py``), a ``SourceCheck``; with
     ``model`` None, each call through OpenVINO's own PyTorch frontend (``tools/check_torch_openvino.py``)."""
     if source is not None:
-        from .check_source import SourceCheck, check_source
-
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else type(source).__name__
         if model is None:
-            from .check_torch_openvino import check_openvino_frontend
-
             rows = check_openvino_frontend(source, example_inputs)
             return SourceCheck(name, tuple(rows), tuple(fail_on), against="OpenVINO")
         with _model_file(model, convention) as path:

@@ -163,11 +163,15 @@ def _window_edge(y: np.ndarray, new_y: np.ndarray, axis, sampler: Sampler, K: in
         return np.zeros(new_y.shape)
     f = float(stretch(sampler, axis.filter_scale, axis.stretch_clamp))
     src = source_coords(axis)
-    edge = np.array([math.ceil(c) - 1 + K // 2 + 1 for c in src])
-    near = np.array([float(math.ceil(c) - c) for c in src]) <= dc  # 1 - t within the coordinate's error
+    edge = np.array([math.ceil(c) - 1 + K // 2 + 1 for c in src], dtype=np.int64)
+    near = np.array([float(math.ceil(c) - c) for c in src], dtype=np.float64) <= dc  # 1 - t within its error
     edge = np.clip(edge, 0, y.shape[axis.axis] - 1)
     slope = np.where(near, f * dc, 0.0)[:, None]
-    return _centred(y, new_y, axis.axis, edge[:, None], slope)
+    with np.errstate(invalid="ignore"):
+        term = _centred(y, new_y, axis.axis, edge[:, None], slope)
+    # Only outputs near an integer take the edge tap: elsewhere its weight is 0, even where it reads inf / NaN.
+    keep = near.reshape((1,) * axis.axis + near.shape + (1,) * (y.ndim - axis.axis - 1))
+    return np.where(keep, term, 0.0)
 
 
 def _axis_dc(axis) -> np.ndarray:

@@ -33,15 +33,18 @@ import numpy as np
 
 from . import cost_machine, cost_timing
 from .boundary import NOT_AT_BOUNDARY
-from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, fixed_key, \
-    grid_key, int_key, key_of, use_converter
+from .cost_timing import DYNAMIC, FEW, IN_GRAPH_OPS, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, \
+    fixed_key, grid_key, int_key, key_of, rung_class, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
-           "faster_extension", "chosen_name"]
+           "faster_extension", "faster_conv", "chosen_name"]
 
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
+# The convolution form against Interpolate: both need nothing beside the model, so a smaller margin (the rates'
+# spread on this machine between timings, measured 3-8%).
+CONV_MARGIN = 1.1
 # Sizes known only at run time: each rung's fixed cost is weighed spread over this many outputs, the calibration's
 # upscale output (cost_timing.SHAPE, each resized axis doubled).
 REFERENCE_OUTPUTS = int(np.prod(cost_timing.SHAPE[:2])) * int(np.prod([2 * d for d in cost_timing.SHAPE[2:]]))
@@ -209,7 +212,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     against a built-in op; the record names them ("boundary"). "call_ms" (against a built-in op, static sizes): an
     inference of nothing, where the table has it: a saving below it is not taken."""
     table = table or calibration()
-    cls = RUNG_CLASS.get(rung)
+    cls = rung if isinstance(rung, str) else RUNG_CLASS.get(rung)
     if ir.kind == "deformconv" and (ir.weight_shape is None or None in ir.weight_shape or ir.kernel_shape is None):
         return None  # W fed at run time: no size to weigh
     sizes = _static_elements(ir, input_shape)
@@ -233,7 +236,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     # are). A decomposition's Gather chain runs planar as the extension does: between Conv layers the two paid the
     # same reorders (measured: the index form 25.5 ms more than alone, the extension 25.2; the antialias tap
     # tables 1.71 and 1.69), so against it none is charged.
-    charged_in, charged_out = (cls == "builtin" and not sides[0]), (cls == "builtin" and not sides[1])
+    charged_in, charged_out = (cls in IN_GRAPH_OPS and not sides[0]), (cls in IN_GRAPH_OPS and not sides[1])
     layout = 0.0
     if charged_in or charged_out:
         layout = max(table.rate("copy") or 0.0, table.rate("layout") or 0.0)
@@ -253,7 +256,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
             got["assumed"] = "1 for each length known only at run time"
         # One op against one: a saving below a call's own cost is not taken (tiny models keep the op that needs
         # nothing beside them; their times are within a busy machine's noise of one call).
-        if cls == "builtin" and table.rate("call"):
+        if cls in IN_GRAPH_OPS and table.rate("call"):
             got["call_ms"] = table.rate("call") / 1e6
     else:
         per_out = _per_unit(ir)[1]
@@ -264,7 +267,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
             got["assumed"] = "the input as large as the output"
         if ir.kind == "deformconv":
             got["per"] = "multiply-accumulate"
-    if any(sides) and cls == "builtin":
+    if any(sides) and cls in IN_GRAPH_OPS:
         got["boundary"] = " and ".join(s for s, at in zip(("input", "output"), sides) if at)
     if keys[0].endswith(few_key("")):
         got["few_channels"] = input_shape[1]
@@ -280,7 +283,7 @@ def _keys(ir, cls: str, up: bool, input_shape, table: Calibration) -> tuple[str,
     if ir.kind == "resize" and ir.sampler.kind != "nearest" and dtype and np.issubdtype(np.dtype(dtype), np.integer):
         return tuple(int_key(k) for k in keys)
     channels = input_shape[1] if input_shape is not None and len(input_shape) >= 3 else None
-    if cls != "builtin" or ir.kind != "resize" or channels is None or channels > FEW or 1 in ir.axes:
+    if cls not in IN_GRAPH_OPS or ir.kind != "resize" or channels is None or channels > FEW or 1 in ir.axes:
         return keys
     few = tuple(few_key(k) for k in keys)
     return few if all(table.rate(k) is not None for k in few) else keys
@@ -289,10 +292,34 @@ def _keys(ir, cls: str, up: bool, input_shape, table: Calibration) -> tuple[str,
 def faster_extension(node, record) -> str | None:
     """The reason to take the extension instead of the chosen rung (the estimate, in words), or None; the
     estimate goes on the record."""
-    why, weighed = weigh(node, record.rung, chosen_name(record))
+    why, weighed = weigh(node, rung_class(record), chosen_name(record))
     if weighed is not None:
         record.extra["cost"] = weighed
     return why
+
+
+def faster_conv(node, record) -> tuple[str | None, dict | None]:
+    """(the reason to take the convolution form (``conv_rewrite``) instead of the Interpolate the ladder chose,
+    or None; the estimate, or None where the table has no rate for either). Static sizes only (the form's): each
+    side's fixed cost per call and its rate per output element, at ``CONV_MARGIN``."""
+    table = calibration()
+    ir, shape = node.ir, getattr(node.ir, "input_shape", None)
+    sizes = _static_elements(ir, shape)
+    if sizes is None or sizes[1] == 0:
+        return None, None
+    up = sizes[0] <= sizes[1]
+    ms = {}
+    for cls in ("builtin", "conv"):
+        key = _keys(ir, cls, up, shape, table)[0]
+        rate = table.rate(key)
+        if rate is None:
+            return None, None
+        ms[cls] = ((table.rate(fixed_key(key)) or 0.0) + rate * sizes[1]) / 1e6
+    est = {"chosen_ms": ms["builtin"], "conv_ms": ms["conv"], "margin": CONV_MARGIN, "rates": table.where}
+    if ms["builtin"] < CONV_MARGIN * ms["conv"] * (1 - 1e-12):
+        return None, est
+    return (f"cost model: {ms['builtin'] / ms['conv']:.2g}x faster than {chosen_name(record)} on {table.where} "
+            f"(estimated {ms['conv']:.3g} ms against {ms['builtin']:.3g} ms)"), est
 
 
 def weigh(node, rung: int, name: str) -> tuple[str | None, dict | None]:
@@ -319,7 +346,8 @@ def _faster(est: dict, rung: int, name: str, table: Calibration) -> str | None:
     if cur - ext < est.get("call_ms", 0.0):  # a saving below a call's own cost (estimate's note)
         return None
     reorders = "reorders included" + (f", none at the model's {est['boundary']}" if "boundary" in est else "") \
-        if RUNG_CLASS.get(rung) == "builtin" else "reorders alike: the decomposition runs planar too"
+        if (rung if isinstance(rung, str) else RUNG_CLASS.get(rung)) in IN_GRAPH_OPS else \
+        "reorders alike: the decomposition runs planar too"
     if per_element:
         assumed = f", {est['assumed']}" if "assumed" in est else ""
         return (f"cost model: {cur / ext:.2g}x faster per {est.get('per', 'output element')} than {name} on "

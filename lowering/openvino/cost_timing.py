@@ -63,6 +63,16 @@ FEW_PER_OFFSET_GROUP = 16
 DEFORM_SHAPE = (1, 32, 24, 24)
 DEFORM_TINY = (1, 8, 4, 4)
 RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
+# Rung classes of OpenVINO's own ops that keep its blocked layouts (the extension's reorders are charged
+# against them): Interpolate, and the convolution form of rung 2 (``conv_rewrite``, its own rates).
+IN_GRAPH_OPS = ("builtin", "conv")
+
+
+def rung_class(record) -> str | None:
+    """The rates' class of a node's record: the extension, the convolution form, else by rung."""
+    if record.rung == CUSTOM:
+        return "extension"
+    return "conv" if record.proof.get("form") == "conv" else RUNG_CLASS.get(record.rung)
 _convert = None  # target.convert, registered by target.py (``use_converter``)
 
 
@@ -207,7 +217,7 @@ def _landed(path: str, made, fallback: str):
     model, feeds, n_out = made
     onnx.save(model, path)
     ov_model, (rec,) = _convert(path, fallback=fallback, prefer="builtin")
-    return ("extension" if rec.rung == CUSTOM else RUNG_CLASS[rec.rung]), ov_model, feeds, n_out
+    return rung_class(rec), ov_model, feeds, n_out
 
 
 def _rates(core, models: dict, big: tuple, tiny: tuple) -> dict:
@@ -261,7 +271,15 @@ def time_rates(key: str) -> dict:
     """{key: ns per element, ...}: ``key`` timed on this machine, with the other classes its models landed on (a
     sampler with no built-in spelling lands on the decomposition) and, beside each, the extension on the same
     model (the two sides of the choice timed together); {} where the class cannot be produced (no C++ compiler
-    for the extension, no built-in op of that sampler)."""
+    for the extension, no built-in op of that sampler). The convolution form's keys are timed with it forced,
+    every other key without it (``conv_rewrite.forcing``: no estimate asks for a rate while one is timed)."""
+    from .conv_rewrite import forcing
+
+    with forcing("conv" if key.split("/")[key.startswith("fixed/")] == "conv" else "builtin"):
+        return _time_rates(key)
+
+
+def _time_rates(key: str) -> dict:
     import openvino as ov
 
     if key == "copy":
@@ -339,6 +357,7 @@ def calibrate(samplers=SAMPLERS, only: str = "") -> dict:
     keys = [key_of(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
             for cls in ("builtin", "decomposition", "extension")]
     keys += [few_key(key_of("builtin", kind, aa, up)) for kind, aa in samplers for up in (True, False)]
+    keys += [k(key_of("conv", kind, False, True)) for kind, aa in samplers if not aa for k in (str, few_key)]
     keys += [int_key(key_of(cls, kind, aa, up)) for kind, aa in samplers if kind != "nearest" for up in (True, False)
              for cls in ("decomposition", "extension")]
     keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]

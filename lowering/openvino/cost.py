@@ -5,7 +5,9 @@ DeformConv's per multiply-accumulate) and a fixed cost per call per rung class a
 models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in a real model against a built-in
 op (measured between Conv layers, at least a copy) on each side that does not meet the model's own inputs or
 outputs (``boundary``); a decomposition pays the same reorders. Sizes known only at run time compare the rates
-per unit.
+per unit. Under every policy it also chooses between two of OpenVINO's own ops where both are exact: rung 2's
+convolution form (``conv_rewrite``) instead of Interpolate where estimated ``CONV_MARGIN`` times faster
+(``faster_conv``; ``--prefer builtin`` reads the shipped rates, ``shipped()``).
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -32,9 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from . import cost_machine, cost_timing
+from ..passes import CUSTOM
 from .boundary import NOT_AT_BOUNDARY
-from .cost_timing import DYNAMIC, FEW, IN_GRAPH_OPS, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, \
-    fixed_key, grid_key, int_key, key_of, rung_class, use_converter
+from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, fixed_key, \
+    grid_key, int_key, key_of, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
            "faster_extension", "faster_conv", "chosen_name"]
@@ -42,9 +45,9 @@ __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calib
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
-# The convolution form against Interpolate: both need nothing beside the model, so a smaller margin (the rates'
-# spread on this machine between timings, measured 3-8%).
-CONV_MARGIN = 1.1
+CONV_MARGIN = 1.1  # the convolution form against Interpolate: both need nothing beside the model
+# OpenVINO's own ops, which keep its blocked layouts (the extension's reorders are charged against them).
+IN_GRAPH_OPS = ("builtin", "conv")
 # Sizes known only at run time: each rung's fixed cost is weighed spread over this many outputs, the calibration's
 # upscale output (cost_timing.SHAPE, each resized axis doubled).
 REFERENCE_OUTPUTS = int(np.prod(cost_timing.SHAPE[:2])) * int(np.prod([2 * d for d in cost_timing.SHAPE[2:]]))
@@ -110,13 +113,19 @@ def table_file(path) -> Calibration:
     return Calibration(dict(data), f"the rates of {path}")
 
 
+def shipped() -> Calibration:
+    """The rates ``--prefer builtin`` chooses between OpenVINO's own ops with (``faster_conv``): a table given in
+    code or named by ``ENV``, else the reference table; the portable default times nothing to decide."""
+    if _given:
+        return _given[-1]
+    return table_file(os.environ.get(ENV) or REFERENCE)
+
+
 def calibration() -> Calibration:
     """The rates in force (module docstring)."""
     global _machine
-    if _given:
-        return _given[-1]
-    if os.environ.get(ENV):
-        return table_file(os.environ[ENV])
+    if _given or os.environ.get(ENV):
+        return shipped()
     from .. import compiled
 
     if compiled.openvino_extension_built() is None:
@@ -126,6 +135,13 @@ def calibration() -> Calibration:
         _machine = Calibration(rates, "this machine", timer=lambda key: cost_machine.timed(key, rates),
                                confirmer=lambda keys: cost_machine.confirmed(keys, rates))
     return _machine
+
+
+def rung_class(record) -> str | None:
+    """The rates' class of a node's record: the extension, the convolution form, else by rung."""
+    if record.rung == CUSTOM:
+        return "extension"
+    return "conv" if record.proof.get("form") == "conv" else RUNG_CLASS.get(record.rung)
 
 
 def _class_key(ir, cls: str, up: bool) -> str:
@@ -298,28 +314,45 @@ def faster_extension(node, record) -> str | None:
     return why
 
 
-def faster_conv(node, record) -> tuple[str | None, dict | None]:
-    """(the reason to take the convolution form (``conv_rewrite``) instead of the Interpolate the ladder chose,
-    or None; the estimate, or None where the table has no rate for either). Static sizes only (the form's): each
-    side's fixed cost per call and its rate per output element, at ``CONV_MARGIN``."""
-    table = calibration()
-    ir, shape = node.ir, getattr(node.ir, "input_shape", None)
+def faster_conv(node, record, table: Calibration) -> tuple[str | None, dict | None]:
+    """(why the convolution form (``conv_rewrite``) instead of the Interpolate the ladder chose, or None; the
+    estimate, None without rates). Rates timed here that would send the node to the form are timed again first
+    (``Calibration.confirm``: a burst)."""
+    with table.reading() as read:
+        got = _conv_estimate(node.ir, table)
+    if got[0] is not None and table.confirm(read):
+        got = _conv_estimate(node.ir, table)
+    faster, est = got
+    if faster is None:
+        return None, est
+    return (f"cost model: {faster:.2g}x faster than {chosen_name(record)} on {table.where} "
+            f"(estimated {est['conv_ms']:.3g} ms against {est['chosen_ms']:.3g} ms)"), est
+
+
+def _conv_estimate(ir, table: Calibration) -> tuple[float | None, dict | None]:
+    """(how many times faster the convolution form is estimated where it is taken, else None; the estimate).
+    Static sizes only (the form's): fixed cost per call and rate per output element, at ``CONV_MARGIN``; as against
+    the extension, a saving below a call's own cost is not taken; where a length is known only at run time (taken
+    as 1) the form's rate must be the lower too (a larger batch weighs the rates)."""
+    shape = getattr(ir, "input_shape", None)
     sizes = _static_elements(ir, shape)
     if sizes is None or sizes[1] == 0:
         return None, None
     up = sizes[0] <= sizes[1]
-    ms = {}
+    ms, rates = {}, {}
     for cls in ("builtin", "conv"):
         key = _keys(ir, cls, up, shape, table)[0]
-        rate = table.rate(key)
-        if rate is None:
+        rates[cls] = table.rate(key)
+        if rates[cls] is None:
             return None, None
-        ms[cls] = ((table.rate(fixed_key(key)) or 0.0) + rate * sizes[1]) / 1e6
+        ms[cls] = ((table.rate(fixed_key(key)) or 0.0) + rates[cls] * sizes[1]) / 1e6
     est = {"chosen_ms": ms["builtin"], "conv_ms": ms["conv"], "margin": CONV_MARGIN, "rates": table.where}
-    if ms["builtin"] < CONV_MARGIN * ms["conv"] * (1 - 1e-12):
+    if sizes[2]:
+        est["assumed"] = "1 for each length known only at run time"
+    if ms["builtin"] < CONV_MARGIN * ms["conv"] * (1 - 1e-12) or ms["builtin"] - ms["conv"] < \
+            (table.rate("call") or 0.0) / 1e6 or (sizes[2] and rates["builtin"] < CONV_MARGIN * rates["conv"]):
         return None, est
-    return (f"cost model: {ms['builtin'] / ms['conv']:.2g}x faster than {chosen_name(record)} on {table.where} "
-            f"(estimated {ms['conv']:.3g} ms against {ms['builtin']:.3g} ms)"), est
+    return ms["builtin"] / ms["conv"], est
 
 
 def weigh(node, rung: int, name: str) -> tuple[str | None, dict | None]:

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ..passes import CUSTOM
+from .conv_rewrite import forcing
 from .graph import F32
 
 log = logging.getLogger("resample_bridge")
@@ -63,16 +63,6 @@ FEW_PER_OFFSET_GROUP = 16
 DEFORM_SHAPE = (1, 32, 24, 24)
 DEFORM_TINY = (1, 8, 4, 4)
 RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
-# Rung classes of OpenVINO's own ops that keep its blocked layouts (the extension's reorders are charged
-# against them): Interpolate, and the convolution form of rung 2 (``conv_rewrite``, its own rates).
-IN_GRAPH_OPS = ("builtin", "conv")
-
-
-def rung_class(record) -> str | None:
-    """The rates' class of a node's record: the extension, the convolution form, else by rung."""
-    if record.rung == CUSTOM:
-        return "extension"
-    return "conv" if record.proof.get("form") == "conv" else RUNG_CLASS.get(record.rung)
 _convert = None  # target.convert, registered by target.py (``use_converter``)
 
 
@@ -216,6 +206,7 @@ def _landed(path: str, made, fallback: str):
 
     model, feeds, n_out = made
     onnx.save(model, path)
+    from .cost import rung_class  # the cost model reads this module's rates: imported when it runs
     ov_model, (rec,) = _convert(path, fallback=fallback, prefer="builtin")
     return rung_class(rec), ov_model, feeds, n_out
 
@@ -271,10 +262,8 @@ def time_rates(key: str) -> dict:
     """{key: ns per element, ...}: ``key`` timed on this machine, with the other classes its models landed on (a
     sampler with no built-in spelling lands on the decomposition) and, beside each, the extension on the same
     model (the two sides of the choice timed together); {} where the class cannot be produced (no C++ compiler
-    for the extension, no built-in op of that sampler). The convolution form's keys are timed with it forced,
-    every other key without it (``conv_rewrite.forcing``: no estimate asks for a rate while one is timed)."""
-    from .conv_rewrite import forcing
-
+    for the extension, no built-in op of that sampler). The convolution form is forced for its own keys and held
+    back for the others (``conv_rewrite.forcing``: no estimate asks for a rate while one is timed)."""
     with forcing("conv" if key.split("/")[key.startswith("fixed/")] == "conv" else "builtin"):
         return _time_rates(key)
 

@@ -139,7 +139,8 @@ CONV = _rung(REWRITE, conv_rewrite.rung)  # the convolution form alone, where th
 
 def _in_graph(node, climbed):
     """The convolution form (rung 2) instead of the Interpolate the ladder chose where the cost model estimates
-    it faster (``cost.faster_conv``; ``conv_rewrite.forcing`` decides instead while the rates are timed); its
+    it faster (``cost.faster_conv``: with this machine's rates under ``--prefer fastest``, else the shipped ones;
+    ``conv_rewrite.forcing`` decides instead while the rates are timed); its
     proof by numbers runs as on the ladder, and the Interpolate given up stays in the record's ``tried``."""
     record = climbed.record
     for why in facts(climbed.attempts, "conv_form")[:1]:
@@ -150,7 +151,7 @@ def _in_graph(node, climbed):
     if conv_rewrite.forced() == "conv":
         why, weighed = "the convolution form is asked for", None
     else:
-        why, weighed = cost.faster_conv(node, record)
+        why, weighed = cost.faster_conv(node, record, cost.calibration() if node.weigh else cost.shipped())
         if why is None:
             return climbed
     got = CONV.ask(node, climbed.attempts)

@@ -29,6 +29,8 @@ from ..passes import Candidate, Refusal
 from .graph import dims, ops, tag
 
 FORM = "conv"
+# Coordinate maps src = o / r + b whose b does not read the length: one form serves every run-time length.
+LENGTH_FREE = ("asymmetric", "half_pixel", "pytorch_half_pixel")
 RATIOS = range(2, 9)  # integer upsampling ratios the rewrite takes (a ConvTranspose kernel of K*r taps per axis)
 
 
@@ -173,10 +175,25 @@ def plan(ir, shape) -> list[Periodic] | str:
     resized = set(ir.axes)
     if resized & {0, 1}:
         return "a resized batch or channel axis is not a convolution's spatial axis"
-    if shape[1] is None or any(shape[a] is None for a in resized):
-        return "the channels and the resized lengths must be static"
+    if shape[1] is None:
+        return "the channel count must be static (one kernel per channel)"
+    run_time = [a for a in resized if shape[a] is None]
+    if run_time and not (isinstance(ir.scales, tuple) and ir.sizes is None and ir.coord in LENGTH_FREE):
+        return f"axis {run_time[0]} has a run-time length and the map reads it (scales in {', '.join(LENGTH_FREE)} " \
+               "only)"
+    # A run-time length: the tables at two lengths must give the same kernels, pads and crop (they do wherever
+    # src = o / r + b with b free of the length: then the form is one graph for every length).
+    got = [_plan_at(ir, tuple(d if d is not None else n for d in shape)) for n in ((16, 17) if run_time else (1,))]
+    if any(isinstance(g, str) for g in got):
+        return next(g for g in got if isinstance(g, str))
+    if len({tuple((ax.r, ax.first, ax.weights, ax.pads(), ax.crop()) for ax in g) for g in got}) > 1:
+        return "the taps change with the run-time length"
+    return got[0]
+
+
+def _plan_at(ir, shape) -> list[Periodic] | str:
     try:
-        bound = bind_resize(ir, tuple(1 if d is None else d for d in shape))
+        bound = bind_resize(ir, shape)
     except BridgeError as e:
         return e.message
     if bound.pads and any(bound.pads):

@@ -5,9 +5,8 @@ DeformConv's per multiply-accumulate) and a fixed cost per call per rung class a
 models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in a real model against a built-in
 op (measured between Conv layers, at least a copy) on each side that does not meet the model's own inputs or
 outputs (``boundary``); a decomposition pays the same reorders. Sizes known only at run time compare the rates
-per unit. Under every policy it also chooses between two of OpenVINO's own ops where both are exact: rung 2's
-convolution form (``conv_rewrite``) instead of Interpolate where estimated ``CONV_MARGIN`` times faster
-(``faster_conv``; ``--prefer builtin`` reads the shipped rates, ``shipped()``).
+per unit. Under every policy it also takes rung 2's convolution form (``conv_rewrite``) instead of Interpolate where
+estimated ``CONV_MARGIN`` times faster (``faster_conv``; ``--prefer builtin`` with the shipped rates, ``shipped``).
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -139,9 +138,8 @@ def calibration() -> Calibration:
 
 def rung_class(record) -> str | None:
     """The rates' class of a node's record: the extension, the convolution form, else by rung."""
-    if record.rung == CUSTOM:
-        return "extension"
-    return "conv" if record.proof.get("form") == "conv" else RUNG_CLASS.get(record.rung)
+    return "extension" if record.rung == CUSTOM else "conv" if record.proof.get("form") == "conv" else \
+        RUNG_CLASS.get(record.rung)
 
 
 def _class_key(ir, cls: str, up: bool) -> str:
@@ -325,34 +323,37 @@ def faster_conv(node, record, table: Calibration) -> tuple[str | None, dict | No
     faster, est = got
     if faster is None:
         return None, est
-    return (f"cost model: {faster:.2g}x faster than {chosen_name(record)} on {table.where} "
-            f"(estimated {est['conv_ms']:.3g} ms against {est['chosen_ms']:.3g} ms)"), est
+    u = "ms" if "conv_ms" in est else "ns"
+    return (f"cost model: {faster:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
+            f"{est['conv_' + u]:.3g} {u} against {est['chosen_' + u]:.3g} {u}{' per output' * (u == 'ns')})"), est
 
 
 def _conv_estimate(ir, table: Calibration) -> tuple[float | None, dict | None]:
-    """(how many times faster the convolution form is estimated where it is taken, else None; the estimate).
-    Static sizes only (the form's): fixed cost per call and rate per output element, at ``CONV_MARGIN``; as against
-    the extension, a saving below a call's own cost is not taken; where a length is known only at run time (taken
-    as 1) the form's rate must be the lower too (a larger batch weighs the rates)."""
+    """(how many times faster the form is estimated where taken at ``CONV_MARGIN``, else None; the estimate). As
+    against the extension, a saving below a call's own cost is not taken; with a length known only at run time the
+    form's rate must be the lower too (a larger input weighs the rates)."""
     shape = getattr(ir, "input_shape", None)
     sizes = _static_elements(ir, shape)
-    if sizes is None or sizes[1] == 0:
+    if sizes is not None and sizes[1] == 0:
         return None, None
-    up = sizes[0] <= sizes[1]
-    ms, rates = {}, {}
+    # Resized lengths known only at run time: per output element, fixed costs spread over REFERENCE_OUTPUTS.
+    n_out, unit = (sizes[1], 1e6) if sizes else (REFERENCE_OUTPUTS, REFERENCE_OUTPUTS)
+    t, rates = {}, {}
     for cls in ("builtin", "conv"):
-        key = _keys(ir, cls, up, shape, table)[0]
+        key = _keys(ir, cls, True, shape, table)[0]  # the form only upsamples
         rates[cls] = table.rate(key)
         if rates[cls] is None:
             return None, None
-        ms[cls] = ((table.rate(fixed_key(key)) or 0.0) + rates[cls] * sizes[1]) / 1e6
-    est = {"chosen_ms": ms["builtin"], "conv_ms": ms["conv"], "margin": CONV_MARGIN, "rates": table.where}
-    if sizes[2]:
-        est["assumed"] = "1 for each length known only at run time"
-    if ms["builtin"] < CONV_MARGIN * ms["conv"] * (1 - 1e-12) or ms["builtin"] - ms["conv"] < \
-            (table.rate("call") or 0.0) / 1e6 or (sizes[2] and rates["builtin"] < CONV_MARGIN * rates["conv"]):
+        t[cls] = ((table.rate(fixed_key(key)) or 0.0) + rates[cls] * n_out) / unit
+    per = "ms" if sizes else "ns"
+    est = {f"chosen_{per}": t["builtin"], f"conv_{per}": t["conv"], "margin": CONV_MARGIN, "rates": table.where}
+    if sizes is None or sizes[2]:
+        est["assumed"] = "1 for each length known only at run time" if sizes else "sizes known only at run time"
+    if t["builtin"] < CONV_MARGIN * t["conv"] * (1 - 1e-12) or (sizes and t["builtin"] - t["conv"] < (
+            table.rate("call") or 0.0) / 1e6) or ((sizes is None or sizes[2]) and
+                                                 rates["builtin"] < CONV_MARGIN * rates["conv"]):
         return None, est
-    return ms["builtin"] / ms["conv"], est
+    return t["builtin"] / t["conv"], est
 
 
 def weigh(node, rung: int, name: str) -> tuple[str | None, dict | None]:

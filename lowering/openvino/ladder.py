@@ -1,8 +1,8 @@
 """The OpenVINO ladder of each IR kind on the pass interface (``lowering.passes``), and ``lower`` for one node.
 
 Resize: native Interpolate (1), Interpolate after an exact rewrite or the convolution form of an integer-ratio
-upsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), decomposition (3: tap tables for
-static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
+upsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), decomposition (3: tap
+tables for static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
 the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
 ``--allow-conditional`` (``policy_for``; never with ``--strict``).

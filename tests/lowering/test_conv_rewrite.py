@@ -153,3 +153,28 @@ def test_the_proof_rereads_the_kernels_against_the_source_ir(tmp_path):
     (_, cubic), = parse_model(resize_model(SHAPE, scales=[1, 1, 2, 2], mode="cubic"))
     failures = prove(ov_model, [dataclasses.replace(rec, ir=cubic)])
     assert any("kernel differs" in f for f in failures) and any("Pad's pads differ" in f for f in failures), failures
+
+
+@pytest.mark.parametrize("mode, coord", [("linear", "half_pixel"), ("nearest", "asymmetric"),
+                                         ("cubic", "pytorch_half_pixel")])
+def test_run_time_lengths_take_one_form_for_every_length(tmp_path, mode, coord):
+    """H and W known only at run time, scales x2 / x3: the kernels, pads and crop do not read the length, so one
+    graph serves every length (compared with the oracle at lengths the proof did not pick, 1 included)."""
+    model = resize_model((1, 4, "H", "W"), scales=[1, 1, 2, 3], mode=mode, coordinate_transformation_mode=coord)
+    ov_model, rec = _converted(tmp_path, model)
+    assert rec.proof["form"] == "conv", rec.summary()
+    # Where Interpolate is exact too (not nearest x3: its ties move with the length) the rates per output chose.
+    assert ("per output" in rec.reason) == any("convolution form faster" in why for _, _, why in rec.tried)
+    (_, ir), = parse_model(model)
+    compiled = ov.Core().compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    for hw in ((1, 1), (2, 7), (13, 5), (40, 33)):
+        x = _x((1, 4) + hw, seed=hw[0])
+        got = compiled([x])[0]
+        assert against_oracle(ir, got, run(ir, x), [x]).ok, hw
+
+
+def test_run_time_lengths_are_refused_where_the_map_reads_them(tmp_path):
+    model = resize_model((1, 4, "H", "W"), scales=[1, 1, 2, 2], mode="linear",
+                         coordinate_transformation_mode="align_corners")
+    _, rec = _converted(tmp_path, model)
+    assert rec.proof.get("form") != "conv" and "has a run-time length and the map reads it" in rec.extra["conv_form"]

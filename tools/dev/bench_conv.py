@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from bench import _time_interleaved, ms, ratio  # noqa: E402
 
 SHAPES = ((1, 16, 160, 200), (1, 64, 80, 80))
-FORMS = (("linear", {}), ("cubic", {"cubic_coeff_a": -0.75}), ("nearest", {"nearest_mode": "floor"}))
+FORMS = (("linear", {}), ("cubic", {"cubic_coeff_a": -0.75}), ("nearest", {"nearest_mode": "floor", "coordinate_transformation_mode": "asymmetric"}))
 
 
 def cases(only: str = ""):

@@ -273,7 +273,7 @@ def prove(rec, by_tag) -> list[str]:
         elif [list(_const(pad, 1)), list(_const(pad, 2))] != [begin, end]:
             out.append(f"{rec.node}: the edge Pad's pads differ from the source IR's borders")
     for ax in axes:
-        conv = by_tag.get(f"{rec.node}/{FORM}/axis{ax.axis}")
+        conv, fused = _located_conv(by_tag.get(f"{rec.node}/{FORM}/axis{ax.axis}"))
         if conv is None or conv.get_type_name() != "GroupConvolutionBackpropData":
             out.append(f"{rec.node}: axis {ax.axis}: the ConvTranspose is missing from the produced model")
             continue
@@ -286,10 +286,36 @@ def prove(rec, by_tag) -> list[str]:
         if (list(a["strides"]), list(a["pads_begin"]), list(a["pads_end"])) != want or set(a["dilations"]) != {1}:
             out.append(f"{rec.node}: axis {ax.axis}: the ConvTranspose's stride or crop differs from the taps")
         w = _const(conv, 1)
-        if w is None or w.shape[:3] != (shape[1], 1, 1) or not np.array_equal(
-                w.reshape(shape[1], -1), np.tile(ax.kernel(), (shape[1], 1))):
+        if w is None or w.shape[:3] != (shape[1], 1, 1) or not _same_kernel(w.reshape(shape[1], -1), ax.kernel(),
+                                                                            fused):
             out.append(f"{rec.node}: axis {ax.axis}: the kernel differs from the source IR's taps")
+        elif fused:
+            rec.proof["fused_scale"] = "OpenVINO folded a multiply by a per-channel constant before it into the kernel"
     return out
+
+
+def _located_conv(op):
+    """(the ConvTranspose a tag found, whether OpenVINO fused a Multiply by a constant before it into its kernel):
+    that fusion (its MultiplyConvolutionBackpropDataFusion, measured on a VAE decoder's x / c -> upsample) makes a
+    new kernel Constant and hands the tag to it."""
+    if op is None or op.get_type_name() != "Constant":
+        return op, False
+    users = [i.get_node() for i in op.output(0).get_target_inputs()
+             if i.get_node().get_type_name() == "GroupConvolutionBackpropData"]
+    return (users[0], True) if len(users) == 1 else (None, False)
+
+
+def _same_kernel(got: np.ndarray, kernel: np.ndarray, fused: bool) -> bool:
+    """``got`` (channels x taps) is ``kernel`` on every channel; ``fused``: times one factor per channel (the
+    fused constant, each product rounded once to float32), zeros where the kernel's are."""
+    want = np.tile(kernel, (got.shape[0], 1))
+    if not fused:
+        return np.array_equal(got, want)
+    if not np.array_equal(got == 0, want == 0):
+        return False
+    nz = kernel != 0
+    factor = got[:, nz][:, :1] / kernel[nz][0]
+    return bool(np.allclose(got, factor * want, rtol=4 * 2.0 ** -24, atol=0))
 
 
 def _const(op, port: int):

@@ -178,3 +178,15 @@ def test_run_time_lengths_are_refused_where_the_map_reads_them(tmp_path):
                          coordinate_transformation_mode="align_corners")
     _, rec = _converted(tmp_path, model)
     assert rec.proof.get("form") != "conv" and "has a run-time length and the map reads it" in rec.extra["conv_form"]
+
+
+def test_a_kernel_scaled_per_channel_is_read_as_fused_only_where_flagged():
+    """OpenVINO folds a multiply by a constant before the ConvTranspose into its kernel (a VAE decoder's x / c):
+    the proof accepts the kernel times one factor per channel only there, and no other change of a tap."""
+    kernel = np.array([0.25, 0.75, 0.75, 0.25], np.float32)
+    scaled = np.stack([kernel * np.float32(1 / 3), kernel * np.float32(7)])
+    assert conv_rewrite._same_kernel(scaled, kernel, fused=True)
+    assert not conv_rewrite._same_kernel(scaled, kernel, fused=False)
+    wrong = scaled.copy()
+    wrong[1, 2] *= np.float32(1.001)
+    assert not conv_rewrite._same_kernel(wrong, kernel, fused=True)

@@ -113,8 +113,7 @@ def table_file(path) -> Calibration:
 
 
 def shipped() -> Calibration:
-    """The rates ``--prefer builtin`` chooses between OpenVINO's own ops with (``faster_conv``): a table given in
-    code or named by ``ENV``, else the reference table; the portable default times nothing to decide."""
+    """``--prefer builtin``'s rates (``faster_conv``): a table given in code or by ``ENV``, else the reference."""
     if _given:
         return _given[-1]
     return table_file(os.environ.get(ENV) or REFERENCE)

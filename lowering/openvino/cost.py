@@ -5,7 +5,8 @@ DeformConv's per multiply-accumulate) and a fixed cost per call per rung class a
 models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in a real model against a built-in
 op (measured between Conv layers, at least a copy) on each side that does not meet the model's own inputs or
 outputs (``boundary``); a decomposition pays the same reorders. Sizes known only at run time compare the rates
-per unit.
+per unit. Under every policy it also takes rung 2's convolution form (``conv_rewrite``) instead of Interpolate where
+estimated ``CONV_MARGIN`` times faster (``faster_conv``; ``--prefer builtin`` with the shipped rates, ``shipped``).
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -32,16 +33,20 @@ from pathlib import Path
 import numpy as np
 
 from . import cost_machine, cost_timing
+from ..passes import CUSTOM
 from .boundary import NOT_AT_BOUNDARY
 from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, fixed_key, \
     grid_key, int_key, key_of, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
-           "faster_extension", "chosen_name"]
+           "faster_extension", "faster_conv", "chosen_name"]
 
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
+CONV_MARGIN = 1.1  # the convolution form against Interpolate: both need nothing beside the model
+# OpenVINO's own ops, which keep its blocked layouts (the extension's reorders are charged against them).
+IN_GRAPH_OPS = ("builtin", "conv")
 # Sizes known only at run time: each rung's fixed cost is weighed spread over this many outputs, the calibration's
 # upscale output (cost_timing.SHAPE, each resized axis doubled).
 REFERENCE_OUTPUTS = int(np.prod(cost_timing.SHAPE[:2])) * int(np.prod([2 * d for d in cost_timing.SHAPE[2:]]))
@@ -107,13 +112,18 @@ def table_file(path) -> Calibration:
     return Calibration(dict(data), f"the rates of {path}")
 
 
+def shipped() -> Calibration:
+    """``--prefer builtin``'s rates (``faster_conv``): a table given in code or by ``ENV``, else the reference."""
+    if _given:
+        return _given[-1]
+    return table_file(os.environ.get(ENV) or REFERENCE)
+
+
 def calibration() -> Calibration:
     """The rates in force (module docstring)."""
     global _machine
-    if _given:
-        return _given[-1]
-    if os.environ.get(ENV):
-        return table_file(os.environ[ENV])
+    if _given or os.environ.get(ENV):
+        return shipped()
     from .. import compiled
 
     if compiled.openvino_extension_built() is None:
@@ -123,6 +133,12 @@ def calibration() -> Calibration:
         _machine = Calibration(rates, "this machine", timer=lambda key: cost_machine.timed(key, rates),
                                confirmer=lambda keys: cost_machine.confirmed(keys, rates))
     return _machine
+
+
+def rung_class(record) -> str | None:
+    """The rates' class of a node's record: the extension, the convolution form, else by rung."""
+    return "extension" if record.rung == CUSTOM else "conv" if record.proof.get("form") == "conv" else \
+        RUNG_CLASS.get(record.rung)
 
 
 def _class_key(ir, cls: str, up: bool) -> str:
@@ -209,7 +225,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     against a built-in op; the record names them ("boundary"). "call_ms" (against a built-in op, static sizes): an
     inference of nothing, where the table has it: a saving below it is not taken."""
     table = table or calibration()
-    cls = RUNG_CLASS.get(rung)
+    cls = rung if isinstance(rung, str) else RUNG_CLASS.get(rung)
     if ir.kind == "deformconv" and (ir.weight_shape is None or None in ir.weight_shape or ir.kernel_shape is None):
         return None  # W fed at run time: no size to weigh
     sizes = _static_elements(ir, input_shape)
@@ -233,7 +249,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     # are). A decomposition's Gather chain runs planar as the extension does: between Conv layers the two paid the
     # same reorders (measured: the index form 25.5 ms more than alone, the extension 25.2; the antialias tap
     # tables 1.71 and 1.69), so against it none is charged.
-    charged_in, charged_out = (cls == "builtin" and not sides[0]), (cls == "builtin" and not sides[1])
+    charged_in, charged_out = (cls in IN_GRAPH_OPS and not sides[0]), (cls in IN_GRAPH_OPS and not sides[1])
     layout = 0.0
     if charged_in or charged_out:
         layout = max(table.rate("copy") or 0.0, table.rate("layout") or 0.0)
@@ -253,7 +269,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
             got["assumed"] = "1 for each length known only at run time"
         # One op against one: a saving below a call's own cost is not taken (tiny models keep the op that needs
         # nothing beside them; their times are within a busy machine's noise of one call).
-        if cls == "builtin" and table.rate("call"):
+        if cls in IN_GRAPH_OPS and table.rate("call"):
             got["call_ms"] = table.rate("call") / 1e6
     else:
         per_out = _per_unit(ir)[1]
@@ -264,7 +280,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
             got["assumed"] = "the input as large as the output"
         if ir.kind == "deformconv":
             got["per"] = "multiply-accumulate"
-    if any(sides) and cls == "builtin":
+    if any(sides) and cls in IN_GRAPH_OPS:
         got["boundary"] = " and ".join(s for s, at in zip(("input", "output"), sides) if at)
     if keys[0].endswith(few_key("")):
         got["few_channels"] = input_shape[1]
@@ -280,7 +296,7 @@ def _keys(ir, cls: str, up: bool, input_shape, table: Calibration) -> tuple[str,
     if ir.kind == "resize" and ir.sampler.kind != "nearest" and dtype and np.issubdtype(np.dtype(dtype), np.integer):
         return tuple(int_key(k) for k in keys)
     channels = input_shape[1] if input_shape is not None and len(input_shape) >= 3 else None
-    if cls != "builtin" or ir.kind != "resize" or channels is None or channels > FEW or 1 in ir.axes:
+    if cls not in IN_GRAPH_OPS or ir.kind != "resize" or channels is None or channels > FEW or 1 in ir.axes:
         return keys
     few = tuple(few_key(k) for k in keys)
     return few if all(table.rate(k) is not None for k in few) else keys
@@ -289,10 +305,54 @@ def _keys(ir, cls: str, up: bool, input_shape, table: Calibration) -> tuple[str,
 def faster_extension(node, record) -> str | None:
     """The reason to take the extension instead of the chosen rung (the estimate, in words), or None; the
     estimate goes on the record."""
-    why, weighed = weigh(node, record.rung, chosen_name(record))
+    why, weighed = weigh(node, rung_class(record), chosen_name(record))
     if weighed is not None:
         record.extra["cost"] = weighed
     return why
+
+
+def faster_conv(node, record, table: Calibration) -> tuple[str | None, dict | None]:
+    """(why the convolution form (``conv_rewrite``) instead of the Interpolate the ladder chose, or None; the
+    estimate, None without rates). Rates timed here that would send the node to the form are timed again first
+    (``Calibration.confirm``: a burst)."""
+    with table.reading() as read:
+        got = _conv_estimate(node.ir, table)
+    if got[0] is not None and table.confirm(read):
+        got = _conv_estimate(node.ir, table)
+    faster, est = got
+    if faster is None:
+        return None, est
+    u = "ms" if "conv_ms" in est else "ns"
+    return (f"cost model: {faster:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
+            f"{est['conv_' + u]:.3g} {u} against {est['chosen_' + u]:.3g} {u}{' per output' * (u == 'ns')})"), est
+
+
+def _conv_estimate(ir, table: Calibration) -> tuple[float | None, dict | None]:
+    """(how many times faster the form is estimated where taken at ``CONV_MARGIN``, else None; the estimate). As
+    against the extension, a saving below a call's own cost is not taken; with a length known only at run time the
+    form's rate must be the lower too (a larger input weighs the rates)."""
+    shape = getattr(ir, "input_shape", None)
+    sizes = _static_elements(ir, shape)
+    if sizes is not None and sizes[1] == 0:
+        return None, None
+    # Resized lengths known only at run time: per output element, fixed costs spread over REFERENCE_OUTPUTS.
+    n_out, unit = (sizes[1], 1e6) if sizes else (REFERENCE_OUTPUTS, REFERENCE_OUTPUTS)
+    t, rates = {}, {}
+    for cls in ("builtin", "conv"):
+        key = _keys(ir, cls, True, shape, table)[0]  # the form only upsamples
+        rates[cls] = table.rate(key)
+        if rates[cls] is None:
+            return None, None
+        t[cls] = ((table.rate(fixed_key(key)) or 0.0) + rates[cls] * n_out) / unit
+    per = "ms" if sizes else "ns"
+    est = {f"chosen_{per}": t["builtin"], f"conv_{per}": t["conv"], "margin": CONV_MARGIN, "rates": table.where}
+    if sizes is None or sizes[2]:
+        est["assumed"] = "1 for each length known only at run time" if sizes else "sizes known only at run time"
+    if t["builtin"] < CONV_MARGIN * t["conv"] * (1 - 1e-12) or (sizes and t["builtin"] - t["conv"] < (
+            table.rate("call") or 0.0) / 1e6) or ((sizes is None or sizes[2]) and
+                                                 rates["builtin"] < CONV_MARGIN * rates["conv"]):
+        return None, est
+    return t["builtin"] / t["conv"], est
 
 
 def weigh(node, rung: int, name: str) -> tuple[str | None, dict | None]:
@@ -319,7 +379,8 @@ def _faster(est: dict, rung: int, name: str, table: Calibration) -> str | None:
     if cur - ext < est.get("call_ms", 0.0):  # a saving below a call's own cost (estimate's note)
         return None
     reorders = "reorders included" + (f", none at the model's {est['boundary']}" if "boundary" in est else "") \
-        if RUNG_CLASS.get(rung) == "builtin" else "reorders alike: the decomposition runs planar too"
+        if (rung if isinstance(rung, str) else RUNG_CLASS.get(rung)) in IN_GRAPH_OPS else \
+        "reorders alike: the decomposition runs planar too"
     if per_element:
         assumed = f", {est['assumed']}" if "assumed" in est else ""
         return (f"cost model: {cur / ext:.2g}x faster per {est.get('per', 'output element')} than {name} on "

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ..passes import CUSTOM
+from .conv_rewrite import forcing
 from .graph import F32
 
 log = logging.getLogger("resample_bridge")
@@ -206,8 +206,9 @@ def _landed(path: str, made, fallback: str):
 
     model, feeds, n_out = made
     onnx.save(model, path)
+    from .cost import rung_class  # the cost model reads this module's rates: imported when it runs
     ov_model, (rec,) = _convert(path, fallback=fallback, prefer="builtin")
-    return ("extension" if rec.rung == CUSTOM else RUNG_CLASS[rec.rung]), ov_model, feeds, n_out
+    return rung_class(rec), ov_model, feeds, n_out
 
 
 def _rates(core, models: dict, big: tuple, tiny: tuple) -> dict:
@@ -261,7 +262,13 @@ def time_rates(key: str) -> dict:
     """{key: ns per element, ...}: ``key`` timed on this machine, with the other classes its models landed on (a
     sampler with no built-in spelling lands on the decomposition) and, beside each, the extension on the same
     model (the two sides of the choice timed together); {} where the class cannot be produced (no C++ compiler
-    for the extension, no built-in op of that sampler)."""
+    for the extension, no built-in op of that sampler). The convolution form is forced for its own keys and held
+    back for the others (``conv_rewrite.forcing``: no estimate asks for a rate while one is timed)."""
+    with forcing("conv" if key.split("/")[key.startswith("fixed/")] == "conv" else "builtin"):
+        return _time_rates(key)
+
+
+def _time_rates(key: str) -> dict:
     import openvino as ov
 
     if key == "copy":
@@ -339,6 +346,7 @@ def calibrate(samplers=SAMPLERS, only: str = "") -> dict:
     keys = [key_of(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
             for cls in ("builtin", "decomposition", "extension")]
     keys += [few_key(key_of("builtin", kind, aa, up)) for kind, aa in samplers for up in (True, False)]
+    keys += [k(key_of("conv", kind, False, True)) for kind, aa in samplers if not aa for k in (str, few_key)]
     keys += [int_key(key_of(cls, kind, aa, up)) for kind, aa in samplers if kind != "nearest" for up in (True, False)
              for cls in ("decomposition", "extension")]
     keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]

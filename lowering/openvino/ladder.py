@@ -1,7 +1,8 @@
 """The OpenVINO ladder of each IR kind on the pass interface (``lowering.passes``), and ``lower`` for one node.
 
-Resize: native Interpolate (1), Interpolate after an exact rewrite (2), decomposition (3: tap tables for
-static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
+Resize: native Interpolate (1), Interpolate after an exact rewrite or the convolution form of an integer-ratio
+upsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), decomposition (3: tap
+tables for static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
 the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
 ``--allow-conditional`` (``policy_for``; never with ``--strict``).
@@ -16,7 +17,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
-from . import builtin, cost, decompose, extension, grid_decompose, interpolate, nearest_index
+from . import builtin, conv_rewrite, cost, decompose, extension, grid_decompose, interpolate, nearest_index
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -122,8 +123,53 @@ def _extension_first(node, earlier) -> Refusal | None:
                    facts={"cost_first": (why, weighed), "quiet": True})
 
 
+def _rewrite(node):
+    """Rung 2: Interpolate-11 after an exact rewrite, else the convolution form (``conv_rewrite``). Where both
+    are exact the cost model chooses after the climb (``_in_graph``)."""
+    got = interpolate.rewrite(node)
+    if not isinstance(got, Refusal):
+        return got
+    conv = conv_rewrite.rung(node)
+    if isinstance(conv, Refusal):  # the record says why (``_in_graph``), the refusal's words stay Interpolate's
+        return replace(got, facts={**got.facts, "conv_form": conv.reason})
+    return replace(conv, facts={**got.facts, **conv.facts})
+
+
+CONV = _rung(REWRITE, conv_rewrite.rung)  # the convolution form alone, where the cost model prefers it
+
+
+def _in_graph(node, climbed):
+    """The convolution form (rung 2) instead of the Interpolate the ladder chose where the cost model estimates
+    it faster (``cost.faster_conv``: with this machine's rates under ``--prefer fastest``, else the shipped ones;
+    ``conv_rewrite.forcing`` decides instead while the rates are timed); its
+    proof by numbers runs as on the ladder, and the Interpolate given up stays in the record's ``tried``."""
+    record = climbed.record
+    for why in facts(climbed.attempts, "conv_form")[:1]:
+        record.extra["conv_form"] = why
+    if climbed.candidate is None or record.rung not in (NATIVE, REWRITE) or record.conditions or \
+            record.proof.get("form") == conv_rewrite.FORM or conv_rewrite.forced() == "builtin":
+        return climbed
+    if conv_rewrite.forced() == "conv":
+        why, weighed = "the convolution form is asked for", None
+    else:
+        why, weighed = cost.faster_conv(node, record, cost.calibration() if node.weigh else cost.shipped())
+        if why is None:
+            return climbed
+    got = CONV.ask(node, climbed.attempts)
+    if isinstance(got, Refusal):
+        record.extra["conv_form"] = got.reason  # why the faster estimate was not taken
+        return climbed
+    given_up = replace(record, tried=[*record.tried, (record.rung, record.rung_name,
+                                                     "exact, but the cost model estimates the convolution form "
+                                                     "faster")])
+    taken = take(given_up, CONV, got, reason=f"{got.reason}: {why}")
+    if weighed is not None:
+        taken.extra["in_graph_cost"] = weighed
+    return replace(climbed, candidate=got, record=taken)
+
+
 LADDERS = {
-    "resize": (_rung(NATIVE, interpolate.native), _rung(REWRITE, interpolate.rewrite),
+    "resize": (_rung(NATIVE, interpolate.native), _rung(REWRITE, _rewrite),
                _rung(DECOMPOSE, _decomposition, sees_earlier=True), _extension()),
     "gridsample": (_rung(NATIVE, builtin.gridsample), _rung(DECOMPOSE, grid_decompose.rung),
                    _extension(lambda n: builtin.gridsample_native_reason(n.ir))),
@@ -144,6 +190,8 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
     node = Node(name, ir, list(inputs), strict=not policy.allow_conditional, user_strict=strict, sides=tuple(sides),
                 weigh=weighed)
     climbed = climb(LADDERS[ir.kind], node, NodeRecord(name, ir.origin, ir, TARGET), policy, last_resort=EXTENSION)
+    if ir.kind == "resize":
+        climbed = _in_graph(node, climbed)
     record = _cost_first(climbed)
     if climbed.candidate is None:
         final = any(isinstance(a.outcome, Refusal) and a.outcome.final for a in climbed.attempts)

@@ -67,7 +67,7 @@ def _unbounded(shape):
 
 
 def _key(rung, node, candidate: Candidate):
-    parts = [rung.number, rung.name, candidate.unconditional]
+    parts = [rung.number, rung.name, candidate.proof.get("form"), candidate.unconditional]
     try:
         hash(node.ir)
         parts.append(node.ir)

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 ov = pytest.importorskip("openvino")
 ort = pytest.importorskip("onnxruntime")
 
-from resample_bridge.lowering.openvino import decompose  # noqa: E402
+from resample_bridge.lowering.openvino import conv_rewrite, decompose  # noqa: E402
 from resample_bridge.lowering.passes import BUILTIN, CUSTOM, DECOMPOSE  # noqa: E402
 from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
@@ -291,7 +291,8 @@ def test_nearest_ties_are_settled_on_the_resized_axes_only(tmp_path, x_shape, si
 ])
 def test_dynamic_shapes_use_the_builtin_op(tmp_path, x_shape, mode, coord, scales, feeds):
     m = resize_model(x_shape, scales=scales, mode=mode, coordinate_transformation_mode=coord)
-    ov_model, (rec,) = _convert(m, tmp_path, prefer="builtin")  # the built-in op itself, not the cost model's pick
+    with conv_rewrite.forcing("builtin"):  # Interpolate itself, not rung 2's convolution form the rates may prefer
+        ov_model, (rec,) = _convert(m, tmp_path, prefer="builtin")  # nor the extension
     assert rec.rung == BUILTIN, rec.reason
     rng = np.random.default_rng(5)
     for shape in feeds:

@@ -165,11 +165,12 @@ def _standalone(form: WindowForm):
     return ov.Model([index, weight], [pi, po], "antialias_window")
 
 
-def grid_verdict(model, ir: ResizeIR, form: WindowForm) -> str | None:
-    """None when ``model`` (parameters: the i64 scalars in and out; outputs: index [out, K], weight [out, K])
-    gives the oracle's taps of ``ir`` (dense, within the error bound's allowance per weight) on OpenVINO CPU for every (in, out) of
-    ``GRID`` (out from the static scale where ``form`` has one), else where it does not."""
-    key = (_signature(model), form)
+def grid_verdict(model, ir: ResizeIR, form: WindowForm, fixed: tuple = (None, None)) -> str | None:
+    """None when ``model`` (parameters: the i64 scalars in and out, each unless ``fixed`` gives its value;
+    outputs: index [out, K], weight [out, K]) gives the oracle's taps of ``ir`` (dense, within the error bound's
+    allowance per weight) on OpenVINO CPU for every (in, out) of ``GRID`` (out from the static scale where
+    ``form`` has one; the fixed length in place of the grid's), else where it does not."""
+    key = (_signature(model), form, fixed)
     found, verdict = _VERDICTS.get(key)
     if found:
         return verdict
@@ -180,17 +181,18 @@ def grid_verdict(model, ir: ResizeIR, form: WindowForm) -> str | None:
     except Exception as e:  # noqa: BLE001 -- the plugin's words
         verdict = f"the window subgraph does not compile: {plugin_sentence(e)}"
     else:
-        verdict = _grid_mismatch(run, ir, form)
+        verdict = _grid_mismatch(run, ir, form, fixed)
     _VERDICTS.put(key, verdict)
     return verdict
 
 
-def _grid_mismatch(run, ir: ResizeIR, form: WindowForm) -> str | None:
-    pairs = sorted({(i, form.out_len(i, o)) for i, o in GRID})
+def _grid_mismatch(run, ir: ResizeIR, form: WindowForm, fixed: tuple) -> str | None:
+    fi, fo = fixed
+    pairs = sorted({(fi or i, fo or form.out_len(fi or i, o)) for i, o in GRID})
     for i, o in pairs:
         if o == 0:
             continue
-        run.infer([np.array(i, np.int64), np.array(o, np.int64)])
+        run.infer([np.array(v, np.int64) for v, f in ((i, fi), (o, fo)) if f is None])
         index, weight = (run.get_output_tensor(k).data for k in (0, 1))
         if index.shape != weight.shape or index.shape[0] != o or index.min(initial=0) < 0 or \
                 index.max(initial=0) >= i:
@@ -266,16 +268,86 @@ def rung(node, not_native=()):
     if str(ir.dtype) != "float32":
         y = o.convert(y, x.get_element_type()).output(0)
     reason = REASON + f", exact for lengths up to {MAX_LEN}" + inexact_spellings(not_native)
+    fixed = {axis: _fixed(ir, form, i, dims(x)[axis]) for i, axis in enumerate(ir.axes)}
     return Candidate([y], reason, proof={"form": FORM, "axes": [a for a in ir.axes if a not in skipped],
-                                         "copied": list(skipped)})
+                                         "copied": list(skipped), "fixed": fixed})
+
+
+def _fixed(ir: ResizeIR, form: WindowForm, i: int, in_len) -> tuple:
+    """(in, out) of the i-th resized axis where known at lowering (None where known only at run time)."""
+    if isinstance(ir.sizes, tuple):
+        return in_len, int(ir.sizes[i])
+    return in_len, (form.out_len(int(in_len)) if in_len is not None and form.scale is not None else None)
+
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The proof: the window subgraphs re-read from the produced model
 
 
 def prove(rec, by_tag, ov_model) -> list[str]:
-    """Placeholder while the form is built: structure only."""
-    out = []
+    """Every resized axis has its Gather (on that axis, fed by the one before) and its ReduceSum over the taps
+    of a Multiply of that Gather, and its window subgraph, taken out of a copy of the produced model with
+    parameters in place of the run-time lengths it reads (the tagged Maximum ops; a length OpenVINO folded is a
+    Constant, fixed there), gives the oracle's taps over ``GRID``."""
+    form = window_form(rec.ir)
+    if isinstance(form, NoNearestIndex):
+        return [f"{rec.node}: the source IR has no run-time window form ({form.reason})"]
+    copy = ov_model.clone()
+    names = {op.get_friendly_name(): op for op in copy.get_ops()}
+    tags = {t: names[op.get_friendly_name()] for t, op in by_tag.items()
+            if t.startswith(rec.node + "/") and op.get_friendly_name() in names}
+    if list(rec.proof.get("copied", ())) != list(copied(rec.ir)):
+        return [f"{rec.node}: the axes left as they are are not the ones the source IR copies"]
+    out, prev = [], None
     for axis in rec.proof.get("axes", ()):
-        for what, kind in (("gather", "Gather"), ("sum", "ReduceSum")):
-            op = by_tag.get(_tag(rec.node, axis, what))
-            if op is None or op.get_type_name() != kind:
-                out.append(f"{rec.node}: axis {axis}: no {kind} of the window in the produced model")
+        why = _prove_axis(tags, rec, axis, form, prev)
+        out += [f"{rec.node}: axis {axis}: {m}" for m in why]
+        prev = tags.get(_tag(rec.node, axis, "sum"))
     return out
+
+
+def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
+    import openvino as ov
+
+    g, total = tags.get(_tag(rec.node, axis, "gather")), tags.get(_tag(rec.node, axis, "sum"))
+    if g is None or g.get_type_name() != "Gather" or total is None or total.get_type_name() != "ReduceSum":
+        return ["no Gather of the window and ReduceSum over its taps in the produced model"]
+    if _constant(g.input_value(2)) != [axis] or _constant(total.input_value(1)) != [axis + 1]:
+        return ["the Gather or the ReduceSum reads another axis"]
+    if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
+        return ["the Gather does not read the previous axis' result"]
+    mul = total.input_value(0).get_node()
+    sides = [v for v in mul.input_values() if v.get_node().get_name() != g.get_name()] \
+        if mul.get_type_name() == "Multiply" else []
+    if len(sides) != 1 or len(mul.input_values()) != 2:
+        return ["the taps are not a Multiply of the Gather by the weights"]
+    o = ops()
+    index = g.input_value(1)
+    weight = o.reshape(sides[0], o.shape_of(index), False).output(0)
+    params, fixed = [], []
+    for role, known in zip(("in", "out"), rec.proof.get("fixed", {}).get(axis, (None, None))):
+        # A length OpenVINO folded (its tag may then sit on another folded constant) is the static one
+        # recorded at lowering.
+        op = tags.get(_tag(rec.node, axis, role))
+        if op is None or op.get_type_name() == "Constant":
+            if known is None:
+                return [f"the window's run-time {role} length is not in the produced model"]
+            fixed.append(int(known))
+            continue
+        p = o.parameter([], np.int64, name=role)
+        op.output(0).replace(p.output(0) if op.get_output_element_type(0) == p.get_element_type()
+                             else o.convert(p, op.get_output_element_type(0)).output(0))
+        params.append(p)
+        fixed.append(None)
+    try:
+        model = ov.Model([index, weight], params, "window_proof")
+    except RuntimeError as e:
+        return [f"the window subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"]
+    verdict = grid_verdict(model, rec.ir, form, tuple(fixed))
+    return [] if verdict is None else [verdict]
+
+
+def _constant(v):
+    node = v.get_node()
+    return node.get_data().reshape(-1).tolist() if node.get_type_name() == "Constant" else None

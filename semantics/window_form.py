@@ -126,6 +126,8 @@ def window_form(ir: ResizeIR) -> WindowForm | NoNearestIndex:
                               "coordinate_transformation_mode")
     if ir.pads:
         return NoNearestIndex("OpenVINO pads add zeros before the resize", "pads")
+    # An axis the IR copies at equal lengths is copied bit for bit: the identity's scalars give weights 0 and 1
+    # exactly, where the general ones (in/out) leave a float32 division's rounding.
     common = dict(kind=s.kind, cubic_a=float(s.cubic_a or 0), exclude_outside=bool(ir.exclude_outside),
                   copy_equal=bool(ir.equal_length_identity))
     if ir.sizes is not None or integer_scales(ir) is not None:

@@ -173,3 +173,39 @@ def test_window_grid_near_the_int32_bound(monkeypatch):
     model = at._standalone(form)
     compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
     assert at._grid_mismatch(compiled, ir, form, (None, None)) is None
+
+
+def conv_sandwich():
+    """Conv -> antialias cubic halving (sizes computed from the Conv's run-time shape) -> Conv: a Resize between
+    layers that OpenVINO runs in bf16 under the bf16 hint."""
+    rng = np.random.default_rng(0)
+    w1 = onnx.numpy_helper.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.1).astype(np.float32), "w1")
+    w2 = onnx.numpy_helper.from_array((rng.standard_normal((4, 8, 3, 3)) * 0.1).astype(np.float32), "w2")
+    resize = _resize(["c1", "", "", "S"], "cubic", "half_pixel", True)
+    resize.output[0] = "rs"
+    nodes = [helper.make_node("Conv", ["X", "w1"], ["c1"], pads=[1] * 4), helper.make_node("Shape", ["c1"], ["sx"]),
+             helper.make_node("Slice", ["sx", "z", "two"], ["nc"]), helper.make_node("Slice", ["sx", "two", "four"], ["hw"]),
+             helper.make_node("Div", ["hw", "two"], ["half"]), helper.make_node("Concat", ["nc", "half"], ["S"], axis=0),
+             resize, helper.make_node("Conv", ["rs", "w2"], ["Y"], pads=[1] * 4)]
+    return _model(nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                  _ints(z=[0], two=[2], four=[4]) + [w1, w2])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 42, open: between Conv layers OpenVINO's CPU runs the window's float "
+                   "weight ops in bf16 under the bf16 hint (rt_info precise / disable_fp16_compression are not "
+                   "honoured there, measured); 8x the error of the static conversion")
+def test_bf16_between_layers_rounds_values_only(tmp_path):
+    """Under the bf16 hint, the run-time window between two Conv layers is off from onnxruntime by no more than
+    twice what the static conversion (OpenVINO's own op or constant tap tables) is at the same shape."""
+    model = conv_sandwich()
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    x = np.random.default_rng(1).standard_normal((1, 3, 37, 50)).astype(np.float32)
+    ref = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    errs = {}
+    for name, shapes in (("dynamic", None), ("static", {"X": list(x.shape)})):
+        done = api.convert(str(src), str(tmp_path / name / "m.xml"), input_shapes=shapes)
+        assert done.extension is None
+        bf16 = ov.Core().compile_model(done.output, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+        errs[name] = float(np.abs(bf16([x])[0] - ref).max())
+    assert errs["dynamic"] <= 2 * errs["static"], errs

@@ -9,9 +9,12 @@ the input's length along the axis.
 Precision. Every decision is integer arithmetic: the source's left neighbour and the tap's position (floor
 divisions fixed by their integer remainder, ``nearest_index._floor_div``: OpenVINO's CPU divides integers in
 float32), the filter's support and Keys' piece (comparisons of integer numerators). Only the tap's distance
-d = n / den is a float32 division of two integers, so no rounding can move a tap or drop one; the weights are
-computed from the shapes alone (a shape subgraph, which OpenVINO keeps in f32 under a bf16 / f16 hint), and only
-the data's Multiply and ReduceSum run at the inference precision: values rounded, never a tap moved.
+d = n / den is a float32 division of two integers, so no rounding can move a tap or drop one. The weights'
+float ops are not pinned to f32: where the Resize stands alone or next to the model's inputs / outputs
+OpenVINO's CPU keeps them in f32 under a bf16 hint (measured: equal to the f32 run), but between two Conv layers
+it runs them in bf16 (measured 0.0235 off onnxruntime where the static conversion is 0.0028; neither ``precise``
+nor ``disable_fp16_compression`` rt_info changes that): tests/lowering/test_antialias_dynamic.py holds it as a
+strict xfail.
 
 int32. OpenVINO's CPU runs i64 as i32; the largest intermediate, a tap's numerator (i*r - tn)*fn, stays below
 (2R + 4)*in*out, so the form is exact for lengths up to ``MAX_LEN``.
@@ -238,7 +241,7 @@ def _tap_sum(g, weight, rank: int, axis: int):
     by the taps, batched over out, on the next-to-last axis, though it measured 2.0x faster there (1x3x480x640 ->
     240 rows, K = 8): under a bf16 hint OpenVINO runs a MatMul in bf16 and takes the weights' subgraph with it
     (measured: cubic weights off by 0.018 on N(0, 1) data, beyond rounding once), where the Multiply and ReduceSum
-    stay in f32."""
+    of a Resize standing alone stay in f32."""
     o = ops()
     tail = list(range(2, 2 + rank - axis - 1))
     w = o.unsqueeze(weight, o.constant(np.array(tail, np.int64))) if tail else weight

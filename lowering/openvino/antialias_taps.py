@@ -3,8 +3,8 @@ sizes computed in the graph, or a static scale on a dynamic input): the tap wind
 the graph from the run-time lengths (``semantics.window_form``, which mirrors ``coords.affine`` and
 ``taps._window_taps`` / ``taps._weights``), then one Gather of all K taps per resized axis, a Multiply by the
 weights and a ReduceSum over the taps. K = 2*ceil(R / f) is itself computed from the lengths, so any scale has
-its window (a static scale's K folds to a constant); the Gather's [.., out, K, ..] stays within (2R + 2) times
-the input's length along the axis.
+its window (a static scale's K folds to a constant); the Gather's [.., out, K, ..] holds at most 2R*(in + out)
+elements per row of the other axes (R: the filter radius).
 
 Precision. Every decision is integer arithmetic: the source's left neighbour and the tap's position (floor
 divisions fixed by their integer remainder, ``nearest_index._floor_div``: OpenVINO's CPU divides integers in

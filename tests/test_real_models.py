@@ -48,12 +48,7 @@ CONVERT_XFAIL: dict = {}
 NEEDS_EXTENSION: set = set()
 # Run-time sizes (F.interpolate(size=other.shape[-2:]) with dynamic H/W): Interpolate-11 is exact only under a
 # condition the default policy declines; nearest takes the integer index decomposition (rung 3) instead.
-NO_EXTENSION_XFAIL: dict = {
-    # issue 20 corpus: rung 4 taken today (the extension's own reason)
-    "dy18_timm_vit_dynimg_dynhw": "sizes fed at run time and antialias / exclude_outside have no native spelling",
-    "dy18_tv_preprocess_half_dynamic": "sizes fed at run time and antialias / exclude_outside have no native "
-                                       "spelling",
-}
+NO_EXTENSION_XFAIL: dict = {}  # issue 42: the antialias window computed in the graph took the last two
 
 _cache: dict = {}
 SUMMARY: dict = {}

@@ -17,7 +17,8 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
-from . import builtin, conv_rewrite, cost, decompose, extension, grid_decompose, interpolate, nearest_index
+from . import antialias_taps, builtin, conv_rewrite, cost, decompose, extension, grid_decompose, interpolate, \
+    nearest_index
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -90,12 +91,18 @@ def _extension(own=lambda node: None) -> Rung:
 
 
 def _decomposition(node, earlier=()):
-    """Rung 3: the static tap tables; where lengths are known only at run time, nearest's integer index form
-    instead (one refusal naming both when neither applies). Its reason names the Interpolate spellings the
-    lower rungs found inexact."""
+    """Rung 3: the static tap tables; where lengths are known only at run time, nearest's integer index form or
+    the antialias window computed in the graph instead (one refusal naming both when neither applies). Its
+    reason names the Interpolate spellings the lower rungs found inexact."""
     not_native = [why for whys in facts(earlier, "not_native") for why in whys]
     got = decompose.rung(node, not_native)
-    if not isinstance(got, Refusal) or not nearest_index.applies(node):
+    if not isinstance(got, Refusal):
+        return got
+    if antialias_taps.applies(node):
+        other = antialias_taps.rung(node, not_native)
+        return other if not isinstance(other, Refusal) else \
+            Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
+    if not nearest_index.applies(node):
         return got
     other = nearest_index.rung(node, not_native, unless=lambda n: _extension_first(n, earlier))
     if not isinstance(other, Refusal) or "cost_first" in other.facts:

@@ -14,7 +14,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, has_runtime_params
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
-from . import conv_rewrite, decompose, extension, grid_decompose, nearest_index
+from . import antialias_taps, conv_rewrite, decompose, extension, grid_decompose, nearest_index
 from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
 
@@ -44,7 +44,9 @@ def prove(ov_model, records: list[NodeRecord]) -> list[str]:
         if _folded(rec, by_tag, ov_model):
             continue  # proven by value at conversion (``frontend.prove_by_value``): OpenVINO folded it
         try:
-            if rec.rung == DECOMPOSE and rec.proof.get("form") == "nearest_index":
+            if rec.rung == DECOMPOSE and rec.proof.get("form") == antialias_taps.FORM:
+                failures += antialias_taps.prove(rec, by_tag, ov_model)
+            elif rec.rung == DECOMPOSE and rec.proof.get("form") == "nearest_index":
                 failures += nearest_index.prove(rec, by_tag, ov_model)
             elif rec.rung == DECOMPOSE and rec.proof.get("form") == grid_decompose.FORM:
                 failures += grid_decompose.prove(rec, by_tag)

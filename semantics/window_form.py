@@ -1,0 +1,219 @@
+"""The antialias tap window in exact integer arithmetic of the run-time lengths (in, out): the form a
+decomposition computes in the graph when a linear / cubic antialias Resize has lengths known only at run time.
+
+It is ``coords.affine`` + ``taps._window_taps`` / ``taps._weights`` rewritten so that every decision (which
+input a tap reads, whether it lies inside the filter's support, inside the input, in which Keys piece) is an
+integer comparison, and only the tap's distance d = (i - t) * f is a float (one division of two integers):
+
+    src = (p*o + q) / r             p, q, r integer-linear in (in, out) (``nearest_index._BASE``), or constants
+                                    of a static scale P/Q; a constant at out == 1 where the mode has a length-1 rule
+    x0 = ceil(src) - 1 = floor((p*o + q - 1) / r),   t = src - x0 = tn / r with tn in (0, r]
+    f = fn / fd                     min(out, in) / in (sizes), min(P, Q) / Q (a static scale)
+    m = ceil(R / f) = ceil(R*fd / fn),   taps x0 + i for i in 1-m .. m  (K = 2m, known at run time)
+    d_i = (i - t) * f = n_i / den   n_i = (i*r - tn) * fn, den = r * fd
+    weight_i = filter(n_i / den) where |n_i| < R*den (else 0), Keys' inner piece where |n_i| <= den;
+               0 outside the input under exclude_outside; then divided by their sum (where it is not 0)
+    index_i = clamp(x0 + i, 0, in - 1)
+
+Equal to the oracle's tables for every length (tests/semantics/test_window_form.py: every in, out in 1..40,
+both samplers, every mode it takes, indices equal and weights within 1e-12 after the clamped taps are summed).
+The single normalisation over the taps kept equals the oracle's two (antialias, then exclude_outside) wherever
+the window's sum is not 0, which a clamped stretch (f <= 1) never gives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .coords import bind_resize
+from .ir import ResizeIR, RuntimeValue
+from .nearest_index import _BASE, Linear, NoNearestIndex, integer_scales
+from .taps import axis_taps, cubic_inner, cubic_outer
+
+ZERO = Linear(0, 0, 0)
+# The scalars of the identity map src = o, f = 1: each output reads its own element with weight 1 (every other
+# tap sits at a whole distance 1 or 2 from it, where both filters are 0).
+IDENTITY = (1, 0, 1, 1, 1)
+
+
+@dataclass(frozen=True)
+class WindowForm:
+    """One resized axis' window for every (in, out) with in, out >= 1 (see the module note). ``scale`` is the
+    static scale P/Q whose output length floor(in*P/Q) the graph computes, None where out is given."""
+
+    p: Linear
+    q: Linear
+    r: Linear
+    fn: Linear  # f = fn / fd; a Linear of (in, out) or a constant, min(out, in) where ``f_min_out``
+    fd: Linear
+    f_min_out: bool  # fn = min(out, in): the sizes form's clamped stretch
+    out1: Fraction | None  # the source at out == 1 where the mode has a length-1 rule
+    kind: str
+    cubic_a: float
+    exclude_outside: bool
+    scale: Fraction | None = None
+    copy_equal: bool = False  # an axis whose lengths agree is copied (``equal_length_identity``)
+
+    @property
+    def radius(self) -> int:
+        return 1 if self.kind == "linear" else 2
+
+    def out_len(self, in_len: int, given: int | None = None) -> int:
+        if self.scale is None:
+            return int(given)
+        return in_len * self.scale.numerator // self.scale.denominator
+
+    def scalars(self, in_len: int, out_len: int) -> tuple[int, int, int, int, int]:
+        """(p, q, r, fn, fd) at these lengths: what the graph computes from them."""
+        if self.copy_equal and in_len == out_len:
+            return IDENTITY
+        p, q, r = (int(v(in_len, out_len)) for v in (self.p, self.q, self.r))
+        if self.out1 is not None and out_len == 1:
+            p, q, r = 0, self.out1.numerator, self.out1.denominator
+        fn = min(out_len, in_len) if self.f_min_out else int(self.fn(in_len, out_len))
+        return p, q, r, fn, int(self.fd(in_len, out_len))
+
+    def table(self, in_len: int, out_len: int):
+        """(index int64 [out, K], weight float64 [out, K]) in numpy, step by step as the graph computes them."""
+        p, q, r, fn, fd = self.scalars(in_len, out_len)
+        R = self.radius
+        m = -(-R * fd // fn)
+        o = np.arange(out_len, dtype=np.int64)[:, None]
+        i = np.arange(1 - m, m + 1, dtype=np.int64)[None, :]
+        num = p * o + q
+        x0 = (num - 1) // r
+        tn = num - x0 * r
+        n = (i * r - tn) * fn
+        den = r * fd
+        weight = self.weights(n, den, np.abs, np.where, lambda v: np.asarray(v, dtype=np.float64))
+        pos = x0 + i
+        if self.exclude_outside:
+            weight = np.where((pos >= 0) & (pos < in_len), weight, 0.0)
+        total = weight.sum(axis=1, keepdims=True)
+        weight = np.where(total != 0, weight / np.where(total != 0, total, 1.0), weight)
+        return np.clip(pos, 0, in_len - 1), weight
+
+    def weights(self, n, den, absolute, select, to_float):
+        """The filter at d = n / den with the support and the Keys piece decided on the integers: one
+        expression for numpy (``table``) and the graph (``lowering/openvino/antialias_taps.py``), both
+        ``taps``' own filter pieces."""
+        d = absolute(to_float(n) / to_float(den))
+        an = absolute(n)
+        if self.kind == "linear":
+            w = 1 - d  # taps.linear_filter
+        else:
+            w = select(an <= den, cubic_inner(d, self.cubic_a), cubic_outer(d, self.cubic_a))
+        return select(an < self.radius * den, w, 0 * d)
+
+
+def window_form(ir: ResizeIR) -> WindowForm | NoNearestIndex:
+    """The window form shared by every resized axis of a linear / cubic antialias Resize, or why there is none
+    (``field``: the IR field that decides it)."""
+    s = ir.sampler
+    if s.kind not in ("linear", "cubic") or not s.antialias:
+        return NoNearestIndex("not a linear / cubic antialias resize", "antialias")
+    if ir.filter_stretch != "clamped":
+        return NoNearestIndex(f"filter stretch {ir.filter_stretch} (OpenVINO's own)", "filter_stretch")
+    if ir.aspect_policy != "stretch":
+        return NoNearestIndex(f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded "
+                              f"common scale", "keep_aspect_ratio_policy")
+    if ir.coord not in _BASE:
+        return NoNearestIndex(f"{ir.coord} reads the roi and an extrapolation value",
+                              "coordinate_transformation_mode")
+    if ir.pads:
+        return NoNearestIndex("OpenVINO pads add zeros before the resize", "pads")
+    # An axis the IR copies at equal lengths is copied bit for bit: the identity's scalars give weights 0 and 1
+    # exactly, where the general ones (in/out) leave a float32 division's rounding.
+    common = dict(kind=s.kind, cubic_a=float(s.cubic_a or 0), exclude_outside=bool(ir.exclude_outside),
+                  copy_equal=bool(ir.equal_length_identity))
+    if ir.sizes is not None or integer_scales(ir) is not None:
+        return _sizes_form(ir, common)
+    return _scale_form(ir, common)
+
+
+def _out1(ir: ResizeIR) -> Fraction | None:
+    """The source at output length 1 of the modes with a length-1 rule (``coords.affine``)."""
+    if ir.coord == "align_corners":
+        return Fraction(0)
+    if ir.coord == "pytorch_half_pixel":
+        return Fraction(-1, 2) if ir.length1 == "minus_half" else Fraction(0)
+    return None
+
+
+def _sizes_form(ir: ResizeIR, common: dict) -> WindowForm | NoNearestIndex:
+    """Output lengths given (sizes, or out = k*in for a static integer scale k): the scale is out / in."""
+    p, q, r = _BASE[ir.coord]
+    ks = integer_scales(ir) if ir.sizes is None else None
+    if ks is not None and len(set(ks)) != 1:
+        return NoNearestIndex("the integer scales differ per axis", "scales")
+    return WindowForm(p, q, r, ZERO, Linear(1, 0, 0), True, _out1(ir), scale=Fraction(ks[0]) if ks else None,
+                      **common)
+
+
+# A static scale's output length floor(in*P/Q) is computed in int32 for inputs up to this length.
+MAX_SCALED_IN = 1 << 16
+
+
+def _scale_form(ir: ResizeIR, common: dict) -> WindowForm | NoNearestIndex:
+    """A static scale s = P/Q on run-time input lengths: out = floor(in*P/Q), the map of the user scale."""
+    if isinstance(ir.scales, RuntimeValue):
+        return NoNearestIndex("scales fed at run time: the output length floor(in*s) of a float32 scale has no "
+                              "exact int32 form", "scales")
+    ks = [Fraction(v) for v in ir.scales]
+    if len(set(ks)) != 1 or ir.size_rule != "floor" or ir.scale_source != "user":
+        return NoNearestIndex("the scales differ per axis, or their length rule or source is not the spec's "
+                              "floor(in*s) of the user scale", "scales")
+    s = ks[0]
+    if s.numerator * MAX_SCALED_IN >= 2**31 or s.denominator >= 2**22:
+        return NoNearestIndex(f"scale {float(s)} = {s.numerator}/{s.denominator}: floor(in*s) leaves int32 for "
+                              f"inputs below {MAX_SCALED_IN}", "scales")
+    if ir.coord not in ("asymmetric", "half_pixel", "tf_half_pixel_for_nn"):
+        return NoNearestIndex(f"{ir.coord} with a static scale reads the fractional output length",
+                              "coordinate_transformation_mode")
+    P, Q = s.numerator, s.denominator
+    if s == 1 and ir.unit_scale_identity:
+        one = Linear(0, 0, 1)
+        return WindowForm(one, ZERO, one, one, one, False, None, scale=s, **common)
+    # src = o*Q/P + b: asymmetric b = 0, half_pixel (Q/P - 1)/2, tf_half_pixel_for_nn Q/(2P) (``coords.affine``)
+    q = {"asymmetric": 0, "half_pixel": Q - P, "tf_half_pixel_for_nn": Q}[ir.coord]
+    two = 1 if ir.coord == "asymmetric" else 2
+    return WindowForm(Linear(0, 0, two * Q), Linear(0, 0, q), Linear(0, 0, two * P), Linear(0, 0, min(P, Q)),
+                      Linear(0, 0, Q), False, None, scale=s, **common)
+
+
+def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None = None):
+    """The oracle's own taps of one axis of ``ir`` from in_len to out_len (given, or of the static ``scale``) as
+    dense [out, in] matrices (clamped taps summed): the weights ``WindowForm.table`` must equal, and how far a
+    float32 evaluation of them may land (the error bound's per-tap allowance, ``error_bound``: the coordinate's
+    error times the weight's slope, and the filter's and the normalisation's roundings). An axis the oracle
+    copies is the identity."""
+    from . import error_bound as eb
+
+    given = dict(sizes=None, scales=(scale,)) if scale is not None else dict(sizes=(int(out_len),), scales=None)
+    one = dataclasses.replace(ir, rank=1, axes=(0,), roi=None, input_shape=None, pads=(), **given)
+    bound = bind_resize(one, (int(in_len),))
+    if not bound.axes:
+        return np.eye(out_len, in_len), np.zeros((out_len, in_len))
+    if bound.out_shape[0] != out_len:
+        raise ValueError(f"the oracle's output length is {bound.out_shape[0]}, not {out_len}")
+    axis = bound.axes[0]
+    t = axis_taps(axis, bound.sampler, bound.exclude_outside)
+    K = t.weight.shape[1]
+    slope, terms = eb._axis_slopes(axis, bound.sampler, bool(bound.exclude_outside), K)
+    allow = eb.C_W * eb.U * (K * np.abs(t.weight) + terms) + slope * eb._axis_dc(axis)[:, None]
+    return dense(t.index, t.weight, in_len), dense(t.index, allow, in_len)
+
+
+def dense(index, weight, in_len: int) -> np.ndarray:
+    """[out, in]: the weights of each output on each input element (a clamped tap's added to the edge's)."""
+    out = np.zeros((index.shape[0], in_len))
+    rows = np.repeat(np.arange(index.shape[0]), index.shape[1])
+    np.add.at(out, (rows, np.asarray(index).reshape(-1)), np.asarray(weight, dtype=np.float64).reshape(-1))
+    return out
+
+
+__all__ = ["WindowForm", "window_form", "oracle_table", "dense", "MAX_SCALED_IN"]

@@ -1,0 +1,211 @@
+"""Resize antialias (linear, cubic) with lengths known only at run time on OpenVINO: rung 3's window computed in
+the graph (lowering/openvino/antialias_taps.py). The default conversion writes no library and only standard
+opsets; the written model, run on OpenVINO CPU at several input shapes (length 1, odd lengths, extreme ratios),
+equals the oracle within the float32 error bound and onnxruntime within the model tolerance, and under the bf16
+hint differs only by value rounding (``tolerance.reduced_bound``); the proof re-reads the window from the
+produced model and refuses one that computes another map."""
+
+import dataclasses
+import re
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+ov = pytest.importorskip("openvino")
+ort = pytest.importorskip("onnxruntime")
+
+from resample_bridge import api  # noqa: E402
+from resample_bridge.lowering.openvino import antialias_taps as at  # noqa: E402
+from resample_bridge.lowering.openvino import convert  # noqa: E402
+from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
+from resample_bridge.semantics import tolerance  # noqa: E402
+from resample_bridge.semantics.compare import outside  # noqa: E402
+from resample_bridge.semantics.reference import run  # noqa: E402
+from resample_bridge.semantics.window_form import window_form  # noqa: E402
+from resample_bridge.translate.onnx import parse_model  # noqa: E402
+
+# (x H, W), (reference H, W): up, down, out == 1, in == 1, odd lengths, extreme ratios both ways
+PAIRS = [((3, 4), (7, 9)), ((9, 7), (4, 3)), ((5, 5), (1, 1)), ((1, 1), (6, 5)), ((1, 6), (4, 1)),
+         ((40, 3), (2, 30)), ((13, 5), (17, 2))]
+HALVED = [(2, 3), (7, 9), (16, 31), (33, 2), (64, 48)]  # sizes = Shape(x) // 2
+SCALED = [(1, 1), (2, 3), (7, 9), (16, 31), (33, 2)]
+
+
+def _resize(inputs, mode, coord, exclude, **kw):
+    return helper.make_node("Resize", inputs, ["Y"], mode=mode, antialias=1, exclude_outside=int(exclude),
+                            coordinate_transformation_mode=coord, cubic_coeff_a=-0.5, name="r", **kw)
+
+
+def _model(nodes, inputs, inits=()):
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+
+
+def _ints(**named):
+    return [onnx.numpy_helper.from_array(np.array(v, np.int64), n) for n, v in named.items()]
+
+
+def fpn_model(mode, coord, exclude):
+    """F.interpolate(x, size=ref.shape[-2:], antialias=True): sizes = Concat(Shape(x)[:2], Shape(ref)[2:])."""
+    nodes = [helper.make_node("Shape", ["X"], ["sx"]), helper.make_node("Shape", ["Ref"], ["sr"]),
+             helper.make_node("Slice", ["sx", "z", "two"], ["nc"]), helper.make_node("Slice", ["sr", "two", "four"], ["hw"]),
+             helper.make_node("Concat", ["nc", "hw"], ["S"], axis=0), _resize(["X", "", "", "S"], mode, coord, exclude)]
+    return _model(nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"]),
+                          helper.make_tensor_value_info("Ref", TensorProto.FLOAT, [1, 2, "h2", "w2"])],
+                  _ints(z=[0], two=[2], four=[4]))
+
+
+def halved_model(mode, coord, exclude):
+    """torchvision's resize to half the run-time size, as exported: sizes = Concat(Shape(x)[:2], Shape(x)[2:] / 2)."""
+    nodes = [helper.make_node("Shape", ["X"], ["sx"]), helper.make_node("Slice", ["sx", "z", "two"], ["nc"]),
+             helper.make_node("Slice", ["sx", "two", "four"], ["hw"]), helper.make_node("Div", ["hw", "two"], ["half"]),
+             helper.make_node("Concat", ["nc", "half"], ["S"], axis=0), _resize(["X", "", "", "S"], mode, coord, exclude)]
+    return _model(nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                  _ints(z=[0], two=[2], four=[4]))
+
+
+def scaled_model(mode, coord, exclude, scale):
+    """A constant scale on a dynamic input."""
+    s = onnx.numpy_helper.from_array(np.array([1, 1, scale, scale], np.float32), "S")
+    return _model([_resize(["X", "", "S"], mode, coord, exclude)],
+                  [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])], [s])
+
+
+def _feeds(model, shapes, rng):
+    names = [i.name for i in model.graph.input]
+    return {n: rng.standard_normal(s).astype(np.float32) for n, s in zip(names, shapes)}
+
+
+def _oracle(ir, x, out_hw):
+    return run(ir, x, None, None, np.array(list(x.shape[:2]) + list(out_hw), np.int64)) if ir.sizes is not None \
+        else run(ir, x, None, np.array([1, 1] + [float(s) for s in ir.scales[-2:]], np.float32), None)
+
+
+def _written(model, tmp_path):
+    """The default conversion, written: (xml path, conversion); no library beside it, standard opsets only."""
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
+    (rec,) = done.records
+    assert rec.rung == 3 and rec.proof.get("form") == at.FORM, rec.summary()
+    assert done.extension is None and not [p for p in (tmp_path / "out").iterdir() if p.suffix == ".so"]
+    versions = set(re.findall(r'<layer [^>]*version="([^"]+)"', (tmp_path / "out" / "m.xml").read_text()))
+    assert versions and all(re.fullmatch(r"opset\d+", v) for v in versions), versions
+    return str(tmp_path / "out" / "m.xml"), str(src)
+
+
+def _check_runs(model, tmp_path, shapes_list, out_hw_of):
+    """The written model at each input shape: the oracle within the float32 bound, onnxruntime within the model
+    tolerance, and under the bf16 hint the oracle within the bf16 bound (values rounded, no tap moved)."""
+    xml, src = _written(model, tmp_path)
+    (ir,) = [ir for _, ir in parse_model(src)]
+    core = ov.Core()
+    f32 = core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    bf16 = core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    sess = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    atol, rtol = tolerance.model_tolerance(np.float32)
+    for shapes in shapes_list:
+        feeds = _feeds(model, shapes, rng)
+        x = feeds["X"]
+        want = _oracle(ir, x, out_hw_of(shapes))
+        bound = tolerance.float_bound(ir, x, None, None, np.array(want.shape, np.int64))
+        got = f32(list(feeds.values()))[0]
+        assert got.shape == want.shape and not outside(got, want, bound).any(), (shapes, np.abs(got - want).max())
+        ref = sess.run(None, feeds)[0]
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol * max(1.0, float(np.abs(ref).max())))
+        low = bf16(list(feeds.values()))[0]
+        reduced = tolerance.reduced_bound(ir, want, bound, [x, None, None, np.array(want.shape, np.int64)], "bf16")
+        assert not outside(low, want, reduced).any(), (shapes, np.abs(low - want).max())
+
+
+@pytest.mark.parametrize("mode,coord,exclude", [("cubic", "half_pixel", True), ("linear", "half_pixel", False),
+                                                ("cubic", "pytorch_half_pixel", False),
+                                                ("linear", "align_corners", True)])
+def test_sizes_from_another_shape(mode, coord, exclude, tmp_path):
+    shapes = [[(1, 2, *a), (1, 2, *b)] for a, b in PAIRS]
+    _check_runs(fpn_model(mode, coord, exclude), tmp_path, shapes, lambda s: s[1][2:])
+
+
+@pytest.mark.parametrize("mode", ("linear", "cubic"))
+def test_sizes_halved_in_the_graph(mode, tmp_path):
+    shapes = [[(1, 3, h, w)] for h, w in HALVED]
+    _check_runs(halved_model(mode, "half_pixel", True), tmp_path, shapes, lambda s: (s[0][2] // 2, s[0][3] // 2))
+
+
+@pytest.mark.parametrize("mode,scale,coord", [("cubic", 0.5, "half_pixel"), ("linear", 0.75, "asymmetric"),
+                                              ("cubic", 0.25, "tf_half_pixel_for_nn")])
+def test_constant_scales_on_dynamic_input(mode, scale, coord, tmp_path):
+    shapes = [[(1, 2, h, w)] for h, w in SCALED if int(h * scale) and int(w * scale)]
+    _check_runs(scaled_model(mode, coord, True, scale), tmp_path, shapes,
+                lambda s: (int(s[0][2] * scale), int(s[0][3] * scale)))
+
+
+def test_a_scale_without_an_int32_length_is_refused_naming_the_field(tmp_path):
+    src = tmp_path / "m.onnx"
+    onnx.save(scaled_model("cubic", "half_pixel", True, 0.6), src)
+    _, (rec,) = convert(str(src), prefer="builtin")
+    assert rec.rung == 4
+    assert any("floor(in*s) leaves int32" in why and "scale 0.6" in why for _, _, why in rec.tried), rec.tried
+
+
+def test_proof_refuses_another_map(tmp_path):
+    """The re-read window is proven against the source IR: the same model judged against another coordinate
+    mode fails (the proof can fail)."""
+    src = tmp_path / "m.onnx"
+    onnx.save(fpn_model("cubic", "half_pixel", True), src)
+    ov_model, records = convert(str(src), prefer="builtin")
+    assert prove(ov_model, records) == []
+    (rec,) = records
+    wrong = dataclasses.replace(rec, ir=dataclasses.replace(rec.ir, coord="asymmetric"))
+    assert any("tap weights differ" in f for f in prove(ov_model, [wrong]))
+
+
+@pytest.mark.slow
+def test_window_grid_near_the_int32_bound(monkeypatch):
+    """The window subgraph alone at lengths near MAX_LEN, where its int32 numerators are largest."""
+    monkeypatch.setattr(at, "GRID", [(at.MAX_LEN, at.MAX_LEN - 1), (at.MAX_LEN - 1, at.MAX_LEN)])
+    (_, ir), = parse_model(fpn_model("cubic", "half_pixel", False))
+    form = window_form(ir)
+    model = at._standalone(form)
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    assert at._grid_mismatch(compiled, ir, form, (None, None)) is None
+
+
+def conv_sandwich():
+    """Conv -> antialias cubic halving (sizes computed from the Conv's run-time shape) -> Conv: a Resize between
+    layers that OpenVINO runs in bf16 under the bf16 hint."""
+    rng = np.random.default_rng(0)
+    w1 = onnx.numpy_helper.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.1).astype(np.float32), "w1")
+    w2 = onnx.numpy_helper.from_array((rng.standard_normal((4, 8, 3, 3)) * 0.1).astype(np.float32), "w2")
+    resize = _resize(["c1", "", "", "S"], "cubic", "half_pixel", True)
+    resize.output[0] = "rs"
+    nodes = [helper.make_node("Conv", ["X", "w1"], ["c1"], pads=[1] * 4), helper.make_node("Shape", ["c1"], ["sx"]),
+             helper.make_node("Slice", ["sx", "z", "two"], ["nc"]), helper.make_node("Slice", ["sx", "two", "four"], ["hw"]),
+             helper.make_node("Div", ["hw", "two"], ["half"]), helper.make_node("Concat", ["nc", "half"], ["S"], axis=0),
+             resize, helper.make_node("Conv", ["rs", "w2"], ["Y"], pads=[1] * 4)]
+    return _model(nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                  _ints(z=[0], two=[2], four=[4]) + [w1, w2])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 42, open: between Conv layers OpenVINO's CPU runs the window's float "
+                   "weight ops in bf16 under the bf16 hint (rt_info precise / disable_fp16_compression are not "
+                   "honoured there, measured); 8x the error of the static conversion")
+def test_bf16_between_layers_rounds_values_only(tmp_path):
+    """Under the bf16 hint, the run-time window between two Conv layers is off from onnxruntime by no more than
+    twice what the static conversion (OpenVINO's own op or constant tap tables) is at the same shape."""
+    model = conv_sandwich()
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    x = np.random.default_rng(1).standard_normal((1, 3, 37, 50)).astype(np.float32)
+    ref = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    errs = {}
+    for name, shapes in (("dynamic", None), ("static", {"X": list(x.shape)})):
+        done = api.convert(str(src), str(tmp_path / name / "m.xml"), input_shapes=shapes)
+        assert done.extension is None
+        bf16 = ov.Core().compile_model(done.output, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+        errs[name] = float(np.abs(bf16([x])[0] - ref).max())
+    assert errs["dynamic"] <= 2 * errs["static"], errs

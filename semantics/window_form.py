@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import error_bound as eb
 from .coords import bind_resize
 from .ir import ResizeIR, RuntimeValue
 from .nearest_index import _BASE, Linear, NoNearestIndex, integer_scales
@@ -191,8 +192,6 @@ def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None
     float32 evaluation of them may land (the error bound's per-tap allowance, ``error_bound``: the coordinate's
     error times the weight's slope, and the filter's and the normalisation's roundings). An axis the oracle
     copies is the identity."""
-    from . import error_bound as eb
-
     given = dict(sizes=None, scales=(scale,)) if scale is not None else dict(sizes=(int(out_len),), scales=None)
     one = dataclasses.replace(ir, rank=1, axes=(0,), roi=None, input_shape=None, pads=(), **given)
     bound = bind_resize(one, (int(in_len),))

@@ -32,6 +32,7 @@ from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ...semantics.messages import plugin_sentence
 from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.window_form import WindowForm, dense, oracle_table, window_form
+from ..compiled.build import cache_root, project_hash
 from ..index_form import Verdicts, version_of
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
@@ -55,8 +56,6 @@ class _Verdicts(Verdicts):
 
     def _file(self):
         from pathlib import Path
-
-        from ..compiled.build import cache_root, project_hash
 
         if self.sources is None:
             here = Path(__file__).resolve().parent

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...semantics.compare import compare
 from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import has_runtime_params
@@ -315,7 +316,7 @@ def _same_kernel(got: np.ndarray, kernel: np.ndarray, fused: bool) -> bool:
         return False
     nz = kernel != 0
     factor = got[:, nz][:, :1] / kernel[nz][0]
-    return bool(np.allclose(got, factor * want, rtol=4 * 2.0 ** -24, atol=0))
+    return compare(got, (factor * want).astype(np.float32), atol=0.0, rtol=4 * 2.0 ** -24).ok
 
 
 def _const(op, port: int):

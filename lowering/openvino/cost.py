@@ -36,7 +36,7 @@ from . import cost_machine, cost_timing
 from ..passes import CUSTOM
 from .boundary import NOT_AT_BOUNDARY
 from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, fixed_key, \
-    grid_key, int_key, key_of, use_converter
+    grid_key, int_key, key_of, rung_class, use_converter
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
            "faster_extension", "faster_conv", "chosen_name"]
@@ -133,12 +133,6 @@ def calibration() -> Calibration:
         _machine = Calibration(rates, "this machine", timer=lambda key: cost_machine.timed(key, rates),
                                confirmer=lambda keys: cost_machine.confirmed(keys, rates))
     return _machine
-
-
-def rung_class(record) -> str | None:
-    """The rates' class of a node's record: the extension, the convolution form, else by rung."""
-    return "extension" if record.rung == CUSTOM else "conv" if record.proof.get("form") == "conv" else \
-        RUNG_CLASS.get(record.rung)
 
 
 def _class_key(ir, cls: str, up: bool) -> str:

@@ -2,9 +2,8 @@
 converted as a user's model is (``use_converter``) and run on OpenVINO CPU beside an inference of nothing.
 Resize: by sampler, antialias and direction, at ``SHAPE``; GridSample: by sampler and spatial rank, at
 ``GRID_SHAPE`` with as many points as X has elements; DeformConv: per multiply-accumulate, by group and offset
-group (``DEFORM_VARIANTS``), at ``DEFORM_SHAPE``. Each model is also timed at a tiny input (``TINY``,
-``GRID_TINY``, ``DEFORM_TINY``): the two sizes give a rung's time per unit and its fixed cost per call
-(``fixed_key``)."""
+group (``DEFORM_VARIANTS``), at ``DEFORM_SHAPE``. Each is also timed at a tiny input (``TINY``, ``GRID_TINY``,
+``DEFORM_TINY``): the two sizes give a rung's time per unit and its fixed cost per call (``fixed_key``)."""
 
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ import time
 
 import numpy as np
 
+from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE
 from .conv_rewrite import forcing
 from .graph import F32
 
@@ -23,17 +23,14 @@ log = logging.getLogger("resample_bridge")
 
 SHAPE = (1, 16, 96, 96)  # the calibration input: big enough to time, small enough to calibrate in seconds
 # A rate is the time per output element between the tiny input and SHAPE, and a rung's fixed cost its time at the
-# tiny input beyond that and beyond an inference of nothing (measured beside them). One rate alone at SHAPE held
-# the fixed cost in it, spread over SHAPE's outputs: on small tensors the built-in op's larger fixed cost then went
-# unseen (measured: Interpolate linear 3x64x64 -> 96x96 0.105 ms, the extension 0.050, estimated a third of that
-# apart), and the extension's linear antialias 96x96 -> 48x48 rate came out 3.4 ns, 2.4 ns on 600x800 -> 300x400.
+# tiny input beyond that and an inference of nothing. One rate at SHAPE alone spread the fixed cost over SHAPE's
+# outputs, hiding the built-in op's larger fixed cost on small tensors (Interpolate linear 3x64x64 -> 96x96 0.105
+# ms, the extension 0.050, estimated a third of that apart; the extension's antialias rate 3.4 ns, 2.4 on 600x800).
 TINY = (1, 2, 8, 8)
-# Few channels: OpenVINO's CPU plugin runs Interpolate over blocks of 8 or 16 channels, and with 1-4 (an image's
-# RGB, a flow's 2) most of each block is padding. Measured per output element, 3 channels against 16 (cubic and
-# linear 96x96 x2, bicubic_pillow 64x64 -> 32x32): cubic 11.9 ns against 3.5, bicubic_pillow 44.5 against 10.4,
-# linear 2.8 against 2.4; the extension's cubic 1.1 against 0.8. So a node of at most FEW channels is weighed with
-# rates timed at FEW_SHAPE (3 channels, as many outputs as SHAPE), the built-in op and the extension on the same
-# model (``few_key``).
+# Few channels: OpenVINO's CPU plugin runs Interpolate over blocks of 8 or 16 channels, mostly padding with 1-4
+# (an image's RGB, a flow's 2): per output, 3 channels against 16 (96x96 x2; bicubic_pillow 64x64 -> 32x32): cubic
+# 11.9 ns against 3.5, bicubic_pillow 44.5 against 10.4, linear 2.8 against 2.4, the extension's cubic 1.1 against
+# 0.8. A node of at most FEW channels reads rates timed at FEW_SHAPE (3 channels; ``few_key``).
 FEW = 4
 FEW_SHAPE = (1, 3, 224, 224)
 # Integer linear / cubic: no built-in op computes them exactly (translate/dtypes.py), the decomposition runs in
@@ -48,9 +45,8 @@ COORDS = ("half_pixel", "half_pixel_symmetric")
 GRID_SHAPE = (1, 8, 12, 16, 16)
 GRID_TINY = (1, 2, 4, 4, 4)
 # The extension's extra fixed cost where its shapes are known only at run time: OpenVINO's CPU plugin infers a
-# custom op's output shape by cloning and validating it at every call (its shape-inference fallback), which its
-# own ops do not (measured: 8-9 us a call, 3 static, against Interpolate's 2; binding the output shape afresh at each
-# call was 1.3-4 us of that until the op kept it, openvino_ext/ops.hpp Memos).
+# custom op's output shape by cloning and validating it at every call, its own ops do not (8-9 us a call, 3 static,
+# against Interpolate's 2; binding the output shape afresh was 1.3-4 us of that, openvino_ext/ops.hpp Memos).
 DYNAMIC = "fixed/extension/dynamic"
 GRID_SAMPLERS = ("nearest", "linear", "cubic")
 # DeformConv: rates per multiply-accumulate of its convolution, by what sends OpenVINO's DeformableConvolution to
@@ -62,7 +58,7 @@ DEFORM_VARIANTS = {"plain": {}, "grouped": {"group": 4}, "offset-groups": {"offs
 FEW_PER_OFFSET_GROUP = 16
 DEFORM_SHAPE = (1, 32, 24, 24)
 DEFORM_TINY = (1, 8, 4, 4)
-RUNG_CLASS = {1: "builtin", 2: "builtin", 3: "decomposition"}
+RUNG_CLASS = {BUILTIN: "builtin", REWRITE: "builtin", DECOMPOSE: "decomposition"}
 _convert = None  # target.convert, registered by target.py (``use_converter``)
 
 
@@ -71,6 +67,12 @@ def use_converter(convert) -> None:
     sits below the target on the import path (the ladder consults it), so the target hands its convert in."""
     global _convert
     _convert = convert
+
+
+def rung_class(record) -> str | None:
+    """The rates' class of a node's record: the extension, the convolution form, else by rung."""
+    return "extension" if record.rung == CUSTOM else "conv" if record.proof.get("form") == "conv" else \
+        RUNG_CLASS.get(record.rung)
 
 
 def key_of(cls: str, kind: str, antialias: bool, up: bool) -> str:
@@ -206,7 +208,6 @@ def _landed(path: str, made, fallback: str):
 
     model, feeds, n_out = made
     onnx.save(model, path)
-    from .cost import rung_class  # the cost model reads this module's rates: imported when it runs
     ov_model, (rec,) = _convert(path, fallback=fallback, prefer="builtin")
     return rung_class(rec), ov_model, feeds, n_out
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
 from ..semantics.ir import ResizeIR, RuntimeValue
 from .passes import Refusal
+from .compiled.build import cache_root, project_hash
 
 # Largest output length whose index arithmetic stays inside int32: the largest intermediate b*x + d stays
 # below r*out with r <= 4*out (half-pixel modes with rounding), plus one r of slack for a quotient correction.
@@ -106,8 +107,6 @@ class Verdicts:
         self.sources: str | None = None  # the hash of the sources, read once
 
     def _file(self) -> Path:
-        from .compiled.build import cache_root, project_hash
-
         if self.sources is None:
             here = Path(__file__).resolve().parent
             self.sources = project_hash(here.parent / "semantics", here / "index_form.py",

@@ -23,10 +23,14 @@ from typing import Callable
 
 import numpy as np
 
-from ..semantics.compare import compare
-from ..semantics.errors import BridgeError, clip
+from ..semantics.compare import against_oracle, compare
+from ..semantics.errors import BridgeError, clip, without_source
 from ..semantics.tolerance import model_tolerance
 from ..semantics.vocab import ONNX_RESIZE_OPS
+from ..semantics.reference import run as oracle
+from ..translate.onnx_shapes import graph_inputs
+from ..translate.onnx_walk import node_name
+from ..translate.onnxruntime import ort_rounds_integers_otherwise, ort_semantics
 
 # Lengths a dynamic dimension takes in the probes: the model's shape (the probe convention of every verb: 1 for
 # batch and channels, 16 elsewhere), then two shapes whose spatial lengths swap their ratio (3:2, 2:3; multiples
@@ -49,7 +53,6 @@ class Probe:
 
 def probes(model, seed: int = 0) -> list[Probe]:
     """Seeded inputs at the model's shape and, where a dimension is dynamic, at two more."""
-    from ..translate.onnx_shapes import graph_inputs
 
     inputs = graph_inputs(model)
     dynamic = any(_dims(vi)[1] for vi in inputs)
@@ -121,7 +124,6 @@ class SourceRunner:
     def __init__(self, model):
         import onnx
 
-        from ..semantics.errors import without_source
 
         ort = import_onnxruntime()
         m = onnx.ModelProto()
@@ -209,9 +211,6 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
     inputs agree and whose values differ is OpenVINO's own rounding (another accumulation order, a reciprocal for
     a division), as its importer has it: onnxruntime's reference drifts from it, beyond the tolerance where an
     ill-conditioned map (a random homography) amplifies it, and nothing was read or written wrong."""
-    from ..semantics.compare import against_oracle
-    from ..semantics.reference import run as oracle
-    from ..translate.onnx_walk import node_name
 
     names = [o for node in model.graph.node for o in node.output if o]
     try:
@@ -285,7 +284,6 @@ def reference(model, feeds: dict, irs: dict, source: "SourceRunner | None" = Non
               consts: dict | None = None) -> Reference | None:
     """The oracle-corrected reference of ``model`` on ``feeds`` (None where onnxruntime cannot run it);
     ``consts``: its initializers as arrays (``constants``), read here when not given."""
-    from ..translate.onnx_walk import node_name
 
     source = source or SourceRunner(model)
     values = source.run(feeds)
@@ -314,9 +312,6 @@ def reference(model, feeds: dict, irs: dict, source: "SourceRunner | None" = Non
 def _first_deviation(model, names, irs, consts, values, fixed):
     """(node index, the oracle's output) of the first resampling node not yet corrected whose onnxruntime output
     departs from its IR by a named deviation, (index, message) for an unexplained one, (None, None) for none."""
-    from ..semantics.compare import against_oracle
-    from ..semantics.reference import run as oracle
-    from ..translate.onnxruntime import ort_rounds_integers_otherwise, ort_semantics
 
     constants = {o for n in model.graph.node if n.op_type == "Constant" for o in n.output}
     for i, node in enumerate(model.graph.node):

@@ -30,6 +30,8 @@ from .artifacts import check_output_path
 from .conversion import ConvertOptions, Written  # what a user asks of a conversion; what it wrote
 from .model_check import whole_model_failures
 from .plan import Choice, Plan
+from ..semantics import text
+from ..translate.onnx import load, parse_model
 
 # The one rung table: numbers and names are the same on every target, so records and summaries compare across
 # targets; only the custom op is named after what a target ships with it (``rung_names``).
@@ -159,8 +161,6 @@ class NodeRecord:
         return s
 
     def to_dict(self) -> dict:
-        from ..semantics import text
-
         return {"node": self.node, "op": self.op, "target": self.target, "rung": self.rung,
                 "rung_name": self.rung_name, "reason": self.reason, "conditions": list(self.conditions),
                 "assumptions": list(self.assumptions), "produced": list(self.produced),
@@ -343,7 +343,6 @@ class Target:
     def agrees(self, result: PassResult, produced=None) -> None:
         """The whole-model postcondition (``model_check``) on ``produced`` (the model as written and read back),
         else ``result.model``; BridgeError naming the output, the shape and the first differing node."""
-        from ..translate.onnx import load, parse_model
 
         if result.source is None:
             return

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import error_bound
+from .reference import run
 
 # verify's threshold for model outputs (converted model vs onnxruntime), the default of ``compare``: float32
 # rounding of a weighted sum, atol per unit of the data's magnitude (``compare`` scales it by max(1, max|want|)).
@@ -74,9 +75,6 @@ def reduced_bound(ir, exact: np.ndarray, f32_bound: np.ndarray, inputs, precisio
     index moved. Each tap value and weight and the sum rounded once more (u per term of sum |w| |x|, K taps), and the
     result rounded (u |y|); sum |w| |x| is read as the oracle on |X| (twice over, for cubic's negative weights). A
     nearest read of another element is off by the difference of two elements, far beyond u |x| on probe data."""
-    from . import error_bound
-    from .reference import run
-
     u = PRECISIONS[precision]
     if not u:
         return f32_bound

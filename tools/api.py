@@ -32,6 +32,17 @@ from ..semantics.errors import BridgeError
 from .api_terms import api_terms
 from .check_source import SourceCheck, check_source
 from .check_torch_openvino import check_openvino_frontend
+from ..lowering.artifacts import check_output_path
+from ..lowering.openvino.write import save as save_openvino
+from ..semantics import text
+from ..translate.onnx import DEFAULT_CONVENTION, onnx_convention, parse_model
+from .convert import convert_openvino_model, output_path, reap_stale, remove_created
+from .gate import importer_outcome, importer_verdict, summary
+from .inputs import prepared
+from .logs import step
+from .report import write_check_report
+from .targets import convert_file, entry, refuse_options
+from .verify_openvino import verify_openvino
 
 __all__ = ["inspect", "check", "convert", "convert_model", "save", "verify", "InspectRow", "CheckRow",
            "CheckResult", "Conversion", "ErrorStats", "VerifyResult", "NodeRecord", "BridgeError"]
@@ -141,7 +152,6 @@ class VerifyResult:
 @contextlib.contextmanager
 def _model_file(model, convention: str | None):
     """A path for ``model`` (written to a temporary file when it is a ModelProto), under ``convention``."""
-    from ..translate.onnx import DEFAULT_CONVENTION, onnx_convention
 
     with onnx_convention(convention or DEFAULT_CONVENTION):
         if isinstance(model, (str, os.PathLike)):
@@ -164,9 +174,6 @@ def _model_file(model, convention: str | None):
 @api_terms
 def inspect(model, *, convention: str | None = None, input_shapes: dict | None = None) -> list[InspectRow]:
     """The canonical semantics of every resampling node, in graph order (``input_shapes`` as :func:`check`'s)."""
-    from ..semantics import text
-    from ..translate.onnx import parse_model
-    from .inputs import prepared
 
     with _model_file(model, convention) as given, \
             (prepared(given, input_shapes) if input_shapes else contextlib.nullcontext((given, None))) as (path, _):
@@ -194,9 +201,6 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
         with _model_file(model, convention) as path:
             rows = check_source(path, source, example_inputs, input_shapes)
         return SourceCheck(name, tuple(rows), tuple(fail_on))
-    from .gate import importer_outcome, importer_verdict, summary
-    from .inputs import prepared
-    from .targets import entry
 
     e = entry(target, "check")
     if report and not e.report:
@@ -207,7 +211,6 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
         if report:
             import sys
 
-            from .report import write_check_report
 
             print(f"report: {write_check_report(report, path, rows, summary=gate)}", file=sys.stderr)
     typed = []
@@ -229,8 +232,6 @@ def convert_model(model, *, fallback: str = "decompose", strict: bool = False, e
     """(``openvino.Model``, [NodeRecord]) in memory, every resampling node lowered and proven (``prefer``,
     ``input_shapes`` and ``outputs`` as :func:`convert`). Save it with :func:`save`, not with
     ``openvino.save_model``'s defaults (they round the tap tables to f16)."""
-    from .convert import convert_openvino_model
-    from .inputs import prepared
 
     with _model_file(model, convention) as given, prepared(given, input_shapes, outputs) as (path, _):
         return convert_openvino_model(path, fallback=fallback, strict=strict, extensions=extensions,
@@ -243,8 +244,6 @@ def save(ov_model, records, output: str, *, force: bool = False, compress_to_fp1
     """Write a model from :func:`convert_model` to ``output`` (.xml, the .bin beside it, the extension library
     when a node needs it): no f16 rounding of what must stay exact, re-read and proven from disk, renamed
     into place only then."""
-    from ..lowering.artifacts import check_output_path
-    from ..lowering.openvino.write import save as save_openvino
 
     out = check_output_path(os.fspath(output), force, ".xml", (".bin",))
     files, kept = save_openvino(ov_model, list(records), out, force=force, extensions=extensions,
@@ -269,10 +268,6 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
     "max": [d0, ...]}}, the optimization profile the printed trtexec / polygraphy commands carry (the fixed
     ``input_shapes`` fill it where it names no input); ``decompose_gridsample`` (TensorRT): every GridSample as
     standard ONNX ops where that is exact."""
-    from .convert import output_path, reap_stale, remove_created
-    from .inputs import prepared
-    from .logs import step
-    from .targets import convert_file, entry, refuse_options
 
     entry(target)
     if target == "tensorrt" and input_shapes:
@@ -318,8 +313,6 @@ def verify(model, converted: str | None = None, *, target: str = "openvino", inp
     ``precision``, ``error_stat``, ``validate``, ``fail_fast``, ``allow_conditional`` (as verify's flags)."""
     import inspect as _inspect
 
-    from .targets import entry
-    from .verify_openvino import verify_openvino
 
     entry(target, "verify")
     allowed = [k for k in _inspect.signature(verify_openvino).parameters

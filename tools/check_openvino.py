@@ -28,8 +28,11 @@ import numpy as np
 from .gate import format_check_rows
 from ..translate.onnx import load
 from .check_openvino_batch import config_key, native_batch, ours_batch
-from .check_openvino_node import single_node_models
+from .check_openvino_node import _ours_row, single_node_models
 from .node_probe import probe_note, probe_text
+from ..lowering.openvino.target import convert
+from ..semantics.errors import BridgeError
+from .check_openvino_verdict import _unproven
 
 
 def check_openvino(model_path, progress=None) -> list[dict]:
@@ -88,9 +91,6 @@ def check_openvino(model_path, progress=None) -> list[dict]:
 def _whole_model_rungs(model_path) -> dict:
     """node name -> the rung ``convert`` takes for it in the whole model (its own shapes, constant folding,
     run-time values), or {} where the whole model does not convert (each node is then converted alone)."""
-    from ..lowering.openvino.target import convert
-    from ..semantics.errors import BridgeError
-    from .check_openvino_node import _ours_row
 
     try:
         _, records = convert(model_path)
@@ -102,10 +102,6 @@ def _whole_model_rungs(model_path) -> dict:
 def _unproven_rows(model_path, unproven: dict, whole: dict) -> list[dict]:
     """Rows for the nodes no one-node model can be cut out for (an input of unknown rank): the importer's
     verdict unproven, the rung the whole model's conversion takes (as ``convert`` does)."""
-    from ..lowering.openvino.target import convert
-    from ..semantics.errors import BridgeError
-    from .check_openvino_node import _ours_row
-    from .check_openvino_verdict import _unproven
 
     ours, refusal = whole, None
     if not whole:

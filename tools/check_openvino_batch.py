@@ -13,6 +13,7 @@ from ..lowering.openvino.target import convert
 from ..semantics.errors import BridgeError
 from .check_openvino_node import _ours, _ours_row
 from .check_openvino_verdict import _judge, _native_verdict
+from ..translate import openvino as tov
 
 
 def config_key(one) -> bytes:
@@ -79,7 +80,6 @@ def _feeds(items) -> dict:
 
 def _resampling_above(op) -> list:
     """(name, IR) of the resampling ops that ``op`` depends on (None when our parser refuses one)."""
-    from ..translate import openvino as tov
 
     seen, stack, found = set(), [op], []
     while stack:

@@ -11,6 +11,8 @@ from ..lowering.openvino.target import convert
 from ..semantics.errors import BridgeError
 from ..semantics.ir import ResizeIR, RuntimeValue
 from .node_probe import PROBE_SEED, dims as _dims, dynamic_length as _dynamic_length, probe_input
+from ..translate.onnx import RESAMPLING_OPS, parse_model
+from ..translate.onnx_walk import node_name, walk
 
 
 def single_node_models(model, unproven: bool = False):
@@ -20,8 +22,6 @@ def single_node_models(model, unproven: bool = False):
     import onnx
     from onnx import helper, numpy_helper, shape_inference
 
-    from ..translate.onnx import RESAMPLING_OPS, parse_model
-    from ..translate.onnx_walk import node_name, walk
 
     frontend = _FrontendShapes(model)
     try:
@@ -136,7 +136,6 @@ class _FrontendShapes:
         import onnx
         from onnx import helper
 
-        from ..translate.onnx import RESAMPLING_OPS
 
         self._by_name = {}
         # Every resampling node's inputs become model outputs too: the importer keeps their names (an inner
@@ -168,7 +167,6 @@ class _FrontendShapes:
         infers (None when that adds nothing)."""
         import onnx
 
-        from ..translate.onnx import RESAMPLING_OPS
 
         known = {vi.name for vi in list(model.graph.input) + list(model.graph.value_info)
                  if vi.type.tensor_type.HasField("shape")}

@@ -11,16 +11,18 @@ from ..lowering.openvino.graph import compile_f32
 from ..lowering.openvino.interpolate import length_free, runtime_conditions
 from ..semantics.compare import outside
 from ..semantics.errors import BridgeError
-from ..semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
+from ..semantics.ir import ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
 from ..semantics.tolerance import float_bound
 from .node_probe import dynamic_length as _dynamic_length
+from ..semantics.equivalence import diff, field_differences
+from ..semantics.reference import run
+from ..translate import openvino as tov
 
 
 def _native_verdict(path, ir, one, feeds) -> dict:
     """What OpenVINO's own importer does with the one-node model ``one`` (saved at ``path``)."""
     import openvino as ov
 
-    from ..translate import openvino as tov
 
     try:
         ov_model = ov.convert_model(path)
@@ -49,7 +51,6 @@ def _judge(ir, one, feeds, parsed, got) -> dict:
 def _verdict(ir, one, feeds, parsed, got) -> dict:
     """The verdict on what the importer produced for one node: ``parsed`` its resampling ops as IR (None: one
     our parser refuses), ``got`` its output on the probe ``feeds``."""
-    from ..semantics.reference import run
 
     parsed = parsed or []
     node_inputs = [None if not n else feeds.get(n, _const(one, n)) for n in one.graph.node[0].input]
@@ -82,7 +83,6 @@ def _by_fields(ir, one, feeds, ov_ir, probe: dict) -> dict:
     """``_verdict`` where the importer produced one resampling op, ``ov_ir``: its fields against the source's, the
     element type's arithmetic, the run-time conditions and the tie indices (``probe``: what ``_verdict`` measured
     on the probe inputs)."""
-    from ..semantics.equivalence import diff
 
     got, want, bound, matches, err = (probe[k] for k in ("got", "want", "bound", "matches", "err"))
     rounding = _integer_rounding(ir)
@@ -130,7 +130,6 @@ def _by_fields(ir, one, feeds, ov_ir, probe: dict) -> dict:
 def _integer_rounding(ir) -> str | None:
     """Why OpenVINO's CPU op rounds the node's integer element type other than the oracle (round half to even
     of the exact value), from the measured rows ``dtype_reason`` reads; None for other types and exact ones."""
-    from ..translate import openvino as tov
 
     op = {"resize": "Interpolate", "gridsample": "GridSample"}.get(ir.kind)
     dtype = getattr(ir, "dtype", None)
@@ -176,7 +175,6 @@ def _dynamic_verdict(ir, ov_ir, err, probe) -> dict:
     different" where the importer's op computes other numbers on some shape (the first sample shape that
     shows it is named), "exact" where its fields are the source's (same numbers on every shape), otherwise
     "unproven" (fields differ, with the same numbers on every shape tried)."""
-    from ..semantics.equivalence import diff, field_differences
 
     if ir.input_shape is None:
         return _unproven("the input rank is unknown", err)
@@ -227,7 +225,6 @@ def _mismatched_indices(got, want, bound, rank, ties) -> dict:
     """Per axis name, the tie indices that read another element. An index counts only through a mismatching
     element whose coordinates on the other tied axes are not ties themselves, so one wrong column does not
     make every row look wrong."""
-    from ..semantics.ir import axis_name
 
     wrong = np.argwhere(outside(got, want, bound))
     tied = {ax: set(ties.get(axis_name(ax, rank), ())) for ax in range(rank)}

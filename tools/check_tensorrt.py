@@ -12,12 +12,12 @@ from .gate import format_check_rows
 from ..lowering.tensorrt.plan import plan_model
 from ..lowering.tensorrt.target import lower_checked
 from ..translate.tensorrt import UNVERIFIED
+from ..translate.onnx import load
 
 
 def check_rows(model, *, strict: bool = False) -> list[dict]:
     """One row per resampling node: {"name", "op", "tensorrt": importer verdict, "resample_bridge": rung}.
     The rung is what ``convert --target tensorrt`` takes: the same plan, rewrite and proof (``lower_checked``)."""
-    from ..translate.onnx import load
 
     records = lower_checked(load(model), Policy(allow_conditional=not strict)).records
     rows = []

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from ..semantics.errors import BridgeError, first_line
+from ..semantics.errors import BridgeError, clip, first_line
 from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
 from . import api, targets
 from .. import __version__
@@ -21,11 +21,19 @@ from .signals import Terminated, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,
                          report_needs, require, shapes, show)
 from .targets import DEFAULT, names
+from ..semantics.ir import to_dict
+from ..semantics.messages import without_source
+from ..translate.onnx_shapes import parse_polygraphy_shapes
+from .demo import run_demo
+from .gate import format_summary, parse_fail_on
+from .logs import Progress, setup
+from .tensorrt import add_build_plugin
+from .trt_profile import requested
+from .verify_cli import add_options, run_verify
 
 
 def inspect_rows(model, input_shapes: dict | None = None) -> list[dict]:
     """``api.inspect``'s rows as ``inspect --json`` prints them: name, op, the IR (text and JSON), tie indices."""
-    from ..semantics.ir import to_dict
 
     return [{"name": r.name, "op": r.op, "text": list(r.text), "ties": r.ties, "ir": to_dict(r.ir)}
             for r in api.inspect(model, convention=current_convention(), input_shapes=input_shapes)]
@@ -34,7 +42,6 @@ def inspect_rows(model, input_shapes: dict | None = None) -> list[dict]:
 def format_rows(rows: list[dict]) -> str:
     if not rows:
         return "no resampling nodes (Resize, Upsample, GridSample, DeformConv) in this model"
-    from ..semantics.errors import clip
 
     names = [clip(r["name"], 80) for r in rows]  # names come from the model: escaped, capped
     wn = max(max(len(n) for n in names), 4)
@@ -60,8 +67,6 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .demo import run_demo
-
     require("openvino", "onnxruntime", why="demo")
     return run_demo(save=args.save, quiet=getattr(args, "quiet", False))
 
@@ -88,8 +93,6 @@ def cmd_convert(args) -> int:
 def trt_shapes(args) -> dict | None:
     """TensorRT's optimization profile asked for: ``--trt-min/opt/max-shapes`` over ``--input``'s lengths and
     ranges (``--input`` counts for --target tensorrt only; the explicit options on another target are refused)."""
-    from ..translate.onnx_shapes import parse_polygraphy_shapes
-    from .trt_profile import requested
 
     explicit = {k: parse_polygraphy_shapes(v, field=f"trt-{k}-shapes")
                 for k, v in (("min", args.trt_min_shapes), ("opt", args.trt_opt_shapes), ("max", args.trt_max_shapes))
@@ -98,9 +101,6 @@ def trt_shapes(args) -> dict | None:
 
 
 def cmd_check(args) -> int:
-    from .gate import format_summary, parse_fail_on
-    from .logs import Progress
-
     fail_on = parse_fail_on(args.fail_on)
     if args.source:
         return check_source(args, fail_on)
@@ -135,8 +135,6 @@ def check_source(args, fail_on) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .verify_cli import run_verify
-
     e = targets.entry(args.target, "verify")
     require(*e.verify_requires, why=f"verify --target {args.target}")
     report_needs(args)
@@ -273,7 +271,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an extra OpenVINO extension library for the converted model's other custom ops")
     _lowering_options(pv)
     _input_option(pv, fed=True)
-    from .verify_cli import add_options
 
     add_options(pv)
     pv.add_argument("--report", metavar="DIR", help="also write DIR/index.html: the errors and, per node on a "
@@ -286,7 +283,6 @@ def build_parser() -> argparse.ArgumentParser:
     pd.add_argument("--save", metavar="PATH", help="write the example model to PATH (and run the demo on it)")
     pd.set_defaults(func=cmd_demo)
     _common(pd)
-    from .tensorrt import add_build_plugin
 
     add_build_plugin(sub, _common)  # build-plugin: the TensorRT plugin library (tools/tensorrt.py)
     return p
@@ -299,8 +295,6 @@ def _json_error(args, err: dict) -> None:
 
 
 def main(argv=None) -> int:
-    from .logs import setup
-
     args = build_parser().parse_args(argv)
     setup(-1 if getattr(args, "quiet", False) else getattr(args, "verbose", 0))
     install_signal_handlers()
@@ -345,8 +339,6 @@ def main(argv=None) -> int:
             return signalled()
         if os.environ.get("RESAMPLE_BRIDGE_DEBUG"):
             raise
-        from ..semantics.errors import clip
-        from ..semantics.messages import without_source
 
         _json_error(args, {"message": f"internal error: {type(e).__name__}", "node": None, "field": None})
         _stderr(f"resample-bridge: internal error: {type(e).__name__}: {clip(without_source(first_line(str(e)[:2000])), 200)} "

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
-from ..semantics.errors import BridgeError
+from ..semantics.errors import BridgeError, clip
 from . import targets
+from ..translate.onnx_shapes import InputSpecs, parse_ovc_inputs, parse_polygraphy_shapes
+from .logs import quiet_other_libraries, verbose
 
 # What each verb needs beyond the core install, and the extra that brings it.
 EXTRAS = {"openvino": "openvino", "onnxruntime": "runtime", "matplotlib": "report", "tensorrt": "tensorrt",
@@ -16,7 +18,6 @@ def require(*modules: str, why: str = "") -> None:
     """Exit 2 with the ``pip install`` line when a module the verb needs is missing (before any work)."""
     import importlib
 
-    from .logs import quiet_other_libraries, verbose
 
     for mod in modules:
         try:
@@ -34,7 +35,6 @@ def missing_module(mod: str, why: str = "") -> BridgeError:
 
 def shapes(args) -> dict:
     """``--input`` (ovc's or trtexec's spelling) and ``--input-shapes`` (Polygraphy's) as one {name: shape}."""
-    from ..translate.onnx_shapes import InputSpecs, parse_ovc_inputs, parse_polygraphy_shapes
 
     out = parse_ovc_inputs(args.input) if getattr(args, "input", None) else InputSpecs()
     for name, dims in parse_polygraphy_shapes(getattr(args, "input_shapes", None) or ()).items():
@@ -63,7 +63,6 @@ def allow_conditional(args) -> bool | None:
 def show(*texts: str) -> None:
     """Text for a terminal: every line escaped (names and messages come from the model and other libraries)
     and capped."""
-    from ..semantics.errors import clip
 
     for text in texts:
         for line in str(text).split("\n"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from ..lowering.artifacts import check_output_path, refuse_file_parent
+from ..lowering.artifacts import STAGE_PREFIX, check_output_path, refuse_file_parent
 from ..lowering.passes import ConvertOptions
 from ..semantics.errors import BridgeError, clip
 from .logs import log, step
@@ -103,7 +103,6 @@ def reap_stale(folder: str, older_than: float = STALE_SECONDS) -> list[str]:
     """Remove staging folders (``.rb-convert-*``) left beside outputs by a killed run more than an hour ago."""
     import time
 
-    from ..lowering.artifacts import STAGE_PREFIX
 
     gone = []
     try:

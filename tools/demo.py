@@ -21,6 +21,12 @@ import time
 from ..lowering.artifacts import umask_mode
 from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
+from ..lowering.compiled import openvino_extension
+from ..translate.onnx import is_resampling
+from . import api
+from .examples import tricky_model
+from .gate import format_summary, summary
+from .report import compare_nodes
 
 log = logging.getLogger("resample_bridge.demo")
 
@@ -108,7 +114,6 @@ def check_lines(rows: list[dict]) -> list[str]:
             why += [f"{ax}: output indices {idx} read another element" for ax, idx in (v.get("ties") or {}).items()]
         for w in why:
             lines += textwrap.wrap(clip(w, 300), 110, initial_indent="      ", subsequent_indent="        ")
-    from .gate import format_summary, summary
 
     lines += ["  " + ln for ln in format_summary(summary(rows, "openvino")).splitlines()]
     return lines
@@ -149,10 +154,6 @@ def verify_lines(views, report: dict) -> list[str]:
 
 def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
     """The whole demo; returns the exit status (0 when verify passes)."""
-    from . import api
-    from ..translate.onnx import is_resampling
-    from .examples import tricky_model
-    from .report import compare_nodes
 
     out = out or sys.stdout
     _ensure_logging(quiet)
@@ -168,7 +169,6 @@ def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
             f"{counted(sum(map(is_resampling, model.graph.node)), 'resampling node')}, each named after the trap it sets)",
             *WORDS, "")
         with ticking("preparing the resample-bridge OpenVINO extension (compiled on first use only)"):
-            from ..lowering.compiled import openvino_extension
 
             openvino_extension()
 

@@ -14,9 +14,10 @@ import shlex
 from ..lowering.tensorrt.plugin_build import build_plugin_command, plugin_library_path
 from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
-from ..translate.tensorrt.layers import tensorrt_missing
+from ..translate.tensorrt.layers import parse_network, tensorrt_missing
 from .check_tensorrt import unverified_lines
 from .trt_profile import missing_line, polygraphy_shapes, polygraphy_trt_flags, settle, trtexec_flags
+from ..translate.onnx_shapes import declared_shape, graph_inputs
 
 tensorrt_available = tensorrt_missing  # None when the tensorrt package imports, else why not
 
@@ -56,7 +57,6 @@ def _shapes(out: str, source: str | None, trt_shapes: dict | None) -> tuple[dict
     where the source leaves them dynamic, the line saying which option to add when a length is missing)."""
     import onnx
 
-    from ..translate.onnx_shapes import declared_shape, graph_inputs
 
     def inputs(path):
         return [(vi.name, declared_shape(vi)) for vi in graph_inputs(onnx.load(path, load_external_data=False))]
@@ -84,7 +84,6 @@ def build_engine(onnx_path: str, engine_path: str, plugin_library: str | None = 
 
     import tensorrt as trt
 
-    from ..translate.tensorrt.layers import parse_network
 
     if plugin_library:
         if not os.path.exists(plugin_library):

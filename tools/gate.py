@@ -12,7 +12,7 @@ Importer outcomes, whatever words the target's row uses:
 
 from __future__ import annotations
 
-from ..semantics.errors import clip
+from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
 
 OUTCOMES = ("exact", "different", "refused", "conditional", "unproven")
@@ -45,8 +45,6 @@ def ours_outcome(row: dict) -> str:
 
 
 def parse_fail_on(text: str) -> tuple[str, ...]:
-    from ..semantics.errors import BridgeError, clip
-
     items = tuple(x.strip() for x in text.split(",") if x.strip())
     bad = [x for x in items if x not in OUTCOMES[1:] + ("none",)]
     if bad:
@@ -72,8 +70,6 @@ def summary(rows: list[dict], target: str, fail_on=DEFAULT_FAIL_ON) -> dict:
 
 
 def format_summary(s: dict) -> str:
-    from ..semantics.errors import clip
-
     imp = ", ".join(f"{k} {v}" for k, v in s["importer"].items())
     ours = ", ".join(f"{k} {v}" for k, v in s["resample_bridge"].items()) or "nothing to do"
     lines = [f"summary: {counted(s['nodes'], 'resampling node')}; {s['target']}'s importer: {imp}; resample-bridge: {ours}"]

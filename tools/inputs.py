@@ -10,6 +10,8 @@ import shutil
 import tempfile
 
 from ..semantics.errors import BridgeError, clip, first_line
+from ..translate.onnx import load, node_name
+from ..translate.onnx_shapes import with_input_shapes
 
 TWO_GB = 2 ** 31 - 1
 
@@ -17,7 +19,6 @@ TWO_GB = 2 ** 31 - 1
 def check_graph_order(model) -> None:
     """Every node input is a graph input, an initializer, '' or the output of an earlier node (the ONNX
     checker's rule; a cyclic graph breaks it)."""
-    from ..translate.onnx import node_name
 
     g = model.graph
     known = {vi.name for vi in g.input} | {t.name for t in g.initializer} | {""}
@@ -71,8 +72,6 @@ def with_outputs(model, names):
 def prepared(model_path: str, shapes: dict | None = None, outputs=()):
     """(path, ModelProto) of the model the verb works on: ``model_path`` itself, or a temporary copy with the
     ``--input`` shapes fixed and cut to the ``--output`` tensors (removed afterwards)."""
-    from ..translate.onnx import load
-    from ..translate.onnx_shapes import with_input_shapes
 
     model = load(model_path)
     check_graph_order(model)

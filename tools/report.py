@@ -25,6 +25,17 @@ from ..semantics.errors import BridgeError
 from .report_draw import DISPLAY_PX, HEAT_CMAP, HEAT_FRAME, IMAGE_CMAP, MATPLOTLIB_MISSING  # noqa: F401
 from .node_probe import probe_image, probe_note, probe_text  # noqa: F401 (probe_image: the demo's tests)
 from .report_draw import esc, fmt, node_section, require_matplotlib, table, tone, write_page
+from ..lowering.openvino import convert, openvino_error_reason
+from ..lowering.openvino.graph import compile_f32
+from ..semantics.equivalence import diff
+from ..semantics.reference import run
+from ..semantics.tolerance import POLICY
+from ..translate import openvino as tov
+from ..translate.onnx import load
+from ..translate.onnx_shapes import with_input_shapes
+from .check_openvino_node import single_node_models
+from .gate import format_summary
+from .logs import Progress
 
 log = logging.getLogger("resample_bridge.report")
 
@@ -85,9 +96,6 @@ def compare_nodes(model, *, fallback: str = "decompose", strict: bool = False) -
 
     import onnx
 
-    from .check_openvino_node import single_node_models
-    from ..translate.onnx import load
-    from .logs import Progress
 
     views = []
     nodes = list(single_node_models(load(model)))
@@ -105,7 +113,6 @@ def compare_nodes(model, *, fallback: str = "decompose", strict: bool = False) -
 def _view(name, ir, one, feeds, path, fallback, strict) -> NodeView:
     from onnx import numpy_helper
 
-    from ..semantics.reference import run
 
     consts = {i.name: numpy_helper.to_array(i) for i in one.graph.initializer}
     args = [None if not n else feeds.get(n, consts.get(n)) for n in one.graph.node[0].input]
@@ -119,8 +126,6 @@ def _run_importer(view: NodeView, ir, path: str, feeds: dict) -> None:
     """OpenVINO's own ONNX importer, alone: its output on the probe and the IR fields it changed."""
     import openvino as ov
 
-    from ..lowering.openvino import openvino_error_reason
-    from ..lowering.openvino.graph import compile_f32
 
     try:
         ov_model = ov.convert_model(path)
@@ -141,8 +146,6 @@ def _run_importer(view: NodeView, ir, path: str, feeds: dict) -> None:
 def importer_fields(ir, ov_model, shape=None) -> list[FieldRow]:
     """The IR fields whose values the importer changed at ``shape`` (the probe's; default: the model's), empty
     when it built no single resampling op or the values cannot be compared (the numbers still speak)."""
-    from ..semantics.equivalence import diff
-    from ..translate import openvino as tov
 
     try:
         parsed = tov.parse_model(ov_model)
@@ -160,9 +163,6 @@ def importer_fields(ir, ov_model, shape=None) -> list[FieldRow]:
 
 
 def _run_ours(view: NodeView, path: str, feeds: dict, fallback: str, strict: bool) -> None:
-    from ..lowering.openvino import convert, openvino_error_reason
-    from ..lowering.openvino.graph import compile_f32
-
     try:
         ov_model, (rec,) = convert(path, fallback=fallback, strict=strict)
     except BridgeError as e:
@@ -197,7 +197,6 @@ def versions() -> dict:
 def page_meta(model_path, what: str) -> str:
     """The lines under the title: the model and what the page shows, the versions, the tolerance policy and
     where the probe inputs come from (HTML)."""
-    from ..semantics.tolerance import POLICY
 
     vs = ", ".join(f"{k} {v or 'not installed'}" for k, v in versions().items())
     return (f"{esc(model_path, None)}: {esc(what, None)}<br>versions: {esc(vs, None)}<br>tolerance: "
@@ -210,7 +209,6 @@ def write_check_report(out_dir: str, model_path: str, rows: list[dict], *, fallb
                        strict: bool = False, summary: dict | None = None) -> str:
     """The page for ``check --target openvino``: ``rows`` as ``check_openvino`` returns them, ``summary`` as
     ``gate.summary`` (its gate verdict is printed as check prints it)."""
-    from .gate import format_summary
 
     views = _views_or_none(model_path, fallback, strict)
     by_name = {v.name: v for v in views}
@@ -260,8 +258,6 @@ def attach_probe_numbers(report: dict, views: list[NodeView]) -> None:
 def _at_shapes_of(model_path, report: dict):
     """The model with its inputs at the shapes verify ran (``--input-shapes``, given arrays): the probes and
     pictures take them instead of the defaults for dynamic dimensions."""
-    from ..translate.onnx import load
-    from ..translate.onnx_shapes import with_input_shapes
 
     shapes = {s["name"]: s["shape"] for s in report.get("inputs", []) if s.get("shape") is not None}
     return with_input_shapes(load(model_path), shapes) if shapes else model_path

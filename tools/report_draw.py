@@ -12,6 +12,8 @@ import numpy as np
 
 from ..semantics.errors import BridgeError, clip
 from ..semantics.tolerance import report_floor
+from ..lowering.artifacts import publish, staged
+from .node_probe import probe_text
 
 MATPLOTLIB_MISSING = "the HTML report needs matplotlib: pip install 'resample-bridge[report]'"
 HEAT_CMAP, IMAGE_CMAP = "inferno", "gray"
@@ -127,7 +129,6 @@ def fmt(v: float | None) -> str:
 
 def node_section(view, k: int, panels: _Panels, verdict: str = "") -> str:
     """One node (a ``report.NodeView``): its IR difference table and its pictures."""
-    from .node_probe import probe_text
 
     parts = [f'<section class="node" id="node{k}"><h2>{esc(view.name)} <span class="op">{esc(view.op)}</span>'
              + (f' <span class="verdict {tone(verdict)}">{esc(verdict)}</span>' if verdict else "") + "</h2>",
@@ -212,7 +213,6 @@ def write_page(out_dir: str, title: str, meta: str, summary_html: str, sections_
     """Write ``out_dir``/index.html and its PNGs: staged beside ``out_dir`` and renamed in, the page last, so
     a failure leaves no half-written page. ``sections_of(panels)`` returns the per-node HTML. Returns the
     page's path."""
-    from ..lowering.artifacts import publish, staged
 
     mimage = require_matplotlib()
     out_dir = os.path.abspath(out_dir)

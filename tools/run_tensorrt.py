@@ -11,13 +11,14 @@ from ..lowering.tensorrt.spell import with_opset_spelling
 from ..semantics.errors import BridgeError
 from ..semantics.reference import run
 from ..semantics.vocab import ONNX_DOMAINS
-from ..translate.onnx import is_resampling
+from ..translate.onnx import Graph, NodeView, default_opset, is_resampling, parse_view
+from ..lowering.model_check import import_onnxruntime
+from ..translate.onnx_tensorrt import import_node
 
 
 def _ort_node(node, values: dict, opset_imports, ir_version: int):
     """Run one ordinary node on onnxruntime (a one-node model of its inputs' shapes and types)."""
     import onnx
-    from ..lowering.model_check import import_onnxruntime
 
     ort = import_onnxruntime()
     from onnx import helper
@@ -66,9 +67,6 @@ def _run_plugin(node, values: dict):
 
 
 def _run_resampling(node, values: dict, g, opset: int, resampling: str):
-    from ..translate.onnx import NodeView, parse_view
-    from ..translate.onnx_tensorrt import import_node
-
     view = NodeView.from_proto(node, g, node.name)
     view = view.replace(shapes={**view.shapes, **{n: values[n].shape for n in node.input if n and n in values}})
     ins = [values[n] if n else None for n in node.input]
@@ -93,7 +91,6 @@ def run_tensorrt_ready(model, feeds: dict, *, resampling: str = "onnxruntime") -
     import onnx
     from onnx import numpy_helper
 
-    from ..translate.onnx import Graph, default_opset
 
     if resampling not in ("onnxruntime", "tensorrt", "oracle"):
         raise BridgeError(f"resampling={resampling!r}: expected onnxruntime, tensorrt or oracle", field="resampling")

@@ -14,9 +14,14 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from ..lowering.passes import ConvertOptions, Target, Written
-from ..lowering.record_format import format_records
+from ..lowering.passes import CUSTOM, ConvertOptions, Target, Written
+from ..lowering.record_format import format_records, summary_counts
+from ..lowering.onnx.target import OnnxTarget, format_convert_onnx
+from ..lowering.openvino.target import OPENVINO
+from ..lowering.tensorrt.target import TARGET
 from ..semantics.errors import BridgeError, clip
+from . import check_openvino, check_tensorrt
+from .finish_tensorrt import finish, format_convert
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,6 @@ class Entry:
 def describe_written(records, rep: dict, quiet: bool = False) -> str:
     """What a target without words of its own prints after ``convert``: the records (or their summary) and
     the files it wrote."""
-    from ..lowering.record_format import summary_counts
 
     lines = [f"summary: {summary_counts(records)}" if quiet and records else format_records(records)]
     lines += [f"[ SUCCESS ] {kind} file: {path}" for kind, path in rep.get("files", {"output": rep["output"]}).items()]
@@ -60,15 +64,10 @@ def describe_written(records, rep: dict, quiet: bool = False) -> str:
 
 
 def _openvino_target():
-    from ..lowering.openvino.target import OPENVINO
-
     return OPENVINO
 
 
 def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
-    from ..lowering.passes import CUSTOM
-    from ..lowering.record_format import summary_counts
-
     files, out = rep["files"], rep["output"]
     lines = [f"summary: {summary_counts(records)}" if quiet and records else format_records(records)]
     if rep["compress_to_fp16"]:
@@ -91,46 +90,33 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
 
 
 def _openvino_check(path: str, progress=None) -> list[dict]:
-    from .check_openvino import check_openvino
-
-    return check_openvino(path, progress=progress)
+    return check_openvino.check_openvino(path, progress=progress)
 
 
 def _openvino_format_check(rows: list[dict]) -> str:
-    from .check_openvino import format_check
-
-    return format_check(rows)
+    return check_openvino.format_check(rows)
 
 
 def _onnx_target():
-    from ..lowering.onnx.target import OnnxTarget
-
     return OnnxTarget()
 
 
 def _onnx_describe(records, rep: dict, quiet: bool = False) -> str:
-    from ..lowering.onnx.target import format_convert_onnx
-
     lines = format_convert_onnx(rep).split("\n")[len(rep["lines"]) if quiet else 0:]
     return "\n".join(lines) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
 
 
 def _tensorrt_target():
-    from ..lowering.tensorrt.target import TARGET
-
     return TARGET
 
 
 def _tensorrt_describe(records, rep: dict, quiet: bool = False) -> str:
-    from .finish_tensorrt import format_convert
-
     return format_convert(rep, quiet=quiet) + f"\n[ SUCCESS ] ONNX file: {rep['output']}"
 
 
 def _tensorrt_follow_up(written: Written, options: ConvertOptions) -> dict:
     """How the written model becomes an engine: built here where TensorRT imports, else the trtexec /
     polygraphy commands (polygraphy compares against ``options.source``, the user's model)."""
-    from .finish_tensorrt import finish
 
     source = os.path.abspath(options.source) if isinstance(options.source, (str, os.PathLike)) else None
     return finish(written.output, written.report["plugin_library"] is not None, source=source,
@@ -138,15 +124,11 @@ def _tensorrt_follow_up(written: Written, options: ConvertOptions) -> dict:
 
 
 def _tensorrt_check(path: str, progress=None) -> list[dict]:
-    from .check_tensorrt import check_rows
-
-    return check_rows(path)
+    return check_tensorrt.check_rows(path)
 
 
 def _tensorrt_format_check(rows: list[dict]) -> str:
-    from .check_tensorrt import format_check
-
-    return format_check(rows)
+    return check_tensorrt.format_check(rows)
 
 
 TARGETS = {e.name: e for e in (

@@ -18,6 +18,9 @@ from .check_tensorrt import format_conformance_table
 from .conformance import conformance_cases, frozen_case
 from .finish_tensorrt import format_convert as format_convert_tensorrt
 from .run_tensorrt import run_tensorrt_ready
+from ..lowering.passes import ConvertOptions
+from ..lowering.tensorrt.plugin_build import build_plugin
+from .targets import convert_file
 
 
 def check_tensorrt(model_path, *, strict: bool = False) -> list[dict]:
@@ -33,8 +36,6 @@ def convert_to_tensorrt(model_path, out_path: str, force: bool = False, *, stric
     that builds it, and the polygraphy command comparing TensorRT with onnxruntime. ``source``: the model the
     polygraphy command compares against (default ``model_path``; the CLI passes the user's file when
     ``--input`` made a temporary copy)."""
-    from ..lowering.passes import ConvertOptions
-    from .targets import convert_file
 
     options = ConvertOptions(force=force, strict=strict, source=source or model_path)
     return convert_file("tensorrt", model_path, out_path, options)[1]
@@ -71,7 +72,6 @@ def add_build_plugin(sub, common=None) -> None:
 def cmd_build_plugin(args) -> int:
     import json
 
-    from ..lowering.tensorrt.plugin_build import build_plugin
 
     lib = build_plugin(args.tensorrt_include, args.tensorrt_lib, args.output)
     if args.json:

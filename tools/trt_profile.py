@@ -11,6 +11,7 @@ import re
 import shlex
 
 from ..semantics.errors import BridgeError, clip
+from ..translate.onnx_shapes import _BOUNDED, parse_ovc_inputs
 
 KINDS = ("min", "opt", "max")
 
@@ -18,7 +19,6 @@ KINDS = ("min", "opt", "max")
 def _bounds(text: str) -> list[tuple[int, int] | None]:
     """ovc's dimensions as (low, high): ``224`` -> (224, 224), ``1..4`` -> (1, 4), ``..4`` -> (1, 4); ``?``, -1
     and ``1..`` -> None (no upper bound: TensorRT needs one)."""
-    from ..translate.onnx_shapes import _BOUNDED
 
     out = []
     for p in (p for p in re.split(r"[,\s]+", text.strip()) if p):
@@ -34,7 +34,6 @@ def requested(input_spec: str | None = None, trt_shapes: dict | None = None) -> 
     """{input name ("" for ovc's unnamed shape): {"min" | "opt" | "max": [int | None, ...]}} the user asked for:
     ``--input`` (already validated by ``parse_ovc_inputs``) overlaid by ``trt_shapes`` ({kind: {name: dims}},
     parsed ``--trt-*-shapes``)."""
-    from ..translate.onnx_shapes import parse_ovc_inputs
 
     out: dict = {}
     if input_spec:

@@ -13,6 +13,16 @@ import numpy as np
 
 from ..semantics.errors import BridgeError, clip
 from .cli_common import allow_conditional, comma_list, convention_line, emit_json, quiet_or, show
+from ..lowering.artifacts import umask_mode
+from ..lowering.openvino.target import user_extensions
+from ..semantics.compare import compare
+from ..translate.onnx_shapes import InputSpecs, parse_ovc_inputs, parse_polygraphy_shapes
+from .inputs import prepared
+from .logs import log, step
+from .polygraphy_json import dump_feeds, dump_results, load_feeds, load_results
+from .report import write_verify_report
+from .verify_openvino import _verdict, format_verify, verify_openvino
+from .verify_stats import finish_row, parse_error_stats
 
 
 def add_options(p) -> None:
@@ -92,8 +102,6 @@ def val_ranges(items) -> dict:
 
 
 def load_npz(path: str, field: str) -> dict:
-    from .logs import log
-
     try:
         if not os.path.isfile(path):
             raise OSError("not a regular file")
@@ -120,7 +128,6 @@ def _staged(path: str, write, field: str) -> None:
     """``write(binary file)`` to a temporary file beside ``path``, renamed into place only when complete."""
     import tempfile
 
-    from ..lowering.artifacts import umask_mode
 
     d = os.path.dirname(os.path.abspath(path)) or "."
     try:
@@ -150,14 +157,11 @@ def split_inputs(items) -> tuple[list[str], list[str]]:
 
 def _load_feeds(path: str) -> list[dict]:
     """--load-inputs: an .npz (one iteration) or Polygraphy's JSON list of feed dicts (one per iteration)."""
-    from .polygraphy_json import load_feeds
 
     return load_feeds(path) if path.endswith(".json") else [load_npz(path, "inputs")]
 
 
 def _save_feeds(path: str, feeds: list[dict]) -> None:
-    from .polygraphy_json import dump_feeds
-
     if path.endswith(".json"):
         save_text(path, dump_feeds(feeds), "save-inputs")
     else:
@@ -168,8 +172,6 @@ def _against_loaded(report: dict, converted: dict, loaded, i: int, args, atol: d
                     stats: dict) -> None:
     """--load-outputs: the converted model's outputs of iteration ``i`` against every saved runner's (by output
     name), as more output rows (Polygraphy compares each runner with the loaded results the same way)."""
-    from ..semantics.compare import compare
-    from .verify_stats import finish_row
 
     for runner, its in loaded:
         if i >= len(its):
@@ -188,12 +190,6 @@ def _against_loaded(report: dict, converted: dict, loaded, i: int, args, atol: d
 
 
 def run_verify(args) -> int:
-    from .verify_openvino import _verdict, format_verify, verify_openvino
-    from ..translate.onnx_shapes import InputSpecs, parse_ovc_inputs, parse_polygraphy_shapes
-    from .inputs import prepared
-    from .logs import log, step
-    from .verify_stats import parse_error_stats
-
     given_shapes, files = split_inputs(args.inputs_any)
     if len(files) + bool(args.inputs) > 1:
         raise BridgeError("give one file of inputs (--load-inputs / --inputs)", field="inputs")
@@ -213,12 +209,10 @@ def run_verify(args) -> int:
     if args.save_inputs and not args.save_inputs.endswith(".json") and len(iterations) > 1:
         raise BridgeError(f"{len(iterations)} iterations of inputs need a .json file (Polygraphy's format), not "
                           f"{clip(args.save_inputs)}", field="save-inputs")
-    from .polygraphy_json import load_results
 
     loaded = load_results(args.load_outputs) if args.load_outputs else []
     if args.target != "openvino" and args.extension:
         raise BridgeError("--extension applies to --target openvino only", field="extension")
-    from ..lowering.openvino.target import user_extensions
 
     args.extension = user_extensions(comma_list(args.extension))
     if args.converted and args.input:
@@ -243,7 +237,6 @@ def run_verify(args) -> int:
             _against_loaded(report, arrays.get("converted", {}), loaded, i, args, atol, rtol, stats)
             report = _verdict(report)
             if i == 0 and getattr(args, "report", None):
-                from .report import write_verify_report
 
                 page = write_verify_report(args.report, path, report, fallback=args.fallback, strict=args.strict)
                 print(f"report: {page}", file=sys.stderr)
@@ -259,7 +252,6 @@ def run_verify(args) -> int:
         save_npz(args.save_results, {f"{side}/{name}": v for side, its in results.items()
                                      for name, v in its[0].items()}, "save-results")
     if args.save_outputs:
-        from .polygraphy_json import dump_results
 
         save_text(args.save_outputs, dump_results(list(results.items())), "save-outputs")
     return _show_verify(args, reports, len(iterations), format_verify)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..semantics.errors import BridgeError, clip
 from .node_probe import probe_input
+from ..translate.onnx_shapes import declared_shape, graph_inputs, with_input_shapes
 
 MAX_INPUT_BYTES = 1 << 30  # per input: what verify will allocate for a probe
 MAX_TOTAL_BYTES = 2 << 30
@@ -20,7 +21,6 @@ def input_specs(model, shapes: dict | None = None, given: dict | None = None) ->
     these is refused (it is never silently 1)."""
     import onnx
 
-    from ..translate.onnx_shapes import declared_shape, graph_inputs
 
     shapes, given = shapes or {}, given or {}
     feeds = graph_inputs(model)
@@ -83,7 +83,6 @@ def _check_tensor_sizes(model, specs: list[dict]) -> None:
     ``MAX_TENSOR_BYTES`` (a resize by 1000x would otherwise be allocated by onnxruntime and OpenVINO)."""
     import onnx
 
-    from ..translate.onnx_shapes import with_input_shapes
 
     try:
         fixed = with_input_shapes(model, {s["name"]: s["shape"] for s in specs})
@@ -122,7 +121,6 @@ def make_inputs(model, seed: int = 0, specs: list[dict] | None = None, val_range
     """Seeded inputs for every graph input, chosen by what reads them (``check``'s probes: a noisy picture, grids
     reaching outside [-1, 1], offsets of a few pixels, masks in [0, 1], sensible run-time scales/sizes/roi).
     ``specs``: settled shapes (``input_specs``); ``val_range``: {name or "": (low, high)} for data inputs."""
-    from ..translate.onnx_shapes import graph_inputs, with_input_shapes
 
     if specs is not None:
         model = with_input_shapes(model, {s["name"]: s["shape"] for s in specs if s.get("source") != "given"})

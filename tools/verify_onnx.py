@@ -15,14 +15,18 @@ import tempfile
 
 from ..lowering.passes import ConvertOptions
 from ..semantics.errors import BridgeError, clip, first_line
+from ..lowering.model_check import import_onnxruntime
+from ..lowering.tensorrt.plugin import is_plugin_node
+from ..lowering.tensorrt.spell import opset_spelled
+from ..translate.tensorrt.layers import tensorrt_missing
+from .targets import convert_file
+from .verify_source import ort_options, ort_text
 
 # What the report says about the run, per target.
 RUNNER = {"onnx": "the converted ONNX on onnxruntime", "tensorrt": "the TensorRT-ready ONNX on onnxruntime"}
 
 
 def tensorrt_note() -> str:
-    from ..translate.tensorrt.layers import tensorrt_missing
-
     head = "TensorRT absent" if tensorrt_missing() else "TensorRT not run by verify"
     return (f"{head}: the TensorRT-ready ONNX was run on onnxruntime (GridSample in TensorRT's parser spelling "
             "given back its ONNX name); what TensorRT's own kernels compute stays unverified (run the polygraphy "
@@ -33,7 +37,6 @@ def _converted_model(target: str, path: str, converted: str | None, options: Con
     """(the converted ModelProto, its conversion records or ()) from the user's file or a conversion here."""
     import onnx
 
-    from .targets import convert_file
 
     if converted is not None:
         if not os.path.exists(converted):
@@ -52,8 +55,6 @@ def _converted_model(target: str, path: str, converted: str | None, options: Con
 
 
 def _refuse_plugins(model, target: str) -> None:
-    from ..lowering.tensorrt.plugin import is_plugin_node
-
     plugins = [n for n in model.graph.node if is_plugin_node(n)]
     if plugins:
         first = plugins[0]
@@ -72,8 +73,6 @@ def run_converted_onnx(target: str, path: str, feeds: dict, observe: list[str], 
     import onnx
     from onnx import numpy_helper
 
-    from ..lowering.tensorrt.spell import opset_spelled
-    from .verify_source import ort_options, ort_text
 
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional)
     model, records = _converted_model(target, path, converted, options)
@@ -89,7 +88,6 @@ def run_converted_onnx(target: str, path: str, feeds: dict, observe: list[str], 
         if name in produced and name not in have:
             m.graph.output.append(onnx.ValueInfoProto(name=name))
             have.add(name)
-    from ..lowering.model_check import import_onnxruntime
 
     ort = import_onnxruntime()
 

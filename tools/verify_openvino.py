@@ -24,11 +24,18 @@ from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import F32, Compiled
 from ..lowering.openvino.target import convert
 from ..lowering.openvino.write import EXTENSION_NAME
-from ..semantics.compare import BOUND_FLOOR, against_oracle, compare
+from ..semantics.compare import BOUND_FLOOR, against_oracle, compare, within_bound
 from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
 from .verify_source import run_onnxruntime
+from ..lowering.compiled import openvino_extension
+from ..semantics.reference import run as oracle
+from ..semantics.tolerance import PRECISIONS, default_tolerance, float_bound, precision_tolerance, reduced_bound
+from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
+from .node_probe import probe_text
+from .verify_onnx import RUNNER as ONNX_RUNNERS, run_converted_onnx, tensorrt_note
+from .verify_stats import finish_row, looser_than_bound
 
 
 def _read_converted(xml: str, extensions=()):
@@ -96,7 +103,6 @@ def _openvino_outputs(model, feeds: dict, observe: list[str], converted, extensi
         core = ov.Core()
         rungs = [r.summary() for r in records]
         if any(r.rung == CUSTOM for r in records):
-            from ..lowering.compiled import openvino_extension
 
             core.add_extension(openvino_extension())
     return _run_openvino(core, ov_model, feeds, observe, precision), rungs
@@ -120,10 +126,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     this CPU's default where it has bf16 -- or f16), each node judged by the policy's bound at that precision
     (``tolerance.reduced_bound``: values may round, an index may not move). Returns a plain dict (strict-JSON
     values)."""
-    from .verify_stats import finish_row, looser_than_bound
 
-    from ..semantics.reference import run as oracle
-    from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
 
     model = load(model_path)
     irs = dict(parse_model(model))  # bad attributes are refused here, before any runtime sees them
@@ -146,7 +149,6 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
                       for n in list(node.input) + list(node.output) if n} | {o.name for o in model.graph.output})
     options = {"fallback": fallback, "strict": strict, "allow_conditional": allow_conditional}
-    from ..semantics.tolerance import PRECISIONS, default_tolerance, precision_tolerance, reduced_bound
 
     if precision not in PRECISIONS:
         raise BridgeError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}", field="precision")
@@ -157,7 +159,6 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         ov_out, report["rungs"] = _openvino_outputs(model, feeds, observe, converted, extensions, precision,
                                                     **options)
     else:
-        from .verify_onnx import run_converted_onnx, tensorrt_note
 
         ov_out, report["rungs"] = run_converted_onnx(target, model_path, feeds, observe, converted=converted,
                                                      **options)
@@ -202,8 +203,6 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         if given:
             e = compare(got, want, atol.get(t, atol.get("")), rtol.get(t, rtol.get(""))).to_dict()
         elif precision != "f32":
-            from ..semantics.compare import within_bound
-            from ..semantics.tolerance import float_bound
 
             bound = reduced_bound(irs[name], want, float_bound(irs[name], *ov_args), ov_args, precision)
             e = within_bound(np.asarray(got), want, bound).to_dict()
@@ -335,7 +334,6 @@ def format_verify(report: dict) -> str:
     for r in report["nodes"]:
         lines.append(row("node", r))
         if r.get("probe"):
-            from .node_probe import probe_text
 
             p = r["probe"]
             imp = _num(p.get("importer_max_error")) if p.get("importer_max_error") is not None else \
@@ -373,6 +371,4 @@ def tolerance_text(r: dict) -> str:
 
 
 def runner_name(target: str) -> str:
-    from .verify_onnx import RUNNER as ONNX_RUNNERS
-
     return {**RUNNER, **ONNX_RUNNERS}[target]

@@ -10,13 +10,14 @@ import tempfile
 
 from ..semantics.errors import BridgeError, clip, without_source
 from .check_openvino_node import single_node_models
+from ..lowering.model_check import import_onnxruntime
+from ..translate.onnx import RESAMPLING_OPS
 
 
 def with_node_tensors_as_outputs(model):
     """A copy of ``model`` whose outputs also include every resampling node's inputs and outputs."""
     import onnx
 
-    from ..translate.onnx import RESAMPLING_OPS
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
@@ -35,7 +36,6 @@ def with_node_tensors_as_outputs(model):
 
 def run_onnxruntime(model, feeds: dict) -> dict:
     import onnx
-    from ..lowering.model_check import import_onnxruntime
 
     ort = import_onnxruntime()
 
@@ -74,7 +74,6 @@ def ort_text(msg: str) -> str:
 def node_onnxruntime_refuses(model) -> str | None:
     """The first resampling node onnxruntime refuses to load on its own (its kernel constructors reject some
     attribute combinations the ONNX spec allows, without naming the node), or None."""
-    from ..lowering.model_check import import_onnxruntime
 
     ort = import_onnxruntime()
 
@@ -95,7 +94,6 @@ def ort_options():
     "resample_bridge" logger is at debug level (``-v``)."""
     import logging
 
-    from ..lowering.model_check import import_onnxruntime
 
 
     ort = import_onnxruntime()

@@ -17,6 +17,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.reference import run as oracle
 from .cut import submodel
 from ..passes import CUSTOM, FOLDED, NodeRecord, Policy, folded_record
+from ...translate.onnx import Graph, NodeView, default_opset, is_resampling, parse_view
 
 # Ops whose output is not a function of their inputs: never folded (nor anything downstream of them).
 _RANDOM = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
@@ -61,7 +62,6 @@ def fold_constant_nodes(model, target: str, policy: Policy | None = None):
     does not parse, or whose inputs ``onnx.reference`` cannot evaluate, is left to the target's ladder."""
     import onnx
 
-    from ...translate.onnx import Graph, NodeView, default_opset, is_resampling, parse_view
 
     if policy is not None and policy.floor >= CUSTOM:  # the user asked for the custom op
         return model, []

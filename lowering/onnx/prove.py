@@ -32,13 +32,15 @@ from .fold import prove_folded, without_folded
 from .gridsample_decompose import FORM as GRID_FORM
 from .nearest_index import FORM, grid_verdict, index_name
 from .rungs import ort_gap
+from ...semantics.nearest_index import integer_scales
+from ...translate.onnx import Graph, parse_model
+from ..model_check import import_onnxruntime
 
 
 def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str]:
     """Failures (empty = proven)."""
     from onnx import numpy_helper
 
-    from ...translate.onnx import Graph, parse_model
 
     model = result.model
     try:
@@ -197,7 +199,6 @@ def _length_out(node, consts: dict, args, ir, i: int, attrs, in_node=None) -> st
     """None when ``node`` gives the i-th output length: Gather(sizes, i) of the node's run-time sizes input,
     Identity of the static size, or Mul(in, k) for a static integer scale k (``in_node``: the input length)."""
     if ir.sizes is None:
-        from ...semantics.nearest_index import integer_scales  # here: the import block is another change's
 
         k = integer_scales(ir)
         ok = k is not None and node is not None and node.op_type == "Mul" and in_node is not None \
@@ -250,8 +251,6 @@ def _input_probe(op: str, pos: int, dtype, shape, rng) -> np.ndarray:
 
 
 def _probe(rec, model, consts, graph) -> list[str]:
-    from ..model_check import import_onnxruntime
-
     ort = import_onnxruntime()
 
     ir, args = rec.ir, rec.proof["inputs"]
@@ -358,7 +357,6 @@ def _probe_index(rec, model) -> list[str]:
 def cut_session(rec, model, fed: dict, what: str, reads: str):
     """(an onnxruntime session of the nodes computing ``rec``'s output from ``fed`` (name -> dtype), None), or
     (None, the failure): the cut reads more than ``reads``, or onnxruntime cannot run it."""
-    from ..model_check import import_onnxruntime
 
     ort = import_onnxruntime()
 

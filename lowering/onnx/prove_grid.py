@@ -21,6 +21,7 @@ from ...semantics.compare import against_oracle
 from ...semantics.reference import run as oracle
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ..probes import concrete_shapes, probe_sets, roles
+from .prove import cut_session
 
 FAR = 40.0  # offsets up to +-40 pixels: every tap outside small inputs
 
@@ -70,7 +71,6 @@ def prove_grid(rec, model, graph) -> list[str]:
     (``translate.onnx.Graph``)."""
     from onnx import numpy_helper
 
-    from .prove import cut_session
 
     ir, args = rec.ir, list(rec.proof["inputs"])
     args += [""] * (len(roles(ir)) - len(args))

@@ -25,6 +25,7 @@ from .deformconv_decompose import decompose_deformconv
 from .fold import fold_constant_nodes, in_model_order
 from .gridsample_decompose import decompose_gridsample
 from .nearest_index import decompose_nearest_index
+from ..model_check import SourceRunner
 
 # Run-time conditions are never taken by default: a portable model must be exact for every value.
 DEFAULT_POLICY = Policy(allow_conditional=False)
@@ -138,7 +139,6 @@ class OnnxTarget(Target):
 
     def run_written(self, result: PassResult, produced=None):
         """The produced ONNX on onnxruntime, as its users run it (every tensor observed)."""
-        from ..model_check import SourceRunner
 
         runner = SourceRunner(result.model if produced is None else produced)
         if not runner.usable:

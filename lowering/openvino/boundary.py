@@ -10,6 +10,8 @@ and read nothing else that varies (``LAYOUT_KEEPING``: element-wise ops with con
 ops): the preprocessing in front of a model's first Resize, the activation after its last one."""
 
 from __future__ import annotations
+from ...translate.onnx import is_resampling
+from ...translate.onnx_walk import node_name
 
 # Ops through which a planar tensor stays planar in the plugin when every other operand is a constant.
 LAYOUT_KEEPING = frozenset({
@@ -25,8 +27,6 @@ def planar_sides(model) -> dict:
     """{node name: (input side at the boundary, output side at the boundary)} for the top graph's resampling
     nodes of ``model`` (names as ``translate.onnx_walk`` gives them); a node in an If / Loop body is not in it
     (its sides are charged, as between layers)."""
-    from ...translate.onnx import is_resampling
-    from ...translate.onnx_walk import node_name
 
     graph = model.graph
     inputs = {i.name for i in graph.input} - {t.name for t in graph.initializer}

@@ -8,6 +8,10 @@ import numpy as np
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ..passes import Candidate, Refusal
 from .graph import constant_of, ops, tag
+from ...semantics.coords import unnormalize_as
+from ...semantics.equivalence import diff
+from ...translate import openvino as tov
+from ...translate.openvino import dtype_reason
 
 
 def native_gridsample(ir: GridSampleIR, x, grid):
@@ -21,7 +25,6 @@ def native_gridsample(ir: GridSampleIR, x, grid):
 
 def gridsample_native_reason(ir: GridSampleIR) -> str | None:
     """None if GridSample-9 computes ``ir``'s numbers, else why not."""
-    from ...translate.openvino import dtype_reason
 
     if ir.dtype is not None and (why := dtype_reason("GridSample", ir.sampler.kind, ir.dtype)):
         return why
@@ -62,8 +65,6 @@ def gridsample(node):
     """Rung 1 for GridSample: GridSample-9, parsed back into IR and diffed with the source IR; nearest with
     another coordinate arithmetic only where the grid is a constant whose every point reads the same element
     in both (``nearest_ties``)."""
-    from ...semantics.equivalence import diff
-    from ...translate import openvino as tov
 
     why = gridsample_native_reason(node.ir)
     if why is not None:
@@ -89,7 +90,6 @@ def gridsample(node):
 def nearest_ties(ir: GridSampleIR, other: GridSampleIR, grid: np.ndarray) -> list[int]:
     """The flat indices of the points of a constant ``grid`` [N, *out, D] whose nearest pick differs between
     ``ir``'s and ``other``'s coordinate arithmetic (padding aside: it moves both picks alike)."""
-    from ...semantics.coords import unnormalize_as
 
     D = ir.spatial_rank
     shape = ir.input_shape

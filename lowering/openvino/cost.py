@@ -37,6 +37,9 @@ from ..passes import CUSTOM
 from .boundary import NOT_AT_BOUNDARY
 from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, calibrate, deform_key, deform_variant, few_key, fixed_key, \
     grid_key, int_key, key_of, rung_class, use_converter
+from ...semantics.coords import bind_resize
+from ...semantics.errors import BridgeError
+from .. import compiled
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
            "faster_extension", "faster_conv", "chosen_name"]
@@ -124,7 +127,6 @@ def calibration() -> Calibration:
     global _machine
     if _given or os.environ.get(ENV):
         return shipped()
-    from .. import compiled
 
     if compiled.openvino_extension_built() is None:
         return table_file(REFERENCE)
@@ -149,8 +151,6 @@ def _static_elements(ir, input_shape) -> tuple[int, int, bool] | None:
     """(elements in, elements out, least) of the node at its static sizes; a length known only at run time on an
     axis it does not resample (a batch) taken as 1 (``least``: then True, the smallest run); None where a
     resampled length is known only at run time."""
-    from ...semantics.coords import bind_resize
-    from ...semantics.errors import BridgeError
 
     if input_shape is None:
         return None

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import cost_timing
 from .cost_timing import DYNAMIC, time_rates as _time
+from ..compiled.build import KERNELS_DIR, cache_root, project_hash
 
 log = logging.getLogger("resample_bridge")
 
@@ -27,8 +28,6 @@ CONFIRM_RUNS = 3
 
 
 def cache_file() -> Path:
-    from ..compiled.build import cache_root, project_hash, KERNELS_DIR
-
     import openvino
 
     # The calibration models' own source too: a rate timed (or found missing) by other models is not reused.

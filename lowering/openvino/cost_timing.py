@@ -18,6 +18,7 @@ import numpy as np
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE
 from .conv_rewrite import forcing
 from .graph import F32
+from .. import compiled
 
 log = logging.getLogger("resample_bridge")
 
@@ -249,8 +250,6 @@ def _dynamic_extra(core, path: str) -> dict:
 
 
 def _with_extension(core) -> bool:
-    from .. import compiled
-
     try:
         core.add_extension(compiled.openvino_extension())
         return True

@@ -10,6 +10,8 @@ from ...semantics.errors import BridgeError
 from ...semantics.schema import from_attributes
 from ..passes import Candidate, Refusal
 from .graph import RUNTIME_SOURCES, tag
+from ...semantics.equivalence import field_differences
+from .. import compiled
 
 FALLBACK = "requested with --fallback extension"
 
@@ -22,7 +24,6 @@ def needs_extension(reason: str, field: str | None = None) -> Refusal:
 def lower(node, why: str):
     """The extension op for ``node``; ``why``: the reason no lower rung took it. A machine that cannot build
     the extension refuses with both reasons: the node's answer (``final``), with its field."""
-    from .. import compiled  # looked up at call time: tests replace openvino_node to simulate a missing toolchain
 
     try:
         op = compiled.openvino_node(node.ir, node.inputs)
@@ -36,7 +37,6 @@ def lower(node, why: str):
 
 def prove(rec, by_tag) -> list[str]:
     """The extension op's attributes, read back into IR, must be the source IR's fields."""
-    from ...semantics.equivalence import field_differences
 
     op = by_tag.get(rec.proof["op"])
     if op is None:

@@ -19,6 +19,8 @@ from ..probes import probe_sets
 from .boundary import NOT_AT_BOUNDARY
 from .graph import compile_f32, dims, np_dtype, ops, tag
 from .ladder import TARGET, lower
+from ...semantics.ir import is_static
+from ...translate.onnx import NodeView, _parse_checked, inline_functions, parse_view, resampling_nodes
 
 _ATTRS = {
     "Resize": ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
@@ -32,7 +34,6 @@ OPS = tuple(_ATTRS)
 
 def view_from_context(ctx, op_type: str, index: int):
     """A translate.onnx.NodeView of the node OpenVINO's ONNX frontend is converting."""
-    from ...translate.onnx import NodeView
 
     attrs = {a: ctx.get_attribute(a) for a in _ATTRS[op_type] if ctx.has_attribute(a)}
     inputs, consts, shapes, dtypes = [], {}, {}, {}
@@ -93,7 +94,6 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
     inputs or outputs (the cost model charges no reorder there)."""
     from openvino.frontend.onnx import ConversionExtension
 
-    from ...translate.onnx import parse_view
 
     counter = [0]
 
@@ -187,7 +187,6 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
     present = [v for v in inputs if v is not None]
     if not present or not _constant_source(outs[0]):
         return None
-    from ...semantics.ir import is_static
 
     fed = [v is not None and not _constant_source(v) for v in inputs]
     shapes = [None if v is None else dims(v) for v in inputs]
@@ -214,7 +213,6 @@ def node_names(model) -> dict:
     """(op_type, first input tensor) -> ONNX node names in graph order, If / Loop bodies and inlined local
     functions included (named as ``translate.onnx.walk`` names them): how extension calls, which see no node
     name, are matched back to the nodes users know."""
-    from ...translate.onnx import inline_functions, resampling_nodes
 
     import onnx
 
@@ -262,7 +260,6 @@ def source_irs(model) -> dict:
     shares, is left out: the hook parses the frontend's view of it."""
     from collections import Counter
 
-    from ...translate.onnx import _parse_checked
 
     parsed = _parse_checked(model, None, lenient=True)
     twice = {n for n, k in Counter(n for n, _ in parsed).items() if k > 1}  # a name is no key for these

@@ -18,6 +18,10 @@ from ...semantics.vocab import OPENVINO_COORD_MODES
 from ..passes import BUILTIN, REWRITE, Candidate, Refusal
 from .extension import needs_extension
 from .graph import RUNTIME_SOURCES, compile_f32, dims, np_dtype, ops, tag
+from ...semantics.equivalence import diff, field_differences
+from ...semantics.reference import run
+from ...translate import openvino as tov
+from ..compiled import resize_inputs
 
 
 def interpolate_mode(ir: ResizeIR) -> dict | None:
@@ -104,7 +108,6 @@ def _probe_matches(ir: ResizeIR, op, shape) -> bool:
     coordinates resolve the ties on this shape."""
     import openvino as ov
 
-    from ...semantics.reference import run
 
     model = ov.Model([op.output(0)], [p.get_node() for p in op.input_values()
                                       if p.get_node().get_type_name() == "Parameter"])
@@ -138,8 +141,6 @@ def _first_exact(node, rungs: tuple, shape, et, scales_only: bool = False):
 def _first_exact_cached(ir, rungs: tuple, shape: tuple, et, scales_only: bool, static: bool):
     import openvino.opset11 as ops11
 
-    from ...semantics.equivalence import diff
-    from ...translate import openvino as tov
 
     not_native = []
     for number, desc, attrs in _candidates(ir, shape, static):
@@ -228,7 +229,6 @@ def _static_rung(node, rung: int):
     """Rung 1 or 2 for static scales/sizes/roi: proven on the node's shape (a dynamic dimension bound to a
     representative length where ``length_free`` says one stands for all), for the element types whose
     arithmetic translate/openvino models as exact (``dtype_reason``)."""
-    from ...translate import openvino as tov
 
     x = node.inputs[0]
     shape = dims(x)
@@ -314,8 +314,6 @@ def _runtime_native(node):
 
 def _runtime_interpolate(node):
     """(the Interpolate fed the run-time values, the conditions under which it is exact), or why there is none."""
-    from ...translate import openvino as tov
-    from ..compiled import resize_inputs
 
     ir = node.ir
     if ir.roi is not None or ir.aspect_policy != "stretch":
@@ -341,7 +339,6 @@ def _runtime_interpolate(node):
 
 def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
     """(True, conditions under which ``got`` computes ``ir``'s numbers) or (False, why it never does)."""
-    from ...semantics.equivalence import field_differences
 
     calc = "scales" if isinstance(ir.scales, RuntimeValue) else "sizes"
     conditions = []

@@ -22,6 +22,7 @@ from . import antialias_taps, builtin, conv_rewrite, cost, decompose, extension,
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
+from .. import compiled
 
 TARGET = "openvino"
 NATIVE, EXTENSION = BUILTIN, CUSTOM
@@ -75,8 +76,6 @@ def _extension(own=lambda node: None) -> Rung:
     decisive refusal, else what the lower rungs said, else ``--fallback extension`` (nothing lower was asked).
     An element type the extension cannot compute exactly is refused here, with the field."""
     def lower(node, earlier=()):
-        from .. import compiled
-
         x = node.inputs[0]
         dtype = np_dtype(x.get_element_type()) if hasattr(x, "get_element_type") else None
         bad = None if dtype is None else compiled.extension_dtype_refusal(node.ir, dtype)

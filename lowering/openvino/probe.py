@@ -20,6 +20,8 @@ from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, Candidate, Refusal, Rung
 from ..probes import DYNAMIC_LENGTHS, concrete_shapes, probe_sets, roles
 from .graph import F32, Compiled, dims, np_dtype
+from ...semantics.reference import deformconv_out_shape, run
+from .. import compiled
 
 _NAMES = {"data": "X", "roi": "roi", "scales": "scales", "sizes": "sizes", "grid": "grid", "weight": "W",
           "offset": "offset", "bias": "B", "mask": "mask"}
@@ -104,7 +106,6 @@ def _concrete(ir, shapes: list) -> list[list]:
                 row.append((xs[0],) + tuple(d if d is not None else DYNAMIC_LENGTHS[k] for d in s[1:-1])
                            + (s[-1] if s[-1] is not None else ir.spatial_rank,))
             elif isinstance(ir, DeformConvIR):
-                from ...semantics.reference import deformconv_out_shape
 
                 w = row[1] if len(row) > 1 else None
                 if w is None or any(d is None for d in w):
@@ -125,7 +126,6 @@ def _compile(model, rung):
 
     core = ov.Core()
     if rung.number == CUSTOM:
-        from .. import compiled
 
         core.add_extension(compiled.openvino_extension())
     return Compiled(core.compile_model(model, "CPU", F32))
@@ -153,7 +153,6 @@ def _measure(rung, node, candidate: Candidate):
     """The verdict of one rung on one node: Refusal, or {"count", "max_abs", "shapes", ...}."""
     import openvino as ov
 
-    from ...semantics.reference import run
 
     try:
         inputs, params, fed, consts = _fresh_inputs(node)

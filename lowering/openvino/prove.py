@@ -17,6 +17,7 @@ from ..passes import CUSTOM, DECOMPOSE, NodeRecord
 from . import antialias_taps, conv_rewrite, decompose, extension, grid_decompose, nearest_index
 from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
+from ...semantics.equivalence import diff
 
 
 def located(ov_model, records: list[NodeRecord]) -> list[NodeRecord]:
@@ -91,7 +92,6 @@ def _prove_builtin(rec: NodeRecord, by_tag) -> list[str]:
         from ...translate import openvino as tov
     except ImportError:  # the OpenVINO parser is not there: nothing can be proven
         return [f"{rec.node}: no OpenVINO parser to re-read the native op"]
-    from ...semantics.equivalence import diff
 
     op = by_tag.get(rec.proof.get("op"))
     if op is None:

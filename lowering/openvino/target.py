@@ -18,6 +18,8 @@ from .graph import F32, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
 from .prove import located, prove
+from ...translate.onnx import default_opset, inline_functions, load
+from .. import compiled
 
 CONDITION_KEY = "resample_bridge_condition"  # model rt_info: the run-time conditions a deployed model rests on
 
@@ -66,7 +68,6 @@ class OpenVINOTarget(Target):
         """Every node lowered inside ``openvino.convert_model``; a node no rung takes stops it with the reason."""
         import openvino as ov
 
-        from ...translate.onnx import default_opset, inline_functions, load
 
         model = load(model_path)
         inlined = inline_functions(model)  # once: the boundary walk and OpenVINO's copy both read it
@@ -99,7 +100,6 @@ class OpenVINOTarget(Target):
         core = ov.Core()
         try:
             if any(r.rung == CUSTOM for r in result.records):
-                from .. import compiled
 
                 core.add_extension(compiled.openvino_extension())
             for ext in self.extensions:

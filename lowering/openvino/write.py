@@ -13,6 +13,7 @@ from ...semantics.errors import BridgeError, clip
 from ..artifacts import publish, staged
 from ..passes import CUSTOM
 from .prove import prove
+from ..compiled import openvino_extension
 
 EXTENSION_NAME = "libresample_bridge_openvino.so"
 _log = logging.getLogger("resample_bridge")
@@ -163,7 +164,6 @@ def save(ov_model, records: list, out: str, *, force: bool = False, extensions=(
     kept: list[str] = []
     keep = precise_constants(ov_model) if compress_to_fp16 else {}
     if uses_extension:
-        from ..compiled import openvino_extension  # builds on first use (it logs its progress)
 
         built = openvino_extension()
         record_requirements(ov_model, built)

@@ -57,6 +57,7 @@ from .compare import compare, imported_assumptions, importer_verdict
 from .plugin import plugin_attributes
 from .rewrite import named_copy
 from .rungs import NATIVE, PLUGIN, RUNG_NAMES, TENSORRT_COMPUTE
+from ...translate.onnx import Graph, NodeView, default_opset, is_resampling, load, parse_view
 
 TARGET = "tensorrt"
 # The index form moves elements with a Gather: the types onnx-tensorrt 10.x's Gather takes.
@@ -275,7 +276,6 @@ def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None
 def plan_model(model, *, strict: bool = False, policy: Policy | None = None) -> tuple[Any, list[NodeRecord]]:
     """(named copy of the model, one NodeRecord per resampling node). A node that cannot be parsed or lowered
     gets ``rung`` None with the reason."""
-    from ...translate.onnx import Graph, NodeView, default_opset, is_resampling, load, parse_view
 
     source = named_copy(load(model))
     model, records = fold_constant_nodes(source, TARGET, policy)  # rung 0: nothing left for TensorRT to fold

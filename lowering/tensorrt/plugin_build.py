@@ -10,6 +10,8 @@ import shlex
 
 from ...semantics.errors import BridgeError
 from .plugin import PLUGIN_LIBRARY
+from ..compiled import build
+from ..compiled.build import cache_root
 
 PLUGIN_TARGET = "resample_bridge_tensorrt"  # the CMake target (lowering/tensorrt_plugin)
 # Where CMake's find_path / find_library look too (lowering/tensorrt_plugin/CMakeLists.txt).
@@ -21,7 +23,6 @@ _LIB_SUFFIXES = ("lib", "lib64", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu"
 def plugin_library_path() -> str:
     """Where ``resample-bridge build-plugin`` puts the plugin library by default (the build cache), and where
     ``convert`` looks for it."""
-    from ..compiled.build import cache_root
 
     return str(cache_root() / "tensorrt" / PLUGIN_LIBRARY)
 
@@ -54,7 +55,6 @@ def build_plugin(include: str | None, lib: str | None, out_dir: str | None = Non
     CUDA compiler — checked before anything is compiled."""
     import shutil
 
-    from ..compiled import build
 
     found = find_tensorrt()
     include, lib = include or found[0], lib or found[1]

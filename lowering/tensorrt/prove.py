@@ -18,6 +18,7 @@ from ..passes import DECOMPOSE, PassResult
 from .rungs import PLUGIN, TENSORRT_COMPUTE
 from .spell import opset_spelled
 from .plugin import ir_from_plugin
+from ..onnx.prove import prove as prove_onnx
 
 
 def _prove_plugin(rec: NodeRecord, n, g: Graph) -> list[str]:
@@ -70,7 +71,6 @@ def _prove_decomposed(records: list[NodeRecord], model) -> dict[str, list[str]]:
     """The ONNX target's proof of every decomposition at once (one parse of the model), per node."""
     from importlib.util import find_spec
 
-    from ..onnx.prove import prove as prove_onnx
 
     if not records:
         return {}

@@ -21,13 +21,14 @@ from ..onnx.nearest_index import decompose_nearest_index
 from ..passes import DECOMPOSE, FOLDED
 from .plugin import PLUGIN_DOMAIN, PLUGIN_DOMAIN_VERSION, PLUGIN_OPS, plugin_attributes, plugin_inputs
 from .rungs import NATIVE, PLUGIN, TENSORRT_COMPUTE
+from ...translate.onnx import default_opset, node_name
+from ..gs import import_graph
 
 
 def named_copy(model):
     """A copy whose every node has a unique name (graphsurgeon and the report need them)."""
     import onnx
 
-    from ...translate.onnx import node_name
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
@@ -139,8 +140,6 @@ def rewrite(named, records: list[NodeRecord]):
     import onnx
     import onnx_graphsurgeon as gs
 
-    from ...translate.onnx import default_opset
-    from ..gs import import_graph
 
     graph = import_graph(_with_shapes(named))
     opset = default_opset(named)

@@ -16,6 +16,7 @@ from ...semantics.vocab import ONNX_NEAREST_MODES
 from ...translate import tensorrt as ttrt
 from ...translate.onnx_tensorrt import import_node
 from .compare import pass_matches
+from ...translate.onnx import default_opset
 
 ONNX_COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")  # what the importer maps as is
 
@@ -185,7 +186,6 @@ def with_opset_spelling(node, opset: int):
 def opset_spelled(model):
     """``model`` with every GridSample in TensorRT's parser spelling given back its opset's own name (a copy;
     ``model`` itself where none is): what the ONNX parser and onnxruntime read."""
-    from ...translate.onnx import default_opset
 
     opset = default_opset(model)
     nodes = [with_opset_spelling(n, opset) for n in model.graph.node]

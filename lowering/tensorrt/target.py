@@ -5,7 +5,7 @@ agree on every node by construction."""
 
 from __future__ import annotations
 
-from ...semantics.errors import BridgeError
+from ...semantics.errors import BridgeError, escape
 from ..artifacts import write_proven_onnx
 from ..passes import ConvertOptions, NodeRecord, PassResult, Policy, Target, Written
 from ..plan import Choice, Plan
@@ -14,6 +14,7 @@ from .plan import PLUGIN, RUNGS, plan_model
 from .plugin import PLUGIN_LIBRARY, PLUGIN_OPS
 from .prove import prove, prove_nodes
 from .rewrite import rewrite
+from ...translate.onnx import load
 
 
 class RefusedNodes(BridgeError):
@@ -31,8 +32,6 @@ class RefusedNodes(BridgeError):
                         for r in refused]
 
     def to_dict(self) -> dict:
-        from ...semantics.errors import escape
-
         return {**super().to_dict(), "refused": [{k: None if v is None else escape(v) for k, v in r.items()}
                                                  for r in self.refused]}
 
@@ -98,8 +97,6 @@ class TensorRTTarget(Target):
         return prove(result.model, result.records)
 
     def lower_file(self, path: str, options: ConvertOptions, whole_model: bool = True) -> PassResult:
-        from ...translate.onnx import load
-
         return self(load(path), self.policy(options), whole_model)
 
     def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:

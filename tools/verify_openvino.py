@@ -28,7 +28,7 @@ from ..semantics.compare import BOUND_FLOOR, against_oracle, compare, within_bou
 from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
-from .verify_source import run_onnxruntime
+from .verify_source import OracleAt, run_onnxruntime
 from ..lowering.compiled import openvino_extension
 from ..semantics.reference import run as oracle
 from ..semantics.tolerance import PRECISIONS, default_tolerance, float_bound, precision_tolerance, reduced_bound
@@ -127,7 +127,6 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     (``tolerance.reduced_bound``: values may round, an index may not move). Returns a plain dict (strict-JSON
     values)."""
 
-
     model = load(model_path)
     irs = dict(parse_model(model))  # bad attributes are refused here, before any runtime sees them
     given = dict(inputs or {})
@@ -146,6 +145,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         report["outputs"] = [{"name": o.name, "ok": True, "note": "the output is an input"} for o in model.graph.output]
         return _verdict(report)
     ort_out = run_onnxruntime(model, feeds)
+    if isinstance(ort_out, OracleAt):
+        report["note"] = ort_out.note()
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
                       for n in list(node.input) + list(node.output) if n} | {o.name for o in model.graph.output})
     options = {"fallback": fallback, "strict": strict, "allow_conditional": allow_conditional}

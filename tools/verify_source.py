@@ -1,6 +1,7 @@
 """The source model on onnxruntime, the reference of ``verify`` for every target: every resampling node's inputs
 and output observed beside the model's outputs; onnxruntime's refusals as one line naming the node it cannot
-run. ``verify_onnx`` runs the ONNX targets' converted models through the same session options."""
+run (where it has no kernel for a resampling node's type: that node by the oracle). ``verify_onnx`` runs the
+ONNX targets' converted models through the same session options."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ import tempfile
 from ..semantics.errors import BridgeError, clip, without_source
 from .check_openvino_node import single_node_models
 from ..lowering.model_check import import_onnxruntime
-from ..translate.onnx import RESAMPLING_OPS
+from ..translate.onnx import RESAMPLING_OPS, is_resampling
+from .run_tensorrt import run_tensorrt_ready
 
 
 def with_node_tensors_as_outputs(model):
     """A copy of ``model`` whose outputs also include every resampling node's inputs and outputs."""
     import onnx
-
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
@@ -54,11 +55,42 @@ def run_onnxruntime(model, feeds: dict) -> dict:
             msg = ort_text(msg)
             found = re.search(r"Name:'([^']*)'", msg)  # onnxruntime names the node that failed to run
             node = found.group(1) if found else node_onnxruntime_refuses(model)
+            by_node = _oracle_at_resampling(model, aug, feeds, node)
+            if by_node is not None:
+                return by_node
             if node is not None:
                 raise BridgeError(f"onnxruntime cannot run this node of the source model, so verify has no "
                                   f"reference: {clip(msg, 600)}", node, "op") from None
             raise BridgeError(f"onnxruntime cannot run the source model: {clip(msg, 600)}",
                               field="model") from None
+
+
+def _oracle_at_resampling(model, aug, feeds: dict, node: str | None) -> dict | None:
+    """Where onnxruntime has no kernel for a resampling node (a bfloat16 Resize, say), the reference it cannot
+    give: the model run node by node, that node and every other resampling node by the oracle, the rest on
+    onnxruntime one node at a time (``run_tensorrt.run_tensorrt_ready``, resampling="oracle"), the outputs
+    verify reads. None where the node is not a resampling node or the rest cannot run either."""
+    if node is None or not any(n.name == node and is_resampling(n) for n in model.graph.node):
+        return None
+    try:
+        values = run_tensorrt_ready(model, feeds, resampling="oracle")
+    except Exception:  # noqa: BLE001 -- the first refusal stands: the caller names it
+        return None
+    return OracleAt({o.name: values[o.name] for o in aug.graph.output if o.name in values},
+                    [n.name for n in model.graph.node if is_resampling(n)])
+
+
+class OracleAt(dict):
+    """The reference's tensors by name, computed with the oracle at ``nodes`` (onnxruntime has no kernel there)."""
+
+    def __init__(self, values: dict, nodes: list):
+        super().__init__(values)
+        self.nodes = nodes
+
+    def note(self) -> str:
+        return (f"onnxruntime has no kernel for {clip(', '.join(self.nodes), 120)} of the source: the reference "
+                f"computes {'them' if len(self.nodes) > 1 else 'it'} by the oracle and the other nodes on "
+                f"onnxruntime one by one")
 
 
 # onnxruntime's error text: a status prefix and C++ signatures ("onnxruntime::X<T>::Compute(...) const
@@ -95,7 +127,6 @@ def ort_options():
     import logging
 
 
-
     ort = import_onnxruntime()
 
     so = ort.SessionOptions()
@@ -104,4 +135,5 @@ def ort_options():
     return so
 
 
-__all__ = ["with_node_tensors_as_outputs", "run_onnxruntime", "ort_text", "node_onnxruntime_refuses", "ort_options"]
+__all__ = ["OracleAt", "with_node_tensors_as_outputs", "run_onnxruntime",
+           "ort_text", "node_onnxruntime_refuses", "ort_options"]

@@ -144,3 +144,20 @@ def test_verify_at_bf16_fails_index_arithmetic_left_in_reduced_precision(tmp_pat
     assert main(["convert", demo, "-o", str(tmp_path / "t" / "tricky.xml")]) == 0
     capsys.readouterr()
     assert main(["verify", demo, "--converted", str(tmp_path / "t" / "tricky.xml"), "--precision", "bf16"]) == 0
+
+
+def test_verify_a_bfloat16_source_takes_the_oracle_where_onnxruntime_has_no_kernel(tmp_path, capsys):
+    """onnxruntime has no bfloat16 Resize: the reference computes that node by the oracle (and says so), so the
+    written model passes and a model computing something else fails (issue 43)."""
+    from onnx import TensorProto
+
+    src = saved(resize_model((1, 2, 8, 8), scales=[1, 1, 2, 2], mode="linear", dtype=TensorProto.BFLOAT16),
+                tmp_path, "bf16.onnx")
+    assert main(["verify", src]) == 0
+    out = capsys.readouterr().out
+    assert "onnxruntime has no kernel for r of the source: the reference computes it by the oracle" in out
+    other = saved(resize_model((1, 2, 8, 8), scales=[1, 1, 2, 2], mode="nearest", dtype=TensorProto.BFLOAT16),
+                  tmp_path, "nearest.onnx")
+    assert main(["convert", other, "-o", str(tmp_path / "nearest.xml"), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["verify", src, "--converted", str(tmp_path / "nearest.xml")]) == 1

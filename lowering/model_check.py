@@ -124,7 +124,6 @@ class SourceRunner:
     def __init__(self, model):
         import onnx
 
-
         ort = import_onnxruntime()
         m = onnx.ModelProto()
         m.CopyFrom(model)

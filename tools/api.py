@@ -211,7 +211,6 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
         if report:
             import sys
 
-
             print(f"report: {write_check_report(report, path, rows, summary=gate)}", file=sys.stderr)
     typed = []
     for r in rows:
@@ -312,7 +311,6 @@ def verify(model, converted: str | None = None, *, target: str = "openvino", inp
     (``raw["looser"]``). Further ``options``: ``seed``, ``shapes``, ``val_range``, ``extensions``,
     ``precision``, ``error_stat``, ``validate``, ``fail_fast``, ``allow_conditional`` (as verify's flags)."""
     import inspect as _inspect
-
 
     entry(target, "verify")
     allowed = [k for k in _inspect.signature(verify_openvino).parameters

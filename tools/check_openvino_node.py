@@ -22,7 +22,6 @@ def single_node_models(model, unproven: bool = False):
     import onnx
     from onnx import helper, numpy_helper, shape_inference
 
-
     frontend = _FrontendShapes(model)
     try:
         irs = dict(parse_model(model))
@@ -136,7 +135,6 @@ class _FrontendShapes:
         import onnx
         from onnx import helper
 
-
         self._by_name = {}
         # Every resampling node's inputs become model outputs too: the importer keeps their names (an inner
         # tensor's name can vanish in a fused op otherwise).
@@ -166,7 +164,6 @@ class _FrontendShapes:
         """A copy of ``model`` whose resampling nodes' inputs without a known shape carry the shape OpenVINO
         infers (None when that adds nothing)."""
         import onnx
-
 
         known = {vi.name for vi in list(model.graph.input) + list(model.graph.value_info)
                  if vi.type.tensor_type.HasField("shape")}

@@ -23,7 +23,6 @@ def _native_verdict(path, ir, one, feeds) -> dict:
     """What OpenVINO's own importer does with the one-node model ``one`` (saved at ``path``)."""
     import openvino as ov
 
-
     try:
         ov_model = ov.convert_model(path)
     except Exception as e:

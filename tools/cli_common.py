@@ -18,7 +18,6 @@ def require(*modules: str, why: str = "") -> None:
     """Exit 2 with the ``pip install`` line when a module the verb needs is missing (before any work)."""
     import importlib
 
-
     for mod in modules:
         try:
             importlib.import_module(mod)

@@ -103,7 +103,6 @@ def reap_stale(folder: str, older_than: float = STALE_SECONDS) -> list[str]:
     """Remove staging folders (``.rb-convert-*``) left beside outputs by a killed run more than an hour ago."""
     import time
 
-
     gone = []
     try:
         entries = list(os.scandir(folder))

@@ -57,7 +57,6 @@ def _shapes(out: str, source: str | None, trt_shapes: dict | None) -> tuple[dict
     where the source leaves them dynamic, the line saying which option to add when a length is missing)."""
     import onnx
 
-
     def inputs(path):
         return [(vi.name, declared_shape(vi)) for vi in graph_inputs(onnx.load(path, load_external_data=False))]
 
@@ -83,7 +82,6 @@ def build_engine(onnx_path: str, engine_path: str, plugin_library: str | None = 
     import ctypes
 
     import tensorrt as trt
-
 
     if plugin_library:
         if not os.path.exists(plugin_library):

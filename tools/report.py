@@ -96,7 +96,6 @@ def compare_nodes(model, *, fallback: str = "decompose", strict: bool = False) -
 
     import onnx
 
-
     views = []
     nodes = list(single_node_models(load(model)))
     progress = Progress("running each node on a probe image (importer, resample-bridge, oracle)", len(nodes))
@@ -113,7 +112,6 @@ def compare_nodes(model, *, fallback: str = "decompose", strict: bool = False) -
 def _view(name, ir, one, feeds, path, fallback, strict) -> NodeView:
     from onnx import numpy_helper
 
-
     consts = {i.name: numpy_helper.to_array(i) for i in one.graph.initializer}
     args = [None if not n else feeds.get(n, consts.get(n)) for n in one.graph.node[0].input]
     view = NodeView(name=name, op=ir.origin, exact=np.asarray(run(ir, *args)), probe=probe_note(one, feeds))
@@ -125,7 +123,6 @@ def _view(name, ir, one, feeds, path, fallback, strict) -> NodeView:
 def _run_importer(view: NodeView, ir, path: str, feeds: dict) -> None:
     """OpenVINO's own ONNX importer, alone: its output on the probe and the IR fields it changed."""
     import openvino as ov
-
 
     try:
         ov_model = ov.convert_model(path)

@@ -91,7 +91,6 @@ def run_tensorrt_ready(model, feeds: dict, *, resampling: str = "onnxruntime") -
     import onnx
     from onnx import numpy_helper
 
-
     if resampling not in ("onnxruntime", "tensorrt", "oracle"):
         raise BridgeError(f"resampling={resampling!r}: expected onnxruntime, tensorrt or oracle", field="resampling")
     model = onnx.load_from_string(model.SerializeToString()) if not isinstance(model, onnx.ModelProto) else model

@@ -72,7 +72,6 @@ def add_build_plugin(sub, common=None) -> None:
 def cmd_build_plugin(args) -> int:
     import json
 
-
     lib = build_plugin(args.tensorrt_include, args.tensorrt_lib, args.output)
     if args.json:
         print(json.dumps({"ok": True, "plugin_library": lib}))

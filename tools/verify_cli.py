@@ -128,7 +128,6 @@ def _staged(path: str, write, field: str) -> None:
     """``write(binary file)`` to a temporary file beside ``path``, renamed into place only when complete."""
     import tempfile
 
-
     d = os.path.dirname(os.path.abspath(path)) or "."
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".rb-", suffix=os.path.splitext(path)[1])

@@ -21,7 +21,6 @@ def input_specs(model, shapes: dict | None = None, given: dict | None = None) ->
     these is refused (it is never silently 1)."""
     import onnx
 
-
     shapes, given = shapes or {}, given or {}
     feeds = graph_inputs(model)
     names = {vi.name for vi in feeds}
@@ -82,7 +81,6 @@ def _check_tensor_sizes(model, specs: list[dict]) -> None:
     """Refuse before running anything when shape inference on the fed shapes gives a tensor over
     ``MAX_TENSOR_BYTES`` (a resize by 1000x would otherwise be allocated by onnxruntime and OpenVINO)."""
     import onnx
-
 
     try:
         fixed = with_input_shapes(model, {s["name"]: s["shape"] for s in specs})

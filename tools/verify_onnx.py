@@ -37,7 +37,6 @@ def _converted_model(target: str, path: str, converted: str | None, options: Con
     """(the converted ModelProto, its conversion records or ()) from the user's file or a conversion here."""
     import onnx
 
-
     if converted is not None:
         if not os.path.exists(converted):
             raise BridgeError(f"no such file: {clip(converted)}", field="converted")
@@ -72,7 +71,6 @@ def run_converted_onnx(target: str, path: str, feeds: dict, observe: list[str], 
     graph still has them)."""
     import onnx
     from onnx import numpy_helper
-
 
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional)
     model, records = _converted_model(target, path, converted, options)

@@ -62,7 +62,6 @@ def fold_constant_nodes(model, target: str, policy: Policy | None = None):
     does not parse, or whose inputs ``onnx.reference`` cannot evaluate, is left to the target's ladder."""
     import onnx
 
-
     if policy is not None and policy.floor >= CUSTOM:  # the user asked for the custom op
         return model, []
     known = constant_tensors(model.graph)

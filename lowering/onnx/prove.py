@@ -41,7 +41,6 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
     """Failures (empty = proven)."""
     from onnx import numpy_helper
 
-
     model = result.model
     try:
         written = dict(parse_model(model))

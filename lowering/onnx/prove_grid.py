@@ -71,7 +71,6 @@ def prove_grid(rec, model, graph) -> list[str]:
     (``translate.onnx.Graph``)."""
     from onnx import numpy_helper
 
-
     ir, args = rec.ir, list(rec.proof["inputs"])
     args += [""] * (len(roles(ir)) - len(args))
     consts = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}

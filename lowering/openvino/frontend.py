@@ -94,7 +94,6 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
     inputs or outputs (the cost model charges no reorder there)."""
     from openvino.frontend.onnx import ConversionExtension
 
-
     counter = [0]
 
     def make(op_type):
@@ -259,7 +258,6 @@ def source_irs(model) -> dict:
     inspect / check validate it). A node whose input rank only OpenVINO knows, or whose name another node
     shares, is left out: the hook parses the frontend's view of it."""
     from collections import Counter
-
 
     parsed = _parse_checked(model, None, lenient=True)
     twice = {n for n, k in Counter(n for n, _ in parsed).items() if k > 1}  # a name is no key for these

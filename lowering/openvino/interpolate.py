@@ -108,7 +108,6 @@ def _probe_matches(ir: ResizeIR, op, shape) -> bool:
     coordinates resolve the ties on this shape."""
     import openvino as ov
 
-
     model = ov.Model([op.output(0)], [p.get_node() for p in op.input_values()
                                       if p.get_node().get_type_name() == "Parameter"])
     x = (np.random.default_rng(7).permutation(int(np.prod(shape))).reshape(shape) / 7.0).astype(np.float32)
@@ -140,7 +139,6 @@ def _first_exact(node, rungs: tuple, shape, et, scales_only: bool = False):
 @cache_if_hashable(maxsize=256)
 def _first_exact_cached(ir, rungs: tuple, shape: tuple, et, scales_only: bool, static: bool):
     import openvino.opset11 as ops11
-
 
     not_native = []
     for number, desc, attrs in _candidates(ir, shape, static):

@@ -153,7 +153,6 @@ def _measure(rung, node, candidate: Candidate):
     """The verdict of one rung on one node: Refusal, or {"count", "max_abs", "shapes", ...}."""
     import openvino as ov
 
-
     try:
         inputs, params, fed, consts = _fresh_inputs(node)
         got = rung.ask(dataclasses.replace(node, inputs=inputs))

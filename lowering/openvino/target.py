@@ -68,7 +68,6 @@ class OpenVINOTarget(Target):
         """Every node lowered inside ``openvino.convert_model``; a node no rung takes stops it with the reason."""
         import openvino as ov
 
-
         model = load(model_path)
         inlined = inline_functions(model)  # once: the boundary walk and OpenVINO's copy both read it
         log = ConversionLog()

@@ -55,7 +55,6 @@ def build_plugin(include: str | None, lib: str | None, out_dir: str | None = Non
     CUDA compiler — checked before anything is compiled."""
     import shutil
 
-
     found = find_tensorrt()
     include, lib = include or found[0], lib or found[1]
     if not include:

@@ -71,7 +71,6 @@ def _prove_decomposed(records: list[NodeRecord], model) -> dict[str, list[str]]:
     """The ONNX target's proof of every decomposition at once (one parse of the model), per node."""
     from importlib.util import find_spec
 
-
     if not records:
         return {}
     probes = find_spec("onnxruntime") is not None  # without it the tables alone are the proof

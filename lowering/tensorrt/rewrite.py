@@ -29,7 +29,6 @@ def named_copy(model):
     """A copy whose every node has a unique name (graphsurgeon and the report need them)."""
     import onnx
 
-
     m = onnx.ModelProto()
     m.CopyFrom(model)
     seen = set()
@@ -139,7 +138,6 @@ def rewrite(named, records: list[NodeRecord]):
     ``named``: the model ``plan_model`` returned, whose node names the records use."""
     import onnx
     import onnx_graphsurgeon as gs
-
 
     graph = import_graph(_with_shapes(named))
     opset = default_opset(named)

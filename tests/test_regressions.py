@@ -453,20 +453,21 @@ def test_verify_names_the_node_onnxruntime_cannot_run(tmp_path):
     p = save(m, tmp_path)
     rc, out, err = cli("convert", p, "-o", "out.xml", cwd=tmp_path)
     assert rc == 0, err
+    # verify names the node and onnxruntime's reason, and judges against the oracle there instead (issue 43)
     rc, out, err = cli("verify", p, cwd=tmp_path)
-    assert_refused(rc, err, field="op")
-    assert "node 'batch_down'" in err and "onnxruntime cannot run this node" in err, err
-    rc, out, err = cli("verify", p, "-v", cwd=tmp_path)  # the whole of onnxruntime's reason, still one line
-    assert "node 'batch_down'" in err.splitlines()[-1] and "outermost 2 scale values" in err.splitlines()[-1], err
+    assert rc == 0, err
+    said = [line for line in out.splitlines() if line.startswith("onnxruntime cannot run node batch_down")]
+    assert said and "outermost 2 scale values" in said[0] and "by the oracle" in said[0], out
 
 
 def test_verify_names_a_node_onnxruntime_refuses_to_load(tmp_path):
     """Found by tools/dev/fuzz.py (seed 7): onnxruntime's Resize kernel refuses exclude_outside with nearest when
-    the session is created, naming no node; verify finds the node by loading each one alone."""
+    the session is created, naming no node; verify finds the node by loading each one alone, says so, and judges
+    against the oracle there (issue 43)."""
     m = resize_model((1, 1, 4, 4), scales=[1, 1, 2, 2], mode="nearest", exclude_outside=1, name="xo_nearest")
     rc, out, err = cli("verify", save(m, tmp_path), cwd=tmp_path)
-    assert_refused(rc, err, field="op")
-    assert "node 'xo_nearest'" in err and "exclude_outside" in err, err
+    said = [line for line in out.splitlines() if line.startswith("onnxruntime cannot run node xo_nearest")]
+    assert rc == 0 and said and "exclude_outside" in said[0], out + err
 
 
 def test_tensorrt_reads_an_empty_value_floats_constant(tmp_path):

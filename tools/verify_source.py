@@ -55,7 +55,7 @@ def run_onnxruntime(model, feeds: dict) -> dict:
             msg = ort_text(msg)
             found = re.search(r"Name:'([^']*)'", msg)  # onnxruntime names the node that failed to run
             node = found.group(1) if found else node_onnxruntime_refuses(model)
-            by_node = _oracle_at_resampling(model, aug, feeds, node)
+            by_node = _oracle_at_resampling(model, aug, feeds, node, msg)
             if by_node is not None:
                 return by_node
             if node is not None:
@@ -65,32 +65,36 @@ def run_onnxruntime(model, feeds: dict) -> dict:
                               field="model") from None
 
 
-def _oracle_at_resampling(model, aug, feeds: dict, node: str | None) -> dict | None:
-    """Where onnxruntime has no kernel for a resampling node (a bfloat16 Resize, say), the reference it cannot
-    give: the model run node by node, that node and every other resampling node by the oracle, the rest on
-    onnxruntime one node at a time (``run_tensorrt.run_tensorrt_ready``, resampling="oracle"), the outputs
-    verify reads. None where the node is not a resampling node or the rest cannot run either."""
+def _oracle_at_resampling(model, aug, feeds: dict, node: str | None, why: str) -> dict | None:
+    """Where onnxruntime cannot run a resampling node (no bfloat16 Resize kernel; attribute combinations its
+    kernels reject), the reference it cannot give: the model run node by node, every resampling node by the
+    oracle, the rest on onnxruntime one node at a time (``run_tensorrt.run_tensorrt_ready``,
+    resampling="oracle"), the outputs verify reads. None where the node is not a resampling node or the rest
+    cannot run either."""
     if node is None or not any(n.name == node and is_resampling(n) for n in model.graph.node):
         return None
     try:
         values = run_tensorrt_ready(model, feeds, resampling="oracle")
     except Exception:  # noqa: BLE001 -- the first refusal stands: the caller names it
         return None
-    return OracleAt({o.name: values[o.name] for o in aug.graph.output if o.name in values},
-                    [n.name for n in model.graph.node if is_resampling(n)])
+    return OracleAt({o.name: values[o.name] for o in aug.graph.output if o.name in values}, node, why)
 
 
 class OracleAt(dict):
-    """The reference's tensors by name, computed with the oracle at ``nodes`` (onnxruntime has no kernel there)."""
+    """The reference's tensors by name, every resampling node computed by the oracle: onnxruntime cannot run
+    ``node`` (``why``, its words)."""
 
-    def __init__(self, values: dict, nodes: list):
+    def __init__(self, values: dict, node: str, why: str):
         super().__init__(values)
-        self.nodes = nodes
+        # The node is named already: onnxruntime's own preamble naming it again is left out.
+        self.node, self.why = node, _RUNNING.sub("", why)
 
     def note(self) -> str:
-        return (f"onnxruntime has no kernel for {clip(', '.join(self.nodes), 120)} of the source: the reference "
-                f"computes {'them' if len(self.nodes) > 1 else 'it'} by the oracle and the other nodes on "
-                f"onnxruntime one by one")
+        return (f"onnxruntime cannot run node {clip(self.node, 80)} of the source ({clip(self.why, 500)}): the "
+                f"reference computes every resampling node by the oracle, the other nodes on onnxruntime one by one")
+
+
+_RUNNING = re.compile(r"Non-zero status code returned while running \w+ node\. Name:'[^']*' Status Message: ")
 
 
 # onnxruntime's error text: a status prefix and C++ signatures ("onnxruntime::X<T>::Compute(...) const

@@ -5,6 +5,7 @@
 // Used where the shape or the scales are only known at run time (the OpenVINO op's evaluate).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -101,6 +102,9 @@ inline int64_t output_length(int64_t L, const Rat& scale, const std::string& rul
     if (rule == "floor_fp32") {  // onnxruntime: float32(s) * L in float32, truncated
         const float prod = static_cast<float>(scale.to_double()) * static_cast<float>(L);
         return static_cast<int64_t>(prod);
+    }
+    if (rule == "floor_fp64") {  // PyTorch: the float64 product L * s, truncated
+        return static_cast<int64_t>(std::floor(static_cast<double>(L) * scale.to_double()));
     }
     throw bind_error("size_rule", "unknown size rule '" + rule + "'");
 }

@@ -128,6 +128,20 @@ def integer_scales(ir: ResizeIR) -> tuple[int, ...] | None:
     return tuple(int(k) for k in ks) if all(k.denominator == 1 and k > 0 for k in ks) else None
 
 
+def run_time_form_refusal(ir: ResizeIR) -> NoNearestIndex | None:
+    """Why no form over run-time lengths in integer arithmetic of (in, out) expresses ``ir`` (the nearest index
+    form here, the antialias window form in ``window_form``), for what both share; None where nothing does."""
+    if ir.aspect_policy != "stretch":
+        return NoNearestIndex(f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded "
+                              f"common scale", "keep_aspect_ratio_policy")
+    if ir.coord not in _BASE:
+        return NoNearestIndex(f"{ir.coord} reads the roi and an extrapolation value",
+                              "coordinate_transformation_mode")
+    if ir.pads:
+        return NoNearestIndex("OpenVINO pads add zeros before the resize", "pads")
+    return None
+
+
 def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
     """The exact integer source-index form shared by every resized axis of a nearest Resize whose output
     lengths are given (sizes, static or fed at run time) or whole multiples of the input lengths (static
@@ -139,14 +153,9 @@ def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
         return NoNearestIndex("the output lengths come from scales (a float32 product, not a given length)"
                               if not isinstance(ir.scales, tuple) or ir.size_rule in _EXACT_SIZE_RULES else
                               f"the output lengths come from scales by the {ir.size_rule} rule", "scales")
-    if ir.aspect_policy != "stretch":
-        return NoNearestIndex(f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded "
-                              f"common scale", "keep_aspect_ratio_policy")
-    if ir.coord not in _BASE:
-        return NoNearestIndex(f"{ir.coord} reads the roi and an extrapolation value",
-                              "coordinate_transformation_mode")
-    if ir.pads:
-        return NoNearestIndex("OpenVINO pads add zeros before the resize", "pads")
+    refused = run_time_form_refusal(ir)
+    if refused is not None:
+        return refused
     if ir.exclude_outside:
         return NoNearestIndex("exclude_outside turns a pick outside the input into 0", "exclude_outside")
     folded = _rounded(*_BASE[ir.coord], s.nearest)

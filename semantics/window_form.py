@@ -32,7 +32,7 @@ import numpy as np
 from . import error_bound as eb
 from .coords import bind_resize
 from .ir import ResizeIR, RuntimeValue
-from .nearest_index import _BASE, Linear, NoNearestIndex, integer_scales
+from .nearest_index import _BASE, Linear, NoNearestIndex, integer_scales, run_time_form_refusal
 from .taps import axis_taps, cubic_inner, cubic_outer
 
 ZERO = Linear(0, 0, 0)
@@ -119,14 +119,9 @@ def window_form(ir: ResizeIR) -> WindowForm | NoNearestIndex:
         return NoNearestIndex("not a linear / cubic antialias resize", "antialias")
     if ir.filter_stretch != "clamped":
         return NoNearestIndex(f"filter stretch {ir.filter_stretch} (OpenVINO's own)", "filter_stretch")
-    if ir.aspect_policy != "stretch":
-        return NoNearestIndex(f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded "
-                              f"common scale", "keep_aspect_ratio_policy")
-    if ir.coord not in _BASE:
-        return NoNearestIndex(f"{ir.coord} reads the roi and an extrapolation value",
-                              "coordinate_transformation_mode")
-    if ir.pads:
-        return NoNearestIndex("OpenVINO pads add zeros before the resize", "pads")
+    refused = run_time_form_refusal(ir)
+    if refused is not None:
+        return refused
     # An axis the IR copies at equal lengths is copied bit for bit: the identity's scalars give weights 0 and 1
     # exactly, where the general ones (in/out) leave a float32 division's rounding.
     common = dict(kind=s.kind, cubic_a=float(s.cubic_a or 0), exclude_outside=bool(ir.exclude_outside),

@@ -1,9 +1,10 @@
-"""A part of an ONNX model as a model of its own: what the proof runs a lowered node with, and what rung 0
-evaluates a node's constant inputs with."""
+"""A part of an ONNX model as a model of its own: what the proof runs a lowered node with (``cut_session``:
+on onnxruntime), and what rung 0 evaluates a node's constant inputs with."""
 
 from __future__ import annotations
 
-from ...semantics.errors import BridgeError
+from ...semantics.errors import BridgeError, first_line
+from ..model_check import import_onnxruntime
 
 
 def submodel(model, inputs: dict, outputs):
@@ -34,3 +35,17 @@ def submodel(model, inputs: dict, outputs):
     sub = onnx.helper.make_model(graph, opset_imports=list(model.opset_import))
     sub.ir_version = model.ir_version
     return sub
+
+
+def cut_session(rec, model, fed: dict, what: str, reads: str):
+    """(an onnxruntime session of the nodes computing ``rec``'s output from ``fed`` (name -> dtype), None), or
+    (None, the failure): the cut reads more than ``reads``, or onnxruntime cannot run it."""
+    ort = import_onnxruntime()
+
+    try:
+        sub = submodel(model, fed, rec.proof["output"])
+        return ort.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"]), None
+    except BridgeError as e:
+        return None, [f"{rec.node}: the {what} reads more than {reads} ({e.message})"]
+    except Exception as e:  # noqa: BLE001 -- onnxruntime's own words
+        return None, [f"{rec.node}: onnxruntime cannot run the {what}: {first_line(e)}"]

@@ -26,11 +26,12 @@ from ...semantics.taps import axis_taps
 from ..index_form import copied_axes
 from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
 from .decompose import check_decomposable, fill_value, tap_name
-from .cut import submodel
+from .cut import cut_session, submodel
 from .deformconv_decompose import FORM as DEFORM_FORM
 from .fold import prove_folded, without_folded
 from .gridsample_decompose import FORM as GRID_FORM
 from .nearest_index import FORM, grid_verdict, index_name
+from .prove_grid import prove_grid
 from .rungs import ort_gap
 from ...semantics.nearest_index import integer_scales
 from ...translate.onnx import Graph, parse_model
@@ -77,8 +78,6 @@ def _prove_grid(rec, model, graph, probes: bool) -> list[str]:
     if not probes:
         rec.extra["probe"] = "not probed: onnxruntime is not installed (exact by construction only)"
         return []
-    from .prove_grid import prove_grid
-
     return prove_grid(rec, model, graph)
 
 
@@ -351,18 +350,3 @@ def _probe_index(rec, model) -> list[str]:
                         f"{want.shape})"]
     rec.extra["probe"] = f"probed on {len(INDEX_PROBES)} input shapes, bit-exact"
     return []
-
-
-def cut_session(rec, model, fed: dict, what: str, reads: str):
-    """(an onnxruntime session of the nodes computing ``rec``'s output from ``fed`` (name -> dtype), None), or
-    (None, the failure): the cut reads more than ``reads``, or onnxruntime cannot run it."""
-
-    ort = import_onnxruntime()
-
-    try:
-        sub = submodel(model, fed, rec.proof["output"])
-        return ort.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"]), None
-    except BridgeError as e:
-        return None, [f"{rec.node}: the {what} reads more than {reads} ({e.message})"]
-    except Exception as e:  # noqa: BLE001 -- onnxruntime's own words
-        return None, [f"{rec.node}: onnxruntime cannot run the {what}: {first_line(e)}"]

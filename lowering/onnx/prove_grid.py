@@ -21,7 +21,7 @@ from ...semantics.compare import against_oracle
 from ...semantics.reference import run as oracle
 from ...semantics.ir import DeformConvIR, GridSampleIR
 from ..probes import concrete_shapes, probe_sets, roles
-from .prove import cut_session
+from .cut import cut_session
 
 FAR = 40.0  # offsets up to +-40 pixels: every tap outside small inputs
 

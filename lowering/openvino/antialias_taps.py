@@ -37,7 +37,7 @@ from ..index_form import Verdicts, version_of
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
 from .interpolate import inexact_spellings
-from .nearest_index import _floor_div, _lengths, _signature, _tag
+from .nearest_index import _floor_div, _lengths, _signature, _tag, tags_in_copy
 
 FORM = "antialias_taps"
 MAX_LEN = 16000  # (2*2 + 4) * 16000^2 < 2^31: cubic's numerators stay inside int32
@@ -312,10 +312,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     form = window_form(rec.ir)
     if isinstance(form, NoNearestIndex):
         return [f"{rec.node}: the source IR has no run-time window form ({form.reason})"]
-    copy = ov_model.clone()
-    names = {op.get_friendly_name(): op for op in copy.get_ops()}
-    tags = {t: names[op.get_friendly_name()] for t, op in by_tag.items()
-            if t.startswith(rec.node + "/") and op.get_friendly_name() in names}
+    tags = tags_in_copy(rec, by_tag, ov_model)
     if list(rec.proof.get("copied", ())) != list(copied(rec.ir)):
         return [f"{rec.node}: the axes left as they are are not the ones the source IR copies"]
     out, prev = [], None

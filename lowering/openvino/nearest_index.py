@@ -251,6 +251,15 @@ def _fixed(ir: ResizeIR, i: int, in_len):
 # The proof: the index subgraphs re-read from the produced model
 
 
+def tags_in_copy(rec, by_tag, ov_model) -> dict:
+    """{tag: op} of ``rec``'s ops in a copy of ``ov_model`` (cut apart by the proof of a run-time form), found by
+    friendly name: a model re-read from disk has lost its tags; ``by_tag`` already maps them through the names
+    recorded in memory."""
+    names = {op.get_friendly_name(): op for op in ov_model.clone().get_ops()}
+    return {t: names[op.get_friendly_name()] for t, op in by_tag.items()
+            if t.startswith(rec.node + "/") and op.get_friendly_name() in names}
+
+
 def prove(rec, by_tag, ov_model) -> list[str]:
     """Every resized axis has its Gather (on that axis, fed by the one before), and its index subgraph, taken
     out of a copy of the produced model with parameters in place of the run-time lengths it reads (the
@@ -259,12 +268,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     form = nearest_index(rec.ir)
     if isinstance(form, NoNearestIndex):
         return [f"{rec.node}: the source IR has no integer index form ({form.reason})"]
-    copy = ov_model.clone()
-    # The same ops in the copy, by friendly name (a model re-read from disk has lost its tags; ``by_tag``
-    # already maps them through the names recorded in memory).
-    names = {op.get_friendly_name(): op for op in copy.get_ops()}
-    tags = {t: names[op.get_friendly_name()] for t, op in by_tag.items()
-            if t.startswith(rec.node + "/") and op.get_friendly_name() in names}
+    tags = tags_in_copy(rec, by_tag, ov_model)
     out, prev = [], None
     if list(rec.proof.get("copied", ())) != list(copied_axes(rec.ir)):
         out.append(f"{rec.node}: the axes left as they are ({rec.proof.get('copied')}) are not the ones the source "

@@ -6,6 +6,7 @@ frontend's view of a node only locates it and supplies the shapes OpenVINO infer
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import numpy as np
@@ -30,6 +31,7 @@ _ATTRS = {
     "DeformConv": ("dilations", "group", "kernel_shape", "offset_group", "pads", "strides"),
 }
 OPS = tuple(_ATTRS)
+KEY = "resample_bridge_key"  # the attribute stamped on each resampling node of OpenVINO's copy: its node key
 
 
 def view_from_context(ctx, op_type: str, index: int):
@@ -83,13 +85,13 @@ class ConversionLog(list):
 
 
 def conversion_extensions(opset: int | None = None, fallback: str = "decompose", strict: bool = False,
-                          log: ConversionLog | None = None, names: dict | None = None, policy=None,
+                          log: ConversionLog | None = None, policy=None,
                           irs: dict | None = None, sides: dict | None = None):
     """ConversionExtensions for ``openvino.convert_model(path, extension=...)`` replacing OpenVINO's
-    translators for Resize, Upsample, GridSample and DeformConv with resample-bridge's lowering. ``names``:
-    from :func:`node_names`, so records carry the ONNX node names; ``irs``: from :func:`source_irs`, the IR
-    each named node has in the ONNX model (what inspect and check read), used instead of the frontend's view
-    of the node, whose constants OpenVINO has already rewritten (empty ones as 0-d values, Shape chains
+    translators for Resize, Upsample, GridSample and DeformConv with resample-bridge's lowering. A node that
+    carries its key (:func:`stamped`) is recorded under it, else as ``op(first input)#call``; ``irs``: from
+    :func:`source_irs`, the IR each keyed node has in the ONNX model (what inspect and check read), used instead
+    of the frontend's view of the node, whose constants OpenVINO has already rewritten (empty ones as 0-d values, Shape chains
     unfolded); ``sides``: from :func:`boundary.planar_sides`, which sides of each named node meet the model's
     inputs or outputs (the cost model charges no reorder there)."""
     from openvino.frontend.onnx import ConversionExtension
@@ -100,12 +102,8 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
         def convert(ctx):
             counter[0] += 1
             view = view_from_context(ctx, op_type, counter[0])
-            first = _first_tensor(view.inputs)
-            if names and view.inputs and view.inputs[0]:
-                # A tensor OpenVINO merged (through an Identity, say) has several names: any may be the key.
-                first = next((n for n in sorted(ctx.get_input(0).get_names()) if names.get((op_type, n))), first)
-            if names and names.get((op_type, first)):
-                view.name = _take_name(names, (op_type, first), view.attrs)
+            if ctx.has_attribute(KEY):
+                view.name = ctx.get_attribute(KEY)
             inputs = [None if not n else ctx.get_input(i) for i, n in enumerate(view.inputs)]
             if irs is not None and view.name in irs:
                 ir = with_frontend_shapes(irs[view.name], inputs)
@@ -208,49 +206,23 @@ def prove_by_value(name: str, ir, inputs: list, outs: list) -> dict | None:
     return {"max_abs": c["max_abs"], "shape": list(want.shape)}
 
 
-def node_names(model) -> dict:
-    """(op_type, first input tensor) -> ONNX node names in graph order, If / Loop bodies and inlined local
-    functions included (named as ``translate.onnx.walk`` names them): how extension calls, which see no node
-    name, are matched back to the nodes users know."""
-
+@contextlib.contextmanager
+def stamped(model):
+    """``model`` with each resampling node carrying its key (its name as ``translate.onnx.walk`` names it, If /
+    Loop bodies included) in attribute ``KEY`` while the block runs, for the copy OpenVINO reads: the extension
+    call, which sees no node name, reads the key back instead of guessing the node from its inputs. Only our
+    translators read the attribute, and the ops they build do not carry it."""
     import onnx
 
-    names = NodeNames()
-    for name, node in resampling_nodes(inline_functions(model)):
-        names.setdefault((node.op_type, node.input[0]), []).append(name)
-        names.attrs[name] = {a.name: _norm(onnx.helper.get_attribute_value(a)) for a in node.attribute
-                             if a.name in _ATTRS.get(node.op_type, ())}
-    return names
-
-
-class NodeNames(dict):
-    """``node_names``' answer; ``attrs``: each node's attributes, to tell apart nodes reading the same tensor
-    (the two branches of an If; OpenVINO converts them in its own order)."""
-
-    def __init__(self):
-        super().__init__()
-        self.attrs: dict = {}
-
-
-def _norm(v):
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if isinstance(v, (list, tuple)):
-        return tuple(_norm(x) for x in v)
-    if isinstance(v, float):
-        return float(np.float32(v))
-    return v
-
-
-def _take_name(names: dict, key, attrs: dict) -> str:
-    """The first node under ``key`` whose attributes are the ones the frontend shows, else the first."""
-    pending = names[key]
-    known = getattr(names, "attrs", {})
-    seen = {k: _norm(v) for k, v in attrs.items()}
-    for i, name in enumerate(pending):
-        if name in known and known[name] == seen:
-            return pending.pop(i)
-    return pending.pop(0)
+    stamps = []
+    for name, node in resampling_nodes(model):
+        node.attribute.append(onnx.helper.make_attribute(KEY, name))
+        stamps.append(node)
+    try:
+        yield model
+    finally:
+        for node in stamps:
+            del node.attribute[-1]
 
 
 def source_irs(model) -> dict:

@@ -12,13 +12,14 @@ from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written
 from ..record_format import records_json
 from . import cost
 from .boundary import planar_sides
-from .frontend import (ConversionLog, conversion_extensions, conversion_message, node_names, openvino_error_reason,
-                       source_irs)
+from .frontend import (ConversionLog, conversion_extensions, conversion_message, openvino_error_reason, source_irs,
+                       stamped)
 from .graph import F32, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
 from .prove import located, prove
-from ...translate.onnx import default_opset, inline_functions, load
+from ...translate.onnx import default_opset, inline_functions, load, resampling_nodes
+from ...translate.onnx_files import PROTOBUF_LIMIT
 from .. import compiled
 
 CONDITION_KEY = "resample_bridge_condition"  # model rt_info: the run-time conditions a deployed model rests on
@@ -73,16 +74,16 @@ class OpenVINOTarget(Target):
         log = ConversionLog()
         # The IR of every node as inspect / check read it from the ONNX model (bodies and functions included):
         # the frontend's view of a node (0-d empty constants, unfolded Shape chains) only locates it.
-        exts = conversion_extensions(opset=default_opset(model), log=log, names=node_names(model), policy=policy,
-                                     irs=source_irs(model), sides=planar_sides(inlined))
+        exts = conversion_extensions(opset=default_opset(model), log=log, policy=policy, irs=source_irs(model),
+                                     sides=planar_sides(inlined))
         try:
-            with _functions_inlined(model, inlined, model_path) as path:
+            with _keyed_copy(inlined, model_path) as path:
                 ov_model = ov.convert_model(path, extension=list(exts) + self.extensions)
         except BridgeError:
             raise
         except Exception as e:
             raise log.error or BridgeError(conversion_message(e)) from None
-        records = located(ov_model, list(log))
+        records = located(ov_model, in_model_order(log, inlined))
         record_conditions(ov_model, records)
         return PassResult(ov_model, records)
 
@@ -140,20 +141,26 @@ class OpenVINOTarget(Target):
 
 
 @contextlib.contextmanager
-def _functions_inlined(model, inlined, model_path):
-    """The path OpenVINO reads: the model itself, or, when it has local functions (which OpenVINO's importer
-    does not expand: "No conversion rule found for operations: local.Up"), a copy of ``inlined`` (the model with
-    them inlined exactly as ``translate.onnx`` inlines them), so node names and tensor names agree with inspect
-    and check."""
-    if not len(model.functions):
-        yield str(model_path)
-        return
+def _keyed_copy(inlined, model_path):
+    """The path OpenVINO reads: a copy of ``inlined`` (local functions, which OpenVINO's importer does not expand
+    -- "No conversion rule found for operations: local.Up" --, inlined exactly as ``translate.onnx`` inlines them,
+    so node and tensor names agree with inspect and check) with every resampling node stamped with its key
+    (``frontend.stamped``). A file of the source's name, not a stream: the IR OpenVINO writes names its input
+    model by the file's name (a stream would rename the net and its conversion parameters)."""
     import onnx
 
     with tempfile.TemporaryDirectory(prefix="resample_bridge_") as d:
-        path = os.path.join(d, "inlined.onnx")
-        onnx.save(inlined, path)
+        path = os.path.join(d, os.path.basename(str(model_path)))
+        with stamped(inlined) as copy:
+            # Over protobuf's 2 GiB limit the weights go beside the copy, as ONNX keeps them (external data).
+            onnx.save(copy, path, save_as_external_data=copy.ByteSize() > PROTOBUF_LIMIT)
         yield path
+
+def in_model_order(records, model) -> list:
+    """The records in the model's order (``translate.onnx.walk``'s, as inspect and check list nodes), not the order
+    OpenVINO converted them in (it takes an If's then branch before its else branch, say)."""
+    order = {name: i for i, (name, _) in enumerate(resampling_nodes(model))}
+    return sorted(records, key=lambda r: order.get(r.node, len(order)))
 
 
 def record_conditions(ov_model, records) -> None:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..semantics.coords import unnormalize
-from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue
+from ..semantics.ir import GridSampleIR, ResizeIR, RuntimeValue
+from ..semantics.opspec import PerOp
 
 # Representative lengths for an unknown dimension: a small one, a prime, an even one. Several, because a
 # candidate that claims exactness for every length must show it on more than one.
@@ -39,15 +40,15 @@ class ProbeSet:
 
 def roles(ir) -> tuple[str, ...]:
     """What each ONNX input of the node is, in order."""
-    if isinstance(ir, ResizeIR):
-        if ir.origin.startswith(("Upsample", "Resize-10")):
-            return ("data", "scales")
-        return ("data", "roi", "scales", "sizes")
-    if isinstance(ir, GridSampleIR):
-        return ("data", "grid")
-    if isinstance(ir, DeformConvIR):
-        return ("data", "weight", "offset", "bias", "mask")
-    raise TypeError(type(ir).__name__)
+    return ROLES.of(ir)(ir)
+
+
+def _resize_roles(ir: ResizeIR) -> tuple[str, ...]:
+    return ("data", "scales") if ir.origin.startswith(("Upsample", "Resize-10")) else ("data", "roi", "scales", "sizes")
+
+
+ROLES = PerOp("input roles", resize=_resize_roles, gridsample=lambda ir: ("data", "grid"),
+              deformconv=lambda ir: ("data", "weight", "offset", "bias", "mask"))
 
 
 def concrete_shapes(shape, count: int = len(DYNAMIC_LENGTHS)) -> list[tuple[int, ...]]:

@@ -17,6 +17,7 @@ from typing import Any
 from .coords import BoundAxis, bind_resize
 from .errors import BridgeError
 from .ir import GridSampleIR, ResizeIR, axis_name, same_value
+from .opspec import PerOp
 from .taps import axis_taps, coarser, tie_indices
 
 _NOT_SEMANTIC = {"origin", "input_shape", "grid_shape", "weight_shape", "dtype"}
@@ -120,30 +121,40 @@ def diff(a, b, shapes=None, runtime: dict | None = None) -> Diff:
     """Differences between IR values ``a`` and ``b`` for the given input shape (default: their own)."""
     if type(a) is not type(b):
         return Diff([FieldDiff("kind", a.kind, b.kind)])
-    if isinstance(a, ResizeIR):
-        return _diff_resize(a, b, shapes, runtime)
-    named = field_differences(a, b)
+    return DIFF.of(a)(a, b, shapes, runtime)
+
+
+def _diff_fields(a, b, material) -> Diff:
+    """The named field differences, each material or not (``material(a, f)``: whether it can change a number)."""
     d = Diff()
-    for f in named:
-        (d.fields if _material(a, b, f) else d.immaterial).append(f)
-    if isinstance(a, GridSampleIR) and a.sampler.kind == "nearest" and a.arith != b.arith:
+    for f in field_differences(a, b):
+        (d.fields if material(a, f) else d.immaterial).append(f)
+    return d
+
+
+def _diff_gridsample(a: GridSampleIR, b: GridSampleIR, shapes, runtime) -> Diff:
+    d = _diff_fields(a, b, _material_gridsample)
+    if a.sampler.kind == "nearest" and a.arith != b.arith:
         d.ties["grid"] = []  # data-dependent: any grid value whose unnormalised coordinate is a .5 tie
     return d
 
 
-def _material(a, b, f: FieldDiff) -> bool:
-    """Whether a GridSample/DeformConv field difference can change a number."""
-    if isinstance(a, GridSampleIR):
-        kind = a.sampler.kind
-        if f.name == "padding_on":
-            # Coordinate vs tap padding differ only for cubic under border/reflection.
-            return kind == "cubic" and a.padding != "zeros"
-        if f.name == "arith":
-            return False  # ties only
-        if f.name == "sampler.nearest":
-            return kind == "nearest"
-        if f.name == "sampler.cubic_a":
-            return kind == "cubic"
+def _diff_deformconv(a, b, shapes, runtime) -> Diff:
+    return _diff_fields(a, b, lambda a, f: True)
+
+
+def _material_gridsample(a: GridSampleIR, f: FieldDiff) -> bool:
+    """Whether a GridSample field difference can change a number."""
+    kind = a.sampler.kind
+    if f.name == "padding_on":
+        # Coordinate vs tap padding differ only for cubic under border/reflection.
+        return kind == "cubic" and a.padding != "zeros"
+    if f.name == "arith":
+        return False  # ties only
+    if f.name == "sampler.nearest":
+        return kind == "nearest"
+    if f.name == "sampler.cubic_a":
+        return kind == "cubic"
     return True
 
 
@@ -217,6 +228,9 @@ def _diff_resize(a: ResizeIR, b: ResizeIR, shapes, runtime) -> Diff:
                     name = axis_name(x.axis, a.rank)
                     d.ties[name] = sorted(set(d.ties.get(name, [])) | set(t))
     return d
+
+
+DIFF = PerOp("diff", resize=_diff_resize, gridsample=_diff_gridsample, deformconv=_diff_deformconv)
 
 
 def _identity(like: BoundAxis) -> BoundAxis:

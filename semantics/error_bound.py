@@ -47,8 +47,8 @@ import numpy as np
 
 from . import coords
 from .coords import bind_resize
-from .errors import BridgeError
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, Sampler
+from .opspec import PerOp
 from .reference import (_coordinate_padding, contract_taps, deform_geometry, deform_points, extrapolate,
                         grouped_conv, pad_input, planes, round_to_bfloat16, run, runtime_values, sample_points,
                         tap_reads, tap_window, window_weights)
@@ -68,14 +68,7 @@ def bound(ir, *inputs) -> np.ndarray:
     evaluation of ``ir``'s formula on these inputs; 0 for integer inputs and nearest sampling."""
     if inputs and getattr(inputs[0], "dtype", None) is not None and inputs[0].dtype.name == "bfloat16":
         return _bfloat16_bound(ir, *inputs)
-    if isinstance(ir, ResizeIR):
-        out = bound_resize(ir, *inputs)
-    elif isinstance(ir, GridSampleIR):
-        out = bound_gridsample(ir, *inputs)
-    elif isinstance(ir, DeformConvIR):
-        out = bound_deformconv(ir, *inputs)
-    else:
-        raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    out = BOUND.of(ir)(ir, *inputs)
     if inputs and _wider_than_float32(inputs[0]) and getattr(getattr(ir, "sampler", None), "kind", "") == "nearest":
         # A float32 evaluation reads float64 (or wider) data in float32: the picked element rounded once.
         out = np.maximum(out, U * np.abs(np.asarray(run(ir, *inputs), dtype=np.float64)))
@@ -375,3 +368,6 @@ def bound_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None) -> np.nd
 
 __all__ = ["bound", "bound_resize", "bound_gridsample", "bound_deformconv", "sample_bound", "U", "C_COORD",
            "C_W", "C_SUM"]
+
+
+BOUND = PerOp("error bound", resize=bound_resize, gridsample=bound_gridsample, deformconv=bound_deformconv)

@@ -18,17 +18,12 @@ from . import coords
 from .coords import bind_resize
 from .errors import BridgeError
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
+from .opspec import PerOp
 from .taps import axis_taps, cubic_filter, integer_taps
 
 
 def run(ir, *inputs):
-    if isinstance(ir, ResizeIR):
-        return run_resize(ir, *inputs)
-    if isinstance(ir, GridSampleIR):
-        return run_gridsample(ir, *inputs)
-    if isinstance(ir, DeformConvIR):
-        return run_deformconv(ir, *inputs)
-    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    return ORACLE.of(ir)(ir, *inputs)
 
 
 def cast_like(y: np.ndarray, dtype) -> np.ndarray:
@@ -379,3 +374,6 @@ def run_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None):
     if b is not None:
         y += np.asarray(b, dtype=np.float64).reshape(1, w.shape[0], 1)
     return cast_like(y.reshape((N, w.shape[0]) + out_sp), x.dtype)
+
+
+ORACLE = PerOp("oracle", resize=run_resize, gridsample=run_gridsample, deformconv=run_deformconv)

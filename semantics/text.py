@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .coords import bind_resize
 from .equivalence import affine_text
-from .errors import BridgeError
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name
+from .opspec import PerOp
 from .taps import float32_reaches_ties, tie_indices
 
 
@@ -43,20 +43,22 @@ def _shape(shape) -> str:
 
 def describe(ir) -> list[str]:
     """Lines such as ``H 224->448: src = 1/2*dst - 1/4, linear, clamp``."""
-    if isinstance(ir, ResizeIR):
-        return _describe_resize(ir)
-    if isinstance(ir, GridSampleIR):
-        norm = "x = (g+1)/2*(L-1)" if ir.align_corners else "x = ((g+1)*L - 1)/2"
-        return [f"{ir.spatial_rank}-D grid sample: {ir.sampler}, {norm}, padding {ir.padding} "
-                f"(on {ir.padding_on.replace('_', ' ')}), coordinates {ir.arith}"]
-    if isinstance(ir, DeformConvIR):
-        k = "x".join(map(str, ir.kernel_shape)) if ir.kernel_shape else "from W"
-        extras = [x for x, on in (("mask", ir.has_mask), ("bias", ir.has_bias)) if on]
-        return [f"{ir.spatial_rank}-D deformable conv: kernel {k}, strides {list(ir.strides)}, pads "
-                f"{list(ir.pads)}, dilations {list(ir.dilations)}, group {ir.group}, offset_group "
-                f"{ir.offset_group}{', ' + ', '.join(extras) if extras else ''}; taps {ir.sampler}, "
-                f"{_DEFORM_BORDER.get(ir.border, ir.border)}"]
-    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    return DESCRIBE.of(ir)(ir)
+
+
+def _describe_gridsample(ir: GridSampleIR) -> list[str]:
+    norm = "x = (g+1)/2*(L-1)" if ir.align_corners else "x = ((g+1)*L - 1)/2"
+    return [f"{ir.spatial_rank}-D grid sample: {ir.sampler}, {norm}, padding {ir.padding} "
+            f"(on {ir.padding_on.replace('_', ' ')}), coordinates {ir.arith}"]
+
+
+def _describe_deformconv(ir: DeformConvIR) -> list[str]:
+    k = "x".join(map(str, ir.kernel_shape)) if ir.kernel_shape else "from W"
+    extras = [x for x, on in (("mask", ir.has_mask), ("bias", ir.has_bias)) if on]
+    return [f"{ir.spatial_rank}-D deformable conv: kernel {k}, strides {list(ir.strides)}, pads "
+            f"{list(ir.pads)}, dilations {list(ir.dilations)}, group {ir.group}, offset_group "
+            f"{ir.offset_group}{', ' + ', '.join(extras) if extras else ''}; taps {ir.sampler}, "
+            f"{_DEFORM_BORDER.get(ir.border, ir.border)}"]
 
 
 def _describe_resize(ir: ResizeIR) -> list[str]:
@@ -80,9 +82,18 @@ def _describe_resize(ir: ResizeIR) -> list[str]:
     return lines
 
 
+DESCRIBE = PerOp("describe", resize=_describe_resize, gridsample=_describe_gridsample,
+                 deformconv=_describe_deformconv)
+
+
 def ties(ir) -> dict[str, list[int]]:
-    """Output indices whose exact source coordinate sits on a rounding boundary, per axis name."""
-    if not isinstance(ir, ResizeIR) or not _static_shape(ir) or _runtime_fields(ir):
+    """Output indices whose exact source coordinate sits on a rounding boundary, per axis name (Resize's: a
+    sampled position's ties depend on the data, ``equivalence.diff`` names them)."""
+    return TIES.get_for(ir, lambda ir: {})(ir)
+
+
+def _ties_resize(ir: ResizeIR) -> dict[str, list[int]]:
+    if not _static_shape(ir) or _runtime_fields(ir):
         return {}
     bound = bind_resize(ir, ir.input_shape)
     out = {}
@@ -96,6 +107,9 @@ def ties(ir) -> dict[str, list[int]]:
         if t:
             out[axis_name(ax.axis, ir.rank)] = t
     return out
+
+
+TIES = PerOp("ties", resize=_ties_resize, gridsample=None, deformconv=None)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

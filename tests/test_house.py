@@ -34,3 +34,12 @@ def test_project_imports_at_module_top(tmp_path):
     planted.write_text("def f():\n    import numpy\n    from ..semantics import ir\n    return ir, numpy\n")
     assert len(house.function_imports(str(tmp_path))) == 1
     assert len(house.function_imports()) <= house.FUNCTION_IMPORTS_LEFT
+
+
+def test_kind_switches_only_go_down(tmp_path):
+    """Code dispatches on an op through its table (``semantics.opspec.PerOp``), not by switching on its kind."""
+    planted = tmp_path / "lowering" / "planted.py"
+    planted.parent.mkdir()
+    planted.write_text("def rung(ir):\n    return 1 if isinstance(ir, GridSampleIR) else ir.kind == 'resize'\n")
+    assert len(house.kind_switches(str(tmp_path))) == 2
+    assert len(house.kind_switches()) <= house.KIND_SWITCHES_LEFT

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering.openvino.interpolate import REPRESENTATIVE_LENGTH
-from ..semantics.ir import ResizeIR
 
 PROBE_SEED = 0
 DEFAULT_LENGTH = REPRESENTATIVE_LENGTH
@@ -28,7 +27,7 @@ NOISE = 0.1  # of the picture's [0, 1.5] range: texture, not snow
 def dynamic_length(ir=None):
     """The default length of a dynamic dimension of the node's data input, per axis (the module docstring's
     rule); a resized axis of a Resize always gets DEFAULT_LENGTH, the length check's tie proof runs on."""
-    resized = set(ir.axes) if isinstance(ir, ResizeIR) else set()
+    resized = set(getattr(ir, "axes", ()))  # only a Resize has resized axes
     return lambda ax: DEFAULT_LENGTH if ax >= 2 or ax in resized else 1
 
 
@@ -61,38 +60,59 @@ def probe_image(shape, dtype, seed: int = PROBE_SEED) -> np.ndarray:
 
 def probe_input(op_type: str, pos: int, vi, rng, x_info=None, dyn=None, seed: int = PROBE_SEED) -> np.ndarray:
     """The probe for input ``pos`` of a node ``op_type`` (its value info ``vi``; ``x_info``: the data input's,
-    for run-time Resize sizes); ``rng`` draws the grids, offsets and masks, ``seed`` the data's noise."""
+    for run-time Resize sizes); ``rng`` draws the grids, offsets and masks, ``seed`` the data's noise: the op's
+    own probe (``INPUT_PROBES``) where it has one for the input, else the picture."""
     import onnx
 
-    t = vi.type.tensor_type
-    if pos == 0:
-        shape = dims(vi, dyn)
-    elif op_type == "GridSample" and pos == 1 and dyn is not None:  # [N, *output spatial, D]
-        shape = dims(vi, lambda ax: 1 if ax == 0 else DEFAULT_LENGTH)
-    else:
-        shape = dims(vi)
-    dt = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
-    if op_type == "Resize" and pos in (1, 2, 3):
-        n = shape[0] if shape else 0
-        lens = dims(x_info, dyn)[-n:] if x_info is not None and n else [1] * n
-        spatial = [i >= n - 2 for i in range(n)]  # the last two axes
-        if pos == 1:
-            k = n // 2
-            return np.array([0.1] * k + [0.85] * k, dtype=dt)
-        if pos == 2:
-            return np.array([1.7 if s else 1.0 for s in spatial], dtype=dt)
-        return np.array([int(L * 1.7) if s else L for L, s in zip(lens, spatial)], dtype=dt)
-    if op_type == "GridSample" and pos == 1:
-        v = rng.uniform(-1.2, 1.2, shape)
-    elif op_type == "DeformConv" and pos == 2:
-        v = rng.normal(0, 2.0, shape)
-    elif op_type == "DeformConv" and pos == 4:
-        v = rng.uniform(0, 1, shape)
-    elif op_type == "DeformConv" and pos in (1, 3):  # weights, bias
-        v = rng.standard_normal(shape)
-    else:
-        return probe_image(shape, dt, seed)
-    return v.astype(dt)
+    dt = onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
+    made = None if pos == 0 or op_type not in INPUT_PROBES else INPUT_PROBES[op_type](pos, vi, dt, rng, x_info, dyn)
+    return probe_image(dims(vi, dyn) if pos == 0 else dims(vi), dt, seed) if made is None else made
+
+
+def _resize_input(pos: int, vi, dt, rng, x_info, dyn):
+    """roi, scales, sizes: a crop, and 1.7x on the last two axes."""
+    if pos not in PARAMETER_INPUTS["Resize"]:
+        return None
+    shape = dims(vi)
+    n = shape[0] if shape else 0
+    lens = dims(x_info, dyn)[-n:] if x_info is not None and n else [1] * n
+    spatial = [i >= n - 2 for i in range(n)]  # the last two axes
+    if pos == 1:
+        k = n // 2
+        return np.array([0.1] * k + [0.85] * k, dtype=dt)
+    if pos == 2:
+        return np.array([1.7 if s else 1.0 for s in spatial], dtype=dt)
+    return np.array([int(L * 1.7) if s else L for L, s in zip(lens, spatial)], dtype=dt)
+
+
+def _grid_input(pos: int, vi, dt, rng, x_info, dyn):
+    """The grid, a little beyond [-1, 1]; [N, *output spatial, D] with the output lengths the default."""
+    if pos != 1:
+        return None
+    shape = dims(vi, lambda ax: 1 if ax == 0 else DEFAULT_LENGTH) if dyn is not None else dims(vi)
+    return rng.uniform(-1.2, 1.2, shape).astype(dt)
+
+
+def _deformconv_input(pos: int, vi, dt, rng, x_info, dyn):
+    """Offsets of a few pixels, a mask in [0, 1], normal weights and bias."""
+    shape = dims(vi)
+    if pos == 2:
+        return rng.normal(0, 2.0, shape).astype(dt)
+    if pos == 4:
+        return rng.uniform(0, 1, shape).astype(dt)
+    if pos in (1, 3):
+        return rng.standard_normal(shape).astype(dt)
+    return None
+
+
+# Each op's probes for its inputs other than the data (ONNX op type -> generator; None: the picture).
+INPUT_PROBES = {"Resize": _resize_input, "GridSample": _grid_input, "DeformConv": _deformconv_input}
+# The inputs that steer an op rather than carry data: a value range given for the data does not apply to them.
+PARAMETER_INPUTS = {"Resize": (1, 2, 3), "GridSample": (1,)}
+
+
+def parameter_input(op_type: str, pos: int) -> bool:
+    return pos in PARAMETER_INPUTS.get(op_type, ())
 
 
 def probe_note(one, feeds: dict) -> dict:

@@ -9,6 +9,7 @@ import numpy as np
 from ..lowering.tensorrt.plugin import ir_from_plugin, is_plugin_node
 from ..lowering.tensorrt.spell import with_opset_spelling
 from ..semantics.errors import BridgeError
+from ..semantics.opspec import PerOp, spec
 from ..semantics.reference import run
 from ..semantics.vocab import ONNX_DOMAINS
 from ..translate.onnx import Graph, NodeView, default_opset, is_resampling, parse_view
@@ -41,12 +42,9 @@ def _ort_node(node, values: dict, opset_imports, ir_version: int):
 
 
 def _run_ir(ir, ins: list):
-    """The oracle on a node's inputs as the ONNX op lists them (None for omitted ones)."""
-    if ir.kind == "resize":
-        return run(ir, ins[0])
-    if ir.kind == "deformconv":
-        return run(ir, *(ins + [None] * (5 - len(ins))))
-    return run(ir, *ins)
+    """The oracle on a node's inputs as the ONNX op lists them (None for omitted ones): a Resize's IR holds its
+    parameters, the other ops' trailing optional inputs are None."""
+    return run(ir, *IMPORTED_ARGS.of(ir)(ir, list(ins)))
 
 
 def _run_plugin(node, values: dict):
@@ -56,14 +54,32 @@ def _run_plugin(node, values: dict):
     ins = [values[n] if n else None for n in node.input]
     ir = ir_from_plugin(node.op_type, attrs, ins[0].shape, ins[0].dtype.name,
                         sizes_source=node.input[1] if len(node.input) > 1 else None)
-    if ir.kind == "resize":
-        return run(ir, ins[0], None, None, ins[1]) if len(ins) > 1 else run(ir, ins[0])
-    if ir.kind == "deformconv":  # compacted inputs: [X, W, offset] (+ B) (+ mask)
-        rest = list(ins[3:])
-        b = rest.pop(0) if ir.has_bias else None
-        mask = rest.pop(0) if ir.has_mask else None
-        return run(ir, ins[0], ins[1], ins[2], b, mask)
-    return run(ir, *ins)
+    return run(ir, *PLUGIN_ARGS.of(ir)(ir, ins))
+
+
+def _padded(ir, ins: list) -> list:
+    return ins + [None] * (len(spec(ir).inputs) - len(ins))
+
+
+def _plugin_resize_args(ir, ins: list) -> list:
+    """[X] (+ sizes fed at run time) as the oracle's (X, roi, scales, sizes)."""
+    return [ins[0], None, None, ins[1]] if len(ins) > 1 else [ins[0]]
+
+
+def _plugin_deformconv_args(ir, ins: list) -> list:
+    """Compacted inputs, [X, W, offset] (+ B) (+ mask), as the oracle's (X, W, offset, B, mask)."""
+    rest = list(ins[3:])
+    b = rest.pop(0) if ir.has_bias else None
+    mask = rest.pop(0) if ir.has_mask else None
+    return [ins[0], ins[1], ins[2], b, mask]
+
+
+# The oracle's inputs from a node's: as onnx-tensorrt imports it (a Resize's IR holds its parameters), and as the
+# plugin node lists them.
+IMPORTED_ARGS = PerOp("oracle inputs of an imported node", resize=lambda ir, ins: ins[:1], gridsample=_padded,
+                      deformconv=_padded)
+PLUGIN_ARGS = PerOp("oracle inputs of a plugin node", resize=_plugin_resize_args, gridsample=lambda ir, ins: ins,
+                    deformconv=_plugin_deformconv_args)
 
 
 def _run_resampling(node, values: dict, g, opset: int, resampling: str):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..semantics.errors import BridgeError, clip
-from .node_probe import probe_input
+from .node_probe import parameter_input, probe_input
 from ..translate.onnx_shapes import declared_shape, graph_inputs, with_input_shapes
 
 MAX_INPUT_BYTES = 1 << 30  # per input: what verify will allocate for a probe
@@ -133,7 +133,7 @@ def make_inputs(model, seed: int = 0, specs: list[dict] | None = None, val_range
     for vi in graph_inputs(model):
         op_type, pos, x_info = readers.get(vi.name, ("", 0, None))
         rr = val_range.get(vi.name, val_range.get(""))
-        parameter = (op_type == "Resize" and pos in (1, 2, 3)) or (op_type == "GridSample" and pos == 1)
+        parameter = parameter_input(op_type, pos)
         if rr is not None and not (parameter and vi.name not in val_range):
             feeds[vi.name] = _in_range(vi, rng, rr)
         else:

@@ -22,19 +22,18 @@ import math
 import numpy as np
 
 from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue
+from ..semantics.opspec import PerOp
 
 
 def ort_semantics(ir):
     """The IR of what onnxruntime's CPU provider computes for a node whose ONNX-spec IR is ``ir``."""
-    if isinstance(ir, ResizeIR):
-        return _resize(ir)
-    if isinstance(ir, GridSampleIR):
-        return _gridsample(ir)
-    if isinstance(ir, DeformConvIR):
-        # Measured: 2-D DeformConv-19/22 (groups, offset groups, mask, bias, strides, dilations, pads,
-        # offsets far out of bounds and on integer/half-integer positions) equals the spec IR to 2e-6.
-        return ir
-    raise TypeError(f"not an IR value: {type(ir).__name__}")
+    return ORT_SEMANTICS.of(ir)(ir)
+
+
+def _deformconv(ir: DeformConvIR) -> DeformConvIR:
+    # Measured: 2-D DeformConv-19/22 (groups, offset groups, mask, bias, strides, dilations, pads,
+    # offsets far out of bounds and on integer/half-integer positions) equals the spec IR to 2e-6.
+    return ir
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -175,3 +174,6 @@ def _gridsample(ir: GridSampleIR) -> GridSampleIR:
     # and matches padding applied to each of the 4x4 taps only (GridSample-16/20/22, both align_corners).
     # Nearest (rint half to even) and linear measured equal to the spec; both use float32 coordinates.
     return dataclasses.replace(ir, padding_on="taps", arith="fp32")
+
+
+ORT_SEMANTICS = PerOp("onnxruntime semantics", resize=_resize, gridsample=_gridsample, deformconv=_deformconv)

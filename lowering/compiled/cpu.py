@@ -16,6 +16,7 @@ import numpy as np
 from ...semantics.coords import BoundAxis, bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, Sampler
+from ...semantics.opspec import PerOp
 from ...semantics.reference import deformconv_out_shape, runtime_values
 from ...semantics.taps import TapTable, axis_taps
 from ...semantics.vocab import (ARITH, DEFORM_BORDERS, GRID_PADDINGS, NEAREST_RULES, PADDING_ON,
@@ -217,10 +218,7 @@ def deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None, threads: int |
 
 def run(ir, *inputs, **kw) -> np.ndarray:
     """Dispatch like ``semantics.reference.run``."""
-    if isinstance(ir, ResizeIR):
-        return resize(ir, *inputs, **kw)
-    if isinstance(ir, GridSampleIR):
-        return gridsample(ir, *inputs, **kw)
-    if isinstance(ir, DeformConvIR):
-        return deformconv(ir, *inputs, **kw)
-    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    return KERNEL.of(ir)(ir, *inputs, **kw)
+
+
+KERNEL = PerOp("C++ kernel", resize=resize, gridsample=gridsample, deformconv=deformconv)

@@ -10,7 +10,8 @@ import sys
 import numpy as np
 
 from ...semantics.errors import BridgeError
-from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
+from ...semantics.ir import ResizeIR
+from ...semantics.opspec import PerOp, spec
 from .abi import call, dtype_code, lib_lock, load, ptr, tensor, tensors
 from .build import CMAKE_ROOT, CUDA_DIR, build_library, nvcc, project_hash
 from .cpu import DEFORMCONV_INPUTS, GRIDSAMPLE_INPUTS, deformconv_args, gridsample_args, resize_ir_args
@@ -68,6 +69,20 @@ class DeviceArrays:
             self.lib.rb_cuda_free(p)
 
 
+def _gridsample_launch(lib, ir, x, inputs):
+    x, grid, y, params = gridsample_args(ir, x, inputs[0])
+    return (x, grid), y, params, GRIDSAMPLE_INPUTS, lib.rb_cuda_gridsample
+
+
+def _deformconv_launch(lib, ir, x, inputs):
+    arrays, y, params = deformconv_args(ir, x, *inputs)
+    return arrays, y, params, DEFORMCONV_INPUTS, lib.rb_cuda_deformconv
+
+
+# GridSample and DeformConv launch as one call; a Resize binds a plan once (``CudaLaunch.__init__``).
+LAUNCH_ARGS = PerOp("CUDA launch", resize=None, gridsample=_gridsample_launch, deformconv=_deformconv_launch)
+
+
 class CudaLaunch:
     """One IR value bound to its inputs' shapes on the device, as a TensorRT plugin holds it between
     onShapeChange and enqueue: Resize's binding, tap tables and scratch are made here once (in device memory),
@@ -76,8 +91,7 @@ class CudaLaunch:
 
     def __init__(self, ir, x: np.ndarray, inputs, stream=None):
         self.lib = cuda_library()
-        if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
-            raise BridgeError(f"not an IR value: {type(ir).__name__}")
+        spec(ir)  # BridgeError for anything but an IR value
         x = np.ascontiguousarray(x)
         dtype_code(x, "X", floats_only=True)
         self.ir, self.plan, self.x_shape, self.x_dtype = ir, None, x.shape, x.dtype
@@ -91,11 +105,7 @@ class CudaLaunch:
     def _args(self, x, inputs):
         """(the GridSample / DeformConv input arrays, checked, the output array, the params struct, the names,
         the launcher)."""
-        if isinstance(self.ir, GridSampleIR):
-            x, grid, y, params = gridsample_args(self.ir, x, inputs[0])
-            return (x, grid), y, params, GRIDSAMPLE_INPUTS, self.lib.rb_cuda_gridsample
-        arrays, y, params = deformconv_args(self.ir, x, *inputs)
-        return arrays, y, params, DEFORMCONV_INPUTS, self.lib.rb_cuda_deformconv
+        return LAUNCH_ARGS.of(self.ir)(self.lib, self.ir, x, inputs)
 
     def __call__(self, x: np.ndarray, inputs, put, stream=None):
         """Queue the value on ``stream`` (a cudaStream_t or None): ``put(array)`` gives a host array's device

@@ -20,6 +20,7 @@ from ...semantics.errors import first_line
 from ...semantics.compare import against_oracle
 from ...semantics.reference import run as oracle
 from ...semantics.ir import DeformConvIR, GridSampleIR
+from ...semantics.opspec import PerOp, spec
 from ..probes import concrete_shapes, probe_sets, roles
 from .cut import cut_session
 
@@ -30,9 +31,14 @@ def _shapes(ir, shapes: list):
     """Concrete shapes of every input, per round: GridSample's unknown dimensions at the shared representative
     lengths, the grid's batch X's and its last axis the spatial rank; DeformConv's (static but for the batch)
     with batch 2."""
-    if isinstance(ir, DeformConvIR):
-        yield [None if s is None else tuple(2 if d is None else d for d in s) for s in shapes]
-        return
+    yield from CONCRETE.of(ir)(ir, shapes)
+
+
+def _deformconv_shapes(ir: DeformConvIR, shapes: list):
+    yield [None if s is None else tuple(2 if d is None else d for d in s) for s in shapes]
+
+
+def _gridsample_shapes(ir: GridSampleIR, shapes: list):
     rank = ir.spatial_rank + 2
     xs = concrete_shapes(ir.input_shape or (None,) * rank)
     gs = concrete_shapes(ir.grid_shape or (None,) * rank)
@@ -42,9 +48,12 @@ def _shapes(ir, shapes: list):
         yield [x, tuple(g)]
 
 
+CONCRETE = PerOp("concrete probe shapes", resize=None, gridsample=_gridsample_shapes, deformconv=_deformconv_shapes)
+
+
 def _extra(ir, arrays: list, rng):
     """(arrays, what) beyond the shared probes."""
-    pos = 1 if isinstance(ir, GridSampleIR) else 2  # the grid / the offsets
+    pos = spec(ir).positions  # the grid / the offsets
     out = []
     if isinstance(ir, DeformConvIR):  # (grids far outside [-1, 1] are among the shared probes)
         far = list(arrays)

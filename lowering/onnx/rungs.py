@@ -18,6 +18,7 @@ import numpy as np
 from ...semantics.coords import bind_resize
 from ...semantics.equivalence import diff, same_taps
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
+from ...semantics.opspec import PerOp
 from ...semantics.taps import coarser, float32_reaches_ties, tie_indices
 from ...semantics.vocab import ONNX_NEAREST_MODES
 from ...translate.dtypes import ONNX as ONNX_DTYPES
@@ -54,49 +55,65 @@ class Node:
 def ort_gap(src, written, attrs: dict | None = None):
     """Whether onnxruntime, running a node whose ONNX IR is ``written`` (attributes ``attrs``), computes
     ``src``'s numbers: a Refusal (why not), or the run-time conditions under which it does (() = always)."""
-    if isinstance(src, ResizeIR):
-        if src.dtype not in ORT_RESIZE_TYPES:
-            return Refusal(f"onnxruntime has no CPU Resize kernel for {src.dtype}", "dtype")
-        kind = src.sampler.kind
-        if kind != "nearest" and np.dtype(src.dtype).kind in "iu":
-            return Refusal("onnxruntime truncates integer linear/cubic results (no IR field says so)", "dtype")
-        if kind == "nearest" and (attrs or {}).get("antialias"):
-            return Refusal("onnxruntime refuses antialias=1 with mode nearest", "antialias")
-        if not _ort_runs(kind, written.rank, _ort_resized_axes(written)):
-            if has_runtime_params(written) or not is_static(written.input_shape or (None,)):
-                # Not a refusal of onnxruntime's: it runs the node wherever the outer axes keep their length,
-                # which nothing known here promises (issue 43: the message claimed a refusal).
-                field = "scales" if isinstance(written.scales, RuntimeValue) else "sizes"
-                return Refusal(f"onnxruntime runs {kind} resizing at rank {written.rank} only where the outer axes "
-                               f"keep their length, and with lengths or {field} known only at run time nothing "
-                               f"here promises that; give the shapes with --input (or make {field} an initializer)",
-                               "axes")
-            return Refusal(f"onnxruntime refuses {kind} resizing of axes {sorted(_ort_resized_axes(written))} "
-                           f"at rank {written.rank}", "axes")
-        got = ort_semantics(written)
-        if not is_static(src.input_shape) or has_runtime_params(src) or has_runtime_params(written):
-            return _every_value(src)
-        want = bind_resize(src, src.input_shape).out_shape
-        if 0 in want or 0 in src.input_shape:
-            return Refusal(f"zero-length tensor ({src.input_shape} -> {want}): onnxruntime refuses a scale of 0",
-                           "sizes" if src.sizes is not None else "scales")
-        if ort_output_shape(written) != want:
-            return Refusal(f"onnxruntime's float32 output length gives {ort_output_shape(written)}, "
-                           f"the source {want}", "keep_aspect_ratio_policy")
-        d = diff(src, got, shapes=src.input_shape)
-        # diff lists the ties of both maps (two frameworks, either may round the wrong way); the source is
-        # exact, so only the map onnxruntime evaluates in float32 can land on the wrong side of one.
-        bound = bind_resize(got, src.input_shape)
-        ties = {axis_name(ax.axis, got.rank): t for ax in bound.axes if (t := _fp32_ties(ax, bound, src))}
-    else:
-        if isinstance(src, GridSampleIR) and src.spatial_rank not in (2, 3):
-            return Refusal("onnxruntime's GridSample runs 4-D and 5-D inputs only (measured, 1.32)", "spatial_rank")
-        if isinstance(src, GridSampleIR) and src.spatial_rank == 3 and src.sampler.kind == "cubic":
-            return Refusal("onnxruntime's GridSample runs cubic on 4-D inputs only (measured, 1.32)", "mode")
-        if isinstance(src, DeformConvIR) and (src.spatial_rank != 2 or src.dtype != "float32"):
-            return Refusal("onnxruntime's DeformConv was measured for 2-D float32 only", "spatial_rank")
-        d = diff(src, ort_semantics(written))
-        ties = d.ties
+    return ORT_GAP.of(src)(src, written, attrs or {})
+
+
+def _ort_gap_resize(src: ResizeIR, written: ResizeIR, attrs: dict):
+    if src.dtype not in ORT_RESIZE_TYPES:
+        return Refusal(f"onnxruntime has no CPU Resize kernel for {src.dtype}", "dtype")
+    kind = src.sampler.kind
+    if kind != "nearest" and np.dtype(src.dtype).kind in "iu":
+        return Refusal("onnxruntime truncates integer linear/cubic results (no IR field says so)", "dtype")
+    if kind == "nearest" and attrs.get("antialias"):
+        return Refusal("onnxruntime refuses antialias=1 with mode nearest", "antialias")
+    if not _ort_runs(kind, written.rank, _ort_resized_axes(written)):
+        if has_runtime_params(written) or not is_static(written.input_shape or (None,)):
+            # Not a refusal of onnxruntime's: it runs the node wherever the outer axes keep their length,
+            # which nothing known here promises (issue 43: the message claimed a refusal).
+            field = "scales" if isinstance(written.scales, RuntimeValue) else "sizes"
+            return Refusal(f"onnxruntime runs {kind} resizing at rank {written.rank} only where the outer axes "
+                           f"keep their length, and with lengths or {field} known only at run time nothing "
+                           f"here promises that; give the shapes with --input (or make {field} an initializer)",
+                           "axes")
+        return Refusal(f"onnxruntime refuses {kind} resizing of axes {sorted(_ort_resized_axes(written))} "
+                       f"at rank {written.rank}", "axes")
+    got = ort_semantics(written)
+    if not is_static(src.input_shape) or has_runtime_params(src) or has_runtime_params(written):
+        return _every_value(src)
+    want = bind_resize(src, src.input_shape).out_shape
+    if 0 in want or 0 in src.input_shape:
+        return Refusal(f"zero-length tensor ({src.input_shape} -> {want}): onnxruntime refuses a scale of 0",
+                       "sizes" if src.sizes is not None else "scales")
+    if ort_output_shape(written) != want:
+        return Refusal(f"onnxruntime's float32 output length gives {ort_output_shape(written)}, "
+                       f"the source {want}", "keep_aspect_ratio_policy")
+    d = diff(src, got, shapes=src.input_shape)
+    # diff lists the ties of both maps (two frameworks, either may round the wrong way); the source is
+    # exact, so only the map onnxruntime evaluates in float32 can land on the wrong side of one.
+    bound = bind_resize(got, src.input_shape)
+    ties = {axis_name(ax.axis, got.rank): t for ax in bound.axes if (t := _fp32_ties(ax, bound, src))}
+    return _verdict(d, ties)
+
+
+def _ort_gap_gridsample(src: GridSampleIR, written: GridSampleIR, attrs: dict):
+    if src.spatial_rank not in (2, 3):
+        return Refusal("onnxruntime's GridSample runs 4-D and 5-D inputs only (measured, 1.32)", "spatial_rank")
+    if src.spatial_rank == 3 and src.sampler.kind == "cubic":
+        return Refusal("onnxruntime's GridSample runs cubic on 4-D inputs only (measured, 1.32)", "mode")
+    d = diff(src, ort_semantics(written))
+    return _verdict(d, d.ties)
+
+
+def _ort_gap_deformconv(src: DeformConvIR, written: DeformConvIR, attrs: dict):
+    if src.spatial_rank != 2 or src.dtype != "float32":
+        return Refusal("onnxruntime's DeformConv was measured for 2-D float32 only", "spatial_rank")
+    d = diff(src, ort_semantics(written))
+    return _verdict(d, d.ties)
+
+
+def _verdict(d, ties: dict):
+    """A Refusal naming what onnxruntime computes otherwise (a field, or a tie its float32 coordinates may
+    round the other way), else () (no condition)."""
     if not d.same:
         return Refusal("onnxruntime computes " + "; ".join(map(str, d.fields)), d.fields[0].name)
     if ties:
@@ -195,9 +212,14 @@ def as_is(n: Node):
 def respell(n: Node):
     """Rung 2: an ONNX Resize spelling of the same numbers (sizes for scales, a scale that is the exact ratio,
     another coordinate mode or nearest mode, antialias off where it cannot act)."""
-    ir = n.ir
-    if not isinstance(ir, ResizeIR):
+    respelled = RESPELLED.get_for(n.ir)
+    if respelled is None:
         return Refusal(f"no exact respelling of {n.proto.op_type} on onnxruntime is known", "op")
+    return respelled(n)
+
+
+def _respell_resize(n: Node):
+    ir = n.ir
     if not n.top_level:
         return Refusal("inside an If/Loop/Scan body: only rung 1 applies there", "graph")
     if n.opset < 11:
@@ -280,17 +302,23 @@ def spellings(ir: ResizeIR, out_shape, opset: int):
 def decompose(n: Node):
     """Rung 3: the tap-table decomposition (static shapes, Resize only); where lengths are known only at run time,
     the nearest index form (``nearest_index.py``) instead."""
-    ir = n.ir
     if not n.top_level:
         return Refusal("inside an If/Loop/Scan body: only rung 1 applies there", "graph")
-    if isinstance(ir, GridSampleIR):
-        work = check_gridsample(ir, n.opset, n.compute)
-        return Candidate(None, f"{GRID_REASON} ({work})", proof={"form": GRID_FORM})
-    if isinstance(ir, DeformConvIR):
-        work, _, _ = check_deformconv(ir, n.opset, n.compute)
-        return Candidate(None, f"{DEFORM_REASON} ({work})", proof={"form": DEFORM_FORM})
-    if not isinstance(ir, ResizeIR):
-        return Refusal(f"the decomposition covers Resize, GridSample and DeformConv, not {n.proto.op_type}", "op")
+    return DECOMPOSABLE.of(n.ir)(n)
+
+
+def _decompose_gridsample(n: Node):
+    work = check_gridsample(n.ir, n.opset, n.compute)
+    return Candidate(None, f"{GRID_REASON} ({work})", proof={"form": GRID_FORM})
+
+
+def _decompose_deformconv(n: Node):
+    work, _, _ = check_deformconv(n.ir, n.opset, n.compute)
+    return Candidate(None, f"{DEFORM_REASON} ({work})", proof={"form": DEFORM_FORM})
+
+
+def _decompose_resize(n: Node):
+    ir = n.ir
     static = _static_refusal(ir)
     if static is not None:
         index = nearest_index.candidate(ir, n.opset)
@@ -302,6 +330,15 @@ def decompose(n: Node):
     bound, work = check_decomposable(ir, ir.input_shape, n.opset, n.compute)
     return Candidate(None, f"per-axis tap tables from semantics.taps (Gather/Mul/Add, {work})",
                      proof={"shape": list(ir.input_shape), "axes": [ax.axis for ax in bound.axes]})
+
+
+# Each op's rung 3 on the ONNX target (the decomposition's builders: ``target.DECOMPOSITIONS``) and how onnxruntime
+# computes it (rung 1).
+DECOMPOSABLE = PerOp("ONNX rung 3", resize=_decompose_resize, gridsample=_decompose_gridsample,
+                     deformconv=_decompose_deformconv)
+RESPELLED = PerOp("ONNX rung 2", resize=_respell_resize, gridsample=None, deformconv=None)
+ORT_GAP = PerOp("onnxruntime's kernel", resize=_ort_gap_resize, gridsample=_ort_gap_gridsample,
+                deformconv=_ort_gap_deformconv)
 
 
 def _static_refusal(ir: ResizeIR) -> Refusal | None:

@@ -8,7 +8,7 @@ from dataclasses import replace
 import onnx
 import onnx_graphsurgeon as gs
 
-from ...semantics.ir import DeformConvIR, GridSampleIR
+from ...semantics.opspec import PerOp
 from ...semantics.nearest_index import NearestIndex
 from ...semantics.errors import BridgeError
 from ...semantics.text import counted
@@ -29,6 +29,28 @@ from ..model_check import SourceRunner
 
 # Run-time conditions are never taken by default: a portable model must be exact for every value.
 DEFAULT_POLICY = Policy(allow_conditional=False)
+
+
+def _decompose_resize(graph, node, inputs: list, y, produced, compute) -> list:
+    if isinstance(produced, NearestIndex):  # run-time lengths: the index form
+        return decompose_nearest_index(graph, node.ir, inputs[0], inputs[3] if len(inputs) > 3 else None, y,
+                                       node.name)
+    return decompose_resize(graph, node.ir, inputs[0], y, node.ir.input_shape, node.name, compute=compute,
+                            opset=node.opset)
+
+
+def _decompose_gridsample(graph, node, inputs: list, y, produced, compute) -> list:
+    return decompose_gridsample(graph, node.ir, inputs[0], inputs[1], y, node.name, compute=compute, opset=node.opset)
+
+
+def _decompose_deformconv(graph, node, inputs: list, y, produced, compute) -> list:
+    return decompose_deformconv(graph, node.ir, [t if t.name else None for t in inputs], y, node.name,
+                                compute=compute, opset=node.opset)
+
+
+# Each op's decomposition into standard ONNX ops (the node's tensors in ONNX order, its output, the rung's payload).
+DECOMPOSITIONS = PerOp("ONNX decomposition", resize=_decompose_resize, gridsample=_decompose_gridsample,
+                       deformconv=_decompose_deformconv)
 
 
 class OnnxTarget(Target):
@@ -101,21 +123,10 @@ class OnnxTarget(Target):
             gs_node.inputs = [gs_node.inputs[0]] + [gs.Constant(f"{node.name}/{k}", c) for k, c in consts.items()
                                                     if k != "sizes" or c.size]
             return [node.name]
-        x, y = gs_node.inputs[0], gs_node.outputs[0]
-        sizes = gs_node.inputs[3] if len(gs_node.inputs) > 3 else None
+        y = gs_node.outputs[0]
         gs_node.outputs.clear()
         graph.nodes.remove(gs_node)
-        if rung == DECOMPOSE and isinstance(node.ir, DeformConvIR):
-            added = decompose_deformconv(graph, node.ir, [t if t.name else None for t in gs_node.inputs], y, node.name,
-                                         compute=self.compute, opset=node.opset)
-        elif rung == DECOMPOSE and isinstance(node.ir, GridSampleIR):
-            added = decompose_gridsample(graph, node.ir, x, gs_node.inputs[1], y, node.name, compute=self.compute,
-                                         opset=node.opset)
-        elif isinstance(produced, NearestIndex):  # run-time lengths: the index form
-            added = decompose_nearest_index(graph, node.ir, x, sizes, y, node.name)
-        else:
-            added = decompose_resize(graph, node.ir, x, y, node.ir.input_shape, node.name, compute=self.compute,
-                                     opset=node.opset)
+        added = DECOMPOSITIONS.of(node.ir)(graph, node, list(gs_node.inputs), y, produced, self.compute)
         return [n.name for n in added]
 
     def prove(self, result: PassResult) -> list[str]:

@@ -1,7 +1,7 @@
 """The ONNX-frontend hook: ConversionExtensions that replace OpenVINO's translators for Resize, Upsample,
 GridSample and DeformConv with resample-bridge's ladder, so the rest of a model still goes through OpenVINO's own
 importer; and OpenVINO's own words when its importer refuses. Each node is lowered from the IR that
-``translate.onnx`` reads from the ONNX model itself (what inspect and check see), found by node name; the
+``translate.onnx`` reads from the ONNX model itself (what inspect and check see), found by the key stamped on it; the
 frontend's view of a node only locates it and supplies the shapes OpenVINO inferred."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .boundary import NOT_AT_BOUNDARY
 from .graph import compile_f32, dims, np_dtype, ops, tag
 from .ladder import TARGET, lower
 from ...semantics.ir import is_static
-from ...translate.onnx import NodeView, _parse_checked, inline_functions, parse_view, resampling_nodes
+from ...translate.onnx import NodeView, _parse_checked, parse_view, resampling_nodes
 
 _ATTRS = {
     "Resize": ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
@@ -66,15 +66,14 @@ def _first_tensor(inputs: list) -> str | None:
 
 def _infer_opset(op_type: str, attrs: dict, n_inputs: int) -> int:
     """Best guess of the node's version when the caller did not say: what its attributes allow."""
-    if op_type == "Resize":
-        if n_inputs == 2:
-            return 10
-        return 19
-    if op_type == "GridSample":
-        return 16 if attrs.get("mode") in ("bilinear", "bicubic") else 22
-    if op_type == "Upsample":
-        return 7 if "scales" in attrs else 9
-    return 22
+    return _OPSET_GUESS.get(op_type, lambda attrs, n_inputs: 22)(attrs, n_inputs)
+
+
+_OPSET_GUESS = {  # ONNX op type -> its likeliest version from its attributes and input count
+    "Resize": lambda attrs, n_inputs: 10 if n_inputs == 2 else 19,
+    "GridSample": lambda attrs, n_inputs: 16 if attrs.get("mode") in ("bilinear", "bicubic") else 22,
+    "Upsample": lambda attrs, n_inputs: 7 if "scales" in attrs else 9,
+}
 
 
 class ConversionLog(list):
@@ -91,9 +90,9 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
     translators for Resize, Upsample, GridSample and DeformConv with resample-bridge's lowering. A node that
     carries its key (:func:`stamped`) is recorded under it, else as ``op(first input)#call``; ``irs``: from
     :func:`source_irs`, the IR each keyed node has in the ONNX model (what inspect and check read), used instead
-    of the frontend's view of the node, whose constants OpenVINO has already rewritten (empty ones as 0-d values, Shape chains
-    unfolded); ``sides``: from :func:`boundary.planar_sides`, which sides of each named node meet the model's
-    inputs or outputs (the cost model charges no reorder there)."""
+    of the frontend's view of the node, whose constants OpenVINO has already rewritten (empty ones as 0-d values,
+    Shape chains unfolded); ``sides``: from :func:`boundary.planar_sides`, which sides of each keyed node meet the
+    model's inputs or outputs (the cost model charges no reorder there)."""
     from openvino.frontend.onnx import ConversionExtension
 
     counter = [0]

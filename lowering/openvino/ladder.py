@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...semantics.errors import BridgeError
-from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR
+from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
 from . import antialias_taps, builtin, conv_rewrite, cost, decompose, extension, grid_decompose, interpolate, \
@@ -174,14 +174,17 @@ def _in_graph(node, climbed):
     return replace(climbed, candidate=got, record=taken)
 
 
-LADDERS = {
-    "resize": (_rung(NATIVE, interpolate.native), _rung(REWRITE, _rewrite),
-               _rung(DECOMPOSE, _decomposition, sees_earlier=True), _extension()),
-    "gridsample": (_rung(NATIVE, builtin.gridsample), _rung(DECOMPOSE, grid_decompose.rung),
-                   _extension(lambda n: builtin.gridsample_native_reason(n.ir))),
-    "deformconv": (_rung(REWRITE, builtin.deformconv),
-                   _extension(lambda n: builtin.deformconv_rewrite_reason(n.ir))),
-}
+LADDERS = PerOp(
+    "OpenVINO ladder",
+    resize=(_rung(NATIVE, interpolate.native), _rung(REWRITE, _rewrite),
+            _rung(DECOMPOSE, _decomposition, sees_earlier=True), _extension()),
+    gridsample=(_rung(NATIVE, builtin.gridsample), _rung(DECOMPOSE, grid_decompose.rung),
+                _extension(lambda n: builtin.gridsample_native_reason(n.ir))),
+    deformconv=(_rung(REWRITE, builtin.deformconv),
+                _extension(lambda n: builtin.deformconv_rewrite_reason(n.ir))),
+)
+# After the climb: the in-graph forms the cost model weighs against the rung taken (Resize's run-time forms).
+AFTER_CLIMB = PerOp("OpenVINO in-graph forms", resize=_in_graph, gridsample=None, deformconv=None)
 
 
 def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: bool = False,
@@ -189,15 +192,14 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
     """Lower one node. ``inputs`` are OpenVINO outputs in ONNX order (None for omitted optional inputs);
     ``sides``: which of its sides meet the model's inputs / outputs (the cost model's reorders).
     Returns (list of outputs, NodeRecord); BridgeError naming the node when no rung takes it."""
-    if not isinstance(ir, (ResizeIR, GridSampleIR, DeformConvIR)):
+    if getattr(ir, "kind", None) not in LADDERS:
         raise BridgeError(f"cannot lower {type(ir).__name__}", name)
     policy = policy or policy_for(fallback, strict)
     weighed = policy.prefer == "fastest"
     node = Node(name, ir, list(inputs), strict=not policy.allow_conditional, user_strict=strict, sides=tuple(sides),
                 weigh=weighed)
     climbed = climb(LADDERS[ir.kind], node, NodeRecord(name, ir.origin, ir, TARGET), policy, last_resort=EXTENSION)
-    if ir.kind == "resize":
-        climbed = _in_graph(node, climbed)
+    climbed = AFTER_CLIMB.get_for(ir, lambda node, climbed: climbed)(node, climbed)
     record = _cost_first(climbed)
     if climbed.candidate is None:
         final = any(isinstance(a.outcome, Refusal) and a.outcome.final for a in climbed.attempts)

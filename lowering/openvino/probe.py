@@ -16,6 +16,7 @@ import numpy as np
 from ...semantics.compare import against_oracle
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR
+from ...semantics.opspec import PerOp
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, Candidate, Refusal, Rung
 from ..probes import DYNAMIC_LENGTHS, concrete_shapes, probe_sets, roles
@@ -102,23 +103,36 @@ def _concrete(ir, shapes: list) -> list[list]:
             if all(d is not None for d in s):
                 row.append(tuple(s))
                 continue
-            if isinstance(ir, GridSampleIR):
-                row.append((xs[0],) + tuple(d if d is not None else DYNAMIC_LENGTHS[k] for d in s[1:-1])
-                           + (s[-1] if s[-1] is not None else ir.spatial_rank,))
-            elif isinstance(ir, DeformConvIR):
-
-                w = row[1] if len(row) > 1 else None
-                if w is None or any(d is None for d in w):
-                    raise BridgeError("the weight's shape is unknown")
-                kernel = ir.kernel_shape or tuple(w[2:])
-                out = deformconv_out_shape(ir, xs[2:], kernel)
-                row.append((xs[0], s[1] if s[1] is not None else -1) + tuple(out))
-                if row[-1][1] == -1:
-                    raise BridgeError("the offset / mask channel count is unknown")
-            else:
-                row.append(tuple(d if d is not None else DYNAMIC_LENGTHS[k] for d in s))
+            row.append(TIED_SHAPE.of(ir)(ir, s, row, k))
         rounds.append(row)
     return rounds
+
+
+def _free_shape(ir, s, row: list, k: int) -> tuple:
+    """A parameter's shape: its own, unknown dimensions at the round's representative length."""
+    return tuple(d if d is not None else DYNAMIC_LENGTHS[k] for d in s)
+
+
+def _grid_shape(ir: GridSampleIR, s, row: list, k: int) -> tuple:
+    """The grid: X's batch, representative output lengths, the spatial rank."""
+    return (row[0][0],) + tuple(d if d is not None else DYNAMIC_LENGTHS[k] for d in s[1:-1]) \
+        + (s[-1] if s[-1] is not None else ir.spatial_rank,)
+
+
+def _deform_shape(ir: DeformConvIR, s, row: list, k: int) -> tuple:
+    """Offsets / mask: X's batch, the output lengths X and W give."""
+    xs, w = row[0], row[1] if len(row) > 1 else None
+    if w is None or any(d is None for d in w):
+        raise BridgeError("the weight's shape is unknown")
+    kernel = ir.kernel_shape or tuple(w[2:])
+    out = deformconv_out_shape(ir, xs[2:], kernel)
+    if s[1] is None:
+        raise BridgeError("the offset / mask channel count is unknown")
+    return (xs[0], s[1]) + tuple(out)
+
+
+# The shape of an input tied to X (GridSample's grid, DeformConv's offsets and mask) in one probe round.
+TIED_SHAPE = PerOp("probe shapes", resize=_free_shape, gridsample=_grid_shape, deformconv=_deform_shape)
 
 
 def _compile(model, rung):

@@ -36,7 +36,8 @@ from typing import Any
 
 from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
-from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, has_runtime_params, is_static
+from ...semantics.ir import GridSampleIR, ResizeIR, has_runtime_params, is_static
+from ...semantics.opspec import PerOp
 from ...translate.dtypes import TENSORRT as TENSORRT_DTYPES
 from ...translate.onnx_tensorrt import import_node
 from ...translate.tensorrt.settings import UNVERIFIED
@@ -106,10 +107,9 @@ class Node:
         return spell.split(self.view, self.opset, self.src, bind_resize(self.src, self.src.input_shape))
 
 
-def _native_reason(src) -> str:
-    if isinstance(src, DeformConvIR):
-        return "the importer's ModulatedDeformConv2d plugin computes the same numbers"
-    return "the importer's IR equals the source IR"
+_IMPORTED = "the importer's IR equals the source IR"
+NATIVE_REASON = PerOp("TensorRT rung 1's reason", resize=_IMPORTED, gridsample=_IMPORTED,
+                      deformconv="the importer's ModulatedDeformConv2d plugin computes the same numbers")
 
 
 def _importer_why(imp: dict) -> str:
@@ -130,7 +130,7 @@ def _native(n: Node) -> Candidate | Refusal:
                 n.passes is not None:
             return Refusal("exact only under undocumented behaviour; an exact split into passes is preferred",
                            facts={"assumed": True})
-    return Candidate(None, _native_reason(n.src), assumptions=tuple(imp["assumptions"]))
+    return Candidate(None, NATIVE_REASON.of(n.src), assumptions=tuple(imp["assumptions"]))
 
 
 def _evaluate(n: Node, spellings) -> Candidate | Refusal:
@@ -154,12 +154,18 @@ def _evaluate(n: Node, spellings) -> Candidate | Refusal:
 
 
 def _respell(n: Node) -> Candidate | Refusal:
+    respell = RESPELL.get_for(n.src)
+    return Refusal("no other spelling") if respell is None else respell(n)
+
+
+def _respell_gridsample(n: Node) -> Candidate | Refusal:
     src = n.src
-    if isinstance(src, GridSampleIR):
-        sp = spell.gridsample_spelling(n.view, src) if n.opset >= 20 and src.spatial_rank == 2 else None
-        return _evaluate(n, [sp]) if sp else Refusal("no other GridSample spelling")
-    if not isinstance(src, ResizeIR):
-        return Refusal("no other spelling")
+    sp = spell.gridsample_spelling(n.view, src) if n.opset >= 20 and src.spatial_rank == 2 else None
+    return _evaluate(n, [sp]) if sp else Refusal("no other GridSample spelling")
+
+
+def _respell_resize(n: Node) -> Candidate | Refusal:
+    src = n.src
     why = n.why_not_rewritable() or ("needs a split into passes" if n.needs_split() else None)
     if why:
         return Refusal(why)
@@ -167,8 +173,11 @@ def _respell(n: Node) -> Candidate | Refusal:
 
 
 def _split(n: Node) -> Candidate | Refusal:
-    if not isinstance(n.src, ResizeIR):
-        return Refusal("only a Resize splits")
+    split = SPLIT.get_for(n.src)
+    return Refusal("only a Resize splits") if split is None else split(n)
+
+
+def _split_resize(n: Node) -> Candidate | Refusal:
     why = n.why_not_rewritable() or (None if n.needs_split() else "within the window as it is")
     if why:
         return Refusal(why)
@@ -183,18 +192,24 @@ def _split(n: Node) -> Candidate | Refusal:
 
 
 def _decompose(n: Node) -> Candidate | Refusal:
+    return DECOMPOSE_RUNG.of(n.src)(n)
+
+
+def _decompose_gridsample(n: Node) -> Candidate | Refusal:
+    work = check_gridsample(n.src, n.opset, TENSORRT_COMPUTE)
+    return Candidate(None, f"{GRID_REASON} in {work} (layers TensorRT maps as they are; no plugin; build the "
+                           "engine in FP32, without --fp16/--best)", assumptions=(GRID_ASSUMPTION,),
+                     proof={"decomposed": True, "form": GRID_FORM})
+
+
+def _decompose_deformconv(n: Node) -> Candidate | Refusal:
+    work, _, _ = check_deformconv(n.src, n.opset, TENSORRT_COMPUTE)
+    return Candidate(None, f"{DEFORM_REASON} in {work} (layers TensorRT maps as they are; no plugin)",
+                     assumptions=(GRID_ASSUMPTION,), proof={"decomposed": True, "form": DEFORM_FORM})
+
+
+def _decompose_resize(n: Node) -> Candidate | Refusal:
     src = n.src
-    if isinstance(src, GridSampleIR):
-        work = check_gridsample(src, n.opset, TENSORRT_COMPUTE)
-        return Candidate(None, f"{GRID_REASON} in {work} (layers TensorRT maps as they are; no plugin; build the "
-                               "engine in FP32, without --fp16/--best)", assumptions=(GRID_ASSUMPTION,),
-                         proof={"decomposed": True, "form": GRID_FORM})
-    if isinstance(src, DeformConvIR):
-        work, _, _ = check_deformconv(src, n.opset, TENSORRT_COMPUTE)
-        return Candidate(None, f"{DEFORM_REASON} in {work} (layers TensorRT maps as they are; no plugin)",
-                         assumptions=(GRID_ASSUMPTION,), proof={"decomposed": True, "form": DEFORM_FORM})
-    if not isinstance(src, ResizeIR):
-        return Refusal(f"the decomposition covers Resize, GridSample and DeformConv, not {src.origin}", "op")
     static = _static_refusal(src)
     if static is not None:
         index = _index_form(n)
@@ -238,6 +253,11 @@ def _plugin(n: Node, earlier=()) -> Candidate | Refusal:
     return Candidate(None, why)
 
 
+# Each op's rungs 2 and 3 on TensorRT (None: the op has no such rung here).
+RESPELL = PerOp("TensorRT respelling", resize=_respell_resize, gridsample=_respell_gridsample, deformconv=None)
+SPLIT = PerOp("TensorRT split into passes", resize=_split_resize, gridsample=None, deformconv=None)
+DECOMPOSE_RUNG = PerOp("TensorRT decomposition", resize=_decompose_resize, gridsample=_decompose_gridsample,
+                       deformconv=_decompose_deformconv)
 RUNGS = (Rung(NATIVE, RUNG_NAMES[NATIVE], _native), Rung(REWRITE, RUNG_NAMES[REWRITE], _respell),
          Rung(REWRITE, RUNG_NAMES[REWRITE], _split), Rung(DECOMPOSE, RUNG_NAMES[DECOMPOSE], _decompose),
          Rung(PLUGIN, RUNG_NAMES[PLUGIN], _plugin, sees_earlier=True))

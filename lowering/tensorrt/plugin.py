@@ -19,6 +19,7 @@ import numpy as np
 from ...semantics import schema
 from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params
+from ...semantics.opspec import PerOp
 
 PLUGIN_DOMAIN = schema.DOMAIN
 PLUGIN_DOMAIN_VERSION = schema.DOMAIN_VERSION
@@ -80,14 +81,19 @@ def plugin_attributes(ir) -> dict:
 def plugin_inputs(ir, inputs: list) -> tuple[list, dict]:
     """(the plugin node's inputs, the attributes that go with them) from the source node's ``inputs`` (objects
     with a ``name``: onnx-graphsurgeon tensors)."""
-    if ir.kind == "resize":
-        if isinstance(ir.sizes, RuntimeValue):
-            return [inputs[0], inputs[3]], {"tensorrt_plugin_shape_input_indices": [1]}  # only Resize-11+ has sizes
-        return [inputs[0]], {}
-    if ir.kind == "gridsample":
-        return list(inputs[:2]), {}
-    # Compacted: [X, W, offset] + [B] if has_bias + [mask] if has_mask.
-    return [t for t in inputs if t.name], {}
+    return PLUGIN_INPUTS.of(ir)(ir, inputs)
+
+
+def _resize_inputs(ir, inputs: list) -> tuple[list, dict]:
+    if isinstance(ir.sizes, RuntimeValue):
+        return [inputs[0], inputs[3]], {"tensorrt_plugin_shape_input_indices": [1]}  # only Resize-11+ has sizes
+    return [inputs[0]], {}
+
+
+PLUGIN_INPUTS = PerOp("TensorRT plugin inputs", resize=_resize_inputs,
+                      gridsample=lambda ir, inputs: (list(inputs[:2]), {}),
+                      # Compacted: [X, W, offset] + [B] if has_bias + [mask] if has_mask.
+                      deformconv=lambda ir, inputs: ([t for t in inputs if t.name], {}))
 
 
 def _attr(attrs: dict, key: str, default=None):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, has_runtime_params, is_static
+from ...semantics.opspec import PerOp
 from ...translate import tensorrt as ttrt
 from .compare import compare
 
@@ -51,14 +52,12 @@ def lower_settings(ir, shape=None, *, strict: bool = False) -> dict:
     """Exact IResizeLayer / IGridSampleLayer settings for ``ir`` on ``shape`` (default: the IR's own), or
     BridgeError naming the fields no setting reproduces. Settings that rest on no undocumented rule are
     preferred; ``strict`` refuses the others."""
-    if isinstance(ir, ResizeIR):
-        return _lower_resize_settings(ir, shape, strict)
-    if isinstance(ir, GridSampleIR):
-        return _lower_grid_settings(ir, strict)
-    if isinstance(ir, DeformConvIR):
-        raise BridgeError("TensorRT has no deformable-convolution layer (NvInfer.h); DeformConv goes through the "
-                          "OSS ModulatedDeformConv2d plugin or resample-bridge's", field="kind")
-    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    return LAYER_SETTINGS.of(ir)(ir, shape, strict)
+
+
+def _no_deformconv_layer(ir: DeformConvIR, shape, strict: bool) -> dict:
+    raise BridgeError("TensorRT has no deformable-convolution layer (NvInfer.h); DeformConv goes through the "
+                      "OSS ModulatedDeformConv2d plugin or resample-bridge's", field="kind")
 
 
 def _lower_resize_settings(ir: ResizeIR, shape, strict: bool) -> dict:
@@ -94,7 +93,7 @@ def _lower_resize_settings(ir: ResizeIR, shape, strict: bool) -> dict:
     raise BridgeError(f"no IResizeLayer settings compute these numbers: {why}", field="settings")
 
 
-def _lower_grid_settings(ir: GridSampleIR, strict: bool) -> dict:
+def _lower_grid_settings(ir: GridSampleIR, shape, strict: bool) -> dict:
     if ir.spatial_rank != 2:
         raise BridgeError(f"IGridSampleLayer is 4-D only; this is {ir.spatial_rank + 2}-D", field="spatial_rank")
     s = {"layer": "grid_sample", "input_shape": ir.input_shape, "grid_shape": ir.grid_shape, "dtype": ir.dtype,
@@ -110,3 +109,7 @@ def _lower_grid_settings(ir: GridSampleIR, strict: bool) -> dict:
 
 
 __all__ = ["lower_settings"]
+
+
+LAYER_SETTINGS = PerOp("TensorRT layer settings", resize=_lower_resize_settings, gridsample=_lower_grid_settings,
+                       deformconv=_no_deformconv_layer)

@@ -1,0 +1,79 @@
+"""One home per op (issue 41): the resampling ops resample-bridge knows, keyed by IR kind, and ``PerOp``, the
+table in which each layer keeps its piece of every op (the oracle in ``reference``, the error bound in
+``error_bound``, the text in ``text``, the probes, each target's rungs and decompositions) instead of switching on
+kinds. A table names every op (None where the layer has nothing for one) and is checked against ``SPECS`` when its
+module loads, so a new op is one line here, one module per layer and one entry per table, and a table that forgets
+it fails at import, not on the first model that has the op.
+
+The tables live in their layers (the oracle's beside the oracle), not here: ``reference.run``,
+``error_bound.bound`` and ``text.describe`` are the entry points everyone calls, and they sit above this module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import BridgeError
+from .ir import DeformConvIR, GridSampleIR, ResizeIR
+from .vocab import ONNX_RESIZE_OPS
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """What is true of one op on every layer. ``onnx_ops``: the default-domain ONNX op types parsed into its IR;
+    ``inputs``: the ONNX node's inputs in order (the oracle's arguments, None for an omitted one);
+    ``positions``: the input that carries sample positions (GridSample's grid, DeformConv's offsets), None where
+    the op computes them."""
+
+    kind: str
+    ir: type
+    onnx_ops: tuple[str, ...]
+    inputs: tuple[str, ...]
+    positions: int | None = None
+
+
+SPECS = {s.kind: s for s in (
+    OpSpec("resize", ResizeIR, ONNX_RESIZE_OPS, ("X", "roi", "scales", "sizes")),
+    OpSpec("gridsample", GridSampleIR, ("GridSample",), ("X", "grid"), positions=1),
+    OpSpec("deformconv", DeformConvIR, ("DeformConv",), ("X", "W", "offset", "B", "mask"), positions=2),
+)}
+BY_ONNX_OP = {op: s for s in SPECS.values() for op in s.onnx_ops}
+
+
+def spec(ir) -> OpSpec:
+    """The spec of an IR value (or of its class), or BridgeError for anything else."""
+    found = SPECS.get(getattr(ir, "kind", None))
+    if found is None or not isinstance(ir, found.ir) and ir is not found.ir:
+        raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    return found
+
+
+def of_onnx_op(op_type: str) -> OpSpec | None:
+    """The spec of an ONNX (default-domain) op type, None for an op that is not a resampling op."""
+    return BY_ONNX_OP.get(op_type)
+
+
+class PerOp(dict):
+    """kind -> one layer's piece of that op (a function, a ladder, a builder); ``of(ir)`` looks one up."""
+
+    def __init__(self, what: str, **by_kind):
+        missing, unknown = sorted(set(SPECS) - set(by_kind)), sorted(set(by_kind) - set(SPECS))
+        if missing or unknown:
+            raise TypeError(f"{what}: the table must name every op of semantics.opspec.SPECS "
+                            f"(missing {missing}, unknown {unknown})")
+        super().__init__(by_kind)
+        self.what = what
+
+    def of(self, ir):
+        """The piece for ``ir``'s op; BridgeError where this layer has none for it."""
+        piece = self[spec(ir).kind]
+        if piece is None:
+            raise BridgeError(f"{self.what}: nothing for {ir.kind}")
+        return piece
+
+    def get_for(self, ir, default=None):
+        """The piece for ``ir``'s op, ``default`` where this layer has none for it."""
+        piece = self[spec(ir).kind]
+        return default if piece is None else piece
+
+
+__all__ = ["OpSpec", "SPECS", "BY_ONNX_OP", "spec", "of_onnx_op", "PerOp"]

@@ -150,7 +150,8 @@ def _keyed_copy(inlined, model_path):
     import onnx
 
     with tempfile.TemporaryDirectory(prefix="resample_bridge_") as d:
-        path = os.path.join(d, os.path.basename(str(model_path)))
+        named = isinstance(model_path, (str, os.PathLike))  # a model given in memory has no file name of its own
+        path = os.path.join(d, os.path.basename(os.fspath(model_path)) if named else "model.onnx")
         with stamped(inlined) as copy:
             # Over protobuf's 2 GiB limit the weights go beside the copy, as ONNX keeps them (external data).
             onnx.save(copy, path, save_as_external_data=copy.ByteSize() > PROTOBUF_LIMIT)

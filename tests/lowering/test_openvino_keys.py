@@ -81,3 +81,12 @@ def test_stamped_leaves_the_model_as_it_was():
         assert sorted(a.s.decode() for _, n in resampling_nodes(copy) for a in n.attribute if a.name == KEY) == \
             sorted(SIZES)
     assert model.SerializeToString() == before
+
+
+def test_a_model_in_memory_is_keyed_alike(converted):
+    """The stamped copy OpenVINO reads needs a file name; a ModelProto has none of its own."""
+    from resample_bridge.lowering.openvino.target import OPENVINO
+    from resample_bridge.lowering.passes import ConvertOptions
+
+    result = OPENVINO(twins_model(), OPENVINO.policy(ConvertOptions()))
+    assert [(r.node, r.ir.sizes) for r in result.records] == [(r.node, r.ir.sizes) for r in converted[2]]

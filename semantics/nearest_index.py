@@ -41,6 +41,10 @@ class Linear:
 
 
 ONE = Linear(0, 0, 1)
+# Largest output length whose index arithmetic (``NearestIndex``, p, q, r computed from the lengths) stays inside
+# int32: the largest intermediate b*x + d stays below r*out with r <= 4*out (half-pixel modes with rounding), plus
+# one r of slack for a quotient correction.
+INT32_MAX_OUT = 23000
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ A binary scale is exactly s = n / 2^E (n odd). Where the user scale enters the c
 (half_pixel: p = 2^(E+1), q = 2^E - n, r = 2n, then the rounding folded in as for sizes); where the map reads
 out / in (scale_source "ratio") it is the sizes form of ``nearest_index`` at the computed length. A lowering
 evaluates p*x + q without forming it (its terms pass 2^37): p = a*r + b, q = c*r + d, and floor((b*x + d) / r)
-by a long division over the base-2^DIGIT_BITS digits of x (``DIGITS`` of them, so lengths below ``MAX_LEN``),
+by a long division over the base-2^DIGIT_BITS digits of x (``DIGITS`` of them, so lengths below ``MAX_LEN``;
+the sizes form's own bound, ``INT32_MAX_OUT``, where the map reads out / in),
 every intermediate below 2^(DIGIT_BITS + 1) * r < 2^31 (``MAX_R``).
 
 tests/semantics/test_nearest_scale.py checks ``ScaleIndex.indices`` against the oracle's own taps for every
@@ -23,7 +24,8 @@ import numpy as np
 
 from .coords import bind_resize, output_length
 from .ir import ResizeIR, RuntimeValue
-from .nearest_index import Linear, NearestIndex, NoNearestIndex, _rounded, common_refusal, nearest_index
+from .nearest_index import INT32_MAX_OUT, Linear, NearestIndex, NoNearestIndex, _rounded, common_refusal, \
+    nearest_index
 from .taps import axis_taps
 
 DIGIT_BITS = 4
@@ -57,12 +59,18 @@ class ScaleIndex:
         """p, q, r are constants (the user scale's map): the long-division form; else the sizes form's."""
         return all(f.c_in == 0 and f.c_out == 0 for f in (self.form.p, self.form.q, self.form.r))
 
+    @property
+    def max_out(self) -> int:
+        """The largest output length the int32 arithmetic holds: ``MAX_LEN`` - 1 for the long division, the sizes
+        form's bound where p, q, r come from the lengths."""
+        return MAX_LEN - 1 if self.constant else INT32_MAX_OUT
+
     def max_in(self) -> int:
-        """The largest input length whose input and output lengths both stay below ``MAX_LEN``."""
+        """The largest input length below ``MAX_LEN`` whose output length is at most ``max_out``."""
         lo, hi = 1, MAX_LEN - 1
         while lo < hi:  # out is non-decreasing in in
             mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if self.out_len(mid) < MAX_LEN else (lo, mid - 1)
+            lo, hi = (mid, hi) if self.out_len(mid) <= self.max_out else (lo, mid - 1)
         return lo
 
 

@@ -31,6 +31,7 @@ from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, Verdicts, copied_axes, 
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
 from .interpolate import inexact_spellings
+from . import nearest_scale
 
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
 _VERDICTS = Verdicts(version_of("openvino"))
@@ -86,7 +87,14 @@ def index_graph(form: NearestIndex, in_len, out_len):
     b = o.subtract(p, o.multiply(a, r)).output(0)  # p mod r, in [0, r)
     d = o.subtract(q, o.multiply(c, r)).output(0)
     frac = _floor_div(o.add(o.multiply(x, b), d).output(0), r)
-    idx = o.add(o.add(o.multiply(x, a), c), frac).output(0)
+    return finish_index(form, o.add(o.add(o.multiply(x, a), c), frac).output(0), x, in_len, out_len)
+
+
+def finish_index(form: NearestIndex, idx, x, in_len, out_len):
+    """``form``'s pieces around its formula ``idx`` (i64 [out]): out == 1, the clamp to [0, in-1], a copied
+    axis of equal lengths."""
+    o = ops()
+    one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
     if form.out1 is not None:
         idx = o.select(o.equal(out_len, one), o.constant(np.int64(form.out1)), idx).output(0)
     idx = o.minimum(o.maximum(idx, zero), o.subtract(in_len, one)).output(0)
@@ -174,8 +182,7 @@ def _lengths(node, shape_of, i: int, axis: int):
     tag goes astray, but it leaves a Maximum of a run-time value alone."""
     o = ops()
     zero = o.constant(np.int64(0))
-    in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), zero)
-    tag(in_len, _tag(node.name, axis, "in"))
+    in_len = _in_length(node, shape_of, axis)
     if isinstance(node.ir.sizes, RuntimeValue):
         sizes = node.inputs[3] if len(node.inputs) > 3 else None
         if sizes is None:
@@ -188,7 +195,16 @@ def _lengths(node, shape_of, i: int, axis: int):
     else:  # a static integer scale k: out = k*in exactly (semantics.nearest_index.integer_scales)
         out_len = o.maximum(o.multiply(in_len, o.constant(np.int64(integer_scales(node.ir)[i]))), zero)
     tag(out_len, _tag(node.name, axis, "out"))
-    return in_len.output(0), out_len.output(0)
+    return in_len, out_len.output(0)
+
+
+def _in_length(node, shape_of, axis: int):
+    """X's run-time length on ``axis`` (i64 scalar), ending in the tagged Maximum with 0 (``_lengths``)."""
+    o = ops()
+    zero = o.constant(np.int64(0))
+    in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), zero)
+    tag(in_len, _tag(node.name, axis, "in"))
+    return in_len.output(0)
 
 
 def applies(node) -> bool:
@@ -202,7 +218,9 @@ def rung(node, not_native=(), unless=lambda node: None):
     (a dynamic input shape or sizes fed at run time). ``not_native``: as for the tap tables' rung. ``unless``:
     a refusal to answer with instead of proving the form (the cost model's), or None."""
     ir = node.ir
-    form = form_of(ir)
+    form, scaled = form_of(ir), None
+    if isinstance(form, Refusal) and form.field == "scales":  # not a whole-number scale: its own form
+        form = scaled = nearest_scale.forms(ir)
     if isinstance(form, Refusal):
         return form
     x = node.inputs[0]
@@ -214,7 +232,8 @@ def rung(node, not_native=(), unless=lambda node: None):
     skipped = unless(node)
     if skipped is not None:
         return skipped
-    verdict = grid_verdict(_standalone(form), ir)
+    verdict = grid_verdict(_standalone(form), ir) if scaled is None else \
+        next(filter(None, (nearest_scale.grid_verdict(nearest_scale.standalone(f), ir, f) for f in scaled)), None)
     if verdict is not None:
         return Refusal(verdict, "rung")
     o = ops()
@@ -224,23 +243,28 @@ def rung(node, not_native=(), unless=lambda node: None):
     for i, axis in enumerate(ir.axes):
         if axis in copied:
             continue  # X's own length at run time, and the oracle copies it: nothing to gather
-        in_len, out_len = _lengths(node, shape_of, i, axis)
-        idx = index_graph(form, in_len, out_len)
+        if scaled is None:
+            idx = index_graph(form, *_lengths(node, shape_of, i, axis))
+        else:
+            idx = nearest_scale.axis_graph(scaled[i], _in_length(node, shape_of, axis))[0]
         g = o.gather(y, idx, o.constant(np.int64(axis)))
         tag(g, _tag(node.name, axis, "gather"))
         y = g.output(0)
-    reason = REASON + f", exact for output lengths up to {MAX_OUT}" + inexact_spellings(not_native)
-    fixed = {axis: _fixed(ir, i, _static_len(dims(x)[axis])) for i, axis in enumerate(ir.axes)}
+    reason = (REASON + f", exact for output lengths up to {MAX_OUT}" if scaled is None else
+              nearest_scale.reason(scaled)) + inexact_spellings(not_native)
+    fixed = {axis: _fixed(ir, i, _static_len(dims(x)[axis]), scaled) for i, axis in enumerate(ir.axes)}
     return Candidate([y], reason, proof={"form": "nearest_index", "axes": [a for a in ir.axes if a not in copied],
-                                         "copied": list(copied), "fixed": fixed})
+                                         "copied": list(copied), "fixed": fixed, "scaled": scaled is not None})
 
 
 def _static_len(d):
     return None if d is None else int(d)
 
 
-def _fixed(ir: ResizeIR, i: int, in_len):
+def _fixed(ir: ResizeIR, i: int, in_len, scaled=None):
     """(in, out) of the i-th resized axis where known here (None where known only at run time)."""
+    if scaled is not None:
+        return in_len, (scaled[i].out_len(in_len) if in_len is not None else None)
     if isinstance(ir.sizes, tuple):
         return in_len, ir.sizes[i]
     k = integer_scales(ir)
@@ -265,7 +289,10 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     out of a copy of the produced model with parameters in place of the run-time lengths it reads (the
     tagged Maximum ops), computes the oracle's taps over ``GRID``. Lengths OpenVINO folded into constants
     must be the static ones recorded at lowering; an index vector folded whole must equal the taps."""
-    form = nearest_index(rec.ir)
+    form, scaled = nearest_index(rec.ir), None
+    if isinstance(form, NoNearestIndex) and form.field == "scales":
+        scaled = nearest_scale.forms(rec.ir)
+        form = NoNearestIndex(scaled.reason, scaled.field) if isinstance(scaled, Refusal) else scaled
     if isinstance(form, NoNearestIndex):
         return [f"{rec.node}: the source IR has no integer index form ({form.reason})"]
     tags = tags_in_copy(rec, by_tag, ov_model)
@@ -285,7 +312,10 @@ def prove(rec, by_tag, ov_model) -> list[str]:
             out.append(f"{rec.node}: axis {axis}: the Gather does not read the previous axis' result")
         prev = g
         fixed = tuple(rec.proof.get("fixed", {}).get(axis, (None, None)))
-        out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(g.input_value(1), tags, rec, axis, fixed)]
+        got = _prove_axis(g.input_value(1), tags, rec, axis, fixed) if scaled is None else \
+            nearest_scale.prove_axis(g.input_value(1), tags.get(_tag(rec.node, axis, "in")), rec.ir,
+                                     scaled[rec.ir.axes.index(axis)], fixed[0])
+        out += [f"{rec.node}: axis {axis}: {m}" for m in got]
     return out
 
 

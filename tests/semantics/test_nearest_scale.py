@@ -61,11 +61,12 @@ def test_every_ir_field(source, flen, length1, equal):
 
 
 def test_largest_supported_lengths():
-    for s, coord in ((0.6, "half_pixel"), (2.5, "tf_half_pixel_for_nn"), (7.3, "asymmetric")):
+    for s, coord in ((0.6, "half_pixel"), (2.5, "tf_half_pixel_for_nn"), (7.3, "asymmetric"), (1.7, "align_corners")):
         ir = _ir(coord, "round_prefer_ceil", (float(np.float32(s)),) * 2)
         (form, _) = scale_indices(ir)
         top = form.max_in()
-        assert form.out_len(top) < MAX_LEN <= max(form.out_len(top + 1), top + 1)
+        assert form.out_len(top) <= form.max_out < MAX_LEN and \
+            (form.out_len(top + 1) > form.max_out or top + 1 == MAX_LEN)
         _check(ir, (top, top - 1, 65521 if top > 65521 else top - 7))
 
 

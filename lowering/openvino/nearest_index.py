@@ -12,6 +12,9 @@ integer remainder (``_floor_div``), and the graph never forms p*x + q: with p = 
 intermediate b*x + d stays below r*out. The index is therefore exact while r*out < 2^31, r at most 4*out
 (half-pixel modes with rounding): every output length up to 23000 (``MAX_OUT``).
 
+Output lengths from a static scale that is not a whole number (a constant p, q, r near 2^26, output lengths by
+the node's size rule): ``nearest_scale``, taken by the same rung and proven here per axis.
+
 Proof by numbers of the index computation itself (``grid_verdict``): the subgraph is compiled alone on CPU
 and run for every (in, out) in 1..48 and a few large pairs against the oracle's own nearest taps; the rung
 runs it on the subgraph it builds, ``prove`` on the one re-read from the produced model. Verdicts are cached
@@ -30,8 +33,8 @@ from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, Verdicts, copied_axes, 
     oracle_indices, version_of
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
-from .interpolate import inexact_spellings
 from . import nearest_scale
+from .interpolate import inexact_spellings
 
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
 _VERDICTS = Verdicts(version_of("openvino"))

@@ -165,3 +165,24 @@ def test_proof_rereads_the_produced_model(tmp_path):
     tagged(ov_model)["r/index_3/gather"].input(1).replace_source_output(wrong.output(0))
     failures = prove(ov_model, [rec])
     assert failures and "axis 3" in failures[0], failures
+
+
+@pytest.mark.parametrize("shape", [["n", 2, 64, "w"], [1, 2, "h", 45], ["n", 2, 37, 45]])
+def test_static_axes_fold_and_are_proven(shape, tmp_path):
+    """A static resized length: OpenVINO folds that axis' index vector to a constant, which the proof compares with
+    the oracle's taps at that length; the written model equals the oracle at every run-time shape."""
+    model = scaled_model("half_pixel", "round_prefer_ceil", 0.6, 1.7)
+    for dim, v in zip(model.graph.input[0].type.tensor_type.shape.dim, shape):
+        dim.Clear()
+        setattr(dim, "dim_value" if isinstance(v, int) else "dim_param", v)
+    onnx.save(model, tmp_path / "m.onnx")
+    ov_model, (rec,) = convert(str(tmp_path / "m.onnx"))
+    assert rec.rung == 3 and rec.proof.get("scaled") and prove(ov_model, [rec]) == [], rec.summary()
+    (_, ir), = parse_model(str(tmp_path / "m.onnx"))
+    compiled = ov.Core().compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    rng = np.random.default_rng(3)
+    for n, h, w in ((1, 64, 45), (2, 37, 45), (1, 64, 7), (1, 5, 45)):
+        if any(isinstance(v, int) and v != got for v, got in zip(shape, (n, 2, h, w))):
+            continue
+        x = _distinct((n, 2, h, w), rng)
+        assert np.array_equal(compiled([x])[0], run(ir, x)), (n, h, w)

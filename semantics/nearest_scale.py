@@ -17,6 +17,7 @@ input length in 1..200 and many float32 scales, each coordinate mode and roundin
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -74,6 +75,35 @@ class ScaleIndex:
         return lo
 
 
+# The largest divisor of a compacted index form: b*x + d then stays below COMPACT_R * MAX_LEN = 2^30, so one float32
+# quotient fixed by its remainder divides it (the sizes form's arithmetic, far fewer ops than the long division).
+COMPACT_R = 1 << 14
+
+
+@functools.lru_cache(maxsize=None)
+def compact(p: int, q: int, r: int) -> tuple[int, int, int]:
+    """(p', q', r') with floor((p'*x + q') / r') == floor((p*x + q) / r) for every x in [0, MAX_LEN) and r' below
+    ``COMPACT_R``, else (p, q, r). A float32 scale's 1/s is a short fraction (5/3 for 0.6f) moved by 2^-24, which
+    only decides the exact ties, so a convergent of p/r (or a small multiple, for the room the ties need) with
+    the offset q' chosen from the whole range is found for the usual scales; the check is exhaustive."""
+    x = np.arange(MAX_LEN, dtype=np.int64)
+    k = (p * x + q) // r  # p < MAX_LEN * r < 2^42 (``_axis``): p*x stays inside int64
+    dens, (h0, h1), rest = [], (1, 0), Fraction(p, r)
+    while len(dens) < 24:  # continued fraction of p/r: the denominators of its convergents
+        a = rest.numerator // rest.denominator
+        h0, h1 = h1, a * h1 + h0
+        dens.append(h1)
+        if rest == a or h1 >= COMPACT_R:
+            break
+        rest = 1 / (rest - a)
+    for den in sorted({m * d for d in dens for m in range(1, 9) if m * d < COMPACT_R}):
+        for p2 in {p * den // r, -(-p * den // r)}:
+            lo, hi = int(np.max(k * den - p2 * x)), int(np.min((k + 1) * den - 1 - p2 * x))
+            if lo <= hi:
+                return p2, lo, den
+    return p, q, r
+
+
 # src = (p*x + q) / r for the user scale n/m (``coords.affine`` with scale n/m, formula length out).
 def _user_map(coord: str, n: int, m: int):
     if coord == "asymmetric":
@@ -114,6 +144,7 @@ def _axis(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> ScaleIndex | N
     if r.c_one >= MAX_R or p.c_one // r.c_one >= MAX_LEN:
         return NoNearestIndex(f"scale {float(s)} = {n}/{m}: the index's divisor {r.c_one} or step "
                               f"{p.c_one // r.c_one} leaves int32 arithmetic", "scales")
+    p, q, r = (Linear(0, 0, v) for v in compact(p.c_one, q.c_one, r.c_one))
     return ScaleIndex(s, ir.size_rule, dataclasses.replace(ratio_form, p=p, q=q, r=r))
 
 

@@ -61,14 +61,27 @@ def _linear(f, in_len, out_len):
     return acc
 
 
-def _floor_div(n, r):
-    """floor(n / r) exactly for r > 0, |n| < 2^31 and a quotient below 2^22: OpenVINO's CPU divides integers
-    in float32 (measured: i64 Divide and FloorMod wrong past 2^24), so the float32 quotient (off by at most
-    one here) is fixed with the exact integer remainder. Comparisons read only the sign of an integer, which
-    a float32 copy keeps."""
+def _quotient_estimate(n, r):
     o = ops()
-    f32 = "f32"
-    q = o.convert(o.floor(o.divide(o.convert(n, f32), o.convert(r, f32))), "i64").output(0)
+    return o.convert(o.floor(o.divide(o.convert(n, "f32"), o.convert(r, "f32"))), "i64").output(0)
+
+
+# Under the bf16 hint OpenVINO's CPU runs an f32 Divide between two Conv layers in bf16 (measured: a sizes index form
+# between 1x1 Convs read other rows from output length 510 on); a bf16 quotient is within 2^-7 of the exact one, so
+# each estimate of the remainder's quotient cuts the error by 2^7: three bring a quotient below 2^22 within one.
+_REFINEMENTS = 3
+
+
+def _floor_div(n, r):
+    """floor(n / r) exactly for r > 0, |n| < 2^31 / (1 + 2^-7) and a quotient below 2^22, at the f32 or bf16
+    precision OpenVINO's CPU runs the estimates in: it divides integers in float32 (measured: i64 Divide and
+    FloorMod wrong past 2^24), so the float quotient is refined by the quotients of its exact integer remainder
+    (``_REFINEMENTS``; in f32 the first is already within one) and fixed by the last remainder's sign. Comparisons
+    read only the sign of an integer, which a float copy keeps."""
+    o = ops()
+    q = _quotient_estimate(n, r)
+    for _ in range(_REFINEMENTS):
+        q = o.add(q, _quotient_estimate(o.subtract(n, o.multiply(q, r)).output(0), r)).output(0)
     rem = o.subtract(n, o.multiply(q, r)).output(0)
     zero = o.constant(np.int64(0))
     q = o.subtract(q, o.convert(o.less(rem, zero), "i64")).output(0)

@@ -3,9 +3,11 @@ on input lengths known only at run time (``semantics.nearest_scale``): per resiz
 node's own size rule, then the source indices, both computed in the graph from the run-time input length.
 
 Arithmetic. OpenVINO's CPU runs i64 as i32 and divides integers in float32 (``nearest_index._floor_div``). The
-user scale's index floor((p*x + q) / r) has constant p, q, r with p*x near 2^37, so p = a*r + b and q = c*r + d
-are reduced here on constants and floor((b*x + d) / r) is a long division over the base-16 digits of x
-(``_floor_div_limbs``): each step's partial remainder R*16 + digit*b stays below 32*r < 2^31. The lengths: the
+user scale's index floor((p*x + q) / r) has constant p, q, r. Most scales compact to a short equivalent fraction
+(``nearest_scale.compact``: r < 2^14, 5/3 for 0.6f), computed as the sizes form is (``index_graph``); where none
+is found (0.999f) p*x nears 2^37, so p = a*r + b and q = c*r + d are reduced here on constants and
+floor((b*x + d) / r) is a long division over the base-16 digits of x (``_floor_div_limbs``): each step's partial
+remainder R*16 + digit*b stays below 32*r < 2^31. The lengths: the
 exact floor(in*n / 2^E) by 12-bit halves of n (``_floor_length``); onnxruntime's and OpenVINO's float32 products
 as an f32 Multiply, which the CPU computes as the IEEE float32 product. Exact for input and output lengths below
 ``nearest_scale.MAX_LEN`` (2^16).
@@ -23,8 +25,8 @@ import numpy as np
 from ...semantics.ir import ResizeIR
 from ...semantics.messages import plugin_sentence
 from ...semantics.nearest_index import NoNearestIndex
-from ...semantics.nearest_scale import DIGIT_BITS, DIGITS, HALF_BITS, MAX_LEN, ScaleIndex, oracle_scale_indices, \
-    scale_indices
+from ...semantics.nearest_scale import COMPACT_R, DIGIT_BITS, DIGITS, HALF_BITS, MAX_LEN, ScaleIndex, \
+    oracle_scale_indices, scale_indices
 from ..passes import Refusal
 from .graph import F32, ops
 
@@ -103,7 +105,9 @@ def axis_graph(form: ScaleIndex, in_len):
     from .nearest_index import finish_index, index_graph
 
     out_len = length_graph(form, in_len)
-    if not form.constant:  # the ratio out / in: the sizes form at the computed length
+    if not form.constant or form.form.r.c_one < COMPACT_R:
+        # the ratio out / in (the sizes form at the computed length), or a compacted user scale (r < 2^14: b*x + d
+        # below 2^30): one division fixed by its remainder
         return index_graph(form.form, in_len, out_len), out_len
     o = ops()
     x = o.range(_const(0), out_len, _const(1), "i64").output(0)

@@ -34,7 +34,8 @@ SHAPES = [(1, 1), (1, 7), (5, 3), (31, 17), (97, 131), (2, 300)]
 # The issue's kinds: (coord, rounding, scale H, scale W)
 KINDS = [("half_pixel", "round_prefer_ceil", 0.6, 0.6), ("pytorch_half_pixel", "round_prefer_floor", 1.7, 0.6),
          ("tf_half_pixel_for_nn", "ceil", 2.5, 1.7), ("asymmetric", "floor", 0.6, 2.5),
-         ("align_corners", "round_prefer_ceil", 1.7, 0.6), ("half_pixel", "floor", 0.6, 1.7)]
+         ("align_corners", "round_prefer_ceil", 1.7, 0.6), ("half_pixel", "floor", 0.6, 1.7),
+         ("half_pixel", "round_prefer_ceil", 0.999, 1.001)]
 
 
 def scaled_model(coord, rounding, sh, sw, around=False):
@@ -120,7 +121,7 @@ def test_bf16_between_conv_layers_moves_no_index(coord, rounding, sh, sw, tmp_pa
 @pytest.mark.parametrize("coord", COORDS)
 def test_index_subgraph_grid_for_every_rounding(coord):
     """The axis subgraph alone, compiled on CPU, over input lengths 1..160, primes and the largest supported."""
-    for rounding, s in itertools.product(ROUNDINGS, (0.6, 1.7)):
+    for rounding, s in itertools.product(ROUNDINGS, (0.6, 1.7, 0.999)):  # 0.999f: no compact form, the long division
         (_, ir), = parse_model(scaled_model(coord, rounding, s, 2.5))
         for form in ns.forms(ir):
             assert ns.grid_verdict(ns.standalone(form), ir, form) is None, (coord, rounding, s, float(form.scale))
@@ -133,7 +134,7 @@ def test_every_length_rule_under_f32_and_bf16(rule):
     """Each size rule's length graph (the exact floor in int32, onnxruntime's and OpenVINO's float32 products as an
     f32 Multiply): the grid, and the same subgraph compiled under the bf16 hint moves no length and no index."""
     core = ov.Core()
-    for coord, s in itertools.product(("half_pixel", "align_corners", "asymmetric"), (0.6, 0.7, 1.7, 7.3, 0.1)):
+    for coord, s in itertools.product(("half_pixel", "align_corners", "asymmetric"), (0.6, 0.7, 1.7, 7.3, 0.1, 0.999)):
         (_, ir), = parse_model(scaled_model(coord, "round_prefer_ceil", s, s))
         ir = dataclasses.replace(ir, size_rule=rule, input_shape=None)
         form = ns.forms(ir)[0]

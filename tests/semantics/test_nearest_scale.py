@@ -11,7 +11,8 @@ import pytest
 
 from resample_bridge.semantics.ir import ResizeIR, RuntimeValue, Sampler
 from resample_bridge.semantics.nearest_index import NoNearestIndex
-from resample_bridge.semantics.nearest_scale import MAX_LEN, ScaleIndex, oracle_scale_indices, scale_indices
+from resample_bridge.semantics.nearest_scale import COMPACT_R, MAX_LEN, ScaleIndex, compact, oracle_scale_indices, \
+    scale_indices
 
 COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners", "tf_half_pixel_for_nn",
           "half_pixel_symmetric")
@@ -89,3 +90,16 @@ def test_refuses_with_reason(kw, field):
     ir = dataclasses.replace(_ir("half_pixel", "round_prefer_ceil", (F32[0], F32[0])), **kw)
     got = scale_indices(ir)
     assert isinstance(got, NoNearestIndex) and got.field == field and got.reason, got
+
+
+def test_compact_forms_are_short_and_equal_on_every_length():
+    """The user scale's p, q, r (half_pixel, round_prefer_ceil: 4m, 2m + n, 4n for s = n/m) compact to a divisor
+    below COMPACT_R for the usual float32 scales, with the same floor for every x below MAX_LEN; 0.999f has none."""
+    x = np.arange(MAX_LEN, dtype=object)  # Python integers: no overflow in the reference floors
+    for v, short in ((0.6, True), (1.7, True), (2.5, True), (7.3, True), (1 / 3, True), (0.999, False)):
+        s = Fraction(float(np.float32(v)))
+        n, m = s.numerator, s.denominator
+        p, q, r = 4 * m, 2 * m + n, 4 * n
+        p2, q2, r2 = compact(p, q, r)
+        assert (r2 < COMPACT_R) == short, v
+        assert ((p * x + q) // r == (p2 * x + q2) // r2).all(), v

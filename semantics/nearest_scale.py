@@ -4,11 +4,12 @@ the output length from the node's own size rule, then the index as exact integer
 A binary scale is exactly s = n / 2^E (n odd). Where the user scale enters the coordinate map (scale_source
 "user", ONNX's default), 1/s = 2^E / n, so the index is floor((p*x + q) / r) with p, q, r integer constants
 (half_pixel: p = 2^(E+1), q = 2^E - n, r = 2n, then the rounding folded in as for sizes); where the map reads
-out / in (scale_source "ratio") it is the sizes form of ``nearest_index`` at the computed length. A lowering
-evaluates p*x + q without forming it (its terms pass 2^37): p = a*r + b, q = c*r + d, and floor((b*x + d) / r)
-by a long division over the base-2^DIGIT_BITS digits of x (``DIGITS`` of them, so lengths below ``MAX_LEN``;
-the sizes form's own bound, ``INT32_MAX_OUT``, where the map reads out / in),
-every intermediate below 2^(DIGIT_BITS + 1) * r < 2^31 (``MAX_R``).
+out / in (scale_source "ratio") it is the sizes form of ``nearest_index`` at the computed length (its own bound,
+``INT32_MAX_OUT``). The constants pass 2^26, so ``compact`` first looks for a short equivalent fraction over every
+x below ``MAX_LEN`` (5/3 for 0.6f: the float32 error decides only exact ties); where there is none (0.999f) a
+lowering evaluates p*x + q without forming it (its terms pass 2^37): p = a*r + b, q = c*r + d, and
+floor((b*x + d) / r) by a long division over the base-2^DIGIT_BITS digits of x (``DIGITS`` of them, so lengths
+below ``MAX_LEN``), every intermediate below 2^(DIGIT_BITS + 1) * r < 2^31 (``MAX_R``).
 
 tests/semantics/test_nearest_scale.py checks ``ScaleIndex.indices`` against the oracle's own taps for every
 input length in 1..200 and many float32 scales, each coordinate mode and rounding.
@@ -57,7 +58,7 @@ class ScaleIndex:
 
     @property
     def constant(self) -> bool:
-        """p, q, r are constants (the user scale's map): the long-division form; else the sizes form's."""
+        """p, q, r are constants (the user scale's map); else the sizes form's, in (in, out)."""
         return all(f.c_in == 0 and f.c_out == 0 for f in (self.form.p, self.form.q, self.form.r))
 
     @property

@@ -9,7 +9,8 @@ is found (0.999f) p*x nears 2^37, so p = a*r + b and q = c*r + d are reduced her
 floor((b*x + d) / r) is a long division over the base-16 digits of x (``_floor_div_limbs``): each step's partial
 remainder R*16 + digit*b stays below 32*r < 2^31. The lengths: the
 exact floor(in*n / 2^E) by 12-bit halves of n (``_floor_length``); onnxruntime's and OpenVINO's float32 products
-as an f32 Multiply, which the CPU computes as the IEEE float32 product. Exact for input and output lengths below
+as an f32 Multiply, which the CPU computes as the IEEE float32 product (measured under the bf16 hint too: no
+length moved, ``test_every_length_rule_under_f32_and_bf16``). Exact for input and output lengths below
 ``nearest_scale.MAX_LEN`` (2^16).
 
 Proof by numbers (``grid_verdict``): the axis' subgraph, the input length its one parameter, run on CPU for every

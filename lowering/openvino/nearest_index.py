@@ -9,7 +9,8 @@ integers in float32 (measured: Divide and FloorMod of i64 values past 2^24 are w
 zero although the op says python_division). So every division is a float estimate refined by the exact
 integer remainder (``_floor_div``; exact in bf16 too, which the bf16 hint runs it in between Conv layers), and
 the graph never forms p*x + q: with p = a*r + b and q = c*r + d (0 <= b, d < r, reduced once per run on
-scalars) the index is a*x + c + floor((b*x + d) / r), whose largest intermediate b*x + d stays below r*out. The index is therefore exact while r*out < 2^31, r at most 4*out
+scalars) the index is a*x + c + floor((b*x + d) / r), whose largest intermediate b*x + d stays below r*out.
+The index is therefore exact while r*out < 2^31, r at most 4*out
 (half-pixel modes with rounding): every output length up to 23000 (``MAX_OUT``).
 
 Output lengths from a static scale that is not a whole number (a constant p, q, r near 2^26, output lengths by

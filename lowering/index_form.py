@@ -14,14 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..semantics.nearest_index import NearestIndex, NoNearestIndex, nearest_index, oracle_nearest_indices
+from ..semantics.nearest_index import INT32_MAX_OUT, NearestIndex, NoNearestIndex, nearest_index, \
+    oracle_nearest_indices
 from ..semantics.ir import ResizeIR, RuntimeValue
 from .passes import Refusal
 from .compiled.build import cache_root, project_hash
 
-# Largest output length whose index arithmetic stays inside int32: the largest intermediate b*x + d stays
-# below r*out with r <= 4*out (half-pixel modes with rounding), plus one r of slack for a quotient correction.
-INT32_MAX_OUT = 23000
 # Every (in, out) in 1..48, and large pairs around the int32 bound.
 GRID = [(i, o) for i in range(1, 49) for o in range(1, 49)] + \
     [(1000, 2000), (4097, 3), (3, 4097), (INT32_MAX_OUT, 7), (7, INT32_MAX_OUT), (INT32_MAX_OUT, INT32_MAX_OUT - 1),

@@ -41,6 +41,10 @@ class Linear:
 
 
 ONE = Linear(0, 0, 1)
+# Largest output length whose index arithmetic (``NearestIndex``, p, q, r computed from the lengths) stays inside
+# int32: the largest intermediate b*x + d stays below r*out with r <= 4*out (half-pixel modes with rounding), plus
+# one r of slack for a quotient correction.
+INT32_MAX_OUT = 23000
 
 
 @dataclass(frozen=True)
@@ -142,25 +146,34 @@ def run_time_form_refusal(ir: ResizeIR) -> NoNearestIndex | None:
     return None
 
 
-def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
-    """The exact integer source-index form shared by every resized axis of a nearest Resize whose output
-    lengths are given (sizes, static or fed at run time) or whole multiples of the input lengths (static
-    integer scales, ``integer_scales``), or why there is none."""
-    s = ir.sampler
-    if s.kind != "nearest":
-        return NoNearestIndex(f"{s.kind} reads more than one tap (an index form is for nearest only)", "mode")
-    if ir.sizes is None and integer_scales(ir) is None:
-        return NoNearestIndex("the output lengths come from scales (a float32 product, not a given length)"
-                              if not isinstance(ir.scales, tuple) or ir.size_rule in _EXACT_SIZE_RULES else
-                              f"the output lengths come from scales by the {ir.size_rule} rule", "scales")
+def common_refusal(ir: ResizeIR) -> NoNearestIndex | None:
+    """Why no nearest index form holds for ``ir`` whatever gives its lengths (sizes or scales), or None."""
+    if ir.sampler.kind != "nearest":
+        return NoNearestIndex(f"{ir.sampler.kind} reads more than one tap (an index form is for nearest only)",
+                              "mode")
     refused = run_time_form_refusal(ir)
     if refused is not None:
         return refused
     if ir.exclude_outside:
         return NoNearestIndex("exclude_outside turns a pick outside the input into 0", "exclude_outside")
+    if _rounded(ONE, ONE, ONE, ir.sampler.nearest) is None:
+        return NoNearestIndex(f"nearest rounding {ir.sampler.nearest} has no integer form here", "nearest_mode")
+    return None
+
+
+def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
+    """The exact integer source-index form shared by every resized axis of a nearest Resize whose output
+    lengths are given (sizes, static or fed at run time) or whole multiples of the input lengths (static
+    integer scales, ``integer_scales``), or why there is none."""
+    s = ir.sampler
+    refused = common_refusal(ir)
+    if refused is not None:
+        return refused
+    if ir.sizes is None and integer_scales(ir) is None:
+        return NoNearestIndex("the output lengths come from scales (a float32 product, not a given length)"
+                              if not isinstance(ir.scales, tuple) or ir.size_rule in _EXACT_SIZE_RULES else
+                              f"the output lengths come from scales by the {ir.size_rule} rule", "scales")
     folded = _rounded(*_BASE[ir.coord], s.nearest)
-    if folded is None:
-        return NoNearestIndex(f"nearest rounding {s.nearest} has no integer form here", "nearest_mode")
     # Output length 1: align_corners reads 0; pytorch_half_pixel reads 0 or -1/2 (its length1 rule), which
     # every rounding then clamps to 0. Elsewhere the general formula holds at out == 1 too.
     out1 = None

@@ -6,11 +6,15 @@ Gather moves.
 
 Arithmetic. OpenVINO's CPU plugin runs i64 as i32 (measured: an i64 Multiply wraps at 2^31) and divides
 integers in float32 (measured: Divide and FloorMod of i64 values past 2^24 are wrong; Divide truncates toward
-zero although the op says python_division). So every division is a float32 estimate fixed by the exact
-integer remainder (``_floor_div``), and the graph never forms p*x + q: with p = a*r + b and q = c*r + d
-(0 <= b, d < r, reduced once per run on scalars) the index is a*x + c + floor((b*x + d) / r), whose largest
-intermediate b*x + d stays below r*out. The index is therefore exact while r*out < 2^31, r at most 4*out
+zero although the op says python_division). So every division is a float estimate refined by the exact
+integer remainder (``_floor_div``; exact in bf16 too, which the bf16 hint runs it in between Conv layers), and
+the graph never forms p*x + q: with p = a*r + b and q = c*r + d (0 <= b, d < r, reduced once per run on
+scalars) the index is a*x + c + floor((b*x + d) / r), whose largest intermediate b*x + d stays below r*out.
+The index is therefore exact while r*out < 2^31, r at most 4*out
 (half-pixel modes with rounding): every output length up to 23000 (``MAX_OUT``).
+
+Output lengths from a static scale that is not a whole number (a constant p, q, r near 2^26, output lengths by
+the node's size rule): ``nearest_scale``, taken by the same rung and proven here per axis.
 
 Proof by numbers of the index computation itself (``grid_verdict``): the subgraph is compiled alone on CPU
 and run for every (in, out) in 1..48 and a few large pairs against the oracle's own nearest taps; the rung
@@ -30,6 +34,7 @@ from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, Verdicts, copied_axes, 
     oracle_indices, version_of
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
+from . import nearest_scale
 from .interpolate import inexact_spellings
 
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
@@ -57,14 +62,27 @@ def _linear(f, in_len, out_len):
     return acc
 
 
-def _floor_div(n, r):
-    """floor(n / r) exactly for r > 0, |n| < 2^31 and a quotient below 2^22: OpenVINO's CPU divides integers
-    in float32 (measured: i64 Divide and FloorMod wrong past 2^24), so the float32 quotient (off by at most
-    one here) is fixed with the exact integer remainder. Comparisons read only the sign of an integer, which
-    a float32 copy keeps."""
+def _quotient_estimate(n, r):
     o = ops()
-    f32 = "f32"
-    q = o.convert(o.floor(o.divide(o.convert(n, f32), o.convert(r, f32))), "i64").output(0)
+    return o.convert(o.floor(o.divide(o.convert(n, "f32"), o.convert(r, "f32"))), "i64").output(0)
+
+
+# Under the bf16 hint OpenVINO's CPU runs an f32 Divide between two Conv layers in bf16 (measured: a sizes index form
+# between 1x1 Convs read other rows from output length 510 on); a bf16 quotient is within 2^-7 of the exact one, so
+# each estimate of the remainder's quotient cuts the error by 2^7: three bring a quotient below 2^22 within one.
+_REFINEMENTS = 3
+
+
+def _floor_div(n, r):
+    """floor(n / r) exactly for r > 0, |n| < 2^31 / (1 + 2^-7) and a quotient below 2^22, at the f32 or bf16
+    precision OpenVINO's CPU runs the estimates in: it divides integers in float32 (measured: i64 Divide and
+    FloorMod wrong past 2^24), so the float quotient is refined by the quotients of its exact integer remainder
+    (``_REFINEMENTS``; in f32 the first is already within one) and fixed by the last remainder's sign. Comparisons
+    read only the sign of an integer, which a float copy keeps."""
+    o = ops()
+    q = _quotient_estimate(n, r)
+    for _ in range(_REFINEMENTS):
+        q = o.add(q, _quotient_estimate(o.subtract(n, o.multiply(q, r)).output(0), r)).output(0)
     rem = o.subtract(n, o.multiply(q, r)).output(0)
     zero = o.constant(np.int64(0))
     q = o.subtract(q, o.convert(o.less(rem, zero), "i64")).output(0)
@@ -86,7 +104,14 @@ def index_graph(form: NearestIndex, in_len, out_len):
     b = o.subtract(p, o.multiply(a, r)).output(0)  # p mod r, in [0, r)
     d = o.subtract(q, o.multiply(c, r)).output(0)
     frac = _floor_div(o.add(o.multiply(x, b), d).output(0), r)
-    idx = o.add(o.add(o.multiply(x, a), c), frac).output(0)
+    return finish_index(form, o.add(o.add(o.multiply(x, a), c), frac).output(0), x, in_len, out_len)
+
+
+def finish_index(form: NearestIndex, idx, x, in_len, out_len):
+    """``form``'s pieces around its formula ``idx`` (i64 [out]): out == 1, the clamp to [0, in-1], a copied
+    axis of equal lengths."""
+    o = ops()
+    one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
     if form.out1 is not None:
         idx = o.select(o.equal(out_len, one), o.constant(np.int64(form.out1)), idx).output(0)
     idx = o.minimum(o.maximum(idx, zero), o.subtract(in_len, one)).output(0)
@@ -174,8 +199,7 @@ def _lengths(node, shape_of, i: int, axis: int):
     tag goes astray, but it leaves a Maximum of a run-time value alone."""
     o = ops()
     zero = o.constant(np.int64(0))
-    in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), zero)
-    tag(in_len, _tag(node.name, axis, "in"))
+    in_len = _in_length(node, shape_of, axis)
     if isinstance(node.ir.sizes, RuntimeValue):
         sizes = node.inputs[3] if len(node.inputs) > 3 else None
         if sizes is None:
@@ -188,7 +212,16 @@ def _lengths(node, shape_of, i: int, axis: int):
     else:  # a static integer scale k: out = k*in exactly (semantics.nearest_index.integer_scales)
         out_len = o.maximum(o.multiply(in_len, o.constant(np.int64(integer_scales(node.ir)[i]))), zero)
     tag(out_len, _tag(node.name, axis, "out"))
-    return in_len.output(0), out_len.output(0)
+    return in_len, out_len.output(0)
+
+
+def _in_length(node, shape_of, axis: int):
+    """X's run-time length on ``axis`` (i64 scalar), ending in the tagged Maximum with 0 (``_lengths``)."""
+    o = ops()
+    zero = o.constant(np.int64(0))
+    in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), zero)
+    tag(in_len, _tag(node.name, axis, "in"))
+    return in_len.output(0)
 
 
 def applies(node) -> bool:
@@ -202,7 +235,9 @@ def rung(node, not_native=(), unless=lambda node: None):
     (a dynamic input shape or sizes fed at run time). ``not_native``: as for the tap tables' rung. ``unless``:
     a refusal to answer with instead of proving the form (the cost model's), or None."""
     ir = node.ir
-    form = form_of(ir)
+    form, scaled = form_of(ir), None
+    if isinstance(form, Refusal) and form.field == "scales":  # not a whole-number scale: its own form
+        form = scaled = nearest_scale.forms(ir)
     if isinstance(form, Refusal):
         return form
     x = node.inputs[0]
@@ -214,7 +249,8 @@ def rung(node, not_native=(), unless=lambda node: None):
     skipped = unless(node)
     if skipped is not None:
         return skipped
-    verdict = grid_verdict(_standalone(form), ir)
+    verdict = grid_verdict(_standalone(form), ir) if scaled is None else \
+        next(filter(None, (nearest_scale.grid_verdict(nearest_scale.standalone(f), ir, f) for f in scaled)), None)
     if verdict is not None:
         return Refusal(verdict, "rung")
     o = ops()
@@ -224,23 +260,28 @@ def rung(node, not_native=(), unless=lambda node: None):
     for i, axis in enumerate(ir.axes):
         if axis in copied:
             continue  # X's own length at run time, and the oracle copies it: nothing to gather
-        in_len, out_len = _lengths(node, shape_of, i, axis)
-        idx = index_graph(form, in_len, out_len)
+        if scaled is None:
+            idx = index_graph(form, *_lengths(node, shape_of, i, axis))
+        else:
+            idx = nearest_scale.axis_graph(scaled[i], _in_length(node, shape_of, axis))[0]
         g = o.gather(y, idx, o.constant(np.int64(axis)))
         tag(g, _tag(node.name, axis, "gather"))
         y = g.output(0)
-    reason = REASON + f", exact for output lengths up to {MAX_OUT}" + inexact_spellings(not_native)
-    fixed = {axis: _fixed(ir, i, _static_len(dims(x)[axis])) for i, axis in enumerate(ir.axes)}
+    reason = (REASON + f", exact for output lengths up to {MAX_OUT}" if scaled is None else
+              nearest_scale.reason(scaled)) + inexact_spellings(not_native)
+    fixed = {axis: _fixed(ir, i, _static_len(dims(x)[axis]), scaled) for i, axis in enumerate(ir.axes)}
     return Candidate([y], reason, proof={"form": "nearest_index", "axes": [a for a in ir.axes if a not in copied],
-                                         "copied": list(copied), "fixed": fixed})
+                                         "copied": list(copied), "fixed": fixed, "scaled": scaled is not None})
 
 
 def _static_len(d):
     return None if d is None else int(d)
 
 
-def _fixed(ir: ResizeIR, i: int, in_len):
+def _fixed(ir: ResizeIR, i: int, in_len, scaled=None):
     """(in, out) of the i-th resized axis where known here (None where known only at run time)."""
+    if scaled is not None:
+        return in_len, (scaled[i].out_len(in_len) if in_len is not None else None)
     if isinstance(ir.sizes, tuple):
         return in_len, ir.sizes[i]
     k = integer_scales(ir)
@@ -265,7 +306,10 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     out of a copy of the produced model with parameters in place of the run-time lengths it reads (the
     tagged Maximum ops), computes the oracle's taps over ``GRID``. Lengths OpenVINO folded into constants
     must be the static ones recorded at lowering; an index vector folded whole must equal the taps."""
-    form = nearest_index(rec.ir)
+    form, scaled = nearest_index(rec.ir), None
+    if isinstance(form, NoNearestIndex) and form.field == "scales":
+        scaled = nearest_scale.forms(rec.ir)
+        form = NoNearestIndex(scaled.reason, scaled.field) if isinstance(scaled, Refusal) else scaled
     if isinstance(form, NoNearestIndex):
         return [f"{rec.node}: the source IR has no integer index form ({form.reason})"]
     tags = tags_in_copy(rec, by_tag, ov_model)
@@ -285,7 +329,10 @@ def prove(rec, by_tag, ov_model) -> list[str]:
             out.append(f"{rec.node}: axis {axis}: the Gather does not read the previous axis' result")
         prev = g
         fixed = tuple(rec.proof.get("fixed", {}).get(axis, (None, None)))
-        out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(g.input_value(1), tags, rec, axis, fixed)]
+        got = _prove_axis(g.input_value(1), tags, rec, axis, fixed) if scaled is None else \
+            nearest_scale.prove_axis(g.input_value(1), tags.get(_tag(rec.node, axis, "in")), rec.ir,
+                                     scaled[rec.ir.axes.index(axis)], fixed[0])
+        out += [f"{rec.node}: axis {axis}: {m}" for m in got]
     return out
 
 

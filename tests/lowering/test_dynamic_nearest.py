@@ -9,7 +9,9 @@ import pytest
 from onnx import TensorProto, helper
 
 ov = pytest.importorskip("openvino")
+ort = pytest.importorskip("onnxruntime")
 
+from resample_bridge import api  # noqa: E402
 from resample_bridge.lowering.index_form import Verdicts  # noqa: E402
 from resample_bridge.lowering.openvino import convert  # noqa: E402
 from resample_bridge.lowering.openvino import nearest_index as ni  # noqa: E402
@@ -267,3 +269,39 @@ def test_a_verdict_is_computed_once_per_machine(tmp_path, monkeypatch):
         assert ni.grid_verdict(ni._standalone(ni.nearest_index(ir)), ir) is None
         assert "differ from the oracle's taps" in ni.grid_verdict(ni._standalone(ni.nearest_index(other)), ir)
         assert len(runs) == expected_runs, version
+
+
+def conv_sandwich(coord, rounding):
+    """``fpn_model``'s Resize between two 1x1 Conv layers (identity weights: integers below 256 stay exact in bf16),
+    where OpenVINO's CPU runs float ops in bf16 under the bf16 hint, the index form's float32 quotients included."""
+    model = fpn_model(coord, rounding)
+    g = model.graph
+    g.initializer.append(onnx.numpy_helper.from_array(np.eye(2, dtype=np.float32).reshape(2, 2, 1, 1), "wt"))
+    resize = [n for n in g.node if n.op_type == "Resize"][0]
+    resize.input[0], resize.output[0] = "A", "B"
+    for n in g.node:
+        if n.op_type == "Shape" and n.input[0] == "X":
+            n.input[0] = "A"
+    g.node.insert(0, helper.make_node("Conv", ["X", "wt"], ["A"]))
+    g.node.append(helper.make_node("Conv", ["B", "wt"], ["Y"]))
+    return model
+
+
+@pytest.mark.parametrize("coord,rounding", [("half_pixel", "round_prefer_ceil"), ("asymmetric", "floor")])
+def test_bf16_between_conv_layers_moves_no_index(coord, rounding, tmp_path):
+    """Under the bf16 hint the float32 quotient estimates run in bf16 (8 bits): before their refinement
+    (``_floor_div``) rows moved from output length 510 on. Every element equals onnxruntime's, up to the largest
+    output length the form is exact for."""
+    src = tmp_path / "m.onnx"
+    onnx.save(conv_sandwich(coord, rounding), src)
+    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
+    assert done.records[0].rung == 3 and done.extension is None, done.records[0].summary()
+    bf16 = ov.Core().compile_model(done.output, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(4)
+    for (h, w), (h2, w2) in (((5, 7), (9, 13)), ((2, 300), (5, 510)), ((240, 320), (500, 700)),
+                             ((3, 20000), (2, ni.MAX_OUT))):
+        x = rng.integers(0, 256, (1, 2, h, w)).astype(np.float32)
+        ref_in = np.zeros((1, 2, h2, w2), np.float32)
+        got, want = bf16([x, ref_in])[0], sess.run(None, {"X": x, "Yref": ref_in})[0]
+        assert got.shape == want.shape and np.array_equal(got, want), ((h, w), (h2, w2))

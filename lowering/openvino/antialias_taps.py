@@ -7,7 +7,7 @@ its window (a static scale's K folds to a constant); the Gather's [.., out, K, .
 elements per row of the other axes (R: the filter radius).
 
 Precision. Every decision is integer arithmetic: the source's left neighbour and the tap's position (floor
-divisions fixed by their integer remainder, ``nearest_index._floor_div``: OpenVINO's CPU divides integers in
+divisions fixed by their integer remainder, ``index_ops.floor_div``: OpenVINO's CPU divides integers in
 float32), the filter's support and Keys' piece (comparisons of integer numerators). Only the tap's distance
 d = n / den is a float32 division of two integers, so no rounding can move a tap or drop one. The weights'
 float ops are not pinned to f32: where the Resize stands alone or next to the model's inputs / outputs
@@ -37,7 +37,8 @@ from ..index_form import Verdicts, version_of
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
 from .interpolate import inexact_spellings
-from .nearest_index import _floor_div, _lengths, _signature, _tag, tags_in_copy
+from .index_ops import floor_div, signature, tag_of
+from .nearest_index import _lengths, tags_in_copy
 
 FORM = "antialias_taps"
 MAX_LEN = 16000  # (2*2 + 4) * 16000^2 < 2^31: cubic's numerators stay inside int32
@@ -64,7 +65,7 @@ class _Verdicts(Verdicts):
         return cache_root() / f"window-grid-{self.sources}.json"
 
 
-_VERDICTS = _Verdicts(version_of("openvino"))
+VERDICTS = _Verdicts(version_of("openvino"))
 _FLOATS = ("float32", "float16", "bfloat16")
 
 
@@ -143,7 +144,7 @@ def window_graph(form: WindowForm, in_len, out_len):
     x = o.unsqueeze(o.range(zero, out_len, one, i64), o.constant(np.int64(1))).output(0)  # [out, 1]
     taps = o.unsqueeze(o.range(o.subtract(one, m), o.add(m, one), one, i64), zero).output(0)  # [1, K]
     num = o.add(o.multiply(x, p), q).output(0)
-    x0 = _floor_div(o.subtract(num, one).output(0), r)
+    x0 = floor_div(o.subtract(num, one).output(0), r)
     tn = o.subtract(num, o.multiply(x0, r)).output(0)
     n = o.multiply(o.subtract(o.multiply(taps, r), tn), fn).output(0)
     den = o.multiply(r, fd).output(0)
@@ -179,8 +180,8 @@ def grid_verdict(model, ir: ResizeIR, form: WindowForm, fixed: tuple = (None, No
     outputs: index [out, K], weight [out, K]) gives the oracle's taps of ``ir`` (dense, within the error bound's
     allowance per weight) on OpenVINO CPU for every (in, out) of ``GRID`` (out from the static scale where
     ``form`` has one; the fixed length in place of the grid's), else where it does not."""
-    key = (_signature(model), form, fixed)
-    found, verdict = _VERDICTS.get(key)
+    key = (signature(model), form, fixed)
+    found, verdict = VERDICTS.get(key)
     if found:
         return verdict
     import openvino as ov
@@ -191,7 +192,7 @@ def grid_verdict(model, ir: ResizeIR, form: WindowForm, fixed: tuple = (None, No
         verdict = f"the window subgraph does not compile: {plugin_sentence(e)}"
     else:
         verdict = _grid_mismatch(run, ir, form, fixed)
-    _VERDICTS.put(key, verdict)
+    VERDICTS.put(key, verdict)
     return verdict
 
 
@@ -227,11 +228,11 @@ def _out_length(node, shape_of, i: int, axis: int, form: WindowForm):
     o = ops()
     zero = o.constant(np.int64(0))
     in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), zero)
-    tag(in_len, _tag(node.name, axis, "in"))
+    tag(in_len, tag_of(node.name, axis, "in"))
     P, Q = form.scale.numerator, form.scale.denominator
-    out_len = _floor_div(o.multiply(in_len, o.constant(np.int64(P))).output(0), o.constant(np.int64(Q)).output(0))
+    out_len = floor_div(o.multiply(in_len, o.constant(np.int64(P))).output(0), o.constant(np.int64(Q)).output(0))
     out_len = o.maximum(out_len, zero)
-    tag(out_len, _tag(node.name, axis, "out"))
+    tag(out_len, tag_of(node.name, axis, "out"))
     return in_len.output(0), out_len.output(0)
 
 
@@ -279,9 +280,9 @@ def rung(node, not_native=()):
         in_len, out_len = _out_length(node, shape_of, i, axis, form)
         index, weight = window_graph(form, in_len, out_len)
         g = o.gather(y, index, o.constant(np.int64(axis)))  # [.., out, K, ..]
-        tag(g, _tag(node.name, axis, "gather"))
+        tag(g, tag_of(node.name, axis, "gather"))
         y = _tap_sum(g, weight, rank, axis)
-        tag(y.get_node(), _tag(node.name, axis, "sum"))
+        tag(y.get_node(), tag_of(node.name, axis, "sum"))
     if y is x:
         y = o.convert(x, "f32").output(0)
     if str(ir.dtype) != "float32":
@@ -319,14 +320,14 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     for axis in rec.proof.get("axes", ()):
         why = _prove_axis(tags, rec, axis, form, prev)
         out += [f"{rec.node}: axis {axis}: {m}" for m in why]
-        prev = tags.get(_tag(rec.node, axis, "sum"))
+        prev = tags.get(tag_of(rec.node, axis, "sum"))
     return out
 
 
 def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
     import openvino as ov
 
-    g, total = tags.get(_tag(rec.node, axis, "gather")), tags.get(_tag(rec.node, axis, "sum"))
+    g, total = tags.get(tag_of(rec.node, axis, "gather")), tags.get(tag_of(rec.node, axis, "sum"))
     if g is None or g.get_type_name() != "Gather" or total is None:
         return ["no Gather of the window in the produced model"]
     if _constant(g.input_value(2)) != [axis]:
@@ -343,7 +344,7 @@ def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
     for role, known in zip(("in", "out"), rec.proof.get("fixed", {}).get(axis, (None, None))):
         # A length OpenVINO folded (its tag may then sit on another folded constant) is the static one
         # recorded at lowering.
-        op = tags.get(_tag(rec.node, axis, role))
+        op = tags.get(tag_of(rec.node, axis, role))
         if op is None or op.get_type_name() == "Constant":
             if known is None:
                 return [f"the window's run-time {role} length is not in the produced model"]

@@ -7,7 +7,7 @@ Gather moves.
 Arithmetic. OpenVINO's CPU plugin runs i64 as i32 (measured: an i64 Multiply wraps at 2^31) and divides
 integers in float32 (measured: Divide and FloorMod of i64 values past 2^24 are wrong; Divide truncates toward
 zero although the op says python_division). So every division is a float estimate refined by the exact
-integer remainder (``_floor_div``; exact in bf16 too, which the bf16 hint runs it in between Conv layers), and
+integer remainder (``floor_div``; exact in bf16 too, which the bf16 hint runs it in between Conv layers), and
 the graph never forms p*x + q: with p = a*r + b and q = c*r + d (0 <= b, d < r, reduced once per run on
 scalars) the index is a*x + c + floor((b*x + d) / r), whose largest intermediate b*x + d stays below r*out.
 The index is therefore exact while r*out < 2^31, r at most 4*out
@@ -34,107 +34,16 @@ from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, Verdicts, copied_axes, 
     oracle_indices, version_of
 from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
+from . import index_ops
+from .index_ops import finish_index, floor_div, index_graph, signature, tag_of, upstream_names
 from . import nearest_scale
 from .interpolate import inexact_spellings
 
 REASON = "index decomposition: source indices computed in int64 for every run-time size (Gather)"
-_VERDICTS = Verdicts(version_of("openvino"))
-
-
-def _tag(name: str, axis: int, what: str) -> str:
-    return f"{name}/index_{axis}/{what}"
-
-
-def _linear(f, in_len, out_len):
-    """c_in*in + c_out*out + c_one as ops on i64 scalars (no op for a zero term)."""
-    o = ops()
-    terms = []
-    for c, v in ((f.c_in, in_len), (f.c_out, out_len)):
-        if c == 1:
-            terms.append(v)
-        elif c:
-            terms.append(o.multiply(v, o.constant(np.int64(c))).output(0))
-    if f.c_one or not terms:
-        terms.append(o.constant(np.int64(f.c_one)).output(0))
-    acc = terms[0]
-    for t in terms[1:]:
-        acc = o.add(acc, t).output(0)
-    return acc
-
-
-def _quotient_estimate(n, r):
-    o = ops()
-    return o.convert(o.floor(o.divide(o.convert(n, "f32"), o.convert(r, "f32"))), "i64").output(0)
-
-
-# Under the bf16 hint OpenVINO's CPU runs an f32 Divide between two Conv layers in bf16 (measured: a sizes index form
-# between 1x1 Convs read other rows from output length 510 on); a bf16 quotient is within 2^-7 of the exact one, so
-# each estimate of the remainder's quotient cuts the error by 2^7: three bring a quotient below 2^22 within one.
-_REFINEMENTS = 3
-
-
-def _floor_div(n, r):
-    """floor(n / r) exactly for r > 0, |n| < 2^31 / (1 + 2^-7) and a quotient below 2^22, at the f32 or bf16
-    precision OpenVINO's CPU runs the estimates in: it divides integers in float32 (measured: i64 Divide and
-    FloorMod wrong past 2^24), so the float quotient is refined by the quotients of its exact integer remainder
-    (``_REFINEMENTS``; in f32 the first is already within one) and fixed by the last remainder's sign. Comparisons
-    read only the sign of an integer, which a float copy keeps."""
-    o = ops()
-    q = _quotient_estimate(n, r)
-    for _ in range(_REFINEMENTS):
-        q = o.add(q, _quotient_estimate(o.subtract(n, o.multiply(q, r)).output(0), r)).output(0)
-    rem = o.subtract(n, o.multiply(q, r)).output(0)
-    zero = o.constant(np.int64(0))
-    q = o.subtract(q, o.convert(o.less(rem, zero), "i64")).output(0)
-    return o.add(q, o.convert(o.greater_equal(o.subtract(rem, r), zero), "i64")).output(0)
-
-
-def index_graph(form: NearestIndex, in_len, out_len):
-    """The index vector [out] (i64) for i64 scalar outputs ``in_len``, ``out_len``: ``form`` in integer ops
-    whose intermediates stay below r*out (see the module note)."""
-    o = ops()
-    i64 = "i64"
-    one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
-    x = o.range(zero, out_len, one, i64).output(0)
-    # r > 0 wherever the formula is used; the max keeps a division by zero (out == 1 in align_corners,
-    # out == 0) out of the graph, where a piece or the empty range takes over.
-    r = o.maximum(_linear(form.r, in_len, out_len), one).output(0)
-    p, q = _linear(form.p, in_len, out_len), _linear(form.q, in_len, out_len)
-    a, c = _floor_div(p, r), _floor_div(q, r)
-    b = o.subtract(p, o.multiply(a, r)).output(0)  # p mod r, in [0, r)
-    d = o.subtract(q, o.multiply(c, r)).output(0)
-    frac = _floor_div(o.add(o.multiply(x, b), d).output(0), r)
-    return finish_index(form, o.add(o.add(o.multiply(x, a), c), frac).output(0), x, in_len, out_len)
-
-
-def finish_index(form: NearestIndex, idx, x, in_len, out_len):
-    """``form``'s pieces around its formula ``idx`` (i64 [out]): out == 1, the clamp to [0, in-1], a copied
-    axis of equal lengths."""
-    o = ops()
-    one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
-    if form.out1 is not None:
-        idx = o.select(o.equal(out_len, one), o.constant(np.int64(form.out1)), idx).output(0)
-    idx = o.minimum(o.maximum(idx, zero), o.subtract(in_len, one)).output(0)
-    if form.copy_equal:
-        idx = o.select(o.equal(in_len, out_len), x, idx).output(0)
-    return idx
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Proof by numbers of the index subgraph, over a grid of lengths
-
-
-def _signature(model) -> tuple:
-    """The structure of a compiled-alone index subgraph: op types, attributes, constants, wiring."""
-    order = {op.get_friendly_name(): k for k, op in enumerate(model.get_ordered_ops())}
-    sig = []
-    for op in model.get_ordered_ops():
-        t = op.get_type_name()
-        data = op.get_data().tobytes() if t == "Constant" else None
-        ins = tuple(order[v.get_node().get_friendly_name()] for v in op.input_values())
-        attrs = tuple(sorted((k, str(v)) for k, v in op.get_attributes().items())) if t != "Constant" else ()
-        sig.append((t, attrs, data, ins))
-    return tuple(sig)
 
 
 def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None:
@@ -142,8 +51,8 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
     output: the index vector) computes the oracle's nearest taps of ``ir`` on OpenVINO CPU for every (in,
     out) of ``GRID`` (those with the fixed length(s)), else where it does not."""
     form = nearest_index(ir)
-    key = (_signature(model), form, fixed)
-    found, verdict = _VERDICTS.get(key)
+    key = (signature(model), form, fixed)
+    found, verdict = index_ops.VERDICTS.get(key)
     if found:
         return verdict
     import openvino as ov
@@ -176,7 +85,7 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
             run.wait()
             return run.get_output_tensor(0).data.copy()
         verdict = grid_mismatch(ir, [(i, None if fo == "length" else o) for i, o in grid], run_at)
-    _VERDICTS.put(key, verdict)
+    index_ops.VERDICTS.put(key, verdict)
     return verdict
 
 
@@ -211,7 +120,7 @@ def _lengths(node, shape_of, i: int, axis: int):
         out_len = o.constant(np.int64(node.ir.sizes[i]))
     else:  # a static integer scale k: out = k*in exactly (semantics.nearest_index.integer_scales)
         out_len = o.maximum(o.multiply(in_len, o.constant(np.int64(integer_scales(node.ir)[i]))), zero)
-    tag(out_len, _tag(node.name, axis, "out"))
+    tag(out_len, tag_of(node.name, axis, "out"))
     return in_len, out_len.output(0)
 
 
@@ -220,7 +129,7 @@ def _in_length(node, shape_of, axis: int):
     o = ops()
     zero = o.constant(np.int64(0))
     in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), zero)
-    tag(in_len, _tag(node.name, axis, "in"))
+    tag(in_len, tag_of(node.name, axis, "in"))
     return in_len.output(0)
 
 
@@ -265,7 +174,7 @@ def rung(node, not_native=(), unless=lambda node: None):
         else:
             idx = nearest_scale.axis_graph(scaled[i], _in_length(node, shape_of, axis))[0]
         g = o.gather(y, idx, o.constant(np.int64(axis)))
-        tag(g, _tag(node.name, axis, "gather"))
+        tag(g, tag_of(node.name, axis, "gather"))
         y = g.output(0)
     reason = (REASON + f", exact for output lengths up to {MAX_OUT}" if scaled is None else
               nearest_scale.reason(scaled)) + inexact_spellings(not_native)
@@ -318,7 +227,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
         out.append(f"{rec.node}: the axes left as they are ({rec.proof.get('copied')}) are not the ones the source "
                    f"IR copies ({list(copied_axes(rec.ir))})")
     for axis in rec.proof.get("axes", rec.ir.axes):
-        g = tags.get(_tag(rec.node, axis, "gather"))
+        g = tags.get(tag_of(rec.node, axis, "gather"))
         if g is None or g.get_type_name() != "Gather":
             out.append(f"{rec.node}: axis {axis}: no index Gather in the produced model")
             continue
@@ -330,7 +239,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
         prev = g
         fixed = tuple(rec.proof.get("fixed", {}).get(axis, (None, None)))
         got = _prove_axis(g.input_value(1), tags, rec, axis, fixed) if scaled is None else \
-            nearest_scale.prove_axis(g.input_value(1), tags.get(_tag(rec.node, axis, "in")), rec.ir,
+            nearest_scale.prove_axis(g.input_value(1), tags.get(tag_of(rec.node, axis, "in")), rec.ir,
                                      scaled[rec.ir.axes.index(axis)], fixed[0])
         out += [f"{rec.node}: axis {axis}: {m}" for m in got]
     return out
@@ -352,7 +261,7 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
     # The lengths: the tagged Maximum ops, unless OpenVINO folded one (a static length, recorded at lowering).
     roles, boundary = [], []
     for role in ("in", "out"):
-        op = tags.get(_tag(rec.node, axis, role))
+        op = tags.get(tag_of(rec.node, axis, role))
         if op is not None and op.get_type_name() != "Constant":
             roles.append(role)
             boundary.append(op.output(0))
@@ -372,7 +281,7 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
                   else o.convert(p, v.get_element_type()).output(0))
     # A length OpenVINO folded into the subgraph (e.g. sizes[0] = Shape(X)[0] with a static batch) leaves its
     # tagged op unread: it is then fixed, to the static length (in) or to the length of the index vector (out).
-    reached = _reached(indices.get_node())
+    reached = upstream_names(indices.get_node())
     roles = [r for r in roles if params[r].get_name() in reached]
     if "in" not in roles and "out" in roles:
         # OpenVINO derived in == out from the shapes' symbols (sizes[k] = Shape(X)[k]) and reads out for both.
@@ -386,14 +295,3 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
     verdict = grid_verdict(model, rec.ir, (None if "in" in roles else fi,
                                            None if "out" in roles else (fo or "length")))
     return [] if verdict is None else [verdict]
-
-
-def _reached(op) -> set:
-    """The unique names of the ops ``op`` depends on (itself included)."""
-    seen, todo = set(), [op]
-    while todo:
-        n = todo.pop()
-        if n.get_name() not in seen:
-            seen.add(n.get_name())
-            todo += [v.get_node() for v in n.input_values()]
-    return seen

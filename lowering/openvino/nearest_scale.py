@@ -2,7 +2,7 @@
 on input lengths known only at run time (``semantics.nearest_scale``): per resized axis the output length by the
 node's own size rule, then the source indices, both computed in the graph from the run-time input length.
 
-Arithmetic. OpenVINO's CPU runs i64 as i32 and divides integers in float32 (``nearest_index._floor_div``). The
+Arithmetic. OpenVINO's CPU runs i64 as i32 and divides integers in float32 (``index_ops.floor_div``). The
 user scale's index floor((p*x + q) / r) has constant p, q, r. Most scales compact to a short equivalent fraction
 (``nearest_scale.compact``: r < 2^14, 5/3 for 0.6f), computed as the sizes form is (``index_graph``); where none
 is found (0.999f) p*x nears 2^37, so p = a*r + b and q = c*r + d are reduced here on constants and
@@ -29,7 +29,10 @@ from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.nearest_scale import COMPACT_R, DIGIT_BITS, DIGITS, HALF_BITS, MAX_LEN, ScaleIndex, \
     oracle_scale_indices, scale_indices
 from ..passes import Refusal
+from ..index_form import axis_key
 from .graph import F32, ops
+from . import index_ops
+from .index_ops import finish_index, floor_div, index_graph, signature, upstream_names
 
 FORM = "nearest_scale"
 REASON = ("index decomposition: output lengths by the node's size rule and source indices computed in integers from "
@@ -54,7 +57,6 @@ def _const(v: int):
 def _floor_div_limbs(x, b: int, d: int, r: int):
     """floor((b*x + d) / r) for x in [0, 16^DIGITS) and constants 0 <= b, d < r < 2^26, in int32: Horner over the
     digits of x keeps b*(x's leading digits) = Q*r + R, so every intermediate stays below 32*r."""
-    from .nearest_index import _floor_div
 
     o = ops()
     base = 1 << DIGIT_BITS
@@ -62,12 +64,12 @@ def _floor_div_limbs(x, b: int, d: int, r: int):
     quotient, rem = None, None
     rest = x
     for j in reversed(range(DIGITS)):
-        high = _floor_div(rest, _const(base ** j)) if j else rest  # x < 2^16: quotients below 2^22
+        high = floor_div(rest, _const(base ** j)) if j else rest  # x < 2^16: quotients below 2^22
         rest = o.subtract(rest, o.multiply(high, _const(base ** j))).output(0) if j else None
         t = o.multiply(high, _const(b)).output(0)
         if rem is not None:
             t = o.add(o.multiply(rem, _const(base)), t).output(0)
-        q = _floor_div(t, rc)
+        q = floor_div(t, rc)
         rem = o.subtract(t, o.multiply(q, rc)).output(0)
         quotient = q if quotient is None else o.add(o.multiply(quotient, _const(base)), q).output(0)
     carry = o.convert(o.greater_equal(o.add(rem, _const(d)), rc), "i64").output(0)  # R + d < 2r
@@ -77,15 +79,14 @@ def _floor_div_limbs(x, b: int, d: int, r: int):
 def _floor_length(in_len, n: int, e: int):
     """floor(in*n / 2^e) for in < 2^16 and n < 2^24 in int32: in*n = A*2^12 + B with A = in*n1, B = in*n0, both
     below 2^28, and nested floors."""
-    from .nearest_index import _floor_div
 
     o = ops()
     n1, n0 = divmod(n, 1 << HALF_BITS)
     a, b = o.multiply(in_len, _const(n1)).output(0), o.multiply(in_len, _const(n0)).output(0)
     if e >= HALF_BITS:
-        top = o.add(a, _floor_div(b, _const(1 << HALF_BITS))).output(0)
-        return _floor_div(top, _const(1 << (e - HALF_BITS)))
-    return o.add(o.multiply(a, _const(1 << (HALF_BITS - e))), _floor_div(b, _const(1 << e))).output(0)
+        top = o.add(a, floor_div(b, _const(1 << HALF_BITS))).output(0)
+        return floor_div(top, _const(1 << (e - HALF_BITS)))
+    return o.add(o.multiply(a, _const(1 << (HALF_BITS - e))), floor_div(b, _const(1 << e))).output(0)
 
 
 def length_graph(form: ScaleIndex, in_len):
@@ -103,7 +104,6 @@ def length_graph(form: ScaleIndex, in_len):
 
 def axis_graph(form: ScaleIndex, in_len):
     """(index vector [out] i64, out) for the i64 scalar ``in_len``."""
-    from .nearest_index import finish_index, index_graph
 
     out_len = length_graph(form, in_len)
     if not form.constant or form.form.r.c_one < COMPACT_R:
@@ -143,12 +143,10 @@ def grid_verdict(model, ir: ResizeIR, form: ScaleIndex, fixed_in: int | None = N
     """None when ``model`` (parameter: the i64 scalar input length, unless ``fixed_in`` gives it; output: the
     index vector) computes the oracle's taps of ``ir`` at ``form``'s scale, output length included, on OpenVINO
     CPU for every input length of ``in_grid`` (only ``fixed_in`` where given), else where it does not."""
-    from .nearest_index import _VERDICTS, _signature
-    from ..index_form import axis_key
 
     grid = [fixed_in] if fixed_in is not None else in_grid(form)
-    key = (FORM, _signature(model), form, tuple(grid))
-    found, verdict = _VERDICTS.get(key)
+    key = (FORM, signature(model), form, tuple(grid))
+    found, verdict = index_ops.VERDICTS.get(key)
     if found:
         return verdict
     import openvino as ov
@@ -168,7 +166,7 @@ def grid_verdict(model, ir: ResizeIR, form: ScaleIndex, fixed_in: int | None = N
                     f"index {int(np.flatnonzero(got != want)[0])}"
                 verdict = f"source indices differ from the oracle's taps at scale {float(form.scale)}, in={i} ({bad})"
                 break
-    _VERDICTS.put(key, verdict)
+    index_ops.VERDICTS.put(key, verdict)
     return verdict
 
 
@@ -185,7 +183,6 @@ def prove_axis(indices, in_op, ir: ResizeIR, form: ScaleIndex, fixed_in: int | N
     compared with the taps at the static length."""
     import openvino as ov
 
-    from .nearest_index import _reached
 
     src = indices.get_node()
     if src.get_type_name() == "Constant":
@@ -200,7 +197,7 @@ def prove_axis(indices, in_op, ir: ResizeIR, form: ScaleIndex, fixed_in: int | N
         v = in_op.output(0)
         v.replace(p.output(0) if v.get_element_type() == p.get_element_type()
                   else ops().convert(p, v.get_element_type()).output(0))
-        params = [p] if p.get_name() in _reached(src) else []
+        params = [p] if p.get_name() in upstream_names(src) else []
     if not params and fixed_in is None:
         return ["the index subgraph does not read the input's run-time length"]
     try:

@@ -14,7 +14,7 @@ ort = pytest.importorskip("onnxruntime")
 from resample_bridge import api  # noqa: E402
 from resample_bridge.lowering.index_form import Verdicts  # noqa: E402
 from resample_bridge.lowering.openvino import convert  # noqa: E402
-from resample_bridge.lowering.openvino import nearest_index as ni  # noqa: E402
+from resample_bridge.lowering.openvino import index_ops, nearest_index as ni  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
@@ -112,7 +112,7 @@ def test_sizes_input_integer_dtypes(dtype, coord, rounding, tmp_path):
 @pytest.fixture
 def computed(monkeypatch):
     """Grid verdicts computed here, not read from a machine's cache (``index_form.Verdicts``)."""
-    monkeypatch.setattr(ni, "_VERDICTS", Verdicts())
+    monkeypatch.setattr(index_ops, "VERDICTS", Verdicts())
 
 
 @pytest.mark.usefixtures("computed")
@@ -265,7 +265,7 @@ def test_a_verdict_is_computed_once_per_machine(tmp_path, monkeypatch):
     (_, ir), = parse_model(sizes_input_model("half_pixel", "round_prefer_floor"))
     (_, other), = parse_model(sizes_input_model("half_pixel", "round_prefer_ceil"))
     for version, expected_runs in (("1", 2), ("1", 2), ("2", 4)):
-        monkeypatch.setattr(ni, "_VERDICTS", index_form.Verdicts(lambda v=version: f"openvino {v}"))
+        monkeypatch.setattr(index_ops, "VERDICTS", index_form.Verdicts(lambda v=version: f"openvino {v}"))
         assert ni.grid_verdict(ni._standalone(ni.nearest_index(ir)), ir) is None
         assert "differ from the oracle's taps" in ni.grid_verdict(ni._standalone(ni.nearest_index(other)), ir)
         assert len(runs) == expected_runs, version

@@ -19,7 +19,7 @@ ort = pytest.importorskip("onnxruntime")
 from resample_bridge import api  # noqa: E402
 from resample_bridge.lowering.index_form import Verdicts  # noqa: E402
 from resample_bridge.lowering.openvino import convert  # noqa: E402
-from resample_bridge.lowering.openvino import nearest_index as ni  # noqa: E402
+from resample_bridge.lowering.openvino import index_ops, nearest_index as ni  # noqa: E402
 from resample_bridge.lowering.openvino import nearest_scale as ns  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
 from resample_bridge.semantics.coords import bind_resize  # noqa: E402
@@ -55,7 +55,7 @@ def scaled_model(coord, rounding, sh, sw, around=False):
 @pytest.fixture
 def computed(monkeypatch):
     """Grid verdicts computed here, not read from a machine's cache."""
-    monkeypatch.setattr(ni, "_VERDICTS", Verdicts())
+    monkeypatch.setattr(index_ops, "VERDICTS", Verdicts())
 
 
 def _written(model, tmp_path):

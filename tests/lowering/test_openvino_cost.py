@@ -232,10 +232,10 @@ def _index_form_table(decomposition: float) -> cost.Calibration:
 
 def _grid_runs(monkeypatch) -> list:
     """The index form's grid proofs run from now on (one entry each)."""
-    from resample_bridge.lowering.openvino import nearest_index
+    from resample_bridge.lowering.openvino import index_ops, nearest_index
 
     runs, verdict = [], nearest_index.grid_verdict
-    nearest_index._VERDICTS.clear()
+    index_ops.VERDICTS.clear()
     monkeypatch.setattr(nearest_index, "grid_verdict", lambda *a, **k: runs.append(1) or verdict(*a, **k))
     return runs
 

@@ -68,7 +68,18 @@ def load(path) -> Any:
         logging.disable(before)
 
 
-def _graph(program):
+def load_program(source, example_inputs=None):
+    """An ExportedProgram from a .pt2 path, an ExportedProgram, or an nn.Module with ``example_inputs``."""
+    if hasattr(source, "graph_module"):
+        return source
+    if hasattr(source, "forward"):
+        if example_inputs is None:
+            raise BridgeError("a module as the source needs example_inputs to export it", field="example_inputs")
+        return _torch().export.export(source, tuple(example_inputs))
+    return load(source)
+
+
+def graph_of(program):
     if hasattr(program, "graph_module"):  # ExportedProgram
         return program.graph_module.graph
     if hasattr(program, "graph") and hasattr(program.graph, "nodes"):  # fx.GraphModule
@@ -129,7 +140,7 @@ def op_name(node) -> str:
 def calls(program) -> list[TorchCall]:
     """Every resampling call of ``program``, in graph order; a call the parser refuses carries its error."""
     out = []
-    for node in _graph(program).nodes:
+    for node in graph_of(program).nodes:
         op = op_name(node)
         if not op or not is_resampling(op.split(".")[1]):
             continue
@@ -155,17 +166,21 @@ def _symbolic_sizes(node):
     return tuple(e.node.expr if isinstance(e, torch.SymInt) else e for e in exprs)
 
 
+def user_inputs(program) -> list:
+    """The placeholder nodes of ``program``'s tensor user inputs, in order."""
+    torch = _torch()
+    user = set(program.graph_signature.user_inputs)
+    return [node for node in graph_of(program).nodes if node.op == "placeholder" and node.name in user
+            and isinstance(node.meta.get("val"), torch.Tensor)]
+
+
 def dynamic_inputs(program) -> list[tuple]:
     """Per user input of ``program``: per axis (symbol, example length, smallest, largest) where the length is
     dynamic, else the static length (an int)."""
-    torch = _torch()
-    user = set(program.graph_signature.user_inputs)
     ranges = {str(k): v for k, v in program.range_constraints.items()}
     out = []
-    for node in _graph(program).nodes:
+    for node in user_inputs(program):
         val = node.meta.get("val")
-        if node.op != "placeholder" or node.name not in user or not isinstance(val, torch.Tensor):
-            continue
         dims = []
         for d in val.shape:
             if isinstance(d, int):
@@ -176,6 +191,18 @@ def dynamic_inputs(program) -> list[tuple]:
             dims.append((d.node.expr, d.node.hint, int(r.lower) if r is not None else 0, hi))
         out.append(tuple(dims))
     return out
+
+
+def probe_lengths(dims: list[tuple]) -> list[dict]:
+    """{symbol: length} for each dynamic length of ``dims`` (``dynamic_inputs``), in rounds: the example's;
+    each 7 longer (else 3 shorter), where a length frozen at the example reads otherwise; twice the example,
+    which a strided network (a U-Net, an FPN) also admits. Every length within the program's range; a round
+    equal to an earlier one is left out."""
+    found = {d[0]: d[1:] for ds in dims for d in ds if not isinstance(d, int)}
+    rounds = [{s: h for s, (h, lo, hi) in found.items()},
+              {s: h + 7 if h + 7 <= hi else max(lo, h - 3) for s, (h, lo, hi) in found.items()},
+              {s: 2 * h if 2 * h <= hi else h for s, (h, lo, hi) in found.items()}]
+    return [r for i, r in enumerate(rounds) if r not in rounds[:i]]
 
 
 def lengths_at(exprs, values: dict) -> list[int]:

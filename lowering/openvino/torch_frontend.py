@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.errors import BridgeError
+from ...semantics.errors import BridgeError, first_line
 from ...semantics.ir import DeformConvIR, GridSampleIR, RuntimeValue
 from ...translate import torch as torch_frontend
 from ...translate.torch_ops import is_resampling
@@ -45,7 +45,12 @@ def kept_program(program):
         name = str(op)
         if name.count(".") == 2 and is_resampling(name.split(".")[1]):
             table.pop(op)
-    return program.run_decompositions(table)
+    try:
+        return program.run_decompositions(table)
+    except Exception as e:  # noqa: BLE001 -- PyTorch's own failure (torch 2.14: a program with derived dimensions
+        # read back by torch.export.load), in its words; OpenVINO's convert_model decomposes it the same way
+        raise BridgeError(f"PyTorch cannot decompose the program for OpenVINO's PyTorch frontend: "
+                          f"{type(e).__name__}: {first_line(e)}", field="source") from None
 
 
 def decoder(program):

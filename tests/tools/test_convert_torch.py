@@ -153,3 +153,55 @@ def test_openvino_own_is_not_exact(case):
             assert got == "refused", (route, got)
         elif want is not None:
             assert got != "refused" and got > want, (route, got)
+
+
+def test_a_mismatch_names_the_call():
+    """The postcondition can fail: OpenVINO's own conversion of nearest 0.6 (no hook), judged as the converted
+    model, is refused naming the call (the model's output differs from eager; the call is not its oracle's)."""
+    from resample_bridge.lowering.openvino.torch_source import agrees, load_source
+    from resample_bridge.semantics.errors import BridgeError
+
+    program = torch.export.export(ConvCallConv(WRONG["nearest_0.6"]).eval(), (X,))
+    source = load_source(program)
+    with pytest.raises(BridgeError) as e:
+        agrees(source, lambda m: ov.Core().compile_model(m, "CPU", F32), ov.convert_model(program))
+    assert e.value.field == "model" and "call upsample_nearest2d" in e.value.message
+    assert "not its oracle's output" in e.value.message
+
+
+def test_refused_call_exits_2_naming_it(tmp_path, capsys):
+    """A call the IR cannot express faithfully (2-D nearest at a scale that doubles the length: PyTorch's kernel
+    reads dst >> 1 on some tensors) is refused: one line naming the node and the field, exit 2, nothing written."""
+    program = torch.export.export(ConvCallConv(lambda y: F.interpolate(y, scale_factor=2.01, mode="nearest")), (X,))
+    pt2 = tmp_path / "m.pt2"
+    torch.export.save(program, pt2)
+    rc = main(["convert", str(pt2), "-o", str(tmp_path / "out.xml")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert "upsample_nearest2d" in err[0] and "scale_factor" in err[0]
+    assert not (tmp_path / "out.xml").exists()
+
+
+def test_api_converts_a_module_with_example_inputs(tmp_path):
+    from resample_bridge import api
+
+    module = ConvCallConv(RIGHT["bilinear_align_corners"]).eval()
+    conv = api.convert(module, tmp_path / "m.xml", example_inputs=(X,))
+    assert [r.rung_name for r in conv.records] and conv.output.endswith("m.xml")
+    (got,), _ = run_xml(conv.output, (X,))
+    with torch.no_grad():
+        want = module(X).numpy()
+    assert compare(got, want, *model_tolerance(want.dtype)).ok
+
+
+def test_onnx_options_and_targets_refused(tmp_path):
+    from resample_bridge import api
+    from resample_bridge.semantics.errors import BridgeError
+
+    module = ConvCallConv(RIGHT["bilinear_align_corners"]).eval()
+    with pytest.raises(BridgeError) as e:
+        api.convert(module, tmp_path / "m.onnx", target="onnx", example_inputs=(X,))
+    assert e.value.field == "target"
+    with pytest.raises(BridgeError) as e:
+        api.convert(module, tmp_path / "m.xml", example_inputs=(X,), input_shapes={"x": [1, 3, 8, 8]})
+    assert e.value.field == "input_shapes"  # the API names its own keyword (api_terms)

@@ -147,9 +147,9 @@ def _constant_source(out, seen=None) -> bool:
     """No Parameter upstream of ``out``: OpenVINO will fold it, and whatever consumes it, into a Constant."""
     seen = set() if seen is None else seen
     node = out.get_node()
-    if id(node) in seen:
+    if node in seen:  # a Node hashes as the op: the id of its Python wrapper is reused once it is freed
         return True
-    seen.add(id(node))
+    seen.add(node)
     if node.get_type_name() in ("Parameter", "ReadValue"):
         return False
     return all(_constant_source(v, seen) for v in node.input_values())

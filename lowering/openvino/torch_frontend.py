@@ -112,6 +112,24 @@ def _check_input(call, x) -> None:
                           f"{list(want)}: the calls cannot be matched", call.name, "input")
 
 
+def _unnamed(outs: list, inputs: list) -> list:
+    """``outs`` with the tensor names of every op the lowering built cleared: the PyTorch frontend reads a
+    tensor name as the index of an FX value ("Tensor name is not a number: y"), and a form read from ONNX
+    (``grid_decompose``) carries its ONNX names."""
+    stop = {v.get_node() for v in inputs if v is not None}  # a Node hashes as the op (its wrapper is new)
+    seen: set = set()
+    todo = [o.get_node() for o in outs]
+    while todo:
+        node = todo.pop()
+        if node in seen or node in stop:
+            continue
+        seen.add(node)
+        for o in node.outputs():
+            o.get_tensor().set_names(set())
+        todo += [v.get_node() for v in node.input_values()]
+    return outs
+
+
 def conversion_extensions(calls: list, *, log: ConversionLog, fallback: str = "decompose", strict: bool = False,
                           policy=None, sides: dict | None = None):
     """PyTorch-frontend ConversionExtensions, one per resampling op of ``calls`` (``translate.torch.calls`` of
@@ -131,8 +149,9 @@ def conversion_extensions(calls: list, *, log: ConversionLog, fallback: str = "d
             call = pending[op].pop(0)
             inputs = _onnx_order(call, ctx)
             _check_input(call, inputs[0])
-            return lower_hooked(call.name, call.ir, inputs, fallback=fallback, strict=strict, policy=policy,
+            outs = lower_hooked(call.name, call.ir, inputs, fallback=fallback, strict=strict, policy=policy,
                                 log=log, sides=(sides or {}).get(call.name, NOT_AT_BOUNDARY))
+            return _unnamed(outs, inputs)
 
         return ConversionExtension(op, convert)
 

@@ -84,13 +84,17 @@ def convert_cli(program, tmp_path, capsys):
     return xml, json.loads(out)
 
 
-def run_xml(xml, inputs, observe=()):
-    """The written model on OpenVINO CPU (f32): (outputs in order, observed tensors by name)."""
-    m = ov.Core().read_model(str(xml))
+def run_xml(xml, inputs, observe=(), extension=None):
+    """The written model on OpenVINO CPU (f32), with the extension library written beside it where a node needs
+    it: (outputs in order, observed tensors by name)."""
+    core = ov.Core()
+    if extension:
+        core.add_extension(str(extension))
+    m = core.read_model(str(xml))
     n_out = len(m.outputs)
     if observe:
         m.add_outputs(list(observe))
-    c = ov.Core().compile_model(m, "CPU", F32)
+    c = core.compile_model(m, "CPU", F32)
     res = c([t.numpy() for t in inputs])
     values = [res[c.output(i)] for i in range(len(c.outputs))]
     return values[:n_out], {n: v for i, v in enumerate(values) for n in c.output(i).get_names()}

@@ -209,3 +209,11 @@ def test_onnx_options_and_targets_refused(tmp_path):
     with pytest.raises(BridgeError) as e:
         api.convert(module, tmp_path / "m.xml", example_inputs=(X,), input_shapes={"x": [1, 3, 8, 8]})
     assert e.value.field == "input_shapes"  # the API names its own keyword (api_terms)
+
+
+def test_not_a_program_exits_2(tmp_path, capsys):
+    bad = tmp_path / "bad.pt2"
+    bad.write_bytes(b"not a zip archive")
+    rc = main(["convert", str(bad), "-o", str(tmp_path / "out.xml")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "field 'source'" in err[0] and "not a torch.export program" in err[0], err

@@ -18,6 +18,7 @@ from resample_bridge.semantics.compare import compare  # noqa: E402
 from resample_bridge.semantics.tolerance import model_tolerance  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
 from resample_bridge.translate.torch import calls  # noqa: E402
+from tests.helpers.torch_forms import TorchvisionBlocks  # noqa: E402
 from tests.tools.test_convert_torch import run_xml  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -87,3 +88,16 @@ def test_torchvision_deeplabv3(tmp_path, capsys):
     x = torch.rand(1, 3, 64, 80, generator=torch.Generator().manual_seed(0))
     xml = _convert(torch.export.export(module, (x,)), tmp_path, capsys)
     _matches_eager(module, xml, x)
+
+
+def test_torchvision_fpn_and_deformconv(tmp_path, capsys):
+    """torchvision's FeaturePyramidNetwork (nearest upsampling to the finer level's size) into a DeformConv2d whose
+    offsets a conv computes."""
+    module = TorchvisionBlocks(tv).eval()
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.rand(1, 8, 16, 20, generator=g), torch.rand(1, 16, 8, 10, generator=g)
+    xml = _convert(torch.export.export(module, (a, b)), tmp_path, capsys)
+    (got,), _ = run_xml(xml, (a, b))
+    with torch.no_grad():
+        want = module(a, b).numpy()
+    assert compare(got, want, *model_tolerance(want.dtype)).ok

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..semantics.errors import BridgeError
 from .torch_ops import Call, Tensor, is_resampling, parse_call, user_call
+from .torch_script import check_recorded, is_script_module, script_nodes
 
 
 def _torch():
@@ -54,7 +55,9 @@ class TorchCall:
 
 
 def load(path) -> Any:
-    """A saved ExportedProgram (``torch.export.save``, a .pt2 file); one line naming what is wrong otherwise."""
+    """A saved ExportedProgram (``torch.export.save``, a .pt2 file), else a saved TorchScript module
+    (``torch.jit.save``: it records no shapes, so its calls are refused by name, ``torch_script``); one line
+    naming what is wrong otherwise."""
     torch = _torch()
     before = logging.root.manager.disable
     logging.disable(logging.CRITICAL)  # torch logs each failed reader's traceback before it raises
@@ -63,14 +66,18 @@ def load(path) -> Any:
     except FileNotFoundError:
         raise BridgeError(f"{path}: no such file", field="source") from None
     except Exception as e:  # a corrupt or foreign file: torch raises many types
-        raise BridgeError(f"{path}: not a torch.export program ({type(e).__name__})", field="source") from None
+        try:
+            return torch.jit.load(str(path))
+        except Exception:  # noqa: BLE001 -- neither: the program reader's words
+            raise BridgeError(f"{path}: not a torch.export program ({type(e).__name__})", field="source") from None
     finally:
         logging.disable(before)
 
 
 def load_program(source, example_inputs=None):
-    """An ExportedProgram from a .pt2 path, an ExportedProgram, or an nn.Module with ``example_inputs``."""
-    if hasattr(source, "graph_module"):
+    """An ExportedProgram from a .pt2 path, an ExportedProgram, or an nn.Module with ``example_inputs``; a
+    traced TorchScript module as it is (``torch_script``)."""
+    if hasattr(source, "graph_module") or is_script_module(source):
         return source
     if hasattr(source, "forward"):
         if example_inputs is None:
@@ -138,19 +145,29 @@ def op_name(node) -> str:
 
 
 def calls(program) -> list[TorchCall]:
-    """Every resampling call of ``program``, in graph order; a call the parser refuses carries its error."""
+    """Every resampling call of ``program`` (or of a traced TorchScript module, ``torch_script``), in graph
+    order; a call the parser refuses carries its error."""
+    out = []
+    for name, op, args, code, where, sym in _call_nodes(program):
+        try:
+            if is_script_module(program):
+                check_recorded(name, args)
+            ir, err = parse_call(Call(name, op, args)), None
+        except BridgeError as e:
+            ir, err = None, e.at(name)
+        out.append(TorchCall(name, op, ir, err, code, where, args, sym))
+    return out
+
+
+def _call_nodes(program) -> list[tuple]:
+    """(name, op, args, code, where, symbolic sizes) of every resampling call, in graph order."""
+    if is_script_module(program):
+        return [(*found, None) for found in script_nodes(program)]
     out = []
     for node in graph_of(program).nodes:
         op = op_name(node)
-        if not op or not is_resampling(op.split(".")[1]):
-            continue
-        code, where = source_of(node)
-        args = _arguments(node)
-        try:
-            ir, err = parse_call(Call(node.name, op, args)), None
-        except BridgeError as e:
-            ir, err = None, e.at(node.name)
-        out.append(TorchCall(node.name, op, ir, err, code, where, args, _symbolic_sizes(node)))
+        if op and is_resampling(op.split(".")[1]):
+            out.append((node.name, op, _arguments(node), *source_of(node), _symbolic_sizes(node)))
     return out
 
 
@@ -167,7 +184,10 @@ def _symbolic_sizes(node):
 
 
 def user_inputs(program) -> list:
-    """The placeholder nodes of ``program``'s tensor user inputs, in order."""
+    """The placeholder nodes of ``program``'s tensor user inputs, in order (none for a TorchScript module: its
+    lengths are the trace's)."""
+    if is_script_module(program):
+        return []
     torch = _torch()
     user = set(program.graph_signature.user_inputs)
     return [node for node in graph_of(program).nodes if node.op == "placeholder" and node.name in user
@@ -177,7 +197,7 @@ def user_inputs(program) -> list:
 def dynamic_inputs(program) -> list[tuple]:
     """Per user input of ``program``: per axis (symbol, example length, smallest, largest) where the length is
     dynamic, else the static length (an int)."""
-    ranges = {str(k): v for k, v in program.range_constraints.items()}
+    ranges = {str(k): v for k, v in getattr(program, "range_constraints", {}).items()}
     out = []
     for node in user_inputs(program):
         val = node.meta.get("val")

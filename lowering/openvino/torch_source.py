@@ -24,6 +24,9 @@ class TorchSource:
     frontend converts (``kept_program``), and that one's resampling calls (each parsed; a refused call raises)."""
 
     def __init__(self, program):
+        if not hasattr(program, "graph_module"):
+            raise BridgeError(f"convert takes a torch.export program (torch.export.save, .pt2), not a "
+                              f"{type(program).__name__}; a traced module is read by check --source", field="source")
         self.program = program
         self.kept = kept_program(program)
         self.calls = parsed_calls(self.kept)

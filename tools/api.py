@@ -37,7 +37,7 @@ from ..lowering.openvino.write import save as save_openvino
 from ..semantics import text
 from ..translate.onnx import DEFAULT_CONVENTION, onnx_convention, parse_model
 from .convert import convert_openvino_model, output_path, reap_stale, remove_created
-from .convert_torch import convert_torch
+from .convert_torch import convert_torch, torch_source
 from ..lowering.openvino.torch_source import is_torch_source
 from .gate import importer_outcome, importer_verdict, summary
 from .inputs import prepared
@@ -229,11 +229,14 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
 @api_terms
 def convert_model(model, *, fallback: str = "decompose", strict: bool = False, extensions=(),
                   convention: str | None = None, prefer: str | None = None, input_shapes: dict | None = None,
-                  outputs=()):
+                  outputs=(), example_inputs=None):
     """(``openvino.Model``, [NodeRecord]) in memory, every resampling node lowered and proven (``prefer``,
-    ``input_shapes`` and ``outputs`` as :func:`convert`). Save it with :func:`save`, not with
-    ``openvino.save_model``'s defaults (they round the tap tables to f16)."""
+    ``input_shapes`` and ``outputs`` as :func:`convert`; ``model`` a PyTorch program too, as there). Save it with
+    :func:`save`, not with ``openvino.save_model``'s defaults (they round the tap tables to f16)."""
 
+    if is_torch_source(model):
+        source = torch_source(model, example_inputs, input_shapes=input_shapes, outputs=outputs)
+        return convert_openvino_model(source, fallback=fallback, strict=strict, extensions=extensions, prefer=prefer)
     with _model_file(model, convention) as given, prepared(given, input_shapes, outputs) as (path, _):
         return convert_openvino_model(path, fallback=fallback, strict=strict, extensions=extensions,
                                       prefer=prefer)

@@ -217,3 +217,17 @@ def test_not_a_program_exits_2(tmp_path, capsys):
     rc = main(["convert", str(bad), "-o", str(tmp_path / "out.xml")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "field 'source'" in err[0] and "not a torch.export program" in err[0], err
+
+
+def test_api_convert_model_in_memory_and_save(tmp_path):
+    """``api.convert_model(program)`` -> (openvino.Model, records) in memory; ``api.save`` writes it exactly."""
+    from resample_bridge import api
+
+    module = ConvCallConv(WRONG["antialias_0.4"]).eval()
+    model, records = api.convert_model(torch.export.export(module, (X,)))
+    assert [r.node for r in records] == ["_upsample_bilinear2d_aa"]
+    api.save(model, records, tmp_path / "m.xml")
+    (got,), _ = run_xml(tmp_path / "m.xml", (X,))
+    with torch.no_grad():
+        want = module(X).numpy()
+    assert compare(got, want, *model_tolerance(want.dtype)).ok

@@ -20,17 +20,16 @@ import numpy as np
 
 from ..semantics.compare import against_oracle, compare
 from ..semantics.errors import BridgeError, clip
-from ..semantics.ir import DeformConvIR, GridSampleIR
+from ..semantics.ir import ResizeIR
 from ..semantics.reference import run as oracle
 from ..semantics.tolerance import model_tolerance
 from ..translate import torch as torch_frontend
+from ..translate.torch_ops import ORACLE_INPUTS
 from .model_check import MAX_ELEMENTS, _integral
 
 # (feeds in the program's input order, tensor names to observe) -> (outputs in order, observed by name)
 Runner = Callable[[list, list], tuple]
 
-_ARGS = {"resize": ("input",), "gridsample": ("input", "grid"),
-         "deformconv": ("input", "weight", "offset", "bias", "mask")}  # the oracle's order (ONNX's)
 
 
 def probes(program, seed: int = 0) -> list[tuple[str, list]]:
@@ -139,10 +138,8 @@ def _call_arrays(node, call, values: dict) -> list | None:
     given = {a.name: node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
              for i, a in enumerate(schema.arguments)}
     given.setdefault("input", given.get("self"))
-    kind = "gridsample" if isinstance(call.ir, GridSampleIR) else \
-        "deformconv" if isinstance(call.ir, DeformConvIR) else "resize"
     out = []
-    for name in _ARGS[kind]:
+    for name in ORACLE_INPUTS[call.ir.kind]:
         arg = given.get(name)
         if name == "mask" and not call.ir.has_mask:
             out.append(None)
@@ -150,7 +147,7 @@ def _call_arrays(node, call, values: dict) -> list | None:
             return None
         else:
             out.append(values[arg.name])
-    if kind == "resize":
+    if isinstance(call.ir, ResizeIR):
         out += [None, None, None]
     return out
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...semantics.errors import BridgeError, first_line
-from ...semantics.ir import DeformConvIR, GridSampleIR, RuntimeValue
+from ...semantics.ir import ResizeIR, RuntimeValue
 from ...translate import torch as torch_frontend
-from ...translate.torch_ops import is_resampling
+from ...translate.torch_ops import ORACLE_INPUTS, is_resampling
 from .boundary import NOT_AT_BOUNDARY
 from .frontend import ConversionLog, lower_hooked
 from .graph import dims, ops
@@ -75,15 +75,16 @@ def sides_of(program) -> dict:
 
 
 def _onnx_order(call, ctx) -> list:
-    """The call's OpenVINO tensors in the order the ladder takes them (ONNX's): Resize (X, roi, scales,
-    sizes), GridSample (X, grid), DeformConv (X, W, offset, B, mask)."""
-    if isinstance(call.ir, GridSampleIR):
-        return [ctx.get_input(0), ctx.get_input(1)]
-    if isinstance(call.ir, DeformConvIR):  # torchvision's order: input, weight, offset, mask, bias
-        mask = ctx.get_input(3) if call.ir.has_mask else None
-        return [ctx.get_input(0), ctx.get_input(1), ctx.get_input(2), ctx.get_input(4), mask]
-    sizes = _runtime_sizes(call, ctx.get_input(1)) if isinstance(call.ir.sizes, RuntimeValue) else None
-    return [ctx.get_input(0), None, None, sizes]
+    """The call's OpenVINO tensors in the order the ladder takes a node's inputs (``torch_ops.ORACLE_INPUTS``:
+    ONNX's), found by schema position (the frontend hands the FX node's arguments over in that order); a Resize
+    takes (X, roi, scales, sizes), its sizes only where they come at run time."""
+    position = {("input" if n == "self" else n): i for i, n in enumerate(call.args)}
+    inputs = [None if n == "mask" and not call.ir.has_mask else ctx.get_input(position[n])
+              for n in ORACLE_INPUTS[call.ir.kind]]
+    if isinstance(call.ir, ResizeIR):
+        sizes = call.ir.sizes
+        inputs += [None, None, _runtime_sizes(call, ctx.get_input(1)) if isinstance(sizes, RuntimeValue) else None]
+    return inputs
 
 
 def _runtime_sizes(call, out):

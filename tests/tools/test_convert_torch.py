@@ -18,6 +18,7 @@ ov = pytest.importorskip("openvino")
 tv = pytest.importorskip("torchvision")
 F = torch.nn.functional
 
+from resample_bridge.lowering.passes import FOLDED  # noqa: E402
 from resample_bridge.semantics.compare import against_oracle, compare  # noqa: E402
 from resample_bridge.semantics.tolerance import model_tolerance  # noqa: E402
 from resample_bridge.tools.cli import main  # noqa: E402
@@ -230,4 +231,32 @@ def test_api_convert_model_in_memory_and_save(tmp_path):
     (got,), _ = run_xml(tmp_path / "m.xml", (X,))
     with torch.no_grad():
         want = module(X).numpy()
+    assert compare(got, want, *model_tolerance(want.dtype)).ok
+
+
+class PositionEmbedding(torch.nn.Module):
+    """A call on a weight alone (a ViT position embedding resized to the grid): every input is a constant."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.pe = torch.nn.Parameter(torch.randn(1, 4, 7, 7))
+
+    def forward(self, x):
+        return x + F.interpolate(self.pe, size=(12, 10), mode="bicubic", antialias=True)
+
+
+def test_call_on_constants_is_folded_by_the_oracle(tmp_path):
+    """Rung 0 through the PyTorch hook as through the ONNX one: the oracle's output written as a constant
+    (OpenVINO's own folding would run its own op), exact against eager."""
+    from resample_bridge import api
+
+    x = torch.rand(1, 4, 12, 10, generator=torch.Generator().manual_seed(2))
+    module = PositionEmbedding().eval()
+    conv = api.convert(module, tmp_path / "m.xml", example_inputs=(x,))
+    (rec,) = conv.records
+    assert rec.rung == FOLDED and rec.proof["by_value"]["constant_output"]
+    (got,), _ = run_xml(conv.output, (x,))
+    with torch.no_grad():
+        want = module(x).numpy()
     assert compare(got, want, *model_tolerance(want.dtype)).ok

@@ -37,6 +37,8 @@ from ..lowering.openvino.write import save as save_openvino
 from ..semantics import text
 from ..translate.onnx import DEFAULT_CONVENTION, onnx_convention, parse_model
 from .convert import convert_openvino_model, output_path, reap_stale, remove_created
+from .convert_torch import convert_torch, torch_source
+from ..lowering.openvino.torch_source import is_torch_source
 from .gate import importer_outcome, importer_verdict, summary
 from .inputs import prepared
 from .logs import step
@@ -227,11 +229,14 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
 @api_terms
 def convert_model(model, *, fallback: str = "decompose", strict: bool = False, extensions=(),
                   convention: str | None = None, prefer: str | None = None, input_shapes: dict | None = None,
-                  outputs=()):
+                  outputs=(), example_inputs=None):
     """(``openvino.Model``, [NodeRecord]) in memory, every resampling node lowered and proven (``prefer``,
-    ``input_shapes`` and ``outputs`` as :func:`convert`). Save it with :func:`save`, not with
-    ``openvino.save_model``'s defaults (they round the tap tables to f16)."""
+    ``input_shapes`` and ``outputs`` as :func:`convert`; ``model`` a PyTorch program too, as there). Save it with
+    :func:`save`, not with ``openvino.save_model``'s defaults (they round the tap tables to f16)."""
 
+    if is_torch_source(model):
+        source = torch_source(model, example_inputs, input_shapes=input_shapes, outputs=outputs)
+        return convert_openvino_model(source, fallback=fallback, strict=strict, extensions=extensions, prefer=prefer)
     with _model_file(model, convention) as given, prepared(given, input_shapes, outputs) as (path, _):
         return convert_openvino_model(path, fallback=fallback, strict=strict, extensions=extensions,
                                       prefer=prefer)
@@ -255,7 +260,7 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
             strict: bool = False, force: bool = False, compress_to_fp16: bool = False, extensions=(),
             convention: str | None = None, prefer: str | None = None, allow_conditional: bool | None = None,
             input_shapes: dict | None = None, outputs=(), source: str | None = None,
-            trt_shapes: dict | None = None, decompose_gridsample: bool = False) -> Conversion:
+            trt_shapes: dict | None = None, decompose_gridsample: bool = False, example_inputs=None) -> Conversion:
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
     (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
@@ -266,7 +271,11 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
     follow-up command names it (default: ``model``); ``trt_shapes`` (TensorRT): {input name: {"min" | "opt" |
     "max": [d0, ...]}}, the optimization profile the printed trtexec / polygraphy commands carry (the fixed
     ``input_shapes`` fill it where it names no input); ``decompose_gridsample`` (TensorRT): every GridSample as
-    standard ONNX ops where that is exact."""
+    standard ONNX ops where that is exact.
+
+    ``model`` may also be a PyTorch program: a .pt2 file (``torch.export.save``), an ExportedProgram, or an
+    nn.Module with ``example_inputs``: converted through OpenVINO's PyTorch frontend with every resampling call on
+    resample-bridge's ladder, and proven against the module in eager PyTorch (``tools/convert_torch.py``)."""
 
     entry(target)
     if target == "tensorrt" and input_shapes:
@@ -276,6 +285,11 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
                              force=force, compress_to_fp16=compress_to_fp16, extensions=tuple(extensions or ()),
                              source=source, decompose_gridsample=decompose_gridsample)
     refuse_options(target, options)
+    if is_torch_source(model):
+        out, written, report = convert_torch(model, output, options, target=target, example_inputs=example_inputs,
+                                             input_shapes=input_shapes, outputs=outputs)
+        return Conversion(target, out, dict(written.files), tuple(written.records),
+                          tuple(written.report.get("kept_f32", ())), extra=report)
     stem_of = model if isinstance(model, (str, os.PathLike)) else "model"
     out, created = output_path(os.fspath(stem_of), None if output is None else os.fspath(output), target, force)
     if isinstance(model, (str, os.PathLike)) and os.path.exists(out) and os.path.samefile(model, out):

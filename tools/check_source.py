@@ -28,6 +28,7 @@ from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, is_static
 from ..translate import torch as torch_frontend
 from ..translate.onnx import load, parse_model, resampling_nodes
 from ..translate.onnx_shapes import graph_inputs, with_input_shapes
+from ..translate.torch import load_program
 from ..translate.torch_ops import DEFORM_OPS, GRID_OPS, Tensor
 from .node_probe import PROBE_SEED, probe_image
 
@@ -58,19 +59,6 @@ class SourceRow:
         d["fields"] = [{"field": f, "onnx": a, "pytorch": b} for f, a, b in self.fields]
         d["shape"] = list(self.shape) if self.shape else None
         return d
-
-
-def load_program(source, example_inputs=None):
-    """An ExportedProgram from a .pt2 path, an ExportedProgram, or an nn.Module with ``example_inputs``."""
-    if hasattr(source, "graph_module"):
-        return source
-    if hasattr(source, "forward"):
-        if example_inputs is None:
-            raise BridgeError("a module as the source needs example_inputs to export it", field="example_inputs")
-        import torch
-
-        return torch.export.export(source, tuple(example_inputs))
-    return torch_frontend.load(source)
 
 
 def fx_name(node) -> str | None:
@@ -214,8 +202,7 @@ def check_source(onnx_model, source, example_inputs=None, input_shapes: dict | N
     hints = {d[0]: d[1] for ds in dims for d in ds if not isinstance(d, int)}
     rows = judge_model(model, torch_calls, input_shapes or _shapes(names, dims, hints), hints)
     if hints and not input_shapes and _dynamic(model):
-        other = {d[0]: d[1] + 7 if d[1] + 7 <= d[3] else max(d[2], d[1] - 3)
-                 for ds in dims for d in ds if not isinstance(d, int)}
+        other = (torch_frontend.probe_lengths(dims) * 2)[1]  # the example's again where no other fits the range
         shapes = _shapes(names, dims, other)
         at = ", ".join(f"{n}{list(v)}" for n, v in shapes.items())
         rows += [dataclasses.replace(r, at=at) for r in judge_model(model, torch_calls, shapes, other)

@@ -24,6 +24,7 @@ from .targets import DEFAULT, names
 from ..semantics.ir import to_dict
 from ..semantics.messages import without_source
 from ..translate.onnx_shapes import parse_polygraphy_shapes
+from ..lowering.openvino.torch_source import is_torch_source
 from .demo import run_demo
 from .gate import format_summary, parse_fail_on
 from .logs import Progress, setup
@@ -75,7 +76,8 @@ def cmd_convert(args) -> int:
     e = targets.entry(args.target)
     if args.allow_conditional:
         allow_conditional(args)  # --strict with it: refused
-    require(*(e.lowering().requires or ("onnx",)), why=f"convert --target {args.target}")
+    torch_source = is_torch_source(args.model)
+    require(*(e.lowering().requires or ("onnx",)), *["torch"] * torch_source, why=f"convert --target {args.target}")
     conv = api.convert(args.model, args.output_model, target=args.target, fallback=args.fallback,
                        strict=args.strict, force=args.force, compress_to_fp16=args.compress_to_fp16,
                        extensions=comma_list(args.extension), convention=args.onnx_convention, prefer=args.prefer,
@@ -86,7 +88,8 @@ def cmd_convert(args) -> int:
     if args.json:
         emit_json(report)
     else:
-        show(*quiet_or(args, convention_line(args)), e.text(conv.records, conv.extra, quiet=args.quiet))
+        head = [] if torch_source else [convention_line(args)]  # a PyTorch program has no ONNX convention
+        show(*quiet_or(args, *head), e.text(conv.records, conv.extra, quiet=args.quiet))
     return 0
 
 
@@ -222,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "each call")
     pk.set_defaults(func=cmd_check)
     pc = sub.add_parser("convert", help="convert to a target, proving every resampling node")
-    pc.add_argument("model", help="an ONNX model file")
+    pc.add_argument("model", help="an ONNX model file, or a PyTorch program (.pt2: OpenVINO's PyTorch frontend)")
     pc.add_argument("--target", default=DEFAULT, choices=names(),
                     help="openvino (IR .xml/.bin, default), onnx (portable ONNX), tensorrt (TensorRT-ready ONNX)")
     pc.add_argument("-o", "--output_model", "--output-model", dest="output_model", default=None,

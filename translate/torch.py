@@ -14,6 +14,7 @@ from typing import Any
 
 from ..semantics.errors import BridgeError
 from .torch_ops import Call, Tensor, is_resampling, parse_call, user_call
+from .torch_script import check_recorded, is_script_module, script_nodes
 
 
 def _torch():
@@ -54,7 +55,9 @@ class TorchCall:
 
 
 def load(path) -> Any:
-    """A saved ExportedProgram (``torch.export.save``, a .pt2 file); one line naming what is wrong otherwise."""
+    """A saved ExportedProgram (``torch.export.save``, a .pt2 file), else a saved TorchScript module
+    (``torch.jit.save``: it records no shapes, so its calls are refused by name, ``torch_script``); one line
+    naming what is wrong otherwise."""
     torch = _torch()
     before = logging.root.manager.disable
     logging.disable(logging.CRITICAL)  # torch logs each failed reader's traceback before it raises
@@ -63,12 +66,27 @@ def load(path) -> Any:
     except FileNotFoundError:
         raise BridgeError(f"{path}: no such file", field="source") from None
     except Exception as e:  # a corrupt or foreign file: torch raises many types
-        raise BridgeError(f"{path}: not a torch.export program ({type(e).__name__})", field="source") from None
+        try:
+            return torch.jit.load(str(path))
+        except Exception:  # noqa: BLE001 -- neither: the program reader's words
+            raise BridgeError(f"{path}: not a torch.export program ({type(e).__name__})", field="source") from None
     finally:
         logging.disable(before)
 
 
-def _graph(program):
+def load_program(source, example_inputs=None):
+    """An ExportedProgram from a .pt2 path, an ExportedProgram, or an nn.Module with ``example_inputs``; a
+    traced TorchScript module as it is (``torch_script``)."""
+    if hasattr(source, "graph_module") or is_script_module(source):
+        return source
+    if hasattr(source, "forward"):
+        if example_inputs is None:
+            raise BridgeError("a module as the source needs example_inputs to export it", field="example_inputs")
+        return _torch().export.export(source, tuple(example_inputs))
+    return load(source)
+
+
+def graph_of(program):
     if hasattr(program, "graph_module"):  # ExportedProgram
         return program.graph_module.graph
     if hasattr(program, "graph") and hasattr(program.graph, "nodes"):  # fx.GraphModule
@@ -127,19 +145,29 @@ def op_name(node) -> str:
 
 
 def calls(program) -> list[TorchCall]:
-    """Every resampling call of ``program``, in graph order; a call the parser refuses carries its error."""
+    """Every resampling call of ``program`` (or of a traced TorchScript module, ``torch_script``), in graph
+    order; a call the parser refuses carries its error."""
     out = []
-    for node in _graph(program).nodes:
-        op = op_name(node)
-        if not op or not is_resampling(op.split(".")[1]):
-            continue
-        code, where = source_of(node)
-        args = _arguments(node)
+    for name, op, args, code, where, sym in _call_nodes(program):
         try:
-            ir, err = parse_call(Call(node.name, op, args)), None
+            if is_script_module(program):
+                check_recorded(name, args)
+            ir, err = parse_call(Call(name, op, args)), None
         except BridgeError as e:
-            ir, err = None, e.at(node.name)
-        out.append(TorchCall(node.name, op, ir, err, code, where, args, _symbolic_sizes(node)))
+            ir, err = None, e.at(name)
+        out.append(TorchCall(name, op, ir, err, code, where, args, sym))
+    return out
+
+
+def _call_nodes(program) -> list[tuple]:
+    """(name, op, args, code, where, symbolic sizes) of every resampling call, in graph order."""
+    if is_script_module(program):
+        return [(*found, None) for found in script_nodes(program)]
+    out = []
+    for node in graph_of(program).nodes:
+        op = op_name(node)
+        if op and is_resampling(op.split(".")[1]):
+            out.append((node.name, op, _arguments(node), *source_of(node), _symbolic_sizes(node)))
     return out
 
 
@@ -155,17 +183,24 @@ def _symbolic_sizes(node):
     return tuple(e.node.expr if isinstance(e, torch.SymInt) else e for e in exprs)
 
 
+def user_inputs(program) -> list:
+    """The placeholder nodes of ``program``'s tensor user inputs, in order (none for a TorchScript module: its
+    lengths are the trace's)."""
+    if is_script_module(program):
+        return []
+    torch = _torch()
+    user = set(program.graph_signature.user_inputs)
+    return [node for node in graph_of(program).nodes if node.op == "placeholder" and node.name in user
+            and isinstance(node.meta.get("val"), torch.Tensor)]
+
+
 def dynamic_inputs(program) -> list[tuple]:
     """Per user input of ``program``: per axis (symbol, example length, smallest, largest) where the length is
     dynamic, else the static length (an int)."""
-    torch = _torch()
-    user = set(program.graph_signature.user_inputs)
-    ranges = {str(k): v for k, v in program.range_constraints.items()}
+    ranges = {str(k): v for k, v in getattr(program, "range_constraints", {}).items()}
     out = []
-    for node in _graph(program).nodes:
+    for node in user_inputs(program):
         val = node.meta.get("val")
-        if node.op != "placeholder" or node.name not in user or not isinstance(val, torch.Tensor):
-            continue
         dims = []
         for d in val.shape:
             if isinstance(d, int):
@@ -176,6 +211,18 @@ def dynamic_inputs(program) -> list[tuple]:
             dims.append((d.node.expr, d.node.hint, int(r.lower) if r is not None else 0, hi))
         out.append(tuple(dims))
     return out
+
+
+def probe_lengths(dims: list[tuple]) -> list[dict]:
+    """{symbol: length} for each dynamic length of ``dims`` (``dynamic_inputs``), in rounds: the example's;
+    each 7 longer (else 3 shorter), where a length frozen at the example reads otherwise; twice the example,
+    which a strided network (a U-Net, an FPN) also admits. Every length within the program's range; a round
+    equal to an earlier one is left out."""
+    found = {d[0]: d[1:] for ds in dims for d in ds if not isinstance(d, int)}
+    rounds = [{s: h for s, (h, lo, hi) in found.items()},
+              {s: h + 7 if h + 7 <= hi else max(lo, h - 3) for s, (h, lo, hi) in found.items()},
+              {s: 2 * h if 2 * h <= hi else h for s, (h, lo, hi) in found.items()}]
+    return [r for i, r in enumerate(rounds) if r not in rounds[:i]]
 
 
 def lengths_at(exprs, values: dict) -> list[int]:

@@ -84,6 +84,10 @@ GRID_OPS = ("grid_sampler", "grid_sampler_2d", "grid_sampler_3d")
 DEFORM_OPS = ("deform_conv2d",)
 GRID_MODES = ("bilinear", "nearest", "bicubic")  # aten's interpolation_mode enum, in order
 GRID_PADDINGS = ("zeros", "border", "reflection")  # aten's padding_mode enum, in order
+# A call's tensor arguments in the order the IR's oracle and the ladders take a node's inputs (ONNX's: Resize X;
+# GridSample X, grid; DeformConv X, W, offset, B, mask), by schema name ("self" stands for "input" where so named).
+ORACLE_INPUTS = {"resize": ("input",), "gridsample": ("input", "grid"),
+                 "deformconv": ("input", "weight", "offset", "bias", "mask")}
 _SCALE_ARGS = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
 
 _SAMPLERS = {

@@ -11,7 +11,9 @@
 
 ``ladder`` holds the rungs per IR kind and ``lower`` (one node); ``frontend`` the ONNX-frontend hook
 (``conversion_extensions()``, so the rest of a model goes through OpenVINO's own importer); ``prove`` the proof;
-``target`` ``convert``; ``write`` the atomic save proven again from disk. The verbs that run a produced model to
+``target`` ``convert``; ``write`` the atomic save proven again from disk. A PyTorch program as the source:
+``torch_frontend`` the PyTorch-frontend hook (the same ladder per call), ``torch_source`` what the target does with
+such a source (converted, then proven against the module in eager PyTorch). The verbs that run a produced model to
 judge it live in tools/: ``check_openvino`` (what OpenVINO's own importer does with each node) and
 ``verify_openvino`` (the converted model run against onnxruntime and the oracle). openvino is imported lazily:
 the package imports without it.

@@ -108,36 +108,45 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
                 ir = with_frontend_shapes(irs[view.name], inputs)
             else:
                 ir = parse_view(view, opset or _infer_opset(op_type, view.attrs, len(view.inputs)))
-            folded = None if policy is not None and policy.floor >= CUSTOM else fold(view.name, ir, inputs)
-            if folded is not None:
-                outs, rec = folded
-            else:
-                try:
-                    outs, rec = lower(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy,
-                                      sides=(sides or {}).get(view.name, NOT_AT_BOUNDARY))
-                except BridgeError as e:
-                    if log is not None:
-                        log.error = e
-                    raise
-                by_value = prove_by_value(view.name, ir, inputs, outs)
-                if by_value is not None:
-                    rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
-            if log is not None:
-                log.append(rec)
-            return outs
+            return lower_hooked(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy, log=log,
+                                sides=(sides or {}).get(view.name, NOT_AT_BOUNDARY))
 
         return ConversionExtension(op_type, convert)
 
     return [make(op) for op in OPS]
 
 
+def lower_hooked(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: bool = False, policy=None,
+                 log: ConversionLog | None = None, sides: tuple = NOT_AT_BOUNDARY) -> list:
+    """What a frontend's conversion extension returns for one resampling node (the ONNX hook here, the PyTorch
+    hook in ``torch_frontend``): folded by the oracle where every input is a constant (rung 0), else lowered on
+    the ladder and proven by value where OpenVINO will fold it; its record appended to ``log``, a refusal kept
+    there (OpenVINO relays it as text)."""
+    folded = None if policy is not None and policy.floor >= CUSTOM else fold(name, ir, inputs)
+    if folded is not None:
+        outs, rec = folded
+    else:
+        try:
+            outs, rec = lower(name, ir, inputs, fallback=fallback, strict=strict, policy=policy, sides=sides)
+        except BridgeError as e:
+            if log is not None:
+                log.error = e
+            raise
+        by_value = prove_by_value(name, ir, inputs, outs)
+        if by_value is not None:
+            rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
+    if log is not None:
+        log.append(rec)
+    return outs
+
+
 def _constant_source(out, seen=None) -> bool:
     """No Parameter upstream of ``out``: OpenVINO will fold it, and whatever consumes it, into a Constant."""
     seen = set() if seen is None else seen
     node = out.get_node()
-    if id(node) in seen:
+    if node in seen:  # a Node hashes as the op: the id of its Python wrapper is reused once it is freed
         return True
-    seen.add(id(node))
+    seen.add(node)
     if node.get_type_name() in ("Parameter", "ReadValue"):
         return False
     return all(_constant_source(v, seen) for v in node.input_values())

@@ -17,6 +17,7 @@ from .frontend import (ConversionLog, conversion_extensions, conversion_message,
 from .graph import F32, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
+from .torch_source import TorchSource, agrees as torch_agrees, convert_program, is_torch_source, load_source
 from .prove import located, prove
 from ...translate.onnx import default_opset, inline_functions, load, resampling_nodes
 from ...translate.onnx_files import PROTOBUF_LIMIT
@@ -31,7 +32,7 @@ class OpenVINOTarget(Target):
     companions = (".bin",)
     requires = ("openvino",)
     takes = frozenset({"compress_to_fp16", "extensions", "fallback", "allow_conditional", "prefer"})
-    steps = ("lowering and proving every resampling node (OpenVINO's ONNX frontend)",
+    steps = ("lowering and proving every resampling node (OpenVINO's ONNX or PyTorch frontend)",
              "writing and proving the written model again from disk")
 
     def __init__(self, extensions=()):
@@ -48,10 +49,13 @@ class OpenVINOTarget(Target):
         return policy_for(options.fallback, options.strict, allow_conditional=bool(options.allow_conditional),
                           prefer=prefer)
 
-    def lower_file(self, path: str, options: ConvertOptions, whole_model: bool = True) -> PassResult:
-        """The user's extension libraries checked (each loads in OpenVINO), then every node lowered and proven."""
+    def lower_file(self, path, options: ConvertOptions, whole_model: bool = True) -> PassResult:
+        """The user's extension libraries checked (each loads in OpenVINO), then every node lowered and proven.
+        ``path``: an ONNX file, or a PyTorch program (``torch_source``: a .pt2 file, an ExportedProgram),
+        loaded once here (the proof against eager PyTorch runs the same program)."""
         extensions = user_extensions(options.extensions)
-        return (OpenVINOTarget(extensions) if extensions else self)(path, self.policy(options), whole_model)
+        source = load_source(path) if is_torch_source(path) else path
+        return (OpenVINOTarget(extensions) if extensions else self)(source, self.policy(options), whole_model)
 
     def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
         """OUT.xml/.bin (and the extension library when a node needs it), proven again from disk."""
@@ -67,6 +71,9 @@ class OpenVINOTarget(Target):
 
     def lower_model(self, model_path, policy: Policy) -> PassResult:
         """Every node lowered inside ``openvino.convert_model``; a node no rung takes stops it with the reason."""
+        if isinstance(model_path, TorchSource):
+            ov_model, records = convert_program(model_path, policy, self.extensions)
+            return self._located(ov_model, records)
         import openvino as ov
 
         model = load(model_path)
@@ -83,9 +90,21 @@ class OpenVINOTarget(Target):
             raise
         except Exception as e:
             raise log.error or BridgeError(conversion_message(e)) from None
-        records = located(ov_model, in_model_order(log, inlined))
+        return self._located(ov_model, in_model_order(log, inlined))
+
+    @staticmethod
+    def _located(ov_model, records) -> PassResult:
+        records = located(ov_model, records)
         record_conditions(ov_model, records)
         return PassResult(ov_model, records)
+
+    def agrees(self, result: PassResult, produced=None) -> None:
+        """The whole-model postcondition: against the source on onnxruntime, or a PyTorch program's module in
+        eager PyTorch (``torch_source.agrees``)."""
+        if not isinstance(result.source, TorchSource):
+            return super().agrees(result, produced)
+        return torch_agrees(result.source, lambda m: self._compile(result, m),
+                            result.model if produced is None else produced)
 
     def prove(self, result: PassResult) -> list[str]:
         return prove(result.model, result.records)

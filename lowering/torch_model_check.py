@@ -20,7 +20,7 @@ import numpy as np
 
 from ..semantics.compare import against_oracle, compare
 from ..semantics.errors import BridgeError, clip
-from ..semantics.ir import ResizeIR
+from ..semantics.opspec import spec
 from ..semantics.reference import run as oracle
 from ..semantics.tolerance import model_tolerance
 from ..translate import torch as torch_frontend
@@ -147,9 +147,7 @@ def _call_arrays(node, call, values: dict) -> list | None:
             return None
         else:
             out.append(values[arg.name])
-    if isinstance(call.ir, ResizeIR):
-        out += [None, None, None]
-    return out
+    return out + [None] * (len(spec(call.ir).inputs) - len(out))  # a Resize's roi, scales, sizes
 
 
 def _resize_sizes(call, args: list, got: np.ndarray) -> list:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...semantics.errors import BridgeError, first_line
-from ...semantics.ir import ResizeIR, RuntimeValue
+from ...semantics.ir import RuntimeValue
+from ...semantics.opspec import spec
 from ...translate import torch as torch_frontend
 from ...translate.torch_ops import ORACLE_INPUTS, is_resampling
 from .boundary import NOT_AT_BOUNDARY
@@ -81,9 +82,9 @@ def _onnx_order(call, ctx) -> list:
     position = {("input" if n == "self" else n): i for i, n in enumerate(call.args)}
     inputs = [None if n == "mask" and not call.ir.has_mask else ctx.get_input(position[n])
               for n in ORACLE_INPUTS[call.ir.kind]]
-    if isinstance(call.ir, ResizeIR):
-        sizes = call.ir.sizes
-        inputs += [None, None, _runtime_sizes(call, ctx.get_input(1)) if isinstance(sizes, RuntimeValue) else None]
+    inputs += [None] * (len(spec(call.ir).inputs) - len(inputs))  # a Resize's roi, scales, sizes
+    if isinstance(getattr(call.ir, "sizes", None), RuntimeValue):
+        inputs[-1] = _runtime_sizes(call, ctx.get_input(1))
     return inputs
 
 

@@ -14,7 +14,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, has_runtime_params
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
-from . import antialias_taps, conv_rewrite, decompose, extension, grid_decompose, nearest_index
+from . import antialias_taps, conv_rewrite, decompose, extension, grid_decompose, matmul_rewrite, nearest_index
 from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
 from ...semantics.equivalence import diff
@@ -53,6 +53,8 @@ def prove(ov_model, records: list[NodeRecord]) -> list[str]:
                 failures += grid_decompose.prove(rec, by_tag)
             elif rec.rung == DECOMPOSE:
                 failures += decompose.prove(rec, by_tag)
+            elif rec.proof.get("form") == matmul_rewrite.FORM:
+                failures += matmul_rewrite.prove(rec, by_tag)
             elif rec.proof.get("form") == conv_rewrite.FORM:
                 failures += conv_rewrite.prove(rec, by_tag)
             elif rec.rung == CUSTOM:

@@ -5,8 +5,9 @@ DeformConv's per multiply-accumulate) and a fixed cost per call per rung class a
 models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in a real model against a built-in
 op (measured between Conv layers, at least a copy) on each side that does not meet the model's own inputs or
 outputs (``boundary``); a decomposition pays the same reorders. Sizes known only at run time compare the rates
-per unit. Under every policy it also takes rung 2's convolution form (``conv_rewrite``) instead of Interpolate where
-estimated ``CONV_MARGIN`` times faster (``faster_conv``; ``--prefer builtin`` with the shipped rates, ``shipped``).
+per unit. Under every policy it also takes rung 2's convolution form (``conv_rewrite``) instead of Interpolate, and
+the matrix form (``matmul_rewrite``) instead of the chosen rung, where estimated ``CONV_MARGIN`` times faster
+(``faster_conv``; ``--prefer builtin`` with the shipped rates, ``shipped``).
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from . import cost_machine, cost_matmul, cost_timing
-from .cost_matmul import calibrate  # the matrix form's rates with cost_timing's
+from .cost_matmul import calibrate  # noqa: F401 -- with the matrix form's rates (``__all__``)
 from ..passes import CUSTOM
 from .boundary import NOT_AT_BOUNDARY
 from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, deform_key, deform_variant, few_key, fixed_key, \
@@ -48,9 +49,8 @@ __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calib
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
-CONV_MARGIN = 1.1  # the convolution form against Interpolate: both need nothing beside the model
-# OpenVINO's own ops, which keep its blocked layouts (the extension's reorders are charged against them).
-IN_GRAPH_OPS = ("builtin", "conv")
+CONV_MARGIN = 1.1  # the in-graph forms against the chosen rung: both need nothing beside the model
+IN_GRAPH_OPS = ("builtin", "conv")  # OpenVINO's own ops, keeping its blocked layouts (the extension's reorders)
 # Sizes known only at run time: each rung's fixed cost is weighed spread over this many outputs, the calibration's
 # upscale output (cost_timing.SHAPE, each resized axis doubled).
 REFERENCE_OUTPUTS = int(np.prod(cost_timing.SHAPE[:2])) * int(np.prod([2 * d for d in cost_timing.SHAPE[2:]]))
@@ -322,28 +322,24 @@ def faster_conv(node, record, table: Calibration, form: str = "conv") -> tuple[s
             f"{est[f'{form}_{u}']:.3g} {u} against {est['chosen_' + u]:.3g} {u}{' per output' * (u == 'ns')})"), est
 
 
-def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = "conv") -> \
-        tuple[float | None, dict | None]:
+def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = "conv") -> tuple:
     """(how many times faster the form is estimated where taken at ``CONV_MARGIN``, else None; the estimate). As
     against the extension, a saving below a call's own cost is not taken; with a length known only at run time the
-    form's rate must be the lower too. The matrix form (``cost_matmul``) is weighed at static sizes only."""
+    form's rate must be the lower too. The matrix form (``cost_matmul``) is weighed at static sizes only, and not
+    against static nearest's decomposition (a Gather per axis: no rate, as ``estimate``)."""
     sizes = _static_elements(ir, shape := getattr(ir, "input_shape", None))
-    if sizes is not None and sizes[1] == 0 or (form == "matmul" and (sizes is None or sizes[2])):
+    if sizes is not None and sizes[1] == 0 or (form == "matmul" and (sizes is None or sizes[2] or (
+            chosen == "decomposition" and ir.sampler.kind == "nearest"))):
         return None, None
     # Resized lengths known only at run time: per output element, fixed costs spread over REFERENCE_OUTPUTS.
     n_out, unit = (sizes[1], 1e6) if sizes else (REFERENCE_OUTPUTS, REFERENCE_OUTPUTS)
     t, rates = {}, {}
-    for side, cls in (("chosen", chosen), (form, form)):
-        if cls == "matmul":
-            t[side] = rates[side] = cost_matmul.time_ms(ir, shape, table)
-            if t[side] is None:
-                return None, None
-            continue
-        key = _keys(ir, cls, sizes is None or sizes[0] <= sizes[1], shape, table)[0]
-        rates[side] = table.rate(key)
+    for side, cls in (("chosen", chosen), (form, form)):  # the matrix form: its time (ms) for a rate
+        key = None if cls == "matmul" else _keys(ir, cls, sizes is None or sizes[0] <= sizes[1], shape, table)[0]
+        rates[side] = cost_matmul.time_ms(ir, shape, table) if key is None else table.rate(key)
         if rates[side] is None:
             return None, None
-        t[side] = ((table.rate(fixed_key(key)) or 0.0) + rates[side] * n_out) / unit
+        t[side] = rates[side] if key is None else ((table.rate(fixed_key(key)) or 0.0) + rates[side] * n_out) / unit
     per = "ms" if sizes else "ns"
     est = {f"chosen_{per}": t["chosen"], f"{form}_{per}": t[form], "margin": CONV_MARGIN, "rates": table.where}
     if sizes is None or sizes[2]:

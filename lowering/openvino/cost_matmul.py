@@ -15,32 +15,40 @@ from . import matmul_rewrite
 from .graph import ops
 
 KEY = "matmul/mac"  # ns per multiply-accumulate
+GUARD = "matmul/guard"  # the default policy's finite-input guard (``matmul_rewrite.guarded``): ns per input element
 
 
 def time_ms(ir, shape, table) -> float | None:
-    """The form's estimated ms on ``shape``, None where it has no plan there or the table no rate."""
+    """The form's estimated ms on ``shape`` with its guard (``--allow-conditional`` drops it: estimated a little
+    slower there than it runs), None where it has no plan there or the table no rate."""
     axes = matmul_rewrite.plan(ir, shape)
     rate = None if isinstance(axes, str) else table.rate(KEY)
     if rate is None:
         return None
-    return ((table.rate(fixed_key(KEY)) or 0.0) + rate * matmul_rewrite.macs(axes, shape)) / 1e6
+    guard = (table.rate(fixed_key(GUARD)) or 0.0) + (table.rate(GUARD) or 0.0) * int(np.prod(shape))
+    return ((table.rate(fixed_key(KEY)) or 0.0) + rate * matmul_rewrite.macs(axes, shape) + guard) / 1e6
 
 
 def time_rates() -> dict:
-    """{KEY: ns per multiply-accumulate, fixed_key(KEY): ns per call} on this machine: the form built on linear x2
-    half_pixel at ``SHAPE`` and ``TINY`` (never converted: the default policy does not take a conditional form)."""
+    """{KEY: ns per multiply-accumulate, GUARD: ns per input element, and their fixed_key: ns per call} on this
+    machine: the form built on linear x2 half_pixel at ``SHAPE`` and ``TINY``, and the guard alone (an If whose
+    branches pass X through)."""
     import openvino as ov
 
     core = ov.Core()
-    models, sizes = [], []
+    models, guards, sizes, elements = [], [], [], []
     for base in (SHAPE, TINY):
         model, feeds, _ = cost_timing._model("linear", False, True, "half_pixel", base=base)
         (_, ir), = parse_model(model)
         axes = matmul_rewrite.plan(ir, base)
         p = ops().parameter(list(base), np.float32)
         models.append(ov.Model([matmul_rewrite.build(p.output(0), axes, base, "cost")], [p]))
+        p = ops().parameter(list(base), np.float32)
+        guards.append(ov.Model([matmul_rewrite.guarded(p.output(0), [], base, "cost", lambda x: x)], [p]))
         sizes.append((feeds, matmul_rewrite.macs(axes, base)))
-    return cost_timing._rates(core, {KEY: tuple(models)}, *sizes)
+        elements.append((feeds, int(np.prod(base))))
+    return {**cost_timing._rates(core, {KEY: tuple(models)}, *sizes),
+            **cost_timing._rates(core, {GUARD: tuple(guards)}, *elements)}
 
 
 def calibrate(only: str = "", **kw) -> dict:

@@ -1,7 +1,8 @@
 """The OpenVINO ladder of each IR kind on the pass interface (``lowering.passes``), and ``lower`` for one node.
 
 Resize: native Interpolate (1), Interpolate after an exact rewrite or the convolution form of an integer-ratio
-upsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), decomposition (3: tap
+upsampling or downsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), or the
+matrix form (2: ``matmul_rewrite``: guarded by the chosen rung for inputs not all finite), decomposition (3: tap
 tables for static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
 the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
@@ -167,11 +168,12 @@ def _in_graph(node, climbed):
 
 
 def _matrix(node, climbed):
-    """The matrix form instead of the unconditional rung the ladder chose (1-3, static sizes) where the policy
-    takes conditions and the cost model estimates it faster (``conv_rewrite.forcing("matmul")``: asked for)."""
+    """The matrix form instead of the unconditional rung the ladder chose (1-3, static sizes) where the cost model
+    estimates it faster (``conv_rewrite.forcing("matmul")``: asked for): guarded by the chosen rung for inputs not
+    all finite (``matmul_rewrite.guarded``), or, where the policy takes conditions, alone (finite inputs)."""
     record, forced = climbed.record, conv_rewrite.forced()
-    if node.strict or climbed.candidate is None or record.rung not in (NATIVE, REWRITE, DECOMPOSE) or \
-            record.conditions or forced in ("builtin", "conv"):
+    if climbed.candidate is None or record.rung not in (NATIVE, REWRITE, DECOMPOSE) or record.conditions or \
+            forced in ("builtin", "conv"):
         return climbed
     if forced == matmul_rewrite.FORM:
         why, weighed = "the matrix form is asked for", None
@@ -180,7 +182,17 @@ def _matrix(node, climbed):
                                         matmul_rewrite.FORM)
         if why is None:
             return climbed
-    return _swap(node, climbed, MATMUL, "matmul_form", why, weighed)
+    if not node.strict:
+        return _swap(node, climbed, MATMUL, "matmul_form", why, weighed)
+    chosen = CONV if record.proof.get("form") == conv_rewrite.FORM else LADDERS["resize"][record.rung - 1]
+
+    def otherwise(x):  # the chosen rung again, on the guard's else branch
+        got = chosen.ask(replace(node, inputs=matmul_rewrite.body_inputs(node, x)), climbed.attempts)
+        if isinstance(got, Refusal):
+            raise BridgeError(f"the fallback cannot be built: {got.reason}")
+        return got.produced[0]
+    guarded = _rung(REWRITE, lambda n: matmul_rewrite.rung(n, otherwise, record))
+    return _swap(node, climbed, guarded, "matmul_form", why, weighed)
 
 
 def _swap(node, climbed, rung, field: str, why: str, weighed):
@@ -191,7 +203,7 @@ def _swap(node, climbed, rung, field: str, why: str, weighed):
     if isinstance(got, Refusal):
         record.extra[field] = got.reason  # why the faster estimate was not taken
         return climbed
-    form = "convolution" if rung is CONV else "matrix"
+    form = "convolution" if rung is CONV else "matrix"  # the matrix form: MATMUL or its guarded rung
     given_up = replace(record, tried=[*record.tried, (record.rung, record.rung_name,
                                                      f"exact, but the cost model estimates the {form} form "
                                                      "faster")])

@@ -6,8 +6,10 @@ path); another axis ``M @ X`` over the axes after it, flattened into one (a Resh
 
 Why it is exact, and the condition: a row sums the taps' products and products of exact zeros, and x * 0 = 0
 adds nothing for a finite x; but an inf or NaN anywhere on the axis makes every output of its row NaN, where the
-oracle reads it only through the taps. So the form is exact only for finite inputs: the candidate states that
-condition (taken only with ``--allow-conditional``, never by the default policy). MatMul's own summation order
+oracle reads it only through the taps. So the form alone is exact only for finite inputs: with
+``--allow-conditional`` it is taken so, the condition stated; the default policy takes it guarded instead
+(``guarded``): an If on "every input element is finite" (IsFinite, ReduceLogicalAnd) runs the matrices, else the
+exact rung the ladder chose, built in the other branch, so the node is exact for every input. MatMul's own order
 and fused multiply-adds are within the forward error bound (``semantics.error_bound``: any order, fused or not,
 float32 between separable passes); two clamped taps on one index add their weights once (float64, then rounded
 to float32), within the weights' rounding term.
@@ -115,20 +117,51 @@ def build(x, axes: list[Dense], shape, name: str):
     return y
 
 
-def rung(node):
-    """The matrix form of ``node`` (conditional: finite inputs), or why it has none."""
+def guarded(x, axes: list[Dense], shape, name: str, otherwise):
+    """If every element of ``x`` is finite, the matrices; else ``otherwise(input)`` (the exact rung the ladder
+    chose, built on the else branch's own input: its output)."""
+    import openvino as ov
+
+    o = ops()
+    finite = o.reduce_logical_and(o.is_finite(x), o.constant(np.arange(len(shape), dtype=np.int64)), False)
+    tag(finite, f"{name}/{FORM}/finite")
+    branch = o.if_op(finite.output(0))
+    then_in, else_in = (o.parameter(list(shape), x.get_element_type()) for _ in range(2))
+    bodies = [ov.Model([o.result(y)], [p]) for y, p in ((build(then_in.output(0), axes, shape, name), then_in),
+                                                         (otherwise(else_in.output(0)), else_in))]
+    branch.set_then_body(bodies[0])
+    branch.set_else_body(bodies[1])
+    branch.set_input(x, then_in, else_in)
+    out = branch.set_output(bodies[0].get_results()[0], bodies[1].get_results()[0])
+    tag(branch, f"{name}/{FORM}/guard")
+    return out
+
+
+def body_inputs(node, x) -> list:
+    """``node``'s inputs with ``x`` for X and copies of its constants (a branch's body has its own)."""
+    o = ops()
+    return [x] + [None if i is None else o.constant(np.array(i.get_node().get_data(), copy=True),
+                                                    dtype=i.get_element_type()).output(0) for i in node.inputs[1:]]
+
+
+def rung(node, otherwise=None, fallback=None):
+    """The matrix form of ``node``, or why it has none: conditional (finite inputs) alone; guarded where
+    ``otherwise`` builds the exact rung the ladder chose on a given X (``fallback``: that rung's record)."""
     x = node.inputs[0]
     shape = dims(x)
     got = plan(node.ir, shape)
     if isinstance(got, str):
         return Refusal(f"no matrix form: {got}", facts={"quiet": True})
-    out = build(x, got, shape, node.name)
+    out = build(x, got, shape, node.name) if otherwise is None else guarded(x, got, shape, node.name, otherwise)
     bf16 = all(d.bf16_exact() for d in got)
     lengths = ", ".join(f"{d.in_len} -> {d.out_len}" for d in got)
     reason = (f"a MatMul per axis ({lengths}) by matrices of the oracle's tap tables (float32 weights, "
               f"{'exact' if bf16 else 'rounded'} in bf16)")
-    return Candidate([out], reason, conditions=(CONDITION,),
-                     proof={"form": FORM, "shape": tuple(shape), "bf16_exact_weights": bf16})
+    proof = {"form": FORM, "shape": tuple(shape), "bf16_exact_weights": bf16}
+    if otherwise is None:
+        return Candidate([out], reason, conditions=(CONDITION,), proof=proof)
+    reason += f", where every input element is finite; else {fallback.reason.split(': ')[0]} (rung {fallback.rung})"
+    return Candidate([out], reason, proof={**proof, "fallback": fallback})
 
 
 def prove(rec, by_tag) -> list[str]:
@@ -138,9 +171,10 @@ def prove(rec, by_tag) -> list[str]:
     axes = plan(rec.ir, shape)
     if isinstance(axes, str):
         return [f"{rec.node}: the source IR has no matrix form here: {axes}"]
-    if CONDITION not in rec.conditions:
+    guard = by_tag.get(f"{rec.node}/{FORM}/guard")
+    if "fallback" not in rec.proof and CONDITION not in rec.conditions:
         return [f"{rec.node}: the matrix form's record lost its finite-input condition"]
-    out = []
+    out = [] if "fallback" not in rec.proof else _guard_failures(rec, guard, by_tag.get(f"{rec.node}/{FORM}/finite"))
     for d in axes:
         mm = by_tag.get(f"{rec.node}/{FORM}/axis{d.axis}")
         if mm is None or mm.get_type_name() != "MatMul":
@@ -156,3 +190,18 @@ def prove(rec, by_tag) -> list[str]:
         if got is None or got.dtype != np.float32 or got.shape != want.shape or not np.array_equal(got, want):
             out.append(f"{rec.node}: axis {d.axis}: the matrix differs from the source IR's taps")
     return out
+
+
+def _guard_failures(rec, guard, finite) -> list[str]:
+    """The guard re-read: an If whose condition is every element of X finite (IsFinite, then ReduceLogicalAnd
+    over every axis), the matrices in its then branch (``prove`` finds them by tag). The fallback in the else
+    branch is proven as its own rung's record (``lowering.openvino.prove``)."""
+    if guard is None or guard.get_type_name() != "If" or finite is None or \
+            guard.input_value(0).get_node() is not finite:
+        return [f"{rec.node}: the finite-input guard (If) is missing from the produced model"]
+    axes = finite.input_value(1).get_node()
+    if finite.get_type_name() != "ReduceLogicalAnd" or finite.input_value(0).get_node().get_type_name() != \
+            "IsFinite" or axes.get_type_name() != "Constant" or \
+            sorted(axes.get_data().tolist()) != list(range(len(rec.proof["shape"]))):
+        return [f"{rec.node}: the guard does not test every input element for being finite"]
+    return []

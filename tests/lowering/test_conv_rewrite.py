@@ -1,7 +1,8 @@
 """Rung 2's convolution form (lowering/openvino/conv_rewrite.py, issue 45): an integer-ratio upsampling as an edge
 Pad and a depthwise ConvTranspose per axis, its kernels read from the oracle's tap tables where they repeat with
-the ratio; an integer-ratio downsampling (antialias too) as an edge Pad and a strided depthwise Conv. Converted with the default policy, run on OpenVINO CPU against the oracle and onnxruntime; refused
-(another rung takes the node) where the taps do not repeat; the cost model keeps Interpolate where it is faster."""
+the ratio; an integer-ratio downsampling (antialias too) as an edge Pad and a strided depthwise Conv. Converted
+with the default policy, run on OpenVINO CPU against the oracle and onnxruntime; refused (another rung takes the
+node) where the taps do not repeat; the cost model keeps Interpolate where it is faster."""
 
 import dataclasses
 

@@ -1,8 +1,9 @@
 """Rung 2's matrix form (lowering/openvino/matmul_rewrite.py, issue 45): a static resize of any coordinate map and
 ratio as one MatMul per axis by the oracle's tap tables as dense matrices. Exact for finite inputs only (an inf
-anywhere on an axis makes its rows NaN), so it is a conditional candidate: taken with --allow-conditional where the
-cost model estimates it faster, never by the default policy. Run on OpenVINO CPU against the oracle and
-onnxruntime; refused where it does not apply; its proof re-reads the matrices."""
+anywhere on an axis makes its rows NaN): taken alone, that condition stated, with --allow-conditional, and by the
+default policy behind an If on every input element finite whose other branch is the exact rung the ladder chose;
+where the cost model estimates it faster. Run on OpenVINO CPU against the oracle and onnxruntime; refused where it
+does not apply; its proof re-reads the matrices, the guard and the fallback."""
 
 import dataclasses
 
@@ -72,11 +73,37 @@ def test_each_form_computes_the_oracle_and_onnxruntime(tmp_path, shape, scales, 
         np.testing.assert_array_equal(got, want)  # the same element, ties included
 
 
-def test_the_default_policy_never_takes_it(tmp_path):
-    """Exact only for finite inputs: without --allow-conditional the rung the ladder chose stays."""
-    shape, scales, attrs = FORMS[0]
-    _, rec = _converted(tmp_path, resize_model(shape, scales=scales, **attrs))
-    assert rec.proof.get("form") != "matmul" and not rec.conditions, rec.summary()
+@pytest.mark.parametrize("case", [0, 2], ids=["Interpolate-fallback", "decomposition-fallback"])
+def test_the_default_policy_takes_it_guarded(tmp_path, case):
+    """No condition: an If runs the matrices where every input element is finite, else the rung the ladder chose
+    (Interpolate; the decomposition): an input with inf and NaN computes what that rung alone computes (the
+    decomposition: the oracle's numbers; Interpolate-11 reads a weight-0 tap's inf as no contribution, where the
+    oracle's 0 * inf is NaN: that rung's own matter, the probes have no infinities)."""
+    shape, scales, attrs = FORMS[case]
+    model = resize_model(shape, scales=scales, **attrs)
+    ov_model, rec = _converted(tmp_path, model)
+    assert rec.rung == 2 and rec.proof["form"] == "matmul" and not rec.conditions, rec.summary()
+    fallback = rec.proof["fallback"]
+    assert fallback.rung == (1, 3)[case // 2] and f"else {fallback.reason.split(': ')[0]}" in rec.reason
+    assert "If" in [op.get_type_name() for op in ov_model.get_ops()]
+    assert prove(ov_model, [rec]) == []
+    (_, ir), = parse_model(model)
+    compiled = ov.Core().compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    x = _x(shape)
+    assert against_oracle(ir, compiled([x])[0], run(ir, x), [x]).ok
+    x[0, 0, 0, 0], x[0, 1, 3, 4] = np.inf, np.nan
+    with conv_rewrite.forcing("builtin"):
+        alone, rec_alone = _converted(tmp_path, model)
+    assert rec_alone.rung == fallback.rung and rec_alone.proof.get("form") is None
+    got = compiled([x])[0]
+    ref = ov.Core().compile_model(alone, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([x])[0]
+    assert np.isnan(got).any() and np.isfinite(got).any()  # the rows whose taps read them only
+    finite = np.isfinite(got)  # the same non-finite values; the finite ones as the rung alone (its float order)
+    assert np.array_equal(finite, np.isfinite(ref)) and np.array_equal(got[~finite], ref[~finite], equal_nan=True)
+    np.testing.assert_allclose(got[finite], ref[finite], rtol=1e-5, atol=1e-5)
+    if fallback.rung == 3:
+        with np.errstate(invalid="ignore"):
+            assert against_oracle(ir, got, run(ir, x), [x]).ok
 
 
 def test_an_infinite_input_breaks_the_form_as_its_condition_says(tmp_path):
@@ -132,19 +159,20 @@ def test_integer_inputs_are_refused():
     assert "written for float32" in matmul_rewrite.plan(ir, (1, 2, 4, 4))
 
 
-def test_the_cost_model_takes_it_at_mid_sizes_only(tmp_path):
+@pytest.mark.parametrize("allow", [False, True], ids=["guarded", "conditional"])
+def test_the_cost_model_takes_it_at_mid_sizes_only(tmp_path, allow):
     """The shipped reference table: align_corners x2 on 1x64x40x40 (25 M multiply-accumulates) takes the matrix
     form; on 1x16x160x200 (573 M) Interpolate stays; both exact."""
     table = cost.table_file(cost.REFERENCE)
     mid = resize_model((1, 64, 40, 40), scales=[1, 1, 2, 2], mode="linear",
                        coordinate_transformation_mode="align_corners")
-    _, rec = _converted(tmp_path, mid, table, allow_conditional=True)
-    assert rec.proof.get("form") == "matmul", rec.summary()
+    _, rec = _converted(tmp_path, mid, table, allow_conditional=allow)
+    assert rec.proof.get("form") == "matmul" and ("fallback" in rec.proof) != allow, rec.summary()
     est = rec.extra["in_graph_cost"]
     assert est["matmul_ms"] * cost.CONV_MARGIN <= est["chosen_ms"]
     large = resize_model((1, 16, 160, 200), scales=[1, 1, 2, 2], mode="linear",
                          coordinate_transformation_mode="align_corners")
-    _, rec = _converted(tmp_path, large, table, allow_conditional=True)
+    _, rec = _converted(tmp_path, large, table, allow_conditional=allow)
     assert rec.proof.get("form") != "matmul" and rec.rung == 1, rec.summary()
 
 
@@ -159,6 +187,20 @@ def test_the_proof_rereads_the_matrices_against_the_source_ir(tmp_path):
     failures = prove(ov_model, [dataclasses.replace(rec, ir=cubic)])
     assert len(failures) == 2 and all("matrix differs" in f for f in failures), failures
     assert "condition" in prove(ov_model, [dataclasses.replace(rec, conditions=[])])[0]
+
+
+def test_the_proof_rereads_the_guard_and_the_fallback(tmp_path):
+    """The guarded form: the If and its finite test re-read, and the fallback proven as its own rung's record
+    (judged against half_pixel, Interpolate's re-read IR, align_corners, differs)."""
+    shape, scales, attrs = FORMS[0]
+    ov_model, rec = _converted(tmp_path, resize_model(shape, scales=scales, **attrs))
+    assert prove(ov_model, [rec]) == [] and "fallback" in rec.proof
+    (_, other), = parse_model(resize_model(shape, scales=scales, mode="linear"))
+    wrong = dataclasses.replace(rec, proof={**rec.proof, "fallback": dataclasses.replace(rec.proof["fallback"],
+                                                                                          ir=other)})
+    assert prove(ov_model, [wrong]), "a fallback other than the source IR's passed"
+    unguarded = dataclasses.replace(rec, node="other", proof={**rec.proof, "located": {}})
+    assert any("guard" in f for f in prove(ov_model, [unguarded]))
 
 
 def test_the_matrix_holds_the_oracles_taps():

@@ -166,7 +166,8 @@ def rung(node, otherwise=None, fallback=None):
 
 def prove(rec, by_tag) -> list[str]:
     """Each axis's MatMul re-read against the source IR's tap tables (recomputed here): its matrix constant and
-    which side it multiplies from. The probes prove the numbers; the record carries the finite-input condition."""
+    which side it multiplies from; alone, the record must carry the finite-input condition, guarded, the guard is
+    re-read (``_guard_failures``). The probes prove the numbers."""
     shape = rec.proof["shape"]
     axes = plan(rec.ir, shape)
     if isinstance(axes, str):

@@ -32,13 +32,14 @@ from .graph import dims, ops, tag
 FORM = "conv"
 # Coordinate maps src = o / r + b whose b does not read the length: one form serves every run-time length.
 LENGTH_FREE = ("asymmetric", "half_pixel", "pytorch_half_pixel")
-RATIOS = range(2, 9)  # integer upsampling ratios the rewrite takes (a ConvTranspose kernel of K*r taps per axis)
+RATIOS = range(2, 9)  # integer ratios the rewrite takes (up: a ConvTranspose kernel of K*r taps; down: stride r)
 
 
 @dataclass(frozen=True)
 class Periodic:
-    """An axis whose tap table repeats with period ``r``: output r*q + p reads input first[p] + q + k (k < K,
-    clamped) with weight ``weights[p][k]`` (exact Fractions, from the oracle's table)."""
+    """An axis whose tap table repeats with period ``r``: output r*q + p reads input first[p] + step*q + k (k < K,
+    clamped) with weight ``weights[p][k]`` (exact Fractions, from the oracle's table). Upsampling: step 1;
+    downsampling by an integer: period 1, ``step`` the ratio (a strided convolution)."""
 
     axis: int
     in_len: int
@@ -46,6 +47,7 @@ class Periodic:
     r: int
     first: tuple
     weights: tuple
+    step: int = 1
 
     @property
     def K(self) -> int:
@@ -53,17 +55,25 @@ class Periodic:
 
     def unclamped_first(self, o):
         q, p = np.divmod(np.asarray(o), self.r)
-        return np.asarray(self.first)[p] + q
+        return np.asarray(self.first)[p] + q * self.step
+
+    @property
+    def down(self) -> bool:
+        return self.step > 1
 
     def pads(self) -> tuple[int, int]:
-        """Edge elements the clamped taps read before and after the input."""
+        """Edge elements the clamped taps read before and after the input; downsampling: exactly the span the
+        strided convolution reads (negative: elements cut off), so that it makes out_len outputs."""
         lo = int(self.unclamped_first(0))
-        hi = int(self.unclamped_first(self.out_len - 1)) + self.K - 1
-        return max(0, -lo), max(0, hi - (self.in_len - 1))
+        hi = int(self.unclamped_first(self.out_len - 1)) + self.K - 1 - (self.in_len - 1)
+        return (-lo, hi) if self.down else (max(0, -lo), max(0, hi))
 
     def kernel(self) -> np.ndarray:
         """The ConvTranspose kernel (K*r taps): ConvTranspose output n sums x[n // r - j] * w[n % r + j*r] over
-        j < K; output o of the resize is n = o + shift, so phase p sits at (p + s) % r, tap k at j = K-1-k."""
+        j < K; output o of the resize is n = o + shift, so phase p sits at (p + s) % r, tap k at j = K-1-k.
+        Downsampling: the strided convolution's K taps, in order."""
+        if self.down:
+            return np.array([float(w) for w in self.weights[0]], np.float32)
         r, K, s = self.r, self.K, self._s()
         w = np.zeros(K * r, dtype=np.float32)
         for p in range(r):
@@ -82,6 +92,13 @@ class Periodic:
         total = (self.in_len + lo + hi - 1) * self.r + self.K * self.r
         return shift, total - shift - self.out_len
 
+    def conv(self) -> tuple[str, int, tuple[int, int]]:
+        """(the depthwise op, its stride, its (begin, end) pads) along the axis: a ConvTranspose cropped by its
+        pads (up), a strided convolution of the span the Pad left (down)."""
+        if self.down:
+            return "GroupConvolution", self.step, (0, 0)
+        return "GroupConvolutionBackpropData", self.r, self.crop()
+
     def bf16_exact(self) -> bool:
         w = self.kernel()
         return bool(np.array_equal(w, _to_bf16(w)))
@@ -95,40 +112,47 @@ def _to_bf16(w: np.ndarray) -> np.ndarray:
 
 
 def periodic_taps(axis, sampler, exclude_outside: bool) -> Periodic | str:
-    """The axis's tap table (the oracle's own) as a ``Periodic``, or why it is not one."""
+    """The axis's tap table (the oracle's own) as a ``Periodic``, or why it is not one. Downsampling: where the
+    map steps an integer number of inputs per output (src = r*o + b)."""
     L, O = axis.in_len, axis.out_len
     if axis.pad_begin or axis.pad_end:
         return f"axis {axis.axis} is zero-padded first"
+    table = axis_taps(axis, sampler, exclude_outside, exact=True) if O else None
+    if 0 < O < L and axis.a.denominator == 1 and axis.a in RATIOS:
+        return periodic_table(table, axis.axis, L, 1, step=int(axis.a))
     if O % L or O // L not in RATIOS:
-        return f"axis {axis.axis}: the ratio {O}/{L} is not an integer from {RATIOS[0]} to {RATIOS[-1]}"
-    return periodic_table(axis_taps(axis, sampler, exclude_outside, exact=True), axis.axis, L, O // L)
+        return f"axis {axis.axis}: the ratio {O}/{L} is not an integer from {RATIOS[0]} to {RATIOS[-1]} (up) or " \
+               f"the map's step {axis.a} one of them (down)"
+    return periodic_table(table, axis.axis, L, O // L)
 
 
-def periodic_table(t, axis: int, L: int, r: int) -> Periodic | str:
+def periodic_table(t, axis: int, L: int, r: int, step: int = 1) -> Periodic | str:
     """The one periodicity test: ``t`` (an exact ``TapTable`` of an axis of input length ``L``) as a ``Periodic``
-    of period ``r``, or why not. The rewrite is exact only where every row of the table, index and weight of
-    each tap, equals the periodic prediction clamped into the input (the edge Pad's reading)."""
+    of period ``r`` advancing ``step`` inputs a period, or why not. The rewrite is exact only where every row of
+    the table, index and weight of each tap, equals the periodic prediction clamped into the input (the edge
+    Pad's reading)."""
     if t.extrapolate is not None and t.extrapolate.any():
         return f"axis {axis}: some outputs take the extrapolation value"
     index, K = np.asarray(t.index), t.index.shape[1]
     O = index.shape[0]
-    if O != r * L:
+    if step == 1 and O != r * L:
         return f"axis {axis}: {O} outputs are not {r} per input"
     interior = _interior_period(index, r, L)
     if interior is None:
         return f"axis {axis}: no period of {r} outputs reads clear of the borders (input length {L})"
     rows = [interior * r + p for p in range(r)]
-    got = Periodic(axis, L, O, r, tuple(int(index[o, 0]) - interior for o in rows),
-                   tuple(tuple(t.weight[o]) for o in rows))
+    got = Periodic(axis, L, O, r, tuple(int(index[o, 0]) - interior * step for o in rows),
+                   tuple(tuple(t.weight[o]) for o in rows), step)
     steps = np.diff(got.first)
     if np.any(steps < 0) or steps.sum() > 1:
         return f"axis {axis}: the first tap does not advance one input per {r} outputs"
     want = np.clip(got.unclamped_first(np.arange(O))[:, None] + np.arange(K), 0, L - 1)
+    period = f"period {r}" if step == 1 else f"stride {step}"
     for row in np.flatnonzero(np.any(want != index, axis=1))[:1]:
-        return f"axis {axis}: the taps of output {row} are not periodic with period {r}"
+        return f"axis {axis}: the taps of output {row} are not periodic with {period}"
     for row in range(O):
         if tuple(t.weight[row]) != got.weights[row % r]:
-            return f"axis {axis}: the weights of output {row} are not periodic with period {r}"
+            return f"axis {axis}: the weights of output {row} are not periodic with {period}"
     return got
 
 
@@ -171,8 +195,6 @@ def plan(ir, shape) -> list[Periodic] | str:
         return "ConvTranspose takes ranks 3 to 5"
     if str(ir.dtype) != "float32":
         return f"{ir.dtype}: the convolution form is written for float32"
-    if ir.sampler.antialias and ir.sampler.kind != "nearest":
-        return "antialias is a downsampling filter"
     resized = set(ir.axes)
     if resized & {0, 1}:
         return "a resized batch or channel axis is not a convolution's spatial axis"
@@ -211,7 +233,8 @@ def _plan_at(ir, shape) -> list[Periodic] | str:
 
 
 def build(x, axes: list[Periodic], channels: int, rank: int, name: str):
-    """Edge Pad, then one depthwise ConvTranspose per axis (stride r, cropped to the output by its pads)."""
+    """Edge Pad, then one depthwise ConvTranspose per axis (stride r, cropped to the output by its pads), or a
+    strided depthwise convolution (downsampling)."""
     o = ops()
     begin, end = [0] * rank, [0] * rank
     for ax in axes:
@@ -224,16 +247,15 @@ def build(x, axes: list[Periodic], channels: int, rank: int, name: str):
     for ax in axes:
         d = ax.axis - 2
         kshape = [1] * spatial
-        kshape[d] = ax.K * ax.r
+        kshape[d] = len(ax.kernel())
         w = o.constant(np.tile(ax.kernel().reshape(kshape), (channels, 1, 1) + (1,) * spatial).reshape(
             [channels, 1, 1] + kshape))
         tag(w, f"{name}/{FORM}/axis{ax.axis}/weights")
-        strides = [1] * spatial
-        strides[d] = ax.r
-        pb, pe = [0] * spatial, [0] * spatial
-        pb[d], pe[d] = ax.crop()
-        conv = o.group_convolution_backprop_data(y, w, strides=strides, pads_begin=pb, pads_end=pe,
-                                                 dilations=[1] * spatial)
+        op, stride, (b, e) = ax.conv()
+        strides, pb, pe = [1] * spatial, [0] * spatial, [0] * spatial
+        strides[d], pb[d], pe[d] = stride, b, e
+        make = o.group_convolution if ax.down else o.group_convolution_backprop_data
+        conv = make(y, w, strides=strides, pads_begin=pb, pads_end=pe, dilations=[1] * spatial)
         tag(conv, f"{name}/{FORM}/axis{ax.axis}")
         y = conv.output(0)
     return y
@@ -249,16 +271,18 @@ def rung(node):
     if isinstance(got, str):
         return Refusal(f"no convolution form: {got}", facts={"quiet": True})
     out = build(x, got, shape[1], len(shape), node.name)
-    ratios = " x ".join(f"x{ax.r}" for ax in got)
+    ratios = " x ".join(f"/{ax.step}" if ax.down else f"x{ax.r}" for ax in got)
+    ops_ = " and ".join(dict.fromkeys("a strided depthwise Conv" if ax.down else "a depthwise ConvTranspose"
+                                      for ax in got))
     bf16 = all(ax.bf16_exact() for ax in got)
-    reason = (f"edge Pad and a depthwise ConvTranspose per axis ({ratios}), kernels from the oracle's periodic tap "
-              f"tables (float32 weights, {'exact' if bf16 else 'rounded'} in bf16)")
+    reason = (f"edge Pad and {ops_} per axis ({ratios}), kernels from the oracle's periodic tap tables (float32 "
+              f"weights, {'exact' if bf16 else 'rounded'} in bf16)")
     return Candidate([out], reason, proof={"form": FORM, "shape": tuple(shape), "bf16_exact_weights": bf16})
 
 
 def prove(rec, by_tag) -> list[str]:
     """The produced ops re-read against the source IR's tap tables (recomputed here, not taken from the lowering):
-    the edge Pad's pads, each ConvTranspose's stride, crop, group and kernel. The probes prove the numbers."""
+    the edge Pad's pads, each convolution's op, stride, crop, group and kernel. The probes prove the numbers."""
     shape = rec.proof["shape"]
     axes = plan(rec.ir, shape)
     if isinstance(axes, str):
@@ -274,18 +298,18 @@ def prove(rec, by_tag) -> list[str]:
         elif [list(_const(pad, 1)), list(_const(pad, 2))] != [begin, end]:
             out.append(f"{rec.node}: the edge Pad's pads differ from the source IR's borders")
     for ax in axes:
-        conv, fused = _located_conv(by_tag.get(f"{rec.node}/{FORM}/axis{ax.axis}"))
-        if conv is None or conv.get_type_name() != "GroupConvolutionBackpropData":
-            out.append(f"{rec.node}: axis {ax.axis}: the ConvTranspose is missing from the produced model")
+        op, stride, (pb, pe) = ax.conv()
+        conv, fused = _located_conv(by_tag.get(f"{rec.node}/{FORM}/axis{ax.axis}"), op)
+        if conv is None or conv.get_type_name() != op:
+            out.append(f"{rec.node}: axis {ax.axis}: the {op} is missing from the produced model")
             continue
         a = conv.get_attributes()
         d = ax.axis - 2
-        pb, pe = ax.crop()
         spatial = len(shape) - 2
-        want = ([ax.r if i == d else 1 for i in range(spatial)], [pb if i == d else 0 for i in range(spatial)],
+        want = ([stride if i == d else 1 for i in range(spatial)], [pb if i == d else 0 for i in range(spatial)],
                 [pe if i == d else 0 for i in range(spatial)])
         if (list(a["strides"]), list(a["pads_begin"]), list(a["pads_end"])) != want or set(a["dilations"]) != {1}:
-            out.append(f"{rec.node}: axis {ax.axis}: the ConvTranspose's stride or crop differs from the taps")
+            out.append(f"{rec.node}: axis {ax.axis}: the {op}'s stride or crop differs from the taps")
         w = _const(conv, 1)
         if w is None or w.shape[:3] != (shape[1], 1, 1) or not _same_kernel(w.reshape(shape[1], -1), ax.kernel(),
                                                                             fused):
@@ -295,14 +319,14 @@ def prove(rec, by_tag) -> list[str]:
     return out
 
 
-def _located_conv(op):
-    """(the ConvTranspose a tag found, whether OpenVINO fused a Multiply by a constant before it into its kernel):
+def _located_conv(op, conv_type: str):
+    """(the ``conv_type`` op a tag found, whether OpenVINO fused a Multiply by a constant before it into its kernel):
     that fusion (its MultiplyConvolutionBackpropDataFusion, measured on a VAE decoder's x / c -> upsample) makes a
     new kernel Constant and hands the tag to it."""
     if op is None or op.get_type_name() != "Constant":
         return op, False
     users = [i.get_node() for i in op.output(0).get_target_inputs()
-             if i.get_node().get_type_name() == "GroupConvolutionBackpropData"]
+             if i.get_node().get_type_name() == conv_type]
     return (users[0], True) if len(users) == 1 else (None, False)
 
 

@@ -341,12 +341,12 @@ def _time_rates(key: str) -> dict:
 
 
 def calibrate(samplers=SAMPLERS, only: str = "") -> dict:
-    """Every rate on this machine at once (the reference table: ``tools/dev/cost_reference.py``); ``only``: the
-    rates whose key contains it (with what their models show on the way)."""
+    """Every rate on this machine at once (the reference table: ``tools/dev/cost_reference.py``); ``only``: those
+    whose key contains it (with what their models show on the way). The convolution form: up, down, antialias down."""
     keys = [key_of(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
             for cls in ("builtin", "decomposition", "extension")]
     keys += [few_key(key_of("builtin", kind, aa, up)) for kind, aa in samplers for up in (True, False)]
-    keys += [k(key_of("conv", kind, False, True)) for kind, aa in samplers if not aa for k in (str, few_key)]
+    keys += [k(key_of("conv", kind, aa, up)) for kind, aa in samplers for up in {not aa, False} for k in (str, few_key)]
     keys += [int_key(key_of(cls, kind, aa, up)) for kind, aa in samplers if kind != "nearest" for up in (True, False)
              for cls in ("decomposition", "extension")]
     keys += [grid_key(cls, kind, 3) for kind in GRID_SAMPLERS for cls in ("decomposition", "extension")]

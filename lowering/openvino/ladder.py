@@ -1,7 +1,8 @@
 """The OpenVINO ladder of each IR kind on the pass interface (``lowering.passes``), and ``lower`` for one node.
 
 Resize: native Interpolate (1), Interpolate after an exact rewrite or the convolution form of an integer-ratio
-upsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), decomposition (3: tap
+upsampling or downsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), or the
+matrix form (2: ``matmul_rewrite``: guarded by the chosen rung for inputs not all finite), decomposition (3: tap
 tables for static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
 the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
@@ -18,7 +19,7 @@ from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
 from . import antialias_taps, builtin, conv_rewrite, cost, decompose, extension, grid_decompose, interpolate, \
-    nearest_index
+    matmul_rewrite, nearest_index
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -142,33 +143,71 @@ def _rewrite(node):
 
 
 CONV = _rung(REWRITE, conv_rewrite.rung)  # the convolution form alone, where the cost model prefers it
+MATMUL = _rung(REWRITE, matmul_rewrite.rung)  # the matrix form (exact for finite inputs: a condition)
 
 
 def _in_graph(node, climbed):
     """The convolution form (rung 2) instead of the Interpolate the ladder chose where the cost model estimates
     it faster (``cost.faster_conv``: with this machine's rates under ``--prefer fastest``, else the shipped ones;
-    ``conv_rewrite.forcing`` decides instead while the rates are timed); its
-    proof by numbers runs as on the ladder, and the Interpolate given up stays in the record's ``tried``."""
+    ``conv_rewrite.forcing`` decides instead while the rates are timed); then, where the policy takes conditions
+    (``--allow-conditional``), the matrix form likewise (``_matrix``). Its proof by numbers runs as on the ladder,
+    and the rung given up stays in the record's ``tried``."""
     record = climbed.record
     for why in facts(climbed.attempts, "conv_form")[:1]:
         record.extra["conv_form"] = why
     if climbed.candidate is None or record.rung not in (NATIVE, REWRITE) or record.conditions or \
             record.proof.get("form") == conv_rewrite.FORM or conv_rewrite.forced() == "builtin":
-        return climbed
+        return _matrix(node, climbed)
     if conv_rewrite.forced() == "conv":
         why, weighed = "the convolution form is asked for", None
     else:
         why, weighed = cost.faster_conv(node, record, cost.calibration() if node.weigh else cost.shipped())
         if why is None:
-            return climbed
-    got = CONV.ask(node, climbed.attempts)
-    if isinstance(got, Refusal):
-        record.extra["conv_form"] = got.reason  # why the faster estimate was not taken
+            return _matrix(node, climbed)
+    return _matrix(node, _swap(node, climbed, CONV, "conv_form", why, weighed))
+
+
+def _matrix(node, climbed):
+    """The matrix form instead of the unconditional rung the ladder chose (1-3, static sizes) where the cost model
+    estimates it faster (``conv_rewrite.forcing("matmul")``: asked for): guarded by the chosen rung for inputs not
+    all finite (``matmul_rewrite.guarded``), or, where the policy takes conditions, alone (finite inputs)."""
+    record, forced = climbed.record, conv_rewrite.forced()
+    if climbed.candidate is None or record.rung not in (NATIVE, REWRITE, DECOMPOSE) or record.conditions or \
+            forced in ("builtin", "conv"):
         return climbed
+    if forced == matmul_rewrite.FORM:
+        why, weighed = "the matrix form is asked for", None
+    else:
+        why, weighed = cost.faster_conv(node, record, cost.calibration() if node.weigh else cost.shipped(),
+                                        matmul_rewrite.FORM)
+        if why is None:
+            return climbed
+    if not node.strict:
+        return _swap(node, climbed, MATMUL, "matmul_form", why, weighed)
+    chosen = CONV if record.proof.get("form") == conv_rewrite.FORM else LADDERS["resize"][record.rung - 1]
+
+    def otherwise(x):  # the chosen rung again, on the guard's else branch
+        got = chosen.ask(replace(node, inputs=matmul_rewrite.body_inputs(node, x)), climbed.attempts)
+        if isinstance(got, Refusal):
+            raise BridgeError(f"the fallback cannot be built: {got.reason}")
+        return got.produced[0]
+    guarded = _rung(REWRITE, lambda n: matmul_rewrite.rung(n, otherwise, record))
+    return _swap(node, climbed, guarded, "matmul_form", why, weighed)
+
+
+def _swap(node, climbed, rung, field: str, why: str, weighed):
+    """``climbed`` with ``rung``'s form taken instead of its candidate, proven first (a refusal: kept, the
+    record's ``extra[field]`` says why); the rung given up in ``tried``."""
+    record = climbed.record
+    got = rung.ask(node, climbed.attempts)
+    if isinstance(got, Refusal):
+        record.extra[field] = got.reason  # why the faster estimate was not taken
+        return climbed
+    form = "convolution" if rung is CONV else "matrix"  # the matrix form: MATMUL or its guarded rung
     given_up = replace(record, tried=[*record.tried, (record.rung, record.rung_name,
-                                                     "exact, but the cost model estimates the convolution form "
+                                                     f"exact, but the cost model estimates the {form} form "
                                                      "faster")])
-    taken = take(given_up, CONV, got, reason=f"{got.reason}: {why}")
+    taken = take(given_up, rung, got, reason=f"{got.reason}: {why}")
     if weighed is not None:
         taken.extra["in_graph_cost"] = weighed
     return replace(climbed, candidate=got, record=taken)

@@ -14,7 +14,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, has_runtime_params
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
-from . import antialias_taps, conv_rewrite, decompose, extension, grid_decompose, nearest_index
+from . import antialias_taps, conv_rewrite, decompose, extension, grid_decompose, matmul_rewrite, nearest_index
 from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
 from ...semantics.equivalence import diff
@@ -44,25 +44,35 @@ def prove(ov_model, records: list[NodeRecord]) -> list[str]:
     for rec in records:
         if _folded(rec, by_tag, ov_model):
             continue  # proven by value at conversion (``frontend.prove_by_value``): OpenVINO folded it
-        try:
-            if rec.rung == DECOMPOSE and rec.proof.get("form") == antialias_taps.FORM:
-                failures += antialias_taps.prove(rec, by_tag, ov_model)
-            elif rec.rung == DECOMPOSE and rec.proof.get("form") == "nearest_index":
-                failures += nearest_index.prove(rec, by_tag, ov_model)
-            elif rec.rung == DECOMPOSE and rec.proof.get("form") == grid_decompose.FORM:
-                failures += grid_decompose.prove(rec, by_tag)
-            elif rec.rung == DECOMPOSE:
-                failures += decompose.prove(rec, by_tag)
-            elif rec.proof.get("form") == conv_rewrite.FORM:
-                failures += conv_rewrite.prove(rec, by_tag)
-            elif rec.rung == CUSTOM:
-                failures += extension.prove(rec, by_tag)
-            else:
-                failures += _prove_builtin(rec, by_tag)
-        except BridgeError as e:
-            failures.append(f"{rec.node}: {e.message}")
-        except RuntimeError as e:  # OpenVINO refusing a look at an op it rewrote: not proven, in one line
-            failures.append(f"{rec.node}: the produced ops cannot be re-read ({plugin_sentence(e)})")
+        failures += _prove_one(rec, by_tag, ov_model)
+    return failures
+
+
+def _prove_one(rec: NodeRecord, by_tag, ov_model) -> list[str]:
+    failures = []
+    try:
+        if rec.rung == DECOMPOSE and rec.proof.get("form") == antialias_taps.FORM:
+            failures += antialias_taps.prove(rec, by_tag, ov_model)
+        elif rec.rung == DECOMPOSE and rec.proof.get("form") == "nearest_index":
+            failures += nearest_index.prove(rec, by_tag, ov_model)
+        elif rec.rung == DECOMPOSE and rec.proof.get("form") == grid_decompose.FORM:
+            failures += grid_decompose.prove(rec, by_tag)
+        elif rec.rung == DECOMPOSE:
+            failures += decompose.prove(rec, by_tag)
+        elif rec.proof.get("form") == matmul_rewrite.FORM:
+            failures += matmul_rewrite.prove(rec, by_tag)
+            if "fallback" in rec.proof:  # the guarded form's else branch: the rung the ladder chose, as its own
+                failures += _prove_one(rec.proof["fallback"], by_tag, ov_model)
+        elif rec.proof.get("form") == conv_rewrite.FORM:
+            failures += conv_rewrite.prove(rec, by_tag)
+        elif rec.rung == CUSTOM:
+            failures += extension.prove(rec, by_tag)
+        else:
+            failures += _prove_builtin(rec, by_tag)
+    except BridgeError as e:
+        failures.append(f"{rec.node}: {e.message}")
+    except RuntimeError as e:  # OpenVINO refusing a look at an op it rewrote: not proven, in one line
+        failures.append(f"{rec.node}: the produced ops cannot be re-read ({plugin_sentence(e)})")
     return failures
 
 

@@ -1,7 +1,8 @@
 """Rung 2's convolution form (lowering/openvino/conv_rewrite.py, issue 45): an integer-ratio upsampling as an edge
 Pad and a depthwise ConvTranspose per axis, its kernels read from the oracle's tap tables where they repeat with
-the ratio. Converted with the default policy, run on OpenVINO CPU against the oracle and onnxruntime; refused
-(another rung takes the node) where the taps do not repeat; the cost model keeps Interpolate where it is faster."""
+the ratio; an integer-ratio downsampling (antialias too) as an edge Pad and a strided depthwise Conv. Converted
+with the default policy, run on OpenVINO CPU against the oracle and onnxruntime; refused (another rung takes the
+node) where the taps do not repeat; the cost model keeps Interpolate where it is faster."""
 
 import dataclasses
 
@@ -24,7 +25,8 @@ from tests.helpers.models import resize_model  # noqa: E402
 
 SHAPE = (1, 5, 12, 10)
 # Every class faster in the convolution form: the forms are taken whatever the tensor's size.
-FAVOUR_CONV = cost.Calibration({f"{cls}/{kind}/plain/up": rate for kind in ("nearest", "linear", "cubic")
+FAVOUR_CONV = cost.Calibration({f"{cls}/{kind}/{aa}/{d}": rate for kind in ("nearest", "linear", "cubic")
+                                for aa, d in (("plain", "up"), ("plain", "down"), ("aa", "down"))
                                 for cls, rate in (("builtin", 3.0), ("conv", 1.0), ("extension", 1.0))},
                                "the test's table")
 FORMS = [  # (mode, coordinate mode, ratio, extra attributes)
@@ -71,6 +73,47 @@ def test_each_form_computes_the_oracle_and_onnxruntime(tmp_path, mode, coord, r,
         np.testing.assert_array_equal(got, want)  # the same element
 
 
+DOWN = [  # (input shape, scales or sizes, attributes): odd lengths cut the last elements off (negative pads)
+    ((1, 5, 13, 11), dict(scales=[1, 1, 0.5, 0.5]), dict(mode="linear")),
+    ((1, 5, 13, 11), dict(scales=[1, 1, 0.5, 0.5]), dict(mode="cubic", cubic_coeff_a=-0.75,
+                                                          coordinate_transformation_mode="pytorch_half_pixel")),
+    ((1, 5, 16, 12), dict(scales=[1, 1, 0.25, 0.5]), dict(mode="linear", antialias=1)),
+    ((1, 3, 16, 16), dict(scales=[1, 1, 0.5, 0.5]), dict(mode="cubic", antialias=1, cubic_coeff_a=-0.75)),
+    ((1, 5, 12, 9), dict(sizes=[1, 5, 4, 3]), dict(mode="linear", coordinate_transformation_mode="asymmetric")),
+    ((1, 5, 13, 11), dict(scales=[1, 1, 0.5, 0.5]), dict(mode="nearest", nearest_mode="floor")),
+    ((1, 5, 13, 10), dict(scales=[1, 1, 0.5, 2]), dict(mode="linear")),  # one axis down, one up
+]
+
+
+@pytest.mark.parametrize("shape, size, attrs", DOWN, ids=[f"{a['mode']}-{i}" for i, (_, _, a) in enumerate(DOWN)])
+def test_downsampling_forms_compute_the_oracle_and_onnxruntime(tmp_path, shape, size, attrs):
+    model = resize_model(shape, **size, **attrs)
+    ov_model, rec = _converted(tmp_path, model)
+    assert rec.rung == 2 and rec.proof["form"] == "conv" and "strided depthwise Conv" in rec.reason, rec.summary()
+    assert prove(ov_model, [rec]) == []
+    (_, ir), = parse_model(model)
+    x = _x(shape)
+    compiled = ov.Core().compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    got, want = compiled([x])[0], run(ir, x)
+    assert against_oracle(ir, got, want, [x]).ok
+    theirs = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    assert against_oracle(ir, theirs, want, [x]).ok
+    if attrs["mode"] == "nearest":
+        np.testing.assert_array_equal(got, want)
+    x.flat[::17] = np.inf  # the same taps as the oracle's: NaN / inf exactly where a tap reads one (no condition)
+    with np.errstate(invalid="ignore"):
+        assert against_oracle(ir, compiled([x])[0], run(ir, x), [x]).ok
+
+
+def test_an_image_antialias_downsampling_takes_the_strided_form(tmp_path):
+    """A 3-channel antialias /2 (an image's preprocessing): no Interpolate spelling is exact there, and the strided
+    convolution (rung 2) takes it before the decomposition (rung 3) did."""
+    model = resize_model((1, 3, 224, 224), scales=[1, 1, 0.5, 0.5], mode="linear", antialias=1)
+    _, rec = _converted(tmp_path, model, cost.table_file(cost.REFERENCE))
+    assert rec.rung == 2 and rec.proof.get("form") == "conv", rec.summary()
+    assert rec.tried == [(1, "native", "no Interpolate-11 spelling is exact")]
+
+
 @pytest.mark.parametrize("mode, r, extra", [("linear", 2, {}), ("cubic", 2, {"cubic_coeff_a": -0.75}),
                                              ("nearest", 4, {"nearest_mode": "floor"})])
 def test_under_bf16_the_form_differs_by_value_rounding_only(tmp_path, mode, r, extra):
@@ -104,6 +147,9 @@ def test_trilinear_5d(tmp_path):
     (dict(mode="linear"), [1, 1, 2.5, 2.5], "is not an integer"),
     (dict(mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1), [1, 1, 2, 2], "weights of output 0 are not periodic"),
     (dict(mode="linear"), [1, 1, 9, 9], "is not an integer from 2 to 8"),
+    (dict(mode="cubic", antialias=1, exclude_outside=1, cubic_coeff_a=-0.5), [1, 1, 0.5, 0.5],
+     "weights of output 0 are not periodic with stride 2"),
+    (dict(mode="linear"), [1, 1, 0.75, 0.75], "the map's step 4/3"),
 ])
 def test_refused_where_the_taps_do_not_repeat(tmp_path, attrs, scales, why):
     """Another rung takes the node (the Interpolate the ladder chose), and the record says why the convolution

@@ -378,8 +378,9 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     # reorder where the node meets the model's own input and output; 4 channels: the rates at few channels.
     # Where they send the node to the extension, each is timed twice more first (cost_machine.CONFIRM_RUNS).
     # The convolution form's rate too (issue 45: the in-graph choice, read before the extension is weighed; where
-    # the rates send the node to the form they are confirmed as the extension's are).
-    once = ["builtin/linear/plain/up/few", "conv/linear/plain/up/few", "call"]
+    # the rates send the node to the form they are confirmed as the extension's are), and the matrix form's, per
+    # multiply-accumulate with its guard's (timed together).
+    once = ["builtin/linear/plain/up/few", "conv/linear/plain/up/few", "matmul/mac", "call"]
     unweighed = "builtin/linear/plain/up/few" if rec.proof.get("form") == "conv" else "conv/linear/plain/up/few"
     weighed = [k for k in once if k != unweighed]
     assert list(dict.fromkeys(timed)) == once and all(timed.count(k) in (1, 3) for k in once), (timed, rec.rung)

@@ -3,7 +3,11 @@
 interleaved runs, ms. Where the importer is not exact ("OV exact?" from ``check``), its time is shown but it is
 no peer.
 
-    python tools/dev/bench_models.py [--repeats 20] [--rounds 2] [--only SUBSTRING] [--corpus]
+    python tools/dev/bench_models.py [--repeats 20] [--rounds 2] [--only SUBSTRING] [--corpus] [--allow-conditional]
+
+``--allow-conditional``: both conversions take forms exact under stated run-time conditions (the matrix form:
+finite inputs). ``--hold-forms``: both convert with rung 2's in-graph forms held back (``conv_rewrite.forcing``:
+Interpolate, or the rung the ladder chose): the same models before the forms, for a before/after.
 
 Models (built here, shapes of our own): a YOLO-style neck (Conv -> nearest x2 -> Concat -> Conv), a
 segmentation head (Conv -> bilinear x4 -> Conv), an antialiased preprocessing step (600x800 -> 300x400 ->
@@ -14,6 +18,7 @@ Conv3d). ``--corpus`` adds the real exported models of tests/models at their sav
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -95,7 +100,8 @@ def corpus(only: str = ""):
         yield f"corpus: {d.name}", onnx.load(str(d / "model.onnx")), dict(np.load(d / "inputs.npz"))
 
 
-def measure(name: str, model, feeds, repeats: int, order) -> tuple:
+def measure(name: str, model, feeds, repeats: int, order, allow_conditional: bool = False, hold: bool = False) -> \
+        tuple:
     """(name, the default's (builtin) rungs, --prefer fastest's rungs, OV exact?, ms default, fastest, importer,
     onnxruntime)."""
     import onnx
@@ -103,7 +109,7 @@ def measure(name: str, model, feeds, repeats: int, order) -> tuple:
     import openvino as ov
 
     from resample_bridge.lowering import compiled
-    from resample_bridge.lowering.openvino import F32, convert
+    from resample_bridge.lowering.openvino import F32, conv_rewrite, convert
     from resample_bridge.tools.check_openvino import check_openvino
 
     core = ov.Core()
@@ -114,8 +120,9 @@ def measure(name: str, model, feeds, repeats: int, order) -> tuple:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "m.onnx")
         onnx.save(model, path)
-        converted = {key: convert(path, prefer=prefer) for key, prefer in (("ours", "builtin"),
-                                                                          ("fastest", "fastest"))}
+        with conv_rewrite.forcing("builtin") if hold else contextlib.nullcontext():
+            converted = {key: convert(path, prefer=prefer, allow_conditional=allow_conditional)
+                         for key, prefer in (("ours", "builtin"), ("fastest", "fastest"))}
         if any(r.rung == 4 for _, recs in converted.values() for r in recs):
             core.add_extension(compiled.openvino_extension())
         try:
@@ -145,7 +152,7 @@ def measure(name: str, model, feeds, repeats: int, order) -> tuple:
             *times)
 
 
-def measure_apart(name: str, repeats: int, seed: int, rounds: int) -> tuple:
+def measure_apart(name: str, repeats: int, seed: int, rounds: int, options: tuple = ()) -> tuple:
     """``measure`` in ``rounds`` processes of its own, each column the fastest round's median. One long process
     timed the same model 0.6-3x apart depending on the models measured before it (a 1.3 ms model took 7.2 ms 80
     models in); a fresh process still varies 1.1-3.4 ms from one to the next on this shared 2-core machine, all
@@ -153,7 +160,7 @@ def measure_apart(name: str, repeats: int, seed: int, rounds: int) -> tuple:
     best = None
     for r in range(rounds):
         row = child_json(__file__, ["--one", name, "--repeats", str(repeats), "--seed", str(seed * rounds + r),
-                                    "--corpus"], f"bench_models: {name}")
+                                    "--corpus", *options], f"bench_models: {name}")
         best = row if best is None else best[:4] + [min((t for t in (a, b) if t is not None), default=None)
                                                     for a, b in zip(best[4:], row[4:])]
     return tuple(best)
@@ -170,16 +177,20 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="processes per model; each column takes the fastest")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # a child: this model's row as JSON
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--allow-conditional", action="store_true", help="forms exact under stated conditions too")
+    ap.add_argument("--hold-forms", action="store_true", help="rung 2's in-graph forms held back (before/after)")
     args = ap.parse_args(argv)
     def cases(only):
         return [c for c in models() if only in c[0]] + (list(corpus(only)) if args.corpus else [])
 
     if args.one:
         (case,) = [c for c in cases(args.one) if c[0] == args.one]
-        print(json.dumps(measure(*case, args.repeats, np.random.default_rng(args.seed))))
+        print(json.dumps(measure(*case, args.repeats, np.random.default_rng(args.seed), args.allow_conditional,
+                                 args.hold_forms)))
         return 0
     names = [name for name, _, _ in cases(args.only)]
-    rows = [measure_apart(name, args.repeats, seed, args.rounds) for seed, name in enumerate(names)]
+    options = ("--allow-conditional",) * args.allow_conditional + ("--hold-forms",) * args.hold_forms
+    rows = [measure_apart(name, args.repeats, seed, args.rounds, options) for seed, name in enumerate(names)]
     print(f"whole models: OpenVINO {ov.__version__} CPU f32 hint ({os.cpu_count()} cores), onnxruntime "
           f"{ort.__version__}; median of {args.repeats} interleaved runs, the fastest of {args.rounds} processes per "
           f"model, ms")

@@ -191,10 +191,12 @@ def _with_field(ir: ResizeIR, other: ResizeIR, name: str) -> ResizeIR:
 def _changes_numbers(a: ResizeIR, ba, b: ResizeIR, name: str, shape, runtime) -> bool:
     """Whether taking field ``name`` alone from ``b`` changes what ``a`` computes on ``shape``."""
     try:
+        # A sampler field taken alone can leave a sampler with no value for its kind (cubic with no cubic_a,
+        # nearest with no rounding): binding passes it, reading its taps fails.
         one = bind_resize(_with_field(a, b, name), shape, runtime)
+        return one.out_shape != ba.out_shape or bool(_material_axes(a, ba, one))
     except (BridgeError, TypeError, ValueError):
         return True  # not even valid alone: it certainly matters
-    return one.out_shape != ba.out_shape or bool(_material_axes(a, ba, one))
 
 
 def _diff_resize(a: ResizeIR, b: ResizeIR, shapes, runtime) -> Diff:

@@ -97,3 +97,17 @@ def test_integer_output_rounds_half_to_even_and_saturates():
     assert run(ir, np.array([1, 4], dtype=np.uint8)).tolist() == [1, 2, 4, 4]
     cubic = dataclasses.replace(ir, sampler=Sampler("cubic", cubic_a=F(-3, 4)))
     assert run(cubic, np.array([0, 255], dtype=np.uint8)).max() == 255  # overshoot saturates
+
+
+def test_diff_of_two_sampler_kinds_names_the_kind():
+    # A sampler field taken alone (kind "cubic" with the linear side's cubic_a None) is no valid sampler: diff
+    # raised TypeError reading its taps; the kind is the field that changes the numbers (the oracle says so).
+    x = np.random.default_rng(0).standard_normal((1, 1, 8, 8)).astype(np.float32)
+    for sa, sb in ((Sampler("linear"), Sampler("cubic", cubic_a=F(-3, 4))),
+                   (Sampler("nearest", nearest="floor"), Sampler("linear")),
+                   (Sampler("linear", antialias=True), Sampler("cubic", cubic_a=F(-1, 2), antialias=True))):
+        for s in (F(2), F(1, 2)):
+            a, b = (ResizeIR(4, (2, 3), (s, s), None, None, "half_pixel", k, input_shape=(1, 1, 8, 8))
+                    for k in (sa, sb))
+            assert not np.array_equal(run(a, x), run(b, x))
+            assert "sampler.kind" in [f.name for f in diff(a, b).fields]

@@ -113,13 +113,6 @@ def _scalar(o, lin, in_len, out_len):
     return acc
 
 
-def _small_floor_div(n, r):
-    """floor(n / r) for 0 <= n < 2^24 and r > 0 from the float32 quotient alone: both are exact in float32, and a
-    quotient that is not whole lies at least 1/r from the next integer, farther than its rounding (n/r * 2^-24)."""
-    o = ops()
-    return o.convert(o.floor(o.divide(o.convert(n, "f32"), o.convert(r, "f32"))), "i64").output(0)
-
-
 def window_graph(form: WindowForm, in_len, out_len):
     """(index i64 [out, K], weight f32 [out, K]) for i64 scalars ``in_len``, ``out_len``: ``WindowForm.table``
     in ops (the same steps, the module note's arithmetic)."""
@@ -140,7 +133,9 @@ def window_graph(form: WindowForm, in_len, out_len):
                            for v, s in zip((1, 0, 1, 1, 1), (p, q, r, fn, fd)))
     fn = o.maximum(fn, one).output(0)  # out == 0: no output, and no division by 0
     R = form.radius
-    m = _small_floor_div(o.add(o.multiply(fd, o.constant(np.int64(R))), o.subtract(fn, one)).output(0), fn)
+    # The tap count: a float quotient alone would do in f32, but between Conv layers the bf16 hint runs it in bf16,
+    # where a quotient near a whole number rounds across it and drops a tap: the refined division holds in both.
+    m = floor_div(o.add(o.multiply(fd, o.constant(np.int64(R))), o.subtract(fn, one)).output(0), fn)
     x = o.unsqueeze(o.range(zero, out_len, one, i64), o.constant(np.int64(1))).output(0)  # [out, 1]
     taps = o.unsqueeze(o.range(o.subtract(one, m), o.add(m, one), one, i64), zero).output(0)  # [1, K]
     num = o.add(o.multiply(x, p), q).output(0)

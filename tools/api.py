@@ -43,7 +43,7 @@ from .gate import importer_outcome, importer_verdict, summary
 from .inputs import prepared
 from .logs import step
 from .report import write_check_report
-from .targets import convert_file, entry, refuse_options
+from .targets import convert_file, entry, names, refuse_options
 from .verify_openvino import verify_openvino
 
 __all__ = ["inspect", "check", "convert", "convert_model", "save", "verify", "InspectRow", "CheckRow",
@@ -206,7 +206,8 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
 
     e = entry(target, "check")
     if report and not e.report:
-        raise BridgeError("--report draws OpenVINO CPU runs; it needs --target openvino", field="report")
+        raise BridgeError(f"--report draws OpenVINO CPU runs; it needs --target {' / '.join(names('report'))}",
+                          field="report")
     with _model_file(model, convention) as given, prepared(given, input_shapes) as (path, _):
         rows = e.check(path, progress=progress)
         gate = summary(rows, target, tuple(fail_on))
@@ -277,8 +278,7 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
     nn.Module with ``example_inputs``: converted through OpenVINO's PyTorch frontend with every resampling call on
     resample-bridge's ladder, and proven against the module in eager PyTorch (``tools/convert_torch.py``)."""
 
-    entry(target)
-    if target == "tensorrt" and input_shapes:
+    if entry(target).input_profile and input_shapes:
         fixed = {n: {k: list(d) for k in ("min", "opt", "max")} for n, d in input_shapes.items() if d is not None}
         trt_shapes = {**fixed, **(trt_shapes or {})}
     options = ConvertOptions(trt_shapes=trt_shapes or None, fallback=fallback, strict=strict, allow_conditional=allow_conditional, prefer=prefer,

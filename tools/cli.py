@@ -100,7 +100,7 @@ def trt_shapes(args) -> dict | None:
     explicit = {k: parse_polygraphy_shapes(v, field=f"trt-{k}-shapes")
                 for k, v in (("min", args.trt_min_shapes), ("opt", args.trt_opt_shapes), ("max", args.trt_max_shapes))
                 if v}
-    return requested(args.input if args.target == "tensorrt" else None, explicit) or None
+    return requested(args.input if targets.entry(args.target).input_profile else None, explicit) or None
 
 
 def cmd_check(args) -> int:

@@ -11,18 +11,20 @@ from ..lowering.passes import ConvertOptions
 from ..semantics.errors import BridgeError
 from .convert import output_path, reap_stale, remove_created
 from .logs import step
-from .targets import convert_file
+from .targets import DEFAULT, TARGETS, convert_file, entry
 
 # What a program has no use for: options that name ONNX tensors.
 _ONNX_ONLY = {"input_shapes": "input", "outputs": "output"}
 
 
-def torch_source(model, example_inputs=None, target: str = "openvino", **onnx_only):
+def torch_source(model, example_inputs=None, target: str = DEFAULT, **onnx_only):
     """``model`` (a .pt2 path, an ExportedProgram, or a module with ``example_inputs``) loaded for the OpenVINO
     target; BridgeError naming an option or target a PyTorch program has no use for."""
-    if target != "openvino":
-        raise BridgeError(f"a PyTorch program converts to --target openvino only (through OpenVINO's PyTorch "
-                          f"frontend), not {target}; export it to ONNX for --target {target}", field="target")
+    if entry(target).torch_source is None:
+        taking = [(n, e.torch_source) for n, e in TARGETS.items() if e.torch_source]
+        ways = " or ".join(f"--target {n} only ({how})" for n, how in taking)
+        raise BridgeError(f"a PyTorch program converts to {ways}, not {target}; export it to ONNX for "
+                          f"--target {target}", field="target")
     for key, flag in _ONNX_ONLY.items():
         if onnx_only.get(key):
             raise BridgeError(f"--{flag} names ONNX tensors; a PyTorch program takes the shapes it was exported "
@@ -30,7 +32,7 @@ def torch_source(model, example_inputs=None, target: str = "openvino", **onnx_on
     return load_source(model, example_inputs)
 
 
-def convert_torch(model, output: str | None, options: ConvertOptions, *, target: str = "openvino",
+def convert_torch(model, output: str | None, options: ConvertOptions, *, target: str = DEFAULT,
                   example_inputs=None, **onnx_only):
     """(output path, what was written, the report): ``model`` converted to OpenVINO IR at ``output`` (ovc's
     rules, as ``convert``)."""

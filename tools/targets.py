@@ -29,7 +29,9 @@ class Entry:
     """One target as the verbs see it. ``check(path, progress) -> rows`` and ``format_check(rows) -> text``:
     what the target's own importer does (None: no such verb); ``check_requires``: the modules check needs;
     ``verify``: whether ``verify`` runs the written model (OpenVINO CPU; the ONNX targets on onnxruntime,
-    ``verify_onnx``); ``report``: ``--report`` pages."""
+    ``verify_onnx``); ``report``: ``--report`` pages; ``input_profile``: the lengths fixed by ``--input`` fill the
+    target's optimization profile (``trt_shapes``) where it names no input; ``torch_source``: how the target
+    converts a PyTorch program (None: it converts ONNX only)."""
 
     name: str
     target: Callable[[], Target]
@@ -43,6 +45,8 @@ class Entry:
     verify: bool | str = False  # True: verify runs the written model; a string: why it cannot run here
     verify_requires: tuple[str, ...] = ("onnxruntime",)  # the modules verify needs (onnxruntime runs the source)
     report: bool = False
+    input_profile: bool = False
+    torch_source: str | None = None
 
     def lowering(self) -> Target:
         return self.target()
@@ -134,11 +138,12 @@ def _tensorrt_format_check(rows: list[dict]) -> str:
 TARGETS = {e.name: e for e in (
     Entry("openvino", _openvino_target, _openvino_describe, check=_openvino_check,
           format_check=_openvino_format_check, check_requires=("openvino",), verify=True,
-          verify_requires=("openvino", "onnxruntime"), report=True),
+          verify_requires=("openvino", "onnxruntime"), report=True,
+          torch_source="through OpenVINO's PyTorch frontend"),
     Entry("onnx", _onnx_target, _onnx_describe, verify=True),
     # verify runs the TensorRT-ready ONNX on onnxruntime (TensorRT is not installable here; verify_onnx says so).
     Entry("tensorrt", _tensorrt_target, _tensorrt_describe, follow_up=_tensorrt_follow_up, check=_tensorrt_check,
-          format_check=_tensorrt_format_check, verify=True),
+          format_check=_tensorrt_format_check, verify=True, input_profile=True),
 )}
 DEFAULT = "openvino"
 

@@ -177,12 +177,15 @@ class NodeRecord:
 class Policy:
     """What the user allows. ``allow_conditional``: take a candidate exact only under run-time conditions or
     undocumented behaviour when nothing later is exact unconditionally. ``floor``: the lowest rung number to
-    try (e.g. CUSTOM for ``--fallback extension``)."""
+    try (e.g. CUSTOM for ``--fallback extension``). ``timing``: how a target's cost model converts its timing
+    models (the target's own convert, which sits above the rungs that ask for rates; None: a rate missing from
+    the table stays missing)."""
 
     allow_conditional: bool = True
     floor: int = BUILTIN
     prefer: str = "builtin"  # builtin: the lowest exact rung; fastest: a target's cost model may pick a later one
     decompose: frozenset = frozenset()  # IR kinds whose decomposition is tried before every other rung
+    timing: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

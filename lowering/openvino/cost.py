@@ -38,12 +38,12 @@ from .cost_matmul import calibrate  # noqa: F401 -- with the matrix form's rates
 from ..passes import CUSTOM
 from .boundary import NOT_AT_BOUNDARY
 from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, deform_key, deform_variant, few_key, fixed_key, \
-    grid_key, int_key, key_of, rung_class, use_converter
+    grid_key, int_key, key_of, rung_class
 from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from .. import compiled
 
-__all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "use_converter", "estimate",
+__all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "estimate",
            "faster_extension", "faster_conv", "chosen_name"]
 
 log = logging.getLogger("resample_bridge")
@@ -123,8 +123,10 @@ def shipped() -> Calibration:
     return table_file(os.environ.get(ENV) or REFERENCE)
 
 
-def calibration() -> Calibration:
-    """The rates in force (module docstring)."""
+def calibration(timing=None) -> Calibration:
+    """The rates in force (module docstring). ``timing``: how this machine's missing rates are timed, the target's
+    convert (``passes.Policy.timing``: the target sits above the ladder that asks for rates); None: they stay
+    missing."""
     global _machine
     if _given or os.environ.get(ENV):
         return shipped()
@@ -133,9 +135,12 @@ def calibration() -> Calibration:
         return table_file(REFERENCE)
     if _machine is None:
         rates = cost_machine.cached()
-        _machine = Calibration(rates, "this machine", timer=lambda key: cost_machine.timed(key, rates),
-                               confirmer=lambda keys: cost_machine.confirmed(keys, rates))
-    return _machine
+        _machine = Calibration(rates, "this machine")
+    rates = _machine.rates  # one table per process, timed by whichever conversion first needs a rate
+    if timing is None:
+        return _machine
+    return Calibration(rates, _machine.where, timer=lambda key: cost_machine.timed(key, rates, timing),
+                       confirmer=lambda keys: cost_machine.confirmed(keys, rates, timing))
 
 
 def _class_key(ir, cls: str, up: bool) -> str:
@@ -354,7 +359,7 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
 def weigh(node, rung: int, name: str) -> tuple[str | None, dict | None]:
     """(the reason to take the extension instead of ``rung``, called ``name`` in it, or None; the estimate with
     its margin and table, or None where there is none)."""
-    table = calibration()
+    table = calibration(node.timing)
     shape = getattr(node.ir, "input_shape", None)
     with table.reading() as read:
         est = estimate(node.ir, rung, shape, table, node.sides)

@@ -27,9 +27,10 @@ log = logging.getLogger("resample_bridge")
 CONFIRM_RUNS = 3
 
 
-def _time(key: str) -> dict:
-    """``key`` timed on this machine: the matrix form's rates per multiply-accumulate apart (``cost_matmul``)."""
-    return cost_matmul.time_rates() if key == cost_matmul.KEY else time_rates(key)
+def _time(key: str, convert) -> dict:
+    """``key`` timed on this machine (its models converted by ``convert``): the matrix form's rates per
+    multiply-accumulate apart (``cost_matmul``)."""
+    return cost_matmul.time_rates() if key == cost_matmul.KEY else time_rates(key, convert)
 
 
 def cache_file() -> Path:
@@ -57,8 +58,9 @@ def runs_key(key: str) -> str:
 _announced = []  # the calibration's progress line, once per process
 
 
-def timed(key: str, rates: dict) -> float | None:
-    """``key`` timed on this machine (with what its models show on the way), added to ``rates`` and the cache."""
+def timed(key: str, rates: dict, convert) -> float | None:
+    """``key`` timed on this machine (with what its models show on the way; ``convert``: the target's, as a
+    user's model is converted), added to ``rates`` and the cache."""
     if not _announced:
         # The first conversion on a machine times OpenVINO's ops and the extension (tens of seconds): say so
         # before, or the wait has no name.
@@ -66,13 +68,13 @@ def timed(key: str, rates: dict) -> float | None:
         log.info(f"cost model: timing OpenVINO's ops and the resample-bridge extension on this machine, once "
                  f"(cached in {cache_file()}; later runs skip it) ...")
     t0 = time.perf_counter()
-    found = {key: None, **_time(key)}  # None, cached too: not asked again
+    found = {key: None, **_time(key, convert)}  # None, cached too: not asked again
     log.info(f"cost model: timed {key} on this machine in {time.perf_counter() - t0:.1f} s (cached)")
     _cache(found, rates)
     return found.get(key)
 
 
-def confirmed(keys, rates: dict) -> bool:
+def confirmed(keys, rates: dict, convert) -> bool:
     """Each rate of ``keys`` in ``rates`` (and what its models show on the way) timed again until it is the median of
     ``CONFIRM_RUNS`` timings, with its count, in ``rates`` and the cache; True where any was timed again."""
     def due(k):
@@ -83,7 +85,7 @@ def confirmed(keys, rates: dict) -> bool:
         if not due(key):  # confirmed already, or just now beside an earlier key
             continue
         t0 = time.perf_counter()
-        again = [_time(key) for _ in range(CONFIRM_RUNS - 1)]
+        again = [_time(key, convert) for _ in range(CONFIRM_RUNS - 1)]
         for k in set().union(*again):
             if due(k):
                 got = [rates[k]] + [a[k] for a in again if a.get(k) is not None]

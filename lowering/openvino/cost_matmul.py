@@ -51,7 +51,7 @@ def time_rates() -> dict:
             **cost_timing._rates(core, {GUARD: tuple(guards)}, *elements)}
 
 
-def calibrate(only: str = "", **kw) -> dict:
+def calibrate(convert, only: str = "", **kw) -> dict:
     """``cost_timing.calibrate`` and, where ``only`` allows, the matrix form's rates (the reference table)."""
-    out = cost_timing.calibrate(only=only, **kw)
+    out = cost_timing.calibrate(convert, only=only, **kw)
     return {**out, **time_rates()} if only in fixed_key(KEY) else out

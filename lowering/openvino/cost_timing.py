@@ -1,5 +1,5 @@
 """The cost model's timings on this machine (``cost.py`` decides with them): each rate is a single-node model
-converted as a user's model is (``use_converter``) and run on OpenVINO CPU beside an inference of nothing.
+converted as a user's model is (the target's ``convert``) and run on OpenVINO CPU beside an inference of nothing.
 Resize: by sampler, antialias and direction, at ``SHAPE``; GridSample: by sampler and spatial rank, at
 ``GRID_SHAPE`` with as many points as X has elements; DeformConv: per multiply-accumulate, by group and offset
 group (``DEFORM_VARIANTS``), at ``DEFORM_SHAPE``. Each is also timed at a tiny input (``TINY``, ``GRID_TINY``,
@@ -60,14 +60,6 @@ FEW_PER_OFFSET_GROUP = 16
 DEFORM_SHAPE = (1, 32, 24, 24)
 DEFORM_TINY = (1, 8, 4, 4)
 RUNG_CLASS = {BUILTIN: "builtin", REWRITE: "builtin", DECOMPOSE: "decomposition"}
-_convert = None  # target.convert, registered by target.py (``use_converter``)
-
-
-def use_converter(convert) -> None:
-    """Calibration converts its timing models as a user's model is converted (``target.convert``). The cost model
-    sits below the target on the import path (the ladder consults it), so the target hands its convert in."""
-    global _convert
-    _convert = convert
 
 
 def rung_class(record) -> str | None:
@@ -203,13 +195,14 @@ def _nothing(core):
     return core.compile_model(ov.Model([ops.relu(p)], [p]), "CPU", F32), [np.ones(1, np.float32)]
 
 
-def _landed(path: str, made, fallback: str):
-    """(the rung class a calibration model lands on, its converted model, inputs, output elements)."""
+def _landed(path: str, made, fallback: str, convert):
+    """(the rung class a calibration model lands on, its converted model, inputs, output elements); ``convert``:
+    the target's (the calibration models are converted as a user's model is)."""
     import onnx
 
     model, feeds, n_out = made
     onnx.save(model, path)
-    ov_model, (rec,) = _convert(path, fallback=fallback, prefer="builtin")
+    ov_model, (rec,) = convert(path, fallback=fallback, prefer="builtin")
     return rung_class(rec), ov_model, feeds, n_out
 
 
@@ -237,10 +230,10 @@ def _rates(core, models: dict, big: tuple, tiny: tuple) -> dict:
     return out
 
 
-def _dynamic_extra(core, path: str) -> dict:
+def _dynamic_extra(core, path: str, convert) -> dict:
     """{DYNAMIC: ns}: the extension on the tiny linear model with H and W named, against the same with them fixed."""
     made = {dynamic: _model("linear", False, True, COORDS[0], dynamic=dynamic, base=TINY) for dynamic in (False, True)}
-    landed = {dynamic: _landed(path, m, "extension") for dynamic, m in made.items()}
+    landed = {dynamic: _landed(path, m, "extension", convert) for dynamic, m in made.items()}
     if any(got[0] != "extension" for got in landed.values()):
         return {}
     feeds = made[False][1]
@@ -258,17 +251,17 @@ def _with_extension(core) -> bool:
         return False
 
 
-def time_rates(key: str) -> dict:
+def time_rates(key: str, convert) -> dict:
     """{key: ns per element, ...}: ``key`` timed on this machine, with the other classes its models landed on (a
     sampler with no built-in spelling lands on the decomposition) and, beside each, the extension on the same
     model (the two sides of the choice timed together); {} where the class cannot be produced (no C++ compiler
     for the extension, no built-in op of that sampler). The convolution form is forced for its own keys and held
     back for the others (``conv_rewrite.forcing``: no estimate asks for a rate while one is timed)."""
     with forcing("conv" if key.split("/")[key.startswith("fixed/")] == "conv" else "builtin"):
-        return _time_rates(key)
+        return _time_rates(key, convert)
 
 
-def _time_rates(key: str) -> dict:
+def _time_rates(key: str, convert) -> dict:
     import openvino as ov
 
     if key == "copy":
@@ -278,7 +271,7 @@ def _time_rates(key: str) -> dict:
     if key == "call":
         return {"call": _median_ms([_nothing(core)], repeats=201)[0] * 1e6}
     if key.startswith("fixed/") and key != DYNAMIC:
-        return time_rates(key[len("fixed/"):])  # timed with its rate
+        return time_rates(key[len("fixed/"):], convert)  # timed with its rate
     extension = _with_extension(core)
     if not extension and (key in ("layout", DYNAMIC) or key.startswith("extension/")):
         return {}
@@ -286,10 +279,10 @@ def _time_rates(key: str) -> dict:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "m.onnx")
         if key == DYNAMIC:
-            return _dynamic_extra(core, path)
+            return _dynamic_extra(core, path, convert)
         if key == "layout":
             x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
-            got = _layout_rate(core, path, x, _convert)
+            got = _layout_rate(core, path, x, convert)
             return {} if got is None else {"layout": got}
         few, integer = key.endswith(few_key("")), key.endswith(int_key(""))
         suffix = few_key if few else int_key if integer else str  # the class's rates apart
@@ -316,18 +309,18 @@ def _time_rates(key: str) -> dict:
         for made, name, dynamic in tries:
             try:
                 m, t = made(sizes[0]), made(sizes[1])
-                landed, ov_model, feeds, n_out = _landed(path, m, fallback)
+                landed, ov_model, feeds, n_out = _landed(path, m, fallback, convert)
                 if name(landed) in found:
                     continue
-                tiny = _landed(path, t, fallback)
+                tiny = _landed(path, t, fallback, convert)
                 # The tiny model only where it lands on the same rung (else that rung's rate alone, fixed cost in it).
                 models = {name(landed): (ov_model, tiny[1] if tiny[0] == landed else None)}
                 if landed != "extension" and extension:
-                    beside, ext_model = _landed(path, m, "extension")[:2]
+                    beside, ext_model = _landed(path, m, "extension", convert)[:2]
                     # Not filed from a model of run-time lengths where a static one gave it (the extension's
                     # shape inference at each call is DYNAMIC's, weighed apart).
                     if beside == "extension" and not (dynamic and name(beside) in found):
-                        ext_tiny = _landed(path, t, "extension")
+                        ext_tiny = _landed(path, t, "extension", convert)
                         models[name(beside)] = (ext_model, ext_tiny[1] if ext_tiny[0] == "extension" else None)
                 for k, v in _rates(core, models, (feeds, n_out), tiny[2:]).items():
                     if k not in found or name(landed) == key:  # the extension beside ``key`` wins
@@ -340,9 +333,10 @@ def _time_rates(key: str) -> dict:
     return found
 
 
-def calibrate(samplers=SAMPLERS, only: str = "") -> dict:
-    """Every rate on this machine at once (the reference table: ``tools/dev/cost_reference.py``); ``only``: those
-    whose key contains it (with what their models show on the way). The convolution form: up, down, antialias down."""
+def calibrate(convert, samplers=SAMPLERS, only: str = "") -> dict:
+    """Every rate on this machine at once, its models converted by ``convert`` (the target's; the reference table:
+    ``tools/dev/cost_reference.py``); ``only``: those whose key contains it (with what their models show on the
+    way). The convolution form: up, down, antialias down."""
     keys = [key_of(cls, kind, aa, up) for kind, aa in samplers for up in (True, False)
             for cls in ("builtin", "decomposition", "extension")]
     keys += [few_key(key_of("builtin", kind, aa, up)) for kind, aa in samplers for up in (True, False)]
@@ -354,7 +348,7 @@ def calibrate(samplers=SAMPLERS, only: str = "") -> dict:
     out: dict = {}
     for key in keys + ["layout", "copy", "call", DYNAMIC]:
         if key not in out and only in key:
-            out.update(time_rates(key))
+            out.update(time_rates(key, convert))
     return out
 
 

@@ -42,10 +42,11 @@ class Node:
     user_strict: bool = False  # --strict itself
     sides: tuple = NOT_AT_BOUNDARY  # (input, output) at the model's own inputs / outputs (``boundary``)
     weigh: bool = False  # the policy prefers the fastest exact rung: the cost model may take the extension
+    timing: Any = None  # how the cost model converts its timing models (``passes.Policy.timing``)
 
 
 def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditional: bool = False,
-               prefer: str = "fastest") -> Policy:
+               prefer: str = "fastest", timing=None) -> Policy:
     """``--fallback extension`` starts at rung 4. By default only candidates exact for every run-time value are
     taken; ``allow_conditional`` (``--allow-conditional``) also takes one exact under stated run-time conditions
     (recorded, and written into the model's rt_info); ``--strict`` declines conditions and assumptions whatever
@@ -54,7 +55,7 @@ def policy_for(fallback: str = "decompose", strict: bool = False, allow_conditio
     model (``cost``) estimates it faster by ``cost.MARGIN``;
     ``"builtin"``: never where a rung that needs nothing beside the model is exact."""
     return Policy(allow_conditional=bool(allow_conditional) and not strict,
-                  floor=EXTENSION if fallback == "extension" else NATIVE, prefer=prefer)
+                  floor=EXTENSION if fallback == "extension" else NATIVE, prefer=prefer, timing=timing)
 
 
 def _rung(number: int, lower, sees_earlier: bool = False) -> Rung:
@@ -161,7 +162,7 @@ def _in_graph(node, climbed):
     if conv_rewrite.forced() == "conv":
         why, weighed = "the convolution form is asked for", None
     else:
-        why, weighed = cost.faster_conv(node, record, cost.calibration() if node.weigh else cost.shipped())
+        why, weighed = cost.faster_conv(node, record, cost.calibration(node.timing) if node.weigh else cost.shipped())
         if why is None:
             return _matrix(node, climbed)
     return _matrix(node, _swap(node, climbed, CONV, "conv_form", why, weighed))
@@ -178,7 +179,7 @@ def _matrix(node, climbed):
     if forced == matmul_rewrite.FORM:
         why, weighed = "the matrix form is asked for", None
     else:
-        why, weighed = cost.faster_conv(node, record, cost.calibration() if node.weigh else cost.shipped(),
+        why, weighed = cost.faster_conv(node, record, cost.calibration(node.timing) if node.weigh else cost.shipped(),
                                         matmul_rewrite.FORM)
         if why is None:
             return climbed
@@ -236,7 +237,7 @@ def lower(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: b
     policy = policy or policy_for(fallback, strict)
     weighed = policy.prefer == "fastest"
     node = Node(name, ir, list(inputs), strict=not policy.allow_conditional, user_strict=strict, sides=tuple(sides),
-                weigh=weighed)
+                weigh=weighed, timing=policy.timing)
     climbed = climb(LADDERS[ir.kind], node, NodeRecord(name, ir.origin, ir, TARGET), policy, last_resort=EXTENSION)
     climbed = AFTER_CLIMB.get_for(ir, lambda node, climbed: climbed)(node, climbed)
     record = _cost_first(climbed)

@@ -10,7 +10,6 @@ import tempfile
 from ...semantics.errors import BridgeError, clip
 from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written
 from ..record_format import records_json
-from . import cost
 from .boundary import planar_sides
 from .frontend import (ConversionLog, conversion_extensions, conversion_message, openvino_error_reason, source_irs,
                        stamped)
@@ -47,7 +46,7 @@ class OpenVINOTarget(Target):
         if prefer not in ("builtin", "fastest"):
             raise BridgeError(f"unknown preference {prefer!r}; expected fastest or builtin", field="prefer")
         return policy_for(options.fallback, options.strict, allow_conditional=bool(options.allow_conditional),
-                          prefer=prefer)
+                          prefer=prefer, timing=convert)
 
     def lower_file(self, path, options: ConvertOptions, whole_model: bool = True) -> PassResult:
         """The user's extension libraries checked (each loads in OpenVINO), then every node lowered and proven.
@@ -234,5 +233,3 @@ def convert(model_path: str, *, fallback: str = "decompose", strict: bool = Fals
     result = (OpenVINOTarget(extensions) if extensions else OPENVINO)(model_path, OPENVINO.policy(options))
     return result.model, result.records
 
-
-cost.use_converter(convert)  # the cost model times its rates on conversions like this one

@@ -337,7 +337,7 @@ def test_without_a_built_extension_the_reference_table_decides(tmp_path, monkeyp
     monkeypatch.setenv("RESAMPLE_BRIDGE_CACHE", str(tmp_path / "cache"))
     from resample_bridge.lowering.openvino import cost_machine
 
-    monkeypatch.setattr(cost_machine, "_time", lambda key: pytest.fail(f"timed {key} on a fresh machine"))
+    monkeypatch.setattr(cost_machine, "_time", lambda key, _: pytest.fail(f"timed {key} on a fresh machine"))
     table = cost.calibration()
     reference = json.loads(cost.REFERENCE.read_text())
     assert table.where == reference["where"] and table.where.startswith("the reference machine (")
@@ -361,7 +361,7 @@ def _on_this_machine(tmp_path, monkeypatch, cached=None):
     monkeypatch.setattr(cost, "_machine", None)
     timed = []
     real = cost_machine._time
-    monkeypatch.setattr(cost_machine, "_time", lambda key: timed.append(key) or real(key))
+    monkeypatch.setattr(cost_machine, "_time", lambda key, how: timed.append(key) or real(key, how))
     return own, timed
 
 
@@ -392,7 +392,7 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     assert rec.extra["cost"]["few_channels"] == 4
     # Once per machine: the next process reads the file.
     monkeypatch.setattr(cost, "_machine", None)
-    monkeypatch.setattr(cost_machine, "_time", lambda key: pytest.fail(f"timed {key} twice"))
+    monkeypatch.setattr(cost_machine, "_time", lambda key, _: pytest.fail(f"timed {key} twice"))
     _, (again,) = convert(path)
     assert again.extra["cost"] == rec.extra["cost"]
 
@@ -426,9 +426,9 @@ def test_every_class_the_estimate_reads_has_a_calibration_model(key):
     pillow modes, as PyTorch exports antialias), nearest's index form (lengths known only at run time), and
     GridSample's decomposition (5-D), and the pillow modes at few channels: each is timed, not left missing
     (which would keep the ladder's choice)."""
-    from resample_bridge.lowering.openvino import cost_timing, target  # noqa: F401 -- registers the converter
+    from resample_bridge.lowering.openvino import cost_timing, target
 
-    got = cost_timing.time_rates(key)
+    got = cost_timing.time_rates(key, target.convert)
     assert got.get(key) is not None and got[key] > 0, got
     assert got.get(cost_timing.fixed_key(key)) is not None and got[cost_timing.fixed_key(key)] >= 0, got
 

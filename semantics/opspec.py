@@ -19,8 +19,10 @@ from .vocab import ONNX_RESIZE_OPS
 
 @dataclass(frozen=True)
 class OpSpec:
-    """What is true of one op on every layer. ``onnx_ops``: the default-domain ONNX op types parsed into its IR;
-    ``inputs``: the ONNX node's inputs in order (the oracle's arguments, None for an omitted one);
+    """What is true of one op on every layer. ``onnx_ops``: the default-domain ONNX op types parsed into its IR
+    (the first also names the op in resample-bridge's own ONNX domain, ``schema.ONNX_OP_TYPES``); ``inputs``: the
+    ONNX node's inputs in order (the oracle's arguments, None for an omitted one); ``custom_op``: the op type of
+    the OpenVINO extension's op and the TensorRT plugin's name (``schema.OP_TYPES``: unique across domains);
     ``positions``: the input that carries sample positions (GridSample's grid, DeformConv's offsets), None where
     the op computes them."""
 
@@ -28,13 +30,21 @@ class OpSpec:
     ir: type
     onnx_ops: tuple[str, ...]
     inputs: tuple[str, ...]
+    custom_op: str
     positions: int | None = None
 
+    @property
+    def domain_op(self) -> str:
+        """The op type in resample-bridge's own ONNX domain."""
+        return self.onnx_ops[0]
 
+
+# In the C ABI's op order (``schema.KINDS``: the kernels number the ops so).
 SPECS = {s.kind: s for s in (
-    OpSpec("resize", ResizeIR, ONNX_RESIZE_OPS, ("X", "roi", "scales", "sizes")),
-    OpSpec("gridsample", GridSampleIR, ("GridSample",), ("X", "grid"), positions=1),
-    OpSpec("deformconv", DeformConvIR, ("DeformConv",), ("X", "W", "offset", "B", "mask"), positions=2),
+    OpSpec("resize", ResizeIR, ONNX_RESIZE_OPS, ("X", "roi", "scales", "sizes"), "ResampleBridgeResize"),
+    OpSpec("gridsample", GridSampleIR, ("GridSample",), ("X", "grid"), "ResampleBridgeGridSample", positions=1),
+    OpSpec("deformconv", DeformConvIR, ("DeformConv",), ("X", "W", "offset", "B", "mask"), "ResampleBridgeDeformConv",
+           positions=2),
 )}
 BY_ONNX_OP = {op: s for s in SPECS.values() for op in s.onnx_ops}
 

@@ -24,16 +24,16 @@ from typing import Any
 
 from . import vocab
 from .errors import BridgeError
-from .ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
+from .ir import RuntimeValue, Sampler
+from .opspec import SPECS, PerOp
 
 DOMAIN = "resample_bridge"  # the ONNX domain, the OpenVINO ops' version string, the TensorRT plugin namespace
 SCHEMA_VERSION = 1  # this table's version: the domain's opset version, the plugins' rb_schema
 DOMAIN_VERSION = SCHEMA_VERSION
-KINDS = ("resize", "gridsample", "deformconv")  # IR kinds, in the C ABI's op order
-ONNX_OP_TYPES = {"resize": "Resize", "gridsample": "GridSample", "deformconv": "DeformConv"}
+KINDS = tuple(SPECS)  # IR kinds, in the C ABI's op order
+ONNX_OP_TYPES = {k: s.domain_op for k, s in SPECS.items()}
 # The OpenVINO extension's op types and the TensorRT plugins' names: one spelling, unique across domains.
-OP_TYPES = {"resize": "ResampleBridgeResize", "gridsample": "ResampleBridgeGridSample",
-            "deformconv": "ResampleBridgeDeformConv"}
+OP_TYPES = {k: s.custom_op for k, s in SPECS.items()}
 TARGETS = ("onnx", "openvino", "tensorrt")
 ATTRIBUTE_TYPES = ("INT", "FLOAT", "STRING", "INTS")  # in the order of the C ABI's type codes (rb_attribute)
 
@@ -87,8 +87,9 @@ def _sampler_fields(nearest_default: str | None, antialias: bool) -> list[Field]
 
 
 R = REQUIRED
-FIELDS: dict[str, tuple[Field, ...]] = {
-    "resize": (
+FIELDS: dict[str, tuple[Field, ...]] = PerOp(
+    "schema fields",
+    resize=(
         _f("rank", "INT", R, "input rank"),
         _f("axes", "INTS", R, "resized axes, non-negative, in the source's order"),
         _f("scales", "STRING", R, "per axis in `axes`, exact rationals; '' when sizes are given; "
@@ -113,7 +114,7 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         _f("unit_scale_identity", "INT", R, "an axis whose run-time scale is exactly 1 is copied", codec="bool"),
         _f("filter_stretch", "STRING", R, "antialias filter stretch per axis", vocab.FILTER_STRETCHES),
     ),
-    "gridsample": (
+    gridsample=(
         # TensorRT plugins read the spatial rank from the input's rank.
         _f("spatial_rank", "INT", R, "number of spatial axes", targets=("onnx", "openvino")),
         *_sampler_fields("half_even", antialias=False),
@@ -122,7 +123,7 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         _f("padding_on", "STRING", R, "where padding applies", vocab.PADDING_ON),
         _f("arith", "STRING", R, "unnormalised coordinates' arithmetic", vocab.ARITH),
     ),
-    "deformconv": (
+    deformconv=(
         _f("kernel_shape", "INTS", (), "kernel spatial shape; empty: from W", codec="optional_ints"),
         _f("strides", "INTS", R, "per spatial axis"),
         _f("pads", "INTS", R, "begins then ends"),
@@ -136,9 +137,11 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         _f("has_bias", "INT", 0, "input B follows offset", codec="bool", targets=("openvino", "tensorrt")),
         _f("has_mask", "INT", 0, "input mask follows (B or) offset", codec="bool", targets=("openvino", "tensorrt")),
     ),
-}
+)
 del R
-_IR_TYPES = {"resize": ResizeIR, "gridsample": GridSampleIR, "deformconv": DeformConvIR}
+# IR fields no attribute carries, read from those that do.
+_DERIVED = PerOp("schema's derived fields", resize=None, gridsample=None,
+                 deformconv=lambda kw: {"spatial_rank": len(kw["strides"])})
 _KIND_OF_OP = {**{v: k for k, v in ONNX_OP_TYPES.items()}, **{v: k for k, v in OP_TYPES.items()}}
 
 
@@ -193,7 +196,7 @@ def to_attributes(ir, target: str = "onnx") -> dict:
     ``onnx.helper.make_node`` takes; "openvino" what ``NodeFactory.create`` takes; "tensorrt" the plugin fields
     before TensorRT's own narrowing (int32, float32) and common fields."""
     kind = getattr(ir, "kind", None)
-    if kind not in FIELDS or not isinstance(ir, _IR_TYPES[kind]):
+    if kind not in SPECS or not isinstance(ir, SPECS[kind].ir):
         raise BridgeError(f"not an IR value: {type(ir).__name__}")
     return {f.name: _encode(f, _value(ir, f.path), target) for f in fields(kind, target)}
 
@@ -245,9 +248,8 @@ def from_attributes(op_type: str, attrs: dict):
     part = {k: _decode(f, raw) for k, (f, raw) in raw_sampler.items() if k in reads}
     kw["sampler"] = Sampler(part["kind"], nearest=part.get("nearest"), cubic_a=part.get("cubic_a"),
                             antialias=part.get("antialias", False))
-    if kind == "deformconv":
-        kw["spatial_rank"] = len(kw["strides"])
-    return _IR_TYPES[kind](**kw, origin=f"{DOMAIN}::{ONNX_OP_TYPES[kind]}")
+    derived = _DERIVED[kind]
+    return SPECS[kind].ir(**kw, **(derived(kw) if derived else {}), origin=f"{DOMAIN}::{ONNX_OP_TYPES[kind]}")
 
 
 __all__ = ["DOMAIN", "DOMAIN_VERSION", "SCHEMA_VERSION", "KINDS", "ONNX_OP_TYPES", "OP_TYPES", "TARGETS",

@@ -17,6 +17,7 @@ import numpy as np
 from ..semantics.coords import bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError
 from ..semantics.ir import COORD_MODES, ResizeIR, RuntimeValue, Sampler
+from ..semantics.opspec import BY_ONNX_OP, PerOp
 from ..semantics.vocab import ONNX_NEAREST_MODES, ONNX_RESIZE_MODES, ONNX_UPSAMPLE_MODES
 from .onnx_attrs import CONVENTIONS, DEFAULT_CONVENTION, attr_text, choice  # noqa: F401 (CONVENTIONS: public here)
 from .onnx_grid_ops import parse_deformconv, parse_gridsample
@@ -274,5 +275,6 @@ def _check_static_output(ir: ResizeIR, name: str) -> None:
         raise e.at(name) from None
 
 
-PARSERS = {"Resize": parse_resize, "Upsample": parse_resize, "GridSample": parse_gridsample,
-           "DeformConv": parse_deformconv}
+# Each op's parser (one per IR kind, every ONNX op type of it: Resize and Upsample alike), checked complete at import.
+PARSER = PerOp("ONNX parsers", resize=parse_resize, gridsample=parse_gridsample, deformconv=parse_deformconv)
+PARSERS = {op: PARSER[s.kind] for op, s in BY_ONNX_OP.items()}  # by ONNX op type

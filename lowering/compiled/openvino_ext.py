@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from ...semantics.errors import BridgeError
-from ...semantics.ir import DeformConvIR, ResizeIR, RuntimeValue
+from ...semantics.ir import ResizeIR, RuntimeValue
+from ...semantics.opspec import PerOp
 from ...semantics.schema import DOMAIN, ONNX_OP_TYPES, OP_TYPES, to_attributes
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from .build import CMAKE_ROOT, KERNELS_DIR, OPENVINO_EXT_DIR, build_library, built_library, source_hash
@@ -105,26 +106,48 @@ def resize_inputs(ir: ResizeIR, inputs: list) -> list:
     return inputs
 
 
+def _resize_op_inputs(ir, inputs: list) -> list:
+    """X and the roi / scales / sizes fed at run time."""
+    inputs = resize_inputs(ir, inputs)
+    keep = [inputs[0]]
+    for i, key in enumerate(("roi", "scales", "sizes"), start=1):
+        if isinstance(getattr(ir, key), RuntimeValue) and (key != "roi" or ir.coord == "tf_crop_and_resize"):
+            if i >= len(inputs) or inputs[i] is None:
+                raise BridgeError(f"{key} is fed at run time but the node has no such input", field=key)
+            keep.append(inputs[i])
+    return keep
+
+
+def _given_inputs(ir, inputs: list) -> list:
+    """The inputs given (DeformConv's omitted B / mask dropped: has_bias / has_mask say which follow)."""
+    return [v for v in inputs if v is not None]
+
+
+_OP_INPUTS = PerOp("extension op inputs", resize=_resize_op_inputs, gridsample=_given_inputs,
+                   deformconv=_given_inputs)
+
+
 def openvino_inputs(ir, inputs: list) -> list:
     """The op's inputs from the node's inputs in ONNX order (None for omitted ones): Resize keeps X and the
     roi / scales / sizes fed at run time; DeformConv drops omitted B / mask."""
-    if isinstance(ir, ResizeIR):
-        inputs = resize_inputs(ir, inputs)
-        keep = [inputs[0]]
-        for i, key in enumerate(("roi", "scales", "sizes"), start=1):
-            if isinstance(getattr(ir, key), RuntimeValue) and (key != "roi" or ir.coord == "tf_crop_and_resize"):
-                if i >= len(inputs) or inputs[i] is None:
-                    raise BridgeError(f"{key} is fed at run time but the node has no such input", field=key)
-                keep.append(inputs[i])
-        return keep
-    return [v for v in inputs if v is not None]
+    return _OP_INPUTS.of(ir)(ir, inputs)
 
 
 def _unread_roi(ir, attrs: dict) -> dict:
     """Only tf_crop_and_resize reads roi: a run-time roi elsewhere is no input of the op."""
-    if isinstance(ir, ResizeIR) and isinstance(ir.roi, RuntimeValue) and ir.coord != "tf_crop_and_resize":
+    if isinstance(getattr(ir, "roi", None), RuntimeValue) and ir.coord != "tf_crop_and_resize":
         attrs["roi"] = ""
     return attrs
+
+
+def _optional_inputs(inputs: list) -> dict:
+    """DeformConv's attributes of which optional inputs follow offset (B at 3, mask at 4)."""
+    return dict(has_bias=len(inputs) > 3 and inputs[3] is not None, has_mask=len(inputs) > 4 and inputs[4] is not None)
+
+
+# The attributes an op's node takes from its inputs (None: none).
+_INPUT_ATTRIBUTES = PerOp("extension op attributes from inputs", resize=None, gridsample=None,
+                          deformconv=_optional_inputs)
 
 
 def openvino_node(ir, inputs: list):
@@ -139,10 +162,21 @@ def openvino_node(ir, inputs: list):
         _factory = NodeFactory()
         _factory.add_extension(openvino_extension())
     attrs = _unread_roi(ir, openvino_attributes(ir))
-    if isinstance(ir, DeformConvIR):
-        attrs.update(has_bias=len(inputs) > 3 and inputs[3] is not None,
-                     has_mask=len(inputs) > 4 and inputs[4] is not None)
+    attrs.update(_INPUT_ATTRIBUTES.get_for(ir, lambda inputs: {})(inputs))
     return _factory.create(OP_TYPES[ir.kind], openvino_inputs(ir, inputs), attrs)
+
+
+def _resize_onnx_inputs(ir, inputs: list[str]) -> list[str]:
+    """(X, roi, scales, sizes), an Upsample's (X, scales) placed so, trailing omitted ones dropped."""
+    inputs = resize_inputs(ir, inputs)
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    return inputs
+
+
+# The custom-domain node's inputs from the source node's.
+_ONNX_INPUTS = PerOp("custom-domain ONNX inputs", resize=_resize_onnx_inputs, gridsample=lambda ir, inputs: inputs,
+                     deformconv=lambda ir, inputs: inputs)
 
 
 def onnx_node(ir, inputs: list[str], outputs: list[str], name: str | None = None):
@@ -153,10 +187,7 @@ def onnx_node(ir, inputs: list[str], outputs: list[str], name: str | None = None
     from onnx import AttributeProto, helper
 
     attrs = _unread_roi(ir, to_attributes(ir))
-    if isinstance(ir, ResizeIR):
-        inputs = resize_inputs(ir, inputs)
-        while inputs and inputs[-1] == "":
-            inputs.pop()
+    inputs = _ONNX_INPUTS.of(ir)(ir, inputs)
     node = helper.make_node(ONNX_OP_TYPES[ir.kind], list(inputs), list(outputs), name=name, domain=DOMAIN)
     for k, v in attrs.items():
         if isinstance(v, list):  # empty lists carry no type of their own

@@ -51,14 +51,21 @@ def _gridsample_shapes(ir: GridSampleIR, shapes: list):
 CONCRETE = PerOp("concrete probe shapes", resize=None, gridsample=_gridsample_shapes, deformconv=_deformconv_shapes)
 
 
+def _far_offsets(arrays: list, pos: int, rng) -> list:
+    far = list(arrays)
+    far[pos] = rng.uniform(-FAR, FAR, arrays[pos].shape).astype(arrays[pos].dtype)
+    return [(far, "offsets far outside the input")]
+
+
+# An op's own probes beyond the shared ones: (arrays, what) from (arrays, its positions' input, rng). GridSample
+# has none: grids far outside [-1, 1] are among the shared probes.
+OWN_PROBES = PerOp("the decomposition's own probes", resize=None, gridsample=None, deformconv=_far_offsets)
+
+
 def _extra(ir, arrays: list, rng):
     """(arrays, what) beyond the shared probes."""
     pos = spec(ir).positions  # the grid / the offsets
-    out = []
-    if isinstance(ir, DeformConvIR):  # (grids far outside [-1, 1] are among the shared probes)
-        far = list(arrays)
-        far[pos] = rng.uniform(-FAR, FAR, arrays[pos].shape).astype(arrays[pos].dtype)
-        out.append((far, "offsets far outside the input"))
+    out = OWN_PROBES.get_for(ir, lambda arrays, pos, rng: [])(arrays, pos, rng)
     if ir.sampler.kind != "cubic":
         bad = list(arrays)
         bad[0] = arrays[0].copy()

@@ -14,6 +14,7 @@ from ...semantics.coords import bind_resize, exact
 from ...semantics.equivalence import diff, same_taps
 from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
+from ...semantics.opspec import PerOp
 from ...translate import tensorrt as ttrt
 from ...translate.onnx_tensorrt import import_node
 
@@ -56,9 +57,16 @@ def compare(src, got, shape=None) -> tuple[bool, list[str], str | None]:
     so)."""
     if type(src) is not type(got):
         return False, [f"kind: {src.kind} vs {got.kind}"], None
-    if not isinstance(src, ResizeIR):
-        d = diff(src, got)
-        return d.same, [str(f) for f in d.fields], None
+    return _COMPARE.of(src)(src, got, shape)
+
+
+def _by_fields(src, got, shape=None) -> tuple[bool, list[str], None]:
+    d = diff(src, got)
+    return d.same, [str(f) for f in d.fields], None
+
+
+def _by_taps(src: ResizeIR, got: ResizeIR, shape=None) -> tuple[bool, list[str], str | None]:
+    """Resize: through the exact tap tables (``compare``)."""
     shape = shape if shape is not None else src.input_shape
     if shape is None:
         return False, ["the input shape is unknown: nothing can be proven"], None
@@ -82,6 +90,9 @@ def compare(src, got, shape=None) -> tuple[bool, list[str], str | None]:
                     fields.append(f"(probe: input {shp}" + (f", output lengths {outs}" if outs else "") + ")")
                 return False, fields, how
     return True, [], how
+
+
+_COMPARE = PerOp("TensorRT IR comparison", resize=_by_taps, gridsample=_by_fields, deformconv=_by_fields)
 
 
 def pass_matches(trt_ir: ResizeIR, tin, want: list, src_bound) -> bool:

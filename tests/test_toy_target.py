@@ -9,6 +9,7 @@ import onnx
 import pytest
 
 from resample_bridge.lowering.passes import BUILTIN
+from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.tools import api, targets
 from resample_bridge.tools.cli import main
 from resample_bridge.tools.examples import tricky_model
@@ -68,3 +69,18 @@ def test_unregistered_target_is_refused_and_nothing_names_it(capsys, tmp_path):
                 if f.endswith(".py"):
                     with open(os.path.join(base, f), encoding="utf-8") as fh:
                         assert "toy_target" not in fh.read(), os.path.join(base, f)
+
+
+def test_what_a_target_takes_is_its_entrys_word(toy, tmp_path):
+    """A PyTorch program and ``--input``'s optimization profile are asked of the registry entry, not of target
+    names: the toy's entry converts no program (refused, naming the targets whose entries do, before anything is
+    loaded) and fills no profile from the fixed input lengths (the profile option stays refused for it)."""
+    with pytest.raises(BridgeError) as e:
+        api.convert(str(tmp_path / "m.pt2"), target="toy")
+    assert e.value.field == "target" and "not toy" in e.value.message
+    assert all(f"target {n} only" in e.value.message for n, entry in targets.TARGETS.items() if entry.torch_source)
+    assert not toy.input_profile and targets.entry("tensorrt").input_profile
+    src = tmp_path / "tricky.onnx"
+    onnx.save(tricky_model(), src)
+    conv = api.convert(str(src), str(tmp_path / "fixed"), target="toy", input_shapes={"image": [1, 3, 20, 20]})
+    assert conv.output.endswith(".onnx")

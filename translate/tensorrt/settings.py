@@ -122,33 +122,43 @@ def normalize_settings(settings: Mapping) -> dict:
         return {**s, "layer": kind}
     shape_in = _dims(s.get("input_shape"), "input_shape")
     out: dict[str, Any] = {"layer": kind, "input_shape": shape_in, "dtype": s.get("dtype")}
-    if kind == "resize":
-        for key, default in RESIZE_DEFAULTS.items():
-            out[key] = s.get(key, default) if s.get(key) is not None else default
-        out["resize_mode"] = _enum(out["resize_mode"], RESIZE_MODES, "resize_mode")
-        out["coordinate_transformation"] = _enum(out["coordinate_transformation"], COORD_TRANSFORMS,
-                                                 "coordinate_transformation")
-        out["selector_for_single_pixel"] = _enum(out["selector_for_single_pixel"], SELECTORS,
-                                                 "selector_for_single_pixel")
-        out["nearest_rounding"] = _enum(out["nearest_rounding"], ROUND_MODES, "nearest_rounding")
-        out["cubic_coeff"] = float(np.float32(out["cubic_coeff"]))
-        out["exclude_outside"] = bool(out["exclude_outside"])
-        given = [k for k in ("shape", "scales", "shape_input") if s.get(k) is not None]
-        if len(given) != 1:
-            raise BridgeError("an IResizeLayer has exactly one of shape (setOutputDimensions), scales (setScales) "
-                              f"or shape_input (setInput(1)); got {given or 'none'}", field="shape")
-        out["shape"] = _dims(s["shape"], "shape") if s.get("shape") is not None else None
-        out["scales"] = tuple(float(np.float32(x)) for x in s["scales"]) if s.get("scales") is not None else None
-        out["shape_input"] = str(s["shape_input"]) if s.get("shape_input") is not None else None
-        out["shape_input_scales"] = s.get("shape_input_scales")
-    else:
-        for key, default in GRID_DEFAULTS.items():
-            out[key] = s.get(key, default) if s.get(key) is not None else default
-        out["interpolation_mode"] = _enum(out["interpolation_mode"], RESIZE_MODES, "interpolation_mode")
-        out["sample_mode"] = _enum(out["sample_mode"], SAMPLE_MODES, "sample_mode")
-        out["align_corners"] = bool(out["align_corners"])
-        out["grid_shape"] = _dims(s.get("grid_shape"), "grid_shape")
+    _LAYER_SETTINGS[kind](s, out)
     return out
+
+
+def _resize_settings(s: dict, out: dict) -> None:
+    """An IResizeLayer's settings into ``out``."""
+    for key, default in RESIZE_DEFAULTS.items():
+        out[key] = s.get(key, default) if s.get(key) is not None else default
+    out["resize_mode"] = _enum(out["resize_mode"], RESIZE_MODES, "resize_mode")
+    out["coordinate_transformation"] = _enum(out["coordinate_transformation"], COORD_TRANSFORMS,
+                                             "coordinate_transformation")
+    out["selector_for_single_pixel"] = _enum(out["selector_for_single_pixel"], SELECTORS,
+                                             "selector_for_single_pixel")
+    out["nearest_rounding"] = _enum(out["nearest_rounding"], ROUND_MODES, "nearest_rounding")
+    out["cubic_coeff"] = float(np.float32(out["cubic_coeff"]))
+    out["exclude_outside"] = bool(out["exclude_outside"])
+    given = [k for k in ("shape", "scales", "shape_input") if s.get(k) is not None]
+    if len(given) != 1:
+        raise BridgeError("an IResizeLayer has exactly one of shape (setOutputDimensions), scales (setScales) "
+                          f"or shape_input (setInput(1)); got {given or 'none'}", field="shape")
+    out["shape"] = _dims(s["shape"], "shape") if s.get("shape") is not None else None
+    out["scales"] = tuple(float(np.float32(x)) for x in s["scales"]) if s.get("scales") is not None else None
+    out["shape_input"] = str(s["shape_input"]) if s.get("shape_input") is not None else None
+    out["shape_input_scales"] = s.get("shape_input_scales")
+
+
+def _grid_settings(s: dict, out: dict) -> None:
+    """An IGridSampleLayer's settings into ``out``."""
+    for key, default in GRID_DEFAULTS.items():
+        out[key] = s.get(key, default) if s.get(key) is not None else default
+    out["interpolation_mode"] = _enum(out["interpolation_mode"], RESIZE_MODES, "interpolation_mode")
+    out["sample_mode"] = _enum(out["sample_mode"], SAMPLE_MODES, "sample_mode")
+    out["align_corners"] = bool(out["align_corners"])
+    out["grid_shape"] = _dims(s.get("grid_shape"), "grid_shape")
+
+
+_LAYER_SETTINGS = {"resize": _resize_settings, "grid_sample": _grid_settings}  # by ``_layer_kind``
 
 
 # ----------------------------------------------------------------------------------------------------------

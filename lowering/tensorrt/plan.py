@@ -263,11 +263,19 @@ RUNGS = (Rung(NATIVE, RUNG_NAMES[NATIVE], _native), Rung(REWRITE, RUNG_NAMES[REW
          Rung(PLUGIN, RUNG_NAMES[PLUGIN], _plugin, sees_earlier=True))
 
 
+def _grid_decomposition_first(src: GridSampleIR, policy: Policy) -> bool:
+    """Where the user asks for the decomposition everywhere, or where TensorRT's layer is exact only if it pads
+    cubic taps as PyTorch does (unverified): the decomposition's assumptions are arithmetic only."""
+    return src.kind in policy.decompose or (src.sampler.kind == "cubic" and src.padding != "zeros")
+
+
+# Whether an op's decomposition is tried before every other rung (None: never).
+DECOMPOSITION_FIRST = PerOp("TensorRT decomposition first", resize=None, gridsample=_grid_decomposition_first,
+                            deformconv=None)
+
+
 def _decomposition_first(src, policy: Policy) -> bool:
-    """GridSample where the user asks for the decomposition everywhere, or where TensorRT's layer is exact only
-    if it pads cubic taps as PyTorch does (unverified): the decomposition's assumptions are arithmetic only."""
-    return isinstance(src, GridSampleIR) and (src.kind in policy.decompose or (
-        src.sampler.kind == "cubic" and src.padding != "zeros"))
+    return DECOMPOSITION_FIRST.get_for(src, lambda src, policy: False)(src, policy)
 
 
 def plan_node(view, opset: int, src, strict: bool = False, policy: Policy | None = None) -> NodeRecord:

@@ -112,14 +112,18 @@ def _call_rows(source, arrays: list, run, precision: str) -> list[dict]:
     given = {n.name: eager_values[n.name] for n in gm.graph.nodes
              if n.op in ("placeholder", "get_attr") and n.name in eager_values}
     got_values = {**given, **{k.removesuffix(":0"): np.asarray(v) for k, v in observed.items()}}
+    fed = _fed(gm)
     rows = []
     for call in source.calls:
         node = nodes.get(call.name)
         row = {"name": call.name, "call": clip(call.describe(), 200)}
         args = _call_arrays(node, call, got_values) if node is not None else None
         if args is None or call.name not in got_values:
+            folded = node is not None and call.name not in fed
             rows.append({**row, "ok": None, "observable": False,
-                         "note": "the converted model does not expose this call's output or inputs"})
+                         "note": "a call on constants alone: folded into a constant of the converted model (the "
+                                 "outputs judge it)" if folded else
+                                 "the converted model does not expose this call's output or inputs"})
             continue
         got = got_values[call.name]
         args = _resize_sizes(call, args, got)
@@ -136,6 +140,15 @@ def _call_rows(source, arrays: list, run, precision: str) -> list[dict]:
             e.update(ok=False, note="PyTorch computes this call otherwise than its IR says: the call was read wrong")
         rows.append(e)
     return rows
+
+
+def _fed(gm) -> set[str]:
+    """The names of the nodes whose value depends on a program input (the others are constants)."""
+    fed: set[str] = set()
+    for n in gm.graph.nodes:
+        if n.op == "placeholder" or any(a.name in fed for a in n.all_input_nodes):
+            fed.add(n.name)
+    return fed
 
 
 def _eager_vs_oracle(node, call, values: dict) -> bool | None:

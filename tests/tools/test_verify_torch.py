@@ -99,3 +99,24 @@ def test_api_verify_takes_a_program_and_a_module(converted):
     assert res.ok and res.nodes[0].ok
     with pytest.raises(BridgeError, match="atol"):
         api.verify(program, atol=1.0)
+
+
+class PositionEmbedding(torch.nn.Module):
+    """A call on a parameter alone (a ViT's position embedding, tokens as a grid, resized to the input): the
+    conversion folds it, and the grid it read is folded away."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.pos = torch.nn.Parameter(torch.randn(1, 20, 3))
+
+    def forward(self, x):
+        grid = self.pos.reshape(1, 4, 5, 3).permute(0, 3, 1, 2)
+        return x + F.interpolate(grid, size=x.shape[-2:], mode="bicubic", align_corners=False)
+
+
+def test_a_folded_call_is_said_and_judged_by_the_outputs():
+    res = api.verify(PositionEmbedding(), example_inputs=(X,))
+    (node,) = res.nodes
+    assert res.ok and node.ok is None and node.raw["note"].startswith("a call on constants alone")
+    assert res.outputs[0].ok

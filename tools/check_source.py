@@ -30,6 +30,7 @@ from ..translate.onnx import load, parse_model, resampling_nodes
 from ..translate.onnx_shapes import graph_inputs, with_input_shapes
 from ..translate.torch import load_program
 from ..translate.torch_ops import DEFORM_OPS, GRID_OPS, Tensor
+from .check_source_bind import bind_runtime_parameters
 from .node_probe import PROBE_SEED, probe_image
 
 _KIND = {"Resize": "resize", "Upsample": "resize", "GridSample": "gridsample", "DeformConv": "deformconv"}
@@ -221,7 +222,7 @@ def _dynamic(model) -> bool:
 def judge_model(model, torch_calls, shapes: dict, values: dict) -> list[SourceRow]:
     """The rows of ``model`` with its inputs fixed to ``shapes``; ``values``: the length of each of the
     program's symbols there."""
-    model = with_input_shapes(model, shapes)
+    model = bind_runtime_parameters(with_input_shapes(model, shapes))
     irs = dict(parse_model(model))
     nodes = [(name, node, irs[name]) for name, node in resampling_nodes(model) if name in irs]
     rows = []

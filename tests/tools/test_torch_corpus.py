@@ -33,8 +33,8 @@ pytestmark = [pytest.mark.torch, pytest.mark.slow]
 EXPECTED = {
     # The transform's scale 64/47: PyTorch's length floor(47 * 64/47) = 64 in float64; the TorchScript export
     # computes it in float32, 63 (onnxruntime's FPN features then off by 3.2). Its FPN's sizes come from Shape ops
-    # below that Resize, whose lengths ONNX shape inference cannot know: not bound (refused, not flagged).
-    "fpn_detector": ("torchvision", ["same"] * 4, ["differs", "refused", "refused", "refused"], ["same"] * 4),
+    # below that Resize (bound by ``check_source_bind``) and are PyTorch's.
+    "fpn_detector": ("torchvision", ["same"] * 4, ["differs", "same", "same", "same"], ["same"] * 4),
     "deeplabv3_mobilenet": ("torchvision", ["same"] * 2, ["same"] * 2, ["same"] * 2),
     # A call on the position embedding alone: the dynamo exporter folds it into a constant (no node to judge).
     "timm_vit_dynamic": ("timm", ["missing"], "Exporting the operator 'aten::_upsample_bicubic2d_aa'", ["same"]),

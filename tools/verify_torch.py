@@ -24,6 +24,7 @@ from ..semantics.compare import against_oracle, compare, within_bound
 from ..semantics.errors import BridgeError, clip
 from ..semantics.reference import run as oracle
 from ..semantics.tolerance import PRECISIONS, float_bound, model_tolerance, precision_tolerance, reduced_bound
+from ..translate.torch import user_inputs
 from .cli_common import allow_conditional as conditional_of
 from .convert import convert_openvino_model
 from .verify_openvino import _ov_reason, _read_converted, _verdict, format_verify
@@ -55,8 +56,8 @@ def verify_torch(model, *, converted: str | None = None, example_inputs=None, fa
                 raise BridgeError(f"PyTorch cannot run the program at its example shape {at}", field="model")
             continue
         if k == 0:
-            report["inputs"] = [{"name": n, "dtype": str(a.dtype), "shape": list(a.shape), "source": "seeded"}
-                                for n, a in zip(_input_names(at), arrays)]
+            report["inputs"] = [{"name": n.name, "dtype": str(a.dtype), "shape": list(a.shape), "source": "seeded"}
+                                for n, a in zip(user_inputs(source.program), arrays)]
         got, _ = run(arrays, [])
         if len(got) != len(want):
             raise BridgeError(f"the converted model has {len(got)} outputs, the module {len(want)}",
@@ -68,11 +69,6 @@ def verify_torch(model, *, converted: str | None = None, example_inputs=None, fa
         if k == 0:
             report["nodes"] = _call_rows(source, arrays, run, precision)
     return _verdict(report)
-
-
-def _input_names(at: str) -> list[str]:
-    """The input names of ``probes``' shape text ``x[1, 3, 8, 8], g[...]``."""
-    return [part.split("[")[0].strip() for part in at.split("], ") if part]
 
 
 def _converted(source, converted, extensions, **options):

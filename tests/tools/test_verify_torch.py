@@ -120,3 +120,12 @@ def test_a_folded_call_is_said_and_judged_by_the_outputs():
     (node,) = res.nodes
     assert res.ok and node.ok is None and node.raw["note"].startswith("a call on constants alone")
     assert res.outputs[0].ok
+
+
+def test_a_traced_module_is_refused_on_one_line(tmp_path, capsys):
+    """A TorchScript trace has no eager module to run: verify refuses it (exit 2), naming check --source."""
+    path = tmp_path / "traced.pt"
+    torch.jit.trace(Upsampler("bilinear"), (X,)).save(str(path))
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "check --source" in err

@@ -38,6 +38,7 @@ from ..semantics import text
 from ..translate.onnx import DEFAULT_CONVENTION, onnx_convention, parse_model
 from .convert import convert_openvino_model, output_path, reap_stale, remove_created
 from .convert_torch import convert_torch, torch_source
+from .verify_torch import verify_torch
 from ..lowering.openvino.torch_source import is_torch_source
 from .gate import importer_outcome, importer_verdict, summary
 from .inputs import prepared
@@ -323,10 +324,15 @@ def verify(model, converted: str | None = None, *, target: str = "openvino", inp
     tolerance}, "" for the rest), as ``--atol`` / ``--rtol``: meant to be stricter than the defaults (1e-5 /
     1e-4 for f32 outputs, each node the float32 error bound); a looser one is said beside the verdict
     (``raw["looser"]``). Further ``options``: ``seed``, ``shapes``, ``val_range``, ``extensions``,
-    ``precision``, ``error_stat``, ``validate``, ``fail_fast``, ``allow_conditional`` (as verify's flags)."""
+    ``precision``, ``error_stat``, ``validate``, ``fail_fast``, ``allow_conditional`` (as verify's flags).
+    ``model`` may be a PyTorch program (a .pt2, an ExportedProgram, a module with ``example_inputs``): then the
+    reference is its module in eager PyTorch, on seeded inputs (``tools/verify_torch.py``)."""
     import inspect as _inspect
 
     entry(target, "verify")
+    if is_torch_source(model):
+        return _verify_torch(model, converted, target=target, inputs=inputs, fallback=fallback, strict=strict,
+                             atol=atol, rtol=rtol, **options)
     allowed = [k for k in _inspect.signature(verify_openvino).parameters
                if k not in ("model_path", "inputs", "fallback", "strict", "target", "converted", "atol", "rtol")]
     unknown = [k for k in options if k not in allowed]
@@ -339,6 +345,27 @@ def verify(model, converted: str | None = None, *, target: str = "openvino", inp
           "converted": None if converted is None else os.fspath(converted), **options}
     with _model_file(model, convention) as path:
         rep = verify_openvino(path, **kw)
+    return VerifyResult(bool(rep.get("ok")), tuple(_stats(r) for r in rep.get("outputs", [])),
+                        tuple(_stats(r) for r in rep.get("nodes", [])), rep)
+
+
+def _verify_torch(model, converted, *, target: str, inputs, atol, rtol, **options) -> VerifyResult:
+    """``verify`` of a PyTorch program (a .pt2 path, an ExportedProgram, or a module with ``example_inputs``):
+    the converted model against the module in eager PyTorch (``tools/verify_torch.py``)."""
+    import inspect as _inspect
+
+    if target != "openvino":
+        raise BridgeError(f"a PyTorch program is verified on target openvino only, not {target}", field="target")
+    for name, value in (("inputs", inputs), ("atol", atol), ("rtol", rtol)):
+        if value is not None:
+            raise BridgeError(f"{name} applies to an ONNX source; a PyTorch program is run on seeded inputs of its "
+                              f"example shape and dynamic lengths", field=name)
+    allowed = [k for k in _inspect.signature(verify_torch).parameters if k not in ("model", "converted")]
+    unknown = [k for k in options if k not in allowed]
+    if unknown:
+        raise ParameterError(f"verify() of a PyTorch program got an unexpected keyword argument {unknown[0]!r}; it "
+                             f"takes model, converted, {', '.join(allowed)}", field=unknown[0])
+    rep = verify_torch(model, converted=None if converted is None else os.fspath(converted), **options)
     return VerifyResult(bool(rep.get("ok")), tuple(_stats(r) for r in rep.get("outputs", [])),
                         tuple(_stats(r) for r in rep.get("nodes", [])), rep)
 

@@ -30,6 +30,7 @@ from ..translate.onnx import load, parse_model, resampling_nodes
 from ..translate.onnx_shapes import graph_inputs, with_input_shapes
 from ..translate.torch import load_program
 from ..translate.torch_ops import DEFORM_OPS, GRID_OPS, Tensor
+from .check_source_bind import bind_runtime_parameters
 from .node_probe import PROBE_SEED, probe_image
 
 _KIND = {"Resize": "resize", "Upsample": "resize", "GridSample": "gridsample", "DeformConv": "deformconv"}
@@ -199,7 +200,7 @@ def check_source(onnx_model, source, example_inputs=None, input_shapes: dict | N
     model = load(onnx_model)
     names = [vi.name for vi in graph_inputs(model)]
     dims = torch_frontend.dynamic_inputs(program)
-    hints = {d[0]: d[1] for ds in dims for d in ds if not isinstance(d, int)}
+    hints = torch_frontend.probe_lengths(dims)[0]
     rows = judge_model(model, torch_calls, input_shapes or _shapes(names, dims, hints), hints)
     if hints and not input_shapes and _dynamic(model):
         other = (torch_frontend.probe_lengths(dims) * 2)[1]  # the example's again where no other fits the range
@@ -211,7 +212,7 @@ def check_source(onnx_model, source, example_inputs=None, input_shapes: dict | N
 
 
 def _shapes(names, dims, values) -> dict:
-    return {n: [d if isinstance(d, int) else values[d[0]] for d in ds] for n, ds in zip(names, dims)}
+    return {n: [d if isinstance(d, int) else int(d[0].xreplace(values)) for d in ds] for n, ds in zip(names, dims)}
 
 
 def _dynamic(model) -> bool:
@@ -221,7 +222,7 @@ def _dynamic(model) -> bool:
 def judge_model(model, torch_calls, shapes: dict, values: dict) -> list[SourceRow]:
     """The rows of ``model`` with its inputs fixed to ``shapes``; ``values``: the length of each of the
     program's symbols there."""
-    model = with_input_shapes(model, shapes)
+    model = bind_runtime_parameters(with_input_shapes(model, shapes))
     irs = dict(parse_model(model))
     nodes = [(name, node, irs[name]) for name, node in resampling_nodes(model) if name in irs]
     rows = []
@@ -244,7 +245,8 @@ def bound_call(call, onnx_ir, values: dict):
     ir = call.ir
     if not isinstance(ir, ResizeIR) or (is_static(ir.input_shape) and call.sym_sizes is None):
         return call
-    shape = onnx_ir.input_shape
+    # A static input in the program (a position embedding) stays static; a dynamic one is the ONNX node's.
+    shape = ir.input_shape if is_static(ir.input_shape) else onnx_ir.input_shape
     sizes = tuple(torch_frontend.lengths_at(call.sym_sizes, values)) if call.sym_sizes else ir.sizes
     key = "input" if "input" in call.args else "self"
     args = {**call.args, key: Tensor(tuple(shape) if shape else None, call.args[key].dtype)}

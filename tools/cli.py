@@ -139,7 +139,7 @@ def check_source(args, fail_on) -> int:
 
 def cmd_verify(args) -> int:
     e = targets.entry(args.target, "verify")
-    require(*e.verify_requires, why=f"verify --target {args.target}")
+    require(*e.verify_requires, *["torch"] * is_torch_source(args.model), why=f"verify --target {args.target}")
     report_needs(args)
     return run_verify(args)
 
@@ -264,7 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     pc.set_defaults(func=cmd_convert)
     pv = sub.add_parser("verify", help="run the source (onnxruntime + oracle) and the converted model, report "
                                        "errors; exit 1 when they differ")
-    pv.add_argument("model", help="the source ONNX model file")
+    pv.add_argument("model", help="the source ONNX model file, or a PyTorch program (.pt2, torch.export.save): "
+                                  "then the reference is its module in eager PyTorch")
     pv.add_argument("--target", default=DEFAULT, choices=names("verify"),
                     help="the converted model's runtime: openvino (OpenVINO CPU, default), onnx or tensorrt (the "
                          "converted ONNX on onnxruntime)")

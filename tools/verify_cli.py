@@ -23,6 +23,8 @@ from .polygraphy_json import dump_feeds, dump_results, load_feeds, load_results
 from .report import write_verify_report
 from .verify_openvino import _verdict, format_verify, verify_openvino
 from .verify_stats import finish_row, parse_error_stats
+from .verify_torch import run_verify_torch
+from ..lowering.openvino.torch_source import is_torch_source
 
 
 def add_options(p) -> None:
@@ -189,6 +191,9 @@ def _against_loaded(report: dict, converted: dict, loaded, i: int, args, atol: d
 
 
 def run_verify(args) -> int:
+    if is_torch_source(args.model):
+        args.extension = user_extensions(comma_list(args.extension))
+        return run_verify_torch(args, _show_verify)
     given_shapes, files = split_inputs(args.inputs_any)
     if len(files) + bool(args.inputs) > 1:
         raise BridgeError("give one file of inputs (--load-inputs / --inputs)", field="inputs")
@@ -274,7 +279,8 @@ def _show_verify(args, reports: list[dict], total: int, format_verify) -> int:
         passed = sum(r["ok"] for r in reports)
         stopped = f"; --fail-fast: {total - len(reports)} not run" if len(reports) < total else ""
         texts.append(f"{doc['verdict']}: {passed} of {total} iterations passed{stopped}")
-    show(*quiet_or(args, convention_line(args), *texts[:-1], *texts[-1].splitlines()[:-1]),
+    head = [] if reports[0].get("reference") else [convention_line(args)]  # a PyTorch program has no convention
+    show(*quiet_or(args, *head, *texts[:-1], *texts[-1].splitlines()[:-1]),
          texts[-1].splitlines()[-1])
     return 0 if ok else 1
 

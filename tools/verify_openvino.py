@@ -324,7 +324,7 @@ def format_verify(report: dict) -> str:
     runner = runner_name(report.get("target", "openvino"))
     if report.get("precision", "f32") != "f32":
         runner = runner.replace(" f32", f" {report['precision']}")
-    lines.append(f"model outputs ({runner} vs the source on onnxruntime):")
+    lines.append(f"model outputs ({runner} vs {report.get('reference', 'the source on onnxruntime')}):")
     for r in report["outputs"]:
         lines.append(row("output", r))
         if r.get("note") and ("max_abs" in r or r.get("shape_mismatch")):
@@ -334,6 +334,8 @@ def format_verify(report: dict) -> str:
                      "each node cut out, on its own probe input):")
     for r in report["nodes"]:
         lines.append(row("node", r))
+        if r.get("note") and "max_abs" in r:
+            lines.append(f"      ({r['note']})")
         if r.get("probe"):
 
             p = r["probe"]

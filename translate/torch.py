@@ -217,17 +217,49 @@ def probe_lengths(dims: list[tuple]) -> list[dict]:
     """{symbol: length} for each dynamic length of ``dims`` (``dynamic_inputs``), in rounds: the example's;
     each 7 longer (else 3 shorter), where a length frozen at the example reads otherwise; twice the example,
     which a strided network (a U-Net, an FPN) also admits. Every length within the program's range; a round
-    equal to an earlier one is left out."""
-    found = {d[0]: d[1:] for ds in dims for d in ds if not isinstance(d, int)}
-    rounds = [{s: h for s, (h, lo, hi) in found.items()},
-              {s: h + 7 if h + 7 <= hi else max(lo, h - 3) for s, (h, lo, hi) in found.items()},
-              {s: 2 * h if 2 * h <= hi else h for s, (h, lo, hi) in found.items()}]
+    equal to an earlier one is left out. A derived length (``8*s``, where torch.export was given a multiple)
+    steps its symbol instead, so every length is one the program admits, and the symbol itself is given (the
+    sizes a call computes are in its terms)."""
+    found = {}
+    for ds in dims:
+        for d in ds:
+            if not isinstance(d, int):
+                found.setdefault(*_stepped(*d))
+    rounds = [{s: f(0) for s, f in found.values()}, {s: f(1) for s, f in found.values()},
+              {s: f(2) for s, f in found.values()}]
     return [r for i, r in enumerate(rounds) if r not in rounds[:i]]
+
+
+def _stepped(expr, hint: int, lo: int, hi: int):
+    """(key, (symbol, round -> its value)): a length ``a*s + b`` of one symbol steps ``s``; any other
+    expression is given its length whole (``xreplace`` replaces the expression)."""
+    free = list(getattr(expr, "free_symbols", ()))
+    s = free[0] if len(free) == 1 else None
+    a = expr.diff(s) if s is not None else None
+    if s is None or not (a.is_Integer and a > 0 and expr.diff(s, 2) == 0):
+        return expr, (expr, lambda k: [hint, hint + 7 if hint + 7 <= hi else max(lo, hint - 3),
+                                       2 * hint if 2 * hint <= hi else hint][k])
+    a, b = int(a), int(expr.subs(s, 0))
+    s0, up, down = (hint - b) // a, -(-7 // a), -(-3 // a)
+    s_lo = -(-(lo - b) // a)
+
+    def value(k: int) -> int:
+        if k == 1:
+            return s0 + up if a * (s0 + up) + b <= hi else max(s_lo, s0 - down)
+        return 2 * s0 if k == 2 and a * 2 * s0 + b <= hi else s0
+
+    return s, (s, value)
 
 
 def lengths_at(exprs, values: dict) -> list[int]:
     """``exprs`` (TorchCall.sym_sizes) with each symbol given its length in ``values``."""
-    return [e if isinstance(e, int) else int(e.xreplace(values)) for e in exprs]
+    out = []
+    for e in exprs:
+        v = e if isinstance(e, int) else e.xreplace(values)
+        if not getattr(v, "is_Integer", isinstance(v, int)):
+            raise BridgeError(f"the length {e} is not known from the input lengths {values}", field="sizes")
+        out.append(int(v))
+    return out
 
 
 def parse_program(program) -> list[tuple[str, Any]]:

@@ -25,7 +25,7 @@ class TorchSource:
 
     def __init__(self, program):
         if not hasattr(program, "graph_module"):
-            raise BridgeError(f"convert takes a torch.export program (torch.export.save, .pt2), not a "
+            raise BridgeError(f"convert and verify take a torch.export program (torch.export.save, .pt2), not a "
                               f"{type(program).__name__}; a traced module is read by check --source", field="source")
         self.program = program
         self.kept = kept_program(program)

@@ -202,3 +202,21 @@ def test_torchvision_blocks_are_not_flagged(tmp_path, dynamo, opset):
     rows = api.check(str(path), source=str(pt2)).rows
     assert [r.verdict for r in rows] == ["same"] * (2 if dynamo else 1), [r.to_dict() for r in rows]
     assert rows[0].call.startswith("F.interpolate(mode='nearest', size=(20, 26)) at ")
+
+
+class ShapeChained(torch.nn.Module):
+    """A Resize whose sizes the TorchScript export computes (recompute_scale_factor: Shape -> Mul -> Floor), then
+    one sized by the first's output: ONNX shape inference cannot know that output's lengths, so the second's
+    sizes are a run-time chain of Shape ops, bound by onnxruntime at the export shape (check_source_bind)."""
+
+    def forward(self, x):
+        y = F.interpolate(x, scale_factor=1.28, mode="bilinear", recompute_scale_factor=True)
+        return F.interpolate(y[:, :, ::2, ::2], size=y.shape[-2:], mode="nearest")
+
+
+def test_sizes_computed_from_shapes_at_run_time_are_bound(tmp_path):
+    x = (torch.rand(1, 3, 50, 70),)
+    path, pt2 = _export(ShapeChained(), x, tmp_path, dynamo=False, opset=17)
+    rows = api.check(path, source=pt2).rows
+    assert [r.verdict for r in rows] == ["same", "same"], [(r.onnx_name, r.verdict, r.reason) for r in rows]
+    assert _onnxruntime_agrees(path, ShapeChained(), x)

@@ -14,7 +14,8 @@ F = torch.nn.functional
 from resample_bridge.semantics import reference  # noqa: E402
 from resample_bridge.semantics.compare import against_oracle  # noqa: E402
 from resample_bridge.semantics.errors import BridgeError  # noqa: E402
-from resample_bridge.translate.torch import calls, parse_program  # noqa: E402
+from resample_bridge.translate.torch import (  # noqa: E402
+    calls, dynamic_inputs, lengths_at, parse_program, probe_lengths)
 from tests.helpers.torch_forms import export, judge, probe  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -146,6 +147,23 @@ def test_dynamic_shapes_parse_and_hold_at_other_shapes():
             x = probe(shape, seed=3)
             got, want = reference.run(ir, x.numpy()), fn(x).numpy()
             assert against_oracle(ir, want, got, [x.numpy()]).ok
+
+
+def test_derived_lengths_step_their_symbol():
+    """An input length given to torch.export as a multiple (8*h): every probe length is one the program admits,
+    and a call's size in the symbol's own terms (h, w: a patch grid) is known at each of them."""
+    h, w = torch.export.Dim("h", min=2, max=16), torch.export.Dim("w", min=2, max=16)
+    fn = lambda x: F.interpolate(x[:, :, ::8, ::8], size=(x.shape[2] // 8, x.shape[3] // 8), mode="bicubic")  # noqa
+    program = export(fn, probe((1, 2, 48, 40)), dynamic_shapes=(({2: 8 * h, 3: 8 * w},),))
+    dims = dynamic_inputs(program)
+    rounds = probe_lengths(dims)
+    shapes = [[d if isinstance(d, int) else int(d[0].xreplace(r)) for d in dims[0]] for r in rounds]
+    assert shapes == [[1, 2, 48, 40], [1, 2, 56, 48], [1, 2, 96, 80]]
+    (call,) = calls(program)
+    assert [lengths_at(call.sym_sizes, r) for r in rounds] == [[6, 5], [7, 6], [12, 10]]
+    with pytest.raises(BridgeError) as e:
+        lengths_at(call.sym_sizes, {})
+    assert e.value.field == "sizes"
 
 
 @pytest.mark.parametrize("args, exact", [(([7, 9], False, 0.6, 0.6), True), (([7, 9], False, None, None), True),

@@ -209,3 +209,33 @@ def test_bf16_between_layers_rounds_values_only(tmp_path):
         bf16 = ov.Core().compile_model(done.output, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
         errs[name] = float(np.abs(bf16([x])[0] - ref).max())
     assert errs["dynamic"] <= 2 * errs["static"], errs
+
+
+# (in, out, R) where a float quotient alone, run in bf16 between Conv layers, gave another tap half-width
+# (measured: 2 for 3 at 175 -> 87 linear, 8 for 9 at 233 -> 29, 2 for 3 at 175 -> 174 cubic, 176 for 175 at 175 -> 2).
+HALF_WIDTHS = [(175, 87, 1), (233, 29, 1), (253, 21, 1), (213, 71, 1), (175, 174, 2), (175, 2, 2), (175, 50, 2),
+               (1, 3000, 2), (4000, 1500, 2), (16000, 1, 1)]
+
+
+def test_tap_half_width_between_conv_layers_under_bf16():
+    """``antialias_taps.half_width`` (the sizes form's m = ceil(R*in / min(out, in))) computed from a Conv's
+    run-time shape and read out through a second Conv under the bf16 hint: exact (a float quotient alone,
+    ``index_ops.quotient_estimate``, fails here)."""
+    import openvino.opset13 as op
+
+    x = op.parameter([1, 1, -1, -1], np.float32)
+    wt = op.constant(np.ones((1, 1, 1, 1), np.float32))
+    conv = lambda t: op.convolution(t, wt, [1, 1], [0, 0], [0, 0], [1, 1])  # noqa: E731
+    a = conv(x)
+    shape = op.shape_of(a, "i64")
+    in_len, out_len = (op.gather(shape, op.constant(np.int64(k)), op.constant(np.int64(0))).output(0) for k in (2, 3))
+    fn = op.minimum(out_len, in_len).output(0)
+    for R in (1, 2):
+        m = at.half_width(in_len, fn, R)
+        corner = op.slice(a, op.constant([0, 0]), op.constant([1, 1]), op.constant([1, 1]), op.constant([2, 3]))
+        model = ov.Model([conv(op.multiply(corner, op.convert(m, "f32")))], [x])
+        run_bf16 = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+        for i, o in [(i, o) for i, o, r in HALF_WIDTHS if r == R]:
+            want = -(-R * i // min(o, i))
+            got = run_bf16([np.ones((1, 1, i, o), np.float32)])[0].item()
+            assert got == want, (i, o, R, got, want)  # below 256: exact in the bf16 the Conv reads

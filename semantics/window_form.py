@@ -102,13 +102,15 @@ class WindowForm:
         """The filter at d = n / den with the support and the Keys piece decided on the integers: one
         expression for numpy (``table``) and the graph (``lowering/openvino/antialias_taps.py``), both
         ``taps``' own filter pieces."""
-        d = absolute(to_float(n) / to_float(den))
         an = absolute(n)
         if self.kind == "linear":
-            w = 1 - d  # taps.linear_filter
+            # taps.linear_filter's 1 - d with the subtraction on the integers, one division of two integers (a
+            # constant minus a tensor is an op OpenVINO's CPU rewrites, losing its f32 pin under a bf16 hint)
+            w = to_float(den - an) / to_float(den)
         else:
+            d = absolute(to_float(n) / to_float(den))
             w = select(an <= den, cubic_inner(d, self.cubic_a), cubic_outer(d, self.cubic_a))
-        return select(an < self.radius * den, w, 0 * d)
+        return select(an < self.radius * den, w, 0 * w)
 
 
 def window_form(ir: ResizeIR) -> WindowForm | NoNearestIndex:

@@ -9,12 +9,12 @@ elements per row of the other axes (R: the filter radius).
 Precision. Every decision is integer arithmetic: the source's left neighbour and the tap's position (floor
 divisions fixed by their integer remainder, ``index_ops.floor_div``: OpenVINO's CPU divides integers in
 float32), the filter's support and Keys' piece (comparisons of integer numerators). Only the tap's distance
-d = n / den is a float32 division of two integers, so no rounding can move a tap or drop one. The weights'
-float ops are not pinned to f32: where the Resize stands alone or next to the model's inputs / outputs
-OpenVINO's CPU keeps them in f32 under a bf16 hint (measured: equal to the f32 run), but between two Conv layers
-it runs them in bf16 (measured 0.0235 off onnxruntime where the static conversion is 0.0028; neither ``precise``
-nor ``disable_fp16_compression`` rt_info changes that): tests/lowering/test_antialias_dynamic.py holds it as a
-strict xfail.
+d = n / den (linear: its weight (den - |n|) / den) is a float32 division of two integers, so no rounding can move
+a tap or drop one. The weights' float ops are pinned to f32 (``pinned``: every op of the window marked, quotients
+as a * b^e with a run-time e = -1): under a bf16 hint, between two Conv layers, OpenVINO's CPU otherwise ran them
+in bf16 (measured 0.0235 off onnxruntime where the static conversion is 0.0028; 14x the bf16 bound at 1009 -> 3001
+cubic). Pinned, the window is computed in f32 at every precision hint; only the tap sum (Gather, Multiply,
+ReduceSum) runs at the hint's precision, which rounds values only (tests/lowering/test_antialias_dynamic.py).
 
 int32. OpenVINO's CPU runs i64 as i32; the largest intermediate, a tap's numerator (i*r - tn)*fn, stays below
 (2R + 4)*in*out, so the form is exact for lengths up to ``MAX_LEN``.
@@ -38,6 +38,7 @@ from ..passes import Candidate, Refusal
 from .graph import F32, dims, ops, tag
 from .interpolate import inexact_spellings
 from .index_ops import floor_div, signature, tag_of
+from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
 from .nearest_index import _lengths, tags_in_copy
 
 FORM = "antialias_taps"
@@ -60,7 +61,7 @@ class _Verdicts(Verdicts):
 
         if self.sources is None:
             here = Path(__file__).resolve().parent
-            self.sources = project_hash(here.parents[1] / "semantics", here / "antialias_taps.py",
+            self.sources = project_hash(here.parents[1] / "semantics", here / "antialias_taps.py", here / "pinned.py",
                                         here / "nearest_index.py", extra=f"window grid {self.runtime()}")
         return cache_root() / f"window-grid-{self.sources}.json"
 
@@ -76,34 +77,6 @@ def applies(node) -> bool:
         (not is_static(dims(node.inputs[0])) or isinstance(ir.sizes, RuntimeValue))
 
 
-class _T:
-    """A tensor of the graph with Python's arithmetic, so that ``WindowForm.weights`` (``taps``' filter pieces)
-    is evaluated as ops: one expression, here and in the numpy table."""
-
-    def __init__(self, v):
-        self.v = v
-
-    @staticmethod
-    def _in(x, like):
-        if isinstance(x, _T):
-            return x.v
-        return ops().constant(np.asarray(x, dtype=like.get_element_type().to_dtype())).output(0)
-
-    def _bin(self, f, a, b):
-        a, b = self._in(a, self.v), self._in(b, self.v)
-        return _T(f(a, b).output(0))
-
-    def __add__(self, o): return self._bin(ops().add, self, o)
-    def __radd__(self, o): return self._bin(ops().add, o, self)
-    def __sub__(self, o): return self._bin(ops().subtract, self, o)
-    def __rsub__(self, o): return self._bin(ops().subtract, o, self)
-    def __mul__(self, o): return self._bin(ops().multiply, self, o)
-    def __rmul__(self, o): return self._bin(ops().multiply, o, self)
-    def __truediv__(self, o): return self._bin(ops().divide, self, o)
-    def __le__(self, o): return self._bin(ops().less_equal, self, o)
-    def __lt__(self, o): return self._bin(ops().less, self, o)
-
-
 def _scalar(o, lin, in_len, out_len):
     """A ``Linear`` of (in, out) as ops on i64 scalars."""
     acc = o.constant(np.int64(lin.c_one)).output(0)
@@ -111,6 +84,15 @@ def _scalar(o, lin, in_len, out_len):
         if c:
             acc = o.add(acc, o.multiply(v, o.constant(np.int64(c)))).output(0)
     return acc
+
+
+def half_width(fd, fn, radius: int):
+    """m = ceil(R*fd / fn) (i64 scalars fd, fn > 0): the taps x0 + i, i in 1-m .. m. By the refined division: a
+    float quotient alone holds in f32, but between Conv layers the bf16 hint runs it in bf16 (measured: 2 for 3 at
+    in 175 -> out 87, linear), where a quotient near a whole number rounds across it and drops a tap."""
+    o = ops()
+    return floor_div(o.add(o.multiply(fd, o.constant(np.int64(radius))),
+                           o.subtract(fn, o.constant(np.int64(1)))).output(0), fn)
 
 
 def window_graph(form: WindowForm, in_len, out_len):
@@ -133,9 +115,7 @@ def window_graph(form: WindowForm, in_len, out_len):
                            for v, s in zip((1, 0, 1, 1, 1), (p, q, r, fn, fd)))
     fn = o.maximum(fn, one).output(0)  # out == 0: no output, and no division by 0
     R = form.radius
-    # The tap count: a float quotient alone would do in f32, but between Conv layers the bf16 hint runs it in bf16,
-    # where a quotient near a whole number rounds across it and drops a tap: the refined division holds in both.
-    m = floor_div(o.add(o.multiply(fd, o.constant(np.int64(R))), o.subtract(fn, one)).output(0), fn)
+    m = half_width(fd, fn, R)
     x = o.unsqueeze(o.range(zero, out_len, one, i64), o.constant(np.int64(1))).output(0)  # [out, 1]
     taps = o.unsqueeze(o.range(o.subtract(one, m), o.add(m, one), one, i64), zero).output(0)  # [1, K]
     num = o.add(o.multiply(x, p), q).output(0)
@@ -143,9 +123,10 @@ def window_graph(form: WindowForm, in_len, out_len):
     tn = o.subtract(num, o.multiply(x0, r)).output(0)
     n = o.multiply(o.subtract(o.multiply(taps, r), tn), fn).output(0)
     den = o.multiply(r, fd).output(0)
-    f32 = lambda t: _T(o.convert(t.v, "f32").output(0))  # noqa: E731
-    w = form.weights(_T(n), _T(den), lambda t: _T(o.abs(t.v).output(0)),
-                     lambda c, a, b: _T(o.select(c.v, a.v, b.v).output(0)), f32).v
+    minus_one = run_time_minus_one(in_len, out_len)
+    value = lambda v: GraphValue(v.output(0) if hasattr(v, "output") else v, minus_one)  # noqa: E731
+    w = form.weights(value(n), value(den), lambda t: value(o.abs(t.v)), lambda c, a, b: value(o.select(c.v, a.v, b.v)),
+                     lambda t: value(o.convert(t.v, "f32"))).v
     pos = o.add(x0, taps).output(0)
     last = o.subtract(in_len, one).output(0)
     if form.exclude_outside:
@@ -153,8 +134,10 @@ def window_graph(form: WindowForm, in_len, out_len):
         w = o.select(inside, w, o.constant(np.float32(0))).output(0)
     total = o.reduce_sum(w, o.constant(np.int64(1)), keep_dims=True)
     nonzero = o.not_equal(total, o.constant(np.float32(0)))
-    w = o.select(nonzero, o.divide(w, o.select(nonzero, total, o.constant(np.float32(1)))), w).output(0)
-    return o.minimum(o.maximum(pos, zero), last).output(0), w
+    w = o.select(nonzero, quotient(w, o.select(nonzero, total, o.constant(np.float32(1))), minus_one), w).output(0)
+    index = o.minimum(o.maximum(pos, zero), last).output(0)
+    pin_f32([index, w], [in_len, out_len])
+    return index, w
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -1,0 +1,79 @@
+"""Float arithmetic on graph tensors that OpenVINO's CPU keeps in f32 under a bf16 / f16 inference-precision hint,
+for the in-graph forms whose float weights must not be computed at reduced precision (``antialias_taps``).
+
+Under the bf16 hint the CPU plugin runs every f32 op in bf16 except the graph's tail (what reaches an output
+without passing a Convolution, MatMul, Interpolate, ...) and ops marked with disable_fp16_compression's rt_info
+(``PRECISE``; the plugin's keepOrigPrecision). The mark does not survive a rewrite: the plugin turns a Divide into
+Multiply(a, Power(b, -1)), a Power by a constant into its PowerStatic, and a constant minus a tensor into a
+Multiply by -1, new ops without the mark that run in bf16 (measured, runtime model of OpenVINO 2026.4.1). So a
+quotient is spelled a * b^e with e = -1 computed at run time (a Power the plugin leaves as it is), and a constant
+is never the left operand of a Subtract.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import ops
+
+
+class GraphValue:
+    """A tensor of the graph with Python's arithmetic, so that ``WindowForm.weights`` (``taps``' filter pieces)
+    is evaluated as ops: one expression, here and in the numpy table. A quotient is spelled ``quotient``'s way."""
+
+    def __init__(self, v, minus_one=None):
+        self.v, self.minus_one = v, minus_one
+
+    @staticmethod
+    def _in(x, like):
+        if isinstance(x, GraphValue):
+            return x.v
+        return ops().constant(np.asarray(x, dtype=like.get_element_type().to_dtype())).output(0)
+
+    def _bin(self, f, a, b):
+        return GraphValue(f(self._in(a, self.v), self._in(b, self.v)), self.minus_one)
+
+    def __add__(self, o): return self._bin(ops().add, self, o)
+    def __radd__(self, o): return self._bin(ops().add, o, self)
+    def __sub__(self, o): return self._bin(ops().subtract, self, o)
+    def __rsub__(self, o): return self._bin(ops().subtract, o, self)
+    def __mul__(self, o): return self._bin(ops().multiply, self, o)
+    def __rmul__(self, o): return self._bin(ops().multiply, o, self)
+    def __truediv__(self, o): return self._bin(lambda a, b: quotient(a, b, self.minus_one), self, o)
+    def __le__(self, o): return self._bin(ops().less_equal, self, o)
+    def __lt__(self, o): return self._bin(ops().less, self, o)
+
+
+def quotient(a, b, minus_one):
+    """a / b in float32 as a * b^e, e = -1 computed at run time (``run_time_minus_one``): no op the plugin
+    rewrites (see the module note). CPU: pow(x, -1) within 0.502 float32 ulps of 1/x (measured, 400k values)."""
+    o = ops()
+    return o.multiply(a, o.power(b, minus_one)).output(0)
+
+
+def run_time_minus_one(in_len, out_len):
+    """-1.0 (f32) from the lengths, so that OpenVINO folds it to a constant only where both are known (then the
+    whole window folds in f32): in, out >= 0."""
+    o = ops()
+    low = o.minimum(o.minimum(in_len, out_len), o.constant(np.int64(0)))
+    return o.convert(o.subtract(low, o.constant(np.int64(1))), "f32").output(0)
+
+
+# The rt_info key of OpenVINO's disable_fp16_compression (serialized as DisablePrecisionConversion "dynamic:f16"):
+# the CPU plugin keeps an op so marked in its original precision under a bf16 / f16 hint.
+PRECISE = "precise_0"
+
+
+def pin_f32(outputs, stops) -> int:
+    """Mark every op from ``outputs`` up to the ops ``stops`` (excluded) ``PRECISE``; returns how many."""
+    stop = {s.get_node().get_name() for s in stops}
+    seen, stack = set(), [v.get_node() for v in outputs]
+    while stack:
+        node = stack.pop()
+        name = node.get_name()
+        if name in stop or name in seen or node.get_type_name() in ("Parameter", "Constant"):
+            continue
+        seen.add(name)
+        node.get_rt_info()[PRECISE] = ""
+        stack += [v.get_node() for v in node.input_values()]
+    return len(seen)

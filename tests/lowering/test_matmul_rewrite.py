@@ -169,7 +169,7 @@ def test_the_cost_model_takes_it_at_mid_sizes_only(tmp_path, allow):
     _, rec = _converted(tmp_path, mid, table, allow_conditional=allow)
     assert rec.proof.get("form") == "matmul" and ("fallback" in rec.proof) != allow, rec.summary()
     est = rec.extra["in_graph_cost"]
-    assert est["matmul_ms"] * cost_in_graph.CONV_MARGIN <= est["chosen_ms"]
+    assert est["matmul_ms"] * cost_in_graph.MATMUL_MARGIN <= est["chosen_ms"]
     large = resize_model((1, 16, 160, 200), scales=[1, 1, 2, 2], mode="linear",
                          coordinate_transformation_mode="align_corners")
     _, rec = _converted(tmp_path, large, table, allow_conditional=allow)

@@ -85,8 +85,9 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
 
 def _plane(ir, shape, sizes) -> int | None:
     """The node's plane (``cost_plane``: the smaller of its input's and output's spatial elements, as calibrated), None
-    where its sizes are known only at run time or it resamples the batch or channel axis."""
-    if sizes is None or ir.kind != "resize" or {0, 1} & set(ir.axes):
+    where its sizes are known only at run time, it resamples the batch or channel axis, or it has fewer channels
+    than the planes were timed with (``cost_plane.LEAST_CHANNELS``: its class's own rates, or those at few)."""
+    if sizes is None or ir.kind != "resize" or {0, 1} & set(ir.axes) or (shape[1] or 0) < cost_plane.LEAST_CHANNELS:
         return None
     per_plane = int(np.prod([1 if d is None else d for d in shape[:2]]))
     return min(sizes[0], sizes[1]) // per_plane

@@ -28,6 +28,9 @@ from .cost_timing import SHAPE, key_of
 # (linear x2 align_corners 1x16x160x200: estimated 1.5x faster than Interpolate by the rate at 96 x 96, measured
 # 0.94x).
 PLANES = {192: (1, 16, 192, 192), SHAPE[-1]: SHAPE, 48: (1, 64, 48, 48), 24: (1, 256, 24, 24)}
+# A node of fewer channels keeps its class's own rates: with 8 channels (a U-Net decoder's 1x8x24x32 nearest x2,
+# between Conv layers) the plane rates sent it to the convolution form and the whole model ran 1.1-1.5x slower.
+LEAST_CHANNELS = min(shape[1] for shape in PLANES.values())
 FORMS = ("builtin", "conv", "matmul", "matmul+guard")
 MATMUL_KEY = "matmul/mac"  # cost_matmul.KEY (that module imports this one)
 GUARD = "matmul/guard"  # cost_matmul.GUARD: its plane rates per element in and out (``_timed``)

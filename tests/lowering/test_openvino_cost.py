@@ -368,7 +368,7 @@ def _on_this_machine(tmp_path, monkeypatch, cached=None):
 @pytest.mark.compiled
 @pytest.mark.slow
 def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, monkeypatch):
-    from resample_bridge.lowering.openvino import cost_machine, cost_plane
+    from resample_bridge.lowering.openvino import cost_machine
 
     own, timed = _on_this_machine(tmp_path, monkeypatch)
     _, path = _linear_up(tmp_path)
@@ -379,9 +379,8 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     # Where they send the node to the extension, each is timed twice more first (cost_machine.CONFIRM_RUNS).
     # The convolution form's rate too (issue 45: the in-graph choice, read before the extension is weighed; where
     # the rates send the node to the form they are confirmed as the extension's are), and the matrix form's, per
-    # multiply-accumulate at each calibration plane (cost_plane: its guard's with them, its fixed costs apart).
-    once = ["builtin/linear/plain/up/few", "conv/linear/plain/up/few"] + \
-        [f"matmul/mac/plane{side}" for side in cost_plane.PLANES] + ["fixed/matmul/guard", "call"]
+    # multiply-accumulate with its guard's (timed together; 4 channels: not by plane, cost_plane.LEAST_CHANNELS).
+    once = ["builtin/linear/plain/up/few", "conv/linear/plain/up/few", "matmul/mac", "call"]
     unweighed = "builtin/linear/plain/up/few" if rec.proof.get("form") == "conv" else "conv/linear/plain/up/few"
     weighed = [k for k in once if k != unweighed]
     assert list(dict.fromkeys(timed)) == once and all(timed.count(k) in (1, 3) for k in once), (timed, rec.rung)

@@ -74,3 +74,16 @@ def test_the_matrix_form_pays_the_reorders_between_conv_layers(tmp_path, between
     _, est = cost_in_graph._conv_estimate(ir, table, "builtin", "matmul", sides)
     assert est.get("reorders_ms", 0.0) == pytest.approx((n_in + n_out) * 1.0 / 1e6 if between else 0.0)
     assert est["matmul_ms"] == pytest.approx(macs * 1e-3 / 1e6 + est.get("reorders_ms", 0.0))
+
+
+@pytest.mark.parametrize("channels, faster", [(8, None), (16, 100.0)])
+def test_fewer_channels_than_the_planes_were_timed_with_keep_the_class_rates(channels, faster):
+    """The plane rates (here Interpolate 100x the convolution form's) count from ``cost_plane.LEAST_CHANNELS``
+    channels; 8 read the class's own rates (here alike: the form not taken)."""
+    up = {"builtin": "builtin/nearest/plain/up", "conv": "conv/nearest/plain/up"}
+    table = cost.Calibration({up["builtin"]: 1.0, up["conv"]: 1.0, **{
+        plane_key(up[cls], side): rate for side in cost_plane.PLANES for cls, rate in (("builtin", 100.0),
+                                                                                      ("conv", 1.0))}}, "t")
+    (_, ir), = parse_model(cost_order.model((1, channels, 24, 32), 2, {"mode": "nearest"}, False))
+    got, est = cost_in_graph._conv_estimate(ir, table, "builtin", "conv")
+    assert got == (None if faster is None else pytest.approx(faster)), est

@@ -6,8 +6,8 @@ models on OpenVINO CPU (``cost_timing``), plus the reorders a custom op costs in
 op (measured between Conv layers, at least a copy) on each side that does not meet the model's own inputs or
 outputs (``boundary``); a decomposition pays the same reorders. Sizes known only at run time compare the rates
 per unit. Under every policy it also takes rung 2's convolution form (``conv_rewrite``) instead of Interpolate, and
-the matrix form (``matmul_rewrite``) instead of the chosen rung, where estimated ``CONV_MARGIN`` times faster
-(``faster_conv``; ``--prefer builtin`` with the shipped rates, ``shipped``).
+the matrix form (``matmul_rewrite``) instead of the chosen rung, where estimated ``cost_in_graph.CONV_MARGIN``
+times faster (``cost_in_graph.faster_conv``; ``--prefer builtin`` with the shipped rates, ``shipped``).
 
 Where the rates come from (``calibration()``), first that applies:
 * ``using(Calibration(...))``: a table given in code (the tests' fixed tables);
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cost_machine, cost_matmul, cost_timing
+from . import cost_machine, cost_timing
 from .cost_matmul import calibrate  # noqa: F401 -- with the matrix form's rates (``__all__``)
 from ..passes import CUSTOM
 from .boundary import NOT_AT_BOUNDARY
@@ -44,12 +44,11 @@ from ...semantics.errors import BridgeError
 from .. import compiled
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "estimate",
-           "faster_extension", "faster_conv", "chosen_name"]
+           "faster_extension", "chosen_name"]
 
 log = logging.getLogger("resample_bridge")
 
 MARGIN = 1.25  # the extension must be estimated this many times faster than the rung the ladder chose
-CONV_MARGIN = 1.1  # the in-graph forms against the chosen rung: both need nothing beside the model
 IN_GRAPH_OPS = ("builtin", "conv")  # OpenVINO's own ops, keeping its blocked layouts (the extension's reorders)
 # Sizes known only at run time: each rung's fixed cost is weighed spread over this many outputs, the calibration's
 # upscale output (cost_timing.SHAPE, each resized axis doubled).
@@ -117,7 +116,7 @@ def table_file(path) -> Calibration:
 
 
 def shipped() -> Calibration:
-    """``--prefer builtin``'s rates (``faster_conv``): a table given in code or by ``ENV``, else the reference."""
+    """``--prefer builtin``'s rates (``cost_in_graph``): a table given in code or by ``ENV``, else the reference."""
     if _given:
         return _given[-1]
     return table_file(os.environ.get(ENV) or REFERENCE)
@@ -309,51 +308,6 @@ def faster_extension(node, record) -> str | None:
     if weighed is not None:
         record.extra["cost"] = weighed
     return why
-
-
-def faster_conv(node, record, table: Calibration, form: str = "conv") -> tuple[str | None, dict | None]:
-    """(why the convolution form (``conv_rewrite``; "matmul": ``matmul_rewrite``) instead of the rung the ladder
-    chose, or None; the estimate, None without rates). Rates that would send the node to it are timed again first."""
-    chosen = rung_class(record) if form == "matmul" else "builtin"
-    with table.reading() as read:
-        got = _conv_estimate(node.ir, table, chosen, form)
-    if got[0] is not None and table.confirm(read):
-        got = _conv_estimate(node.ir, table, chosen, form)
-    faster, est = got
-    if faster is None:
-        return None, est
-    u = "ms" if f"{form}_ms" in est else "ns"
-    return (f"cost model: {faster:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
-            f"{est[f'{form}_{u}']:.3g} {u} against {est['chosen_' + u]:.3g} {u}{' per output' * (u == 'ns')})"), est
-
-
-def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = "conv") -> tuple:
-    """(how many times faster the form is estimated where taken at ``CONV_MARGIN``, else None; the estimate). As
-    against the extension, a saving below a call's own cost is not taken; with a length known only at run time the
-    form's rate must be the lower too. The matrix form (``cost_matmul``) is weighed at static sizes only, and not
-    against static nearest's decomposition (a Gather per axis: no rate, as ``estimate``)."""
-    sizes = _static_elements(ir, shape := getattr(ir, "input_shape", None))
-    if sizes is not None and sizes[1] == 0 or (form == "matmul" and (sizes is None or sizes[2] or (
-            chosen == "decomposition" and ir.sampler.kind == "nearest"))):
-        return None, None
-    # Resized lengths known only at run time: per output element, fixed costs spread over REFERENCE_OUTPUTS.
-    n_out, unit = (sizes[1], 1e6) if sizes else (REFERENCE_OUTPUTS, REFERENCE_OUTPUTS)
-    t, rates = {}, {}
-    for side, cls in (("chosen", chosen), (form, form)):  # the matrix form: its time (ms) for a rate
-        key = None if cls == "matmul" else _keys(ir, cls, sizes is None or sizes[0] <= sizes[1], shape, table)[0]
-        rates[side] = cost_matmul.time_ms(ir, shape, table) if key is None else table.rate(key)
-        if rates[side] is None:
-            return None, None
-        t[side] = rates[side] if key is None else ((table.rate(fixed_key(key)) or 0.0) + rates[side] * n_out) / unit
-    per = "ms" if sizes else "ns"
-    est = {f"chosen_{per}": t["chosen"], f"{form}_{per}": t[form], "margin": CONV_MARGIN, "rates": table.where}
-    if sizes is None or sizes[2]:
-        est["assumed"] = "1 for each length known only at run time" if sizes else "sizes known only at run time"
-    if t["chosen"] < CONV_MARGIN * t[form] * (1 - 1e-12) or (sizes and t["chosen"] - t[form] < (
-            table.rate("call") or 0.0) / 1e6) or ((sizes is None or sizes[2]) and
-                                                 rates["chosen"] < CONV_MARGIN * rates[form]):
-        return None, est
-    return t["chosen"] / t[form], est
 
 
 def weigh(node, rung: int, name: str) -> tuple[str | None, dict | None]:

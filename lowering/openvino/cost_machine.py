@@ -13,7 +13,7 @@ import statistics
 import time
 from pathlib import Path
 
-from . import cost_matmul, cost_timing
+from . import cost_matmul, cost_plane, cost_timing
 from .cost_timing import DYNAMIC, time_rates
 from ..compiled.build import KERNELS_DIR, cache_root, project_hash
 
@@ -29,8 +29,11 @@ CONFIRM_RUNS = 3
 
 def _time(key: str, convert) -> dict:
     """``key`` timed on this machine (its models converted by ``convert``): the matrix form's rates per
-    multiply-accumulate apart (``cost_matmul``)."""
-    return cost_matmul.time_rates() if key == cost_matmul.KEY else time_rates(key, convert)
+    multiply-accumulate (``cost_matmul``) and the in-graph forms' by plane (``cost_plane``) apart."""
+    if "/plane" in key or key == cost_plane.LAYOUT:
+        return cost_plane.time_rates(key, convert)
+    matmul = key.removeprefix("fixed/") in (cost_matmul.KEY, cost_matmul.GUARD)  # timed together
+    return cost_matmul.time_rates() if matmul else time_rates(key, convert)
 
 
 def cache_file() -> Path:

@@ -8,24 +8,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cost_timing
+from . import cost_plane, cost_timing
 from .cost_timing import SHAPE, TINY, fixed_key
 from ...translate.onnx import parse_model
 from . import matmul_rewrite
 from .graph import ops
 
-KEY = "matmul/mac"  # ns per multiply-accumulate
-GUARD = "matmul/guard"  # the default policy's finite-input guard (``matmul_rewrite.guarded``): ns per input element
+KEY = cost_plane.MATMUL_KEY  # ns per multiply-accumulate
+GUARD = cost_plane.GUARD  # the default policy's finite-input guard (``matmul_rewrite.guarded``)
 
 
-def time_ms(ir, shape, table) -> float | None:
-    """The form's estimated ms on ``shape`` with its guard (``--allow-conditional`` drops it: estimated a little
-    slower there than it runs), None where it has no plan there or the table no rate."""
+def time_ms(ir, shape, table, plane: int | None = None, n_out: int = 0) -> float | None:
+    """The form's estimated ms on ``shape`` (``n_out`` output elements) with its guard (``--allow-conditional``
+    drops it: estimated a little slower there than it runs), its rates read at ``plane`` (``cost_plane.rate``);
+    None where it has no plan there or the table no rate."""
     axes = matmul_rewrite.plan(ir, shape)
-    rate = None if isinstance(axes, str) else table.rate(KEY)
+    rate = None if isinstance(axes, str) else cost_plane.rate(table, KEY, plane)
     if rate is None:
         return None
-    guard = (table.rate(fixed_key(GUARD)) or 0.0) + (table.rate(GUARD) or 0.0) * int(np.prod(shape))
+    # The If copies X in and Y out of its branch: timed by plane, a rate per element in and out (``cost_plane``);
+    # else the identity If's, per input element.
+    by_plane = plane is not None and any(table.rate(cost_plane.plane_key(GUARD, s)) is not None
+                                         for s in cost_plane.PLANES)
+    elements = int(np.prod(shape)) + n_out * by_plane
+    guard = (table.rate(fixed_key(GUARD)) or 0.0) + (cost_plane.rate(table, GUARD, plane) or 0.0) * elements
     return ((table.rate(fixed_key(KEY)) or 0.0) + rate * matmul_rewrite.macs(axes, shape) + guard) / 1e6
 
 
@@ -52,6 +58,7 @@ def time_rates() -> dict:
 
 
 def calibrate(convert, only: str = "", **kw) -> dict:
-    """``cost_timing.calibrate`` and, where ``only`` allows, the matrix form's rates (the reference table)."""
-    out = cost_timing.calibrate(convert, only=only, **kw)
+    """``cost_timing.calibrate`` and, where ``only`` allows, the matrix form's rates and the in-graph forms' by
+    plane (``cost_plane``): the reference table (models converted by ``convert``)."""
+    out = {**cost_timing.calibrate(convert, only=only, **kw), **cost_plane.calibrate(convert, only)}
     return {**out, **time_rates()} if only in fixed_key(KEY) else out

@@ -281,8 +281,8 @@ def _time_rates(key: str, convert) -> dict:
         if key == DYNAMIC:
             return _dynamic_extra(core, path, convert)
         if key == "layout":
-            x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
-            got = _layout_rate(core, path, x, convert)
+            got = _layout_rate(core, path, {f: lambda p, f=f: convert(p, fallback=f, prefer="builtin")
+                                            for f in ("decompose", "extension")})
             return {} if got is None else {"layout": got}
         few, integer = key.endswith(few_key("")), key.endswith(int_key(""))
         suffix = few_key if few else int_key if integer else str  # the class's rates apart
@@ -352,10 +352,11 @@ def calibrate(convert, samplers=SAMPLERS, only: str = "") -> dict:
     return out
 
 
-def _layout_rate(core, path: str, x, convert) -> float | None:
-    """ns per element (input + output) that a custom op costs in a real model beyond its own time: the plugin
-    reorders blocked layouts around it. Measured as the extension's extra time between Conv layers (1x1 Conv ->
-    bilinear x2 -> 1x1 Conv) minus its extra time alone; None where the extension cannot run here."""
+def _layout_rate(core, path: str, converts: dict) -> float | None:
+    """ns per element (input + output) that a planar op costs in a real model beyond its own time: the plugin
+    reorders blocked layouts around it. Measured as its extra time between Conv layers (1x1 Conv -> bilinear x2
+    -> 1x1 Conv) minus its extra time alone, against a blocked op; ``converts`` {name: path -> converted model}:
+    the blocked op's, then the planar op's (the extension's: None where it cannot run here)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -364,24 +365,23 @@ def _layout_rate(core, path: str, x, convert) -> float | None:
     out = [SHAPE[0], c] + [d * 2 for d in SHAPE[2:]]
     sz = numpy_helper.from_array(np.array(out, np.int64), "sz")
     resize = helper.make_node("Resize", ["a", "", "", "sz"], ["b"], name="r", mode="linear")
-    alone = [resize]
     between = [helper.make_node("Conv", ["X", "w"], ["a"]), resize, helper.make_node("Conv", ["b", "w"], ["Y"])]
     compiled = {}
-    for name, nodes, inp, outp in (("alone", alone, "a", "b"), ("between", between, "X", "Y")):
+    for name, nodes, inp, outp in (("alone", [resize], "a", "b"), ("between", between, "X", "Y")):
         g = helper.make_graph(nodes, "layout", [helper.make_tensor_value_info(inp, TensorProto.FLOAT, list(SHAPE))],
                               [helper.make_tensor_value_info(outp, TensorProto.FLOAT, None)], [w, sz])
         onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), path)
-        for fallback in ("decompose", "extension"):
+        for form, convert in converts.items():
             try:
-                ov_model, _ = convert(path, fallback=fallback, prefer="builtin")
-                compiled[name, fallback] = core.compile_model(ov_model, "CPU", F32)
+                compiled[name, form] = core.compile_model(convert(path)[0], "CPU", F32)
             except Exception as e:  # noqa: BLE001 -- no extension here: the copy rate stands in
                 log.debug(f"cost model: layout not timed: {e}")
                 return None
     # A difference of differences: the four run interleaved, so that other load falls on all alike.
+    x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
     times = dict(zip(compiled, _median_ms([(c, [x]) for c in compiled.values()], repeats=25)))
-    extra = (times["between", "extension"] - times["between", "decompose"]) - \
-        (times["alone", "extension"] - times["alone", "decompose"])
+    blocked, planar = converts
+    extra = (times["between", planar] - times["between", blocked]) - (times["alone", planar] - times["alone", blocked])
     return max(0.0, extra) * 1e6 / (int(np.prod(SHAPE)) + int(np.prod(out)))
 
 

@@ -18,8 +18,8 @@ from ...semantics.errors import BridgeError
 from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
-from . import antialias_taps, builtin, conv_rewrite, cost, decompose, extension, grid_decompose, interpolate, \
-    matmul_rewrite, nearest_index
+from . import antialias_taps, builtin, conv_rewrite, cost, cost_in_graph, decompose, extension, grid_decompose, \
+    interpolate, matmul_rewrite, nearest_index
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -149,7 +149,7 @@ MATMUL = _rung(REWRITE, matmul_rewrite.rung)  # the matrix form (exact for finit
 
 def _in_graph(node, climbed):
     """The convolution form (rung 2) instead of the Interpolate the ladder chose where the cost model estimates
-    it faster (``cost.faster_conv``: with this machine's rates under ``--prefer fastest``, else the shipped ones;
+    it faster (``cost_in_graph.faster_conv``: this machine's rates under ``--prefer fastest``, else the shipped ones;
     ``conv_rewrite.forcing`` decides instead while the rates are timed); then, where the policy takes conditions
     (``--allow-conditional``), the matrix form likewise (``_matrix``). Its proof by numbers runs as on the ladder,
     and the rung given up stays in the record's ``tried``."""
@@ -162,7 +162,8 @@ def _in_graph(node, climbed):
     if conv_rewrite.forced() == "conv":
         why, weighed = "the convolution form is asked for", None
     else:
-        why, weighed = cost.faster_conv(node, record, cost.calibration(node.timing) if node.weigh else cost.shipped())
+        why, weighed = cost_in_graph.faster_conv(node, record,
+                                                 cost.calibration(node.timing) if node.weigh else cost.shipped())
         if why is None:
             return _matrix(node, climbed)
     return _matrix(node, _swap(node, climbed, CONV, "conv_form", why, weighed))
@@ -179,8 +180,9 @@ def _matrix(node, climbed):
     if forced == matmul_rewrite.FORM:
         why, weighed = "the matrix form is asked for", None
     else:
-        why, weighed = cost.faster_conv(node, record, cost.calibration(node.timing) if node.weigh else cost.shipped(),
-                                        matmul_rewrite.FORM)
+        why, weighed = cost_in_graph.faster_conv(node, record,
+                                                 cost.calibration(node.timing) if node.weigh else cost.shipped(),
+                                                 matmul_rewrite.FORM)
         if why is None:
             return climbed
     if not node.strict:

@@ -379,7 +379,7 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     # Where they send the node to the extension, each is timed twice more first (cost_machine.CONFIRM_RUNS).
     # The convolution form's rate too (issue 45: the in-graph choice, read before the extension is weighed; where
     # the rates send the node to the form they are confirmed as the extension's are), and the matrix form's, per
-    # multiply-accumulate with its guard's (timed together).
+    # multiply-accumulate with its guard's (timed together; 4 channels: not by plane, cost_plane.LEAST_CHANNELS).
     once = ["builtin/linear/plain/up/few", "conv/linear/plain/up/few", "matmul/mac", "call"]
     unweighed = "builtin/linear/plain/up/few" if rec.proof.get("form") == "conv" else "conv/linear/plain/up/few"
     weighed = [k for k in once if k != unweighed]

@@ -6,8 +6,11 @@ no peer.
     python tools/dev/bench_models.py [--repeats 20] [--rounds 2] [--only SUBSTRING] [--corpus] [--allow-conditional]
 
 ``--allow-conditional``: both conversions take forms exact under stated run-time conditions (the matrix form:
-finite inputs). ``--hold-forms``: both convert with rung 2's in-graph forms held back (``conv_rewrite.forcing``:
-Interpolate, or the rung the ladder chose): the same models before the forms, for a before/after.
+finite inputs). ``--before TABLE``: the second column is the default converted with the cost model's rates of
+TABLE (a before/after of a new reference table, timed interleaved) instead of ``--prefer fastest``;
+``--changed-only``: only the models whose rungs or forms differ between the two. ``--hold-forms``: both convert
+with rung 2's in-graph forms held back (``conv_rewrite.forcing``: Interpolate, or the rung the ladder chose): the
+same models before the forms, for a before/after.
 
 Models (built here, shapes of our own): a YOLO-style neck (Conv -> nearest x2 -> Concat -> Conv), a
 segmentation head (Conv -> bilinear x4 -> Conv), an antialiased preprocessing step (600x800 -> 300x400 ->
@@ -100,16 +103,26 @@ def corpus(only: str = ""):
         yield f"corpus: {d.name}", onnx.load(str(d / "model.onnx")), dict(np.load(d / "inputs.npz"))
 
 
-def measure(name: str, model, feeds, repeats: int, order, allow_conditional: bool = False, hold: bool = False) -> \
-        tuple:
-    """(name, the default's (builtin) rungs, --prefer fastest's rungs, OV exact?, ms default, fastest, importer,
-    onnxruntime)."""
+def converted_twice(path: str, allow_conditional: bool = False, before: str | None = None) -> dict:
+    """{"ours": the default's (model, records), "fastest": --prefer fastest's, or the default's with the rates of
+    the table ``before``}."""
+    from resample_bridge.lowering.openvino import convert, cost
+
+    with cost.using(cost.table_file(before)) if before else contextlib.nullcontext():
+        second = convert(path, prefer="builtin" if before else "fastest", allow_conditional=allow_conditional)
+    return {"ours": convert(path, prefer="builtin", allow_conditional=allow_conditional), "fastest": second}
+
+
+def measure(name: str, model, feeds, repeats: int, order, allow_conditional: bool = False, hold: bool = False,
+            before: str | None = None) -> tuple:
+    """(name, the default's (builtin) rungs, --prefer fastest's rungs (``before``: the default's with that
+    table), OV exact?, ms default, fastest, importer, onnxruntime)."""
     import onnx
     import onnxruntime as ort
     import openvino as ov
 
     from resample_bridge.lowering import compiled
-    from resample_bridge.lowering.openvino import F32, conv_rewrite, convert
+    from resample_bridge.lowering.openvino import F32, conv_rewrite
     from resample_bridge.tools.check_openvino import check_openvino
 
     core = ov.Core()
@@ -121,8 +134,7 @@ def measure(name: str, model, feeds, repeats: int, order, allow_conditional: boo
         path = os.path.join(d, "m.onnx")
         onnx.save(model, path)
         with conv_rewrite.forcing("builtin") if hold else contextlib.nullcontext():
-            converted = {key: convert(path, prefer=prefer, allow_conditional=allow_conditional)
-                         for key, prefer in (("ours", "builtin"), ("fastest", "fastest"))}
+            converted = converted_twice(path, allow_conditional, before)
         if any(r.rung == 4 for _, recs in converted.values() for r in recs):
             core.add_extension(compiled.openvino_extension())
         try:
@@ -142,7 +154,7 @@ def measure(name: str, model, feeds, repeats: int, order, allow_conditional: boo
             todo["imp"] = imported
         keys = sorted(todo)
         built = {keys[i]: core.compile_model(todo[keys[i]], "CPU", F32) for i in order.permutation(len(keys))}
-        rungs = {key: [r.rung for r in recs] for key, (_, recs) in converted.items()}
+        rungs = {key: _choices(recs) for key, (_, recs) in converted.items()}
         imp = built.get("imp")
         ours, fastest = built["ours"], built["fastest"]
         times = _time_interleaved([lambda: ours(feeds), lambda: fastest(feeds),
@@ -150,6 +162,22 @@ def measure(name: str, model, feeds, repeats: int, order, allow_conditional: boo
                                    (lambda: sess.run(None, feeds)) if sess else None], repeats)
     return (name, rungs["ours"], rungs["fastest"], "yes" if exact else ("refused" if imp is None else "no"),
             *times)
+
+
+def _choices(records) -> list:
+    """Each node's rung, with rung 2's in-graph form where it took one ("2conv", "2matmul")."""
+    return [f"{r.rung}{r.proof.get('form', '')}" if r.rung == 2 else r.rung for r in records]
+
+
+def changed(model, allow_conditional: bool, before: str) -> bool:
+    """Whether the default takes other rungs or forms with the table ``before`` than with its own."""
+    import onnx
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.onnx")
+        onnx.save(model, path)
+        got = converted_twice(path, allow_conditional, before)
+    return _choices(got["ours"][1]) != _choices(got["fastest"][1])
 
 
 def measure_apart(name: str, repeats: int, seed: int, rounds: int, options: tuple = ()) -> tuple:
@@ -179,6 +207,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--allow-conditional", action="store_true", help="forms exact under stated conditions too")
     ap.add_argument("--hold-forms", action="store_true", help="rung 2's in-graph forms held back (before/after)")
+    ap.add_argument("--before", help="the second column: the default with this cost table's rates")
+    ap.add_argument("--changed-only", action="store_true", help="with --before: the models whose choices differ")
     args = ap.parse_args(argv)
     def cases(only):
         return [c for c in models() if only in c[0]] + (list(corpus(only)) if args.corpus else [])
@@ -186,10 +216,12 @@ def main(argv=None) -> int:
     if args.one:
         (case,) = [c for c in cases(args.one) if c[0] == args.one]
         print(json.dumps(measure(*case, args.repeats, np.random.default_rng(args.seed), args.allow_conditional,
-                                 args.hold_forms)))
+                                 args.hold_forms, args.before)))
         return 0
-    names = [name for name, _, _ in cases(args.only)]
-    options = ("--allow-conditional",) * args.allow_conditional + ("--hold-forms",) * args.hold_forms
+    names = [name for name, model, _ in cases(args.only)
+             if not (args.before and args.changed_only) or changed(model, args.allow_conditional, args.before)]
+    options = ("--allow-conditional",) * args.allow_conditional + ("--hold-forms",) * args.hold_forms + \
+        (("--before", args.before) if args.before else ())
     rows = [measure_apart(name, args.repeats, seed, args.rounds, options) for seed, name in enumerate(names)]
     print(f"whole models: OpenVINO {ov.__version__} CPU f32 hint ({os.cpu_count()} cores), onnxruntime "
           f"{ort.__version__}; median of {args.repeats} interleaved runs, the fastest of {args.rounds} processes per "
@@ -200,8 +232,8 @@ def main(argv=None) -> int:
     print("-" * len(head))
     vs_ov, dflt_ov = [], []
     for name, rungs, frungs, exact, t_ours, t_fast, t_ov, t_ort in rows:
-        tag = ",".join(map(str, sorted(set(rungs)))) + ("" if frungs == rungs else "/" + ",".join(
-            map(str, sorted(set(frungs)))))
+        tag = ",".join(sorted(set(map(str, rungs)))) + ("" if frungs == rungs else "/" + ",".join(
+            sorted(set(map(str, frungs)))))
         if exact == "yes" and t_ov:
             vs_ov.append(t_ours / t_ov)
             dflt_ov.append(t_fast / t_ov)
@@ -216,7 +248,8 @@ def main(argv=None) -> int:
     if twins:
         print(f"resolution: default / fastest where both wrote the same model: geomean {geomean(twins):.3f}, "
               f"range {min(twins):.2f}-{max(twins):.2f} ({len(twins)} models)")
-    print("rungs: the default's / --prefer fastest's where they differ")
+    print(f"rungs: the default's / {'the default with ' + args.before if args.before else '--prefer fastest'}'s "
+          f"where they differ; 'fastest' columns: the same")
     return 0
 
 

@@ -4,7 +4,9 @@ tests (``tests/conftest.py``) decide by it on every machine.
 
     python tools/dev/cost_reference.py [--out PATH] [--only SUBSTRING] [--runs N]
 
-``--only``: time the rates whose key contains SUBSTRING (a class added since) and keep the table's others.
+``--only``: time the rates whose key contains SUBSTRING (a class added since) and keep the table's others; the
+in-graph forms' rates by plane (``cost_plane``, issue 45) are ``--only plane`` (about 4 minutes at ``--runs 3``)
+and the matrix form's reorders ``--only layout/matmul``.
 ``--runs``: calibrate N times and keep each rate's median (default 3): on a shared 2-core machine two whole
 calibrations a minute apart differed by 0.6-1.3x on the middle 80% of rates and by up to 5x on single ones.
 """

@@ -214,7 +214,9 @@ def plan(ir, shape) -> list[Periodic] | str:
     return got[0]
 
 
-def _plan_at(ir, shape) -> list[Periodic] | str:
+def bound_for_rewrite(ir, shape):
+    """``ir`` bound at ``shape`` for a rewrite of its resized axes (this form and the matrix form), or why not:
+    a zero-padded input (OpenVINO pads) or nothing resized is no such rewrite."""
     try:
         bound = bind_resize(ir, shape)
     except BridgeError as e:
@@ -223,6 +225,13 @@ def _plan_at(ir, shape) -> list[Periodic] | str:
         return "the input is zero-padded first"
     if not bound.axes:
         return "nothing is resized"
+    return bound
+
+
+def _plan_at(ir, shape) -> list[Periodic] | str:
+    bound = bound_for_rewrite(ir, shape)
+    if isinstance(bound, str):
+        return bound
     out = []
     for ax in bound.axes:
         got = periodic_taps(ax, bound.sampler, bound.exclude_outside)

@@ -74,6 +74,20 @@ def consumer(op, type_name: str):
     return users[0] if len(users) == 1 else None
 
 
+def observing(ov_model, observe: list):
+    """``ov_model`` with the named tensors of ``observe`` it holds added as outputs (a clone where any is added):
+    how a proof reads a node's own inputs and outputs inside a whole written model."""
+    if not observe:
+        return ov_model
+    m = ov_model.clone()
+    have = {n for op in m.get_ops() for o in op.outputs() for n in o.get_names()}
+    outs = {n for o in m.outputs for n in o.get_names()}
+    extra = [n for n in dict.fromkeys(observe) if n in have and n not in outs]
+    if extra:
+        m.add_outputs(extra)
+    return m
+
+
 def compile_f32(ov_model, core=None):
     """``ov_model`` compiled for CPU in f32; calling it returns outputs whose bfloat16 ones are typed so."""
     import openvino as ov

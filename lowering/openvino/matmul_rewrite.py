@@ -25,12 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...semantics.coords import bind_resize
-from ...semantics.errors import BridgeError
 from ...semantics.ir import has_runtime_params
 from ...semantics.taps import axis_taps
 from ..passes import Candidate, Refusal
-from .conv_rewrite import _to_bf16
+from .conv_rewrite import _to_bf16, bound_for_rewrite
 from .graph import dims, ops, tag
 
 FORM = "matmul"
@@ -67,14 +65,9 @@ def plan(ir, shape) -> list[Dense] | str:
         return "the matrices need a static input shape"
     if str(ir.dtype) != "float32":
         return f"{ir.dtype}: the matrix form is written for float32"
-    try:
-        bound = bind_resize(ir, shape)
-    except BridgeError as e:
-        return e.message
-    if bound.pads and any(bound.pads):
-        return "the input is zero-padded first"
-    if not bound.axes:
-        return "nothing is resized"
+    bound = bound_for_rewrite(ir, shape)
+    if isinstance(bound, str):
+        return bound
     out = []
     for ax in bound.axes:
         if ax.in_len * ax.out_len > MAX_MATRIX:

@@ -13,7 +13,7 @@ from ..record_format import records_json
 from .boundary import planar_sides
 from .frontend import (ConversionLog, conversion_extensions, conversion_message, openvino_error_reason, source_irs,
                        stamped)
-from .graph import F32, tagged
+from .graph import F32, observing, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
 from .torch_source import TorchSource, agrees as torch_agrees, convert_program, is_torch_source, load_source
@@ -137,15 +137,7 @@ class OpenVINOTarget(Target):
         def run(feeds: dict, observe: list) -> dict:
             key = tuple(observe)
             if key not in compiled:
-                m = model
-                if observe:
-                    m = m.clone()
-                    have = {n for op in m.get_ops() for o in op.outputs() for n in o.get_names()}
-                    outs = {n for o in m.outputs for n in o.get_names()}
-                    extra = [n for n in dict.fromkeys(observe) if n in have and n not in outs]
-                    if extra:
-                        m.add_outputs(extra)
-                compiled[key] = self._compile(result, m)
+                compiled[key] = self._compile(result, observing(model, observe))
             c = compiled[key]
             params = {n for p in c.inputs for n in p.get_names()}
             try:

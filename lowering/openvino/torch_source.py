@@ -15,6 +15,7 @@ from ...semantics.errors import BridgeError
 from ...translate.torch import load_program
 from ..torch_model_check import whole_model_failures
 from .frontend import ConversionLog, conversion_message
+from .graph import observing
 from .probe import plugin_sentence
 from .torch_frontend import conversion_extensions, decoder, kept_program, parsed_calls, sides_of
 
@@ -88,15 +89,7 @@ def runner(compile_model, model):
     def run(arrays: list, observe: list):
         key = tuple(observe)
         if key not in compiled:
-            m = model
-            if observe:
-                m = m.clone()
-                have = {n for op in m.get_ops() for o in op.outputs() for n in o.get_names()}
-                outs = {n for o in m.outputs for n in o.get_names()}
-                extra = [n for n in dict.fromkeys(observe) if n in have and n not in outs]
-                if extra:
-                    m.add_outputs(extra)
-            compiled[key] = compile_model(m)
+            compiled[key] = compile_model(observing(model, observe))
         c = compiled[key]
         try:
             res = c([np.ascontiguousarray(a) for a in arrays])

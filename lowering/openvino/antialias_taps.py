@@ -29,15 +29,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
-from ...semantics.messages import plugin_sentence
 from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.window_form import WindowForm, dense, oracle_table, window_form
 from ..compiled.build import cache_root, project_hash
 from ..index_form import Verdicts, version_of
 from ..passes import Candidate, Refusal
-from .graph import F32, dims, ops, tag
+from .graph import dims, ops, tag
 from .interpolate import inexact_spellings
-from .index_ops import floor_div, signature, tag_of
+from .index_ops import cached_verdict, floor_div, signature, tag_of
 from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
 from .nearest_index import _lengths, tags_in_copy
 
@@ -158,20 +157,8 @@ def grid_verdict(model, ir: ResizeIR, form: WindowForm, fixed: tuple = (None, No
     outputs: index [out, K], weight [out, K]) gives the oracle's taps of ``ir`` (dense, within the error bound's
     allowance per weight) on OpenVINO CPU for every (in, out) of ``GRID`` (out from the static scale where
     ``form`` has one; the fixed length in place of the grid's), else where it does not."""
-    key = (signature(model), form, fixed)
-    found, verdict = VERDICTS.get(key)
-    if found:
-        return verdict
-    import openvino as ov
-
-    try:
-        run = ov.Core().compile_model(model, "CPU", F32).create_infer_request()
-    except Exception as e:  # noqa: BLE001 -- the plugin's words
-        verdict = f"the window subgraph does not compile: {plugin_sentence(e)}"
-    else:
-        verdict = _grid_mismatch(run, ir, form, fixed)
-    VERDICTS.put(key, verdict)
-    return verdict
+    return cached_verdict(VERDICTS, (signature(model), form, fixed), model, "window",
+                          lambda run: _grid_mismatch(run, ir, form, fixed))
 
 
 def _grid_mismatch(run, ir: ResizeIR, form: WindowForm, fixed: tuple) -> str | None:

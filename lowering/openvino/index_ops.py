@@ -14,7 +14,8 @@ import numpy as np
 
 from ...semantics.nearest_index import NearestIndex
 from ..index_form import Verdicts, version_of
-from .graph import ops
+from ...semantics.messages import plugin_sentence
+from .graph import F32, ops
 
 VERDICTS = Verdicts(version_of("openvino"))  # grid verdicts of the nearest index forms, by subgraph structure
 
@@ -120,3 +121,22 @@ def upstream_names(op) -> set:
             seen.add(n.get_name())
             todo += [v.get_node() for v in n.input_values()]
     return seen
+
+
+def cached_verdict(cache, key, model, what: str, check) -> str | None:
+    """A run-time form's grid verdict: ``check(infer_request)`` on ``model`` compiled alone on CPU (None where it
+    computes the oracle's numbers, else where not), cached under ``key`` (the subgraph's structure and form); a
+    subgraph the plugin cannot compile is its own verdict, in the plugin's words."""
+    found, verdict = cache.get(key)
+    if found:
+        return verdict
+    import openvino as ov
+
+    try:
+        run = ov.Core().compile_model(model, "CPU", F32).create_infer_request()
+    except Exception as e:  # noqa: BLE001 -- the plugin's words
+        verdict = f"the {what} subgraph does not compile: {plugin_sentence(e)}"
+    else:
+        verdict = check(run)
+    cache.put(key, verdict)
+    return verdict

@@ -28,14 +28,12 @@ import numpy as np
 
 from ...semantics.nearest_index import NearestIndex, NoNearestIndex, integer_scales, nearest_index
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
-from ...semantics.messages import plugin_sentence
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
-from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, Verdicts, copied_axes, form_of, grid_mismatch, \
-    oracle_indices, version_of
+from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, copied_axes, form_of, grid_mismatch, oracle_indices
 from ..passes import Candidate, Refusal
-from .graph import F32, dims, ops, tag
+from .graph import dims, ops, tag
 from . import index_ops
-from .index_ops import finish_index, floor_div, index_graph, signature, tag_of, upstream_names
+from .index_ops import cached_verdict, index_graph, signature, tag_of, upstream_names
 from . import nearest_scale
 from .interpolate import inexact_spellings
 
@@ -51,12 +49,6 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
     output: the index vector) computes the oracle's nearest taps of ``ir`` on OpenVINO CPU for every (in,
     out) of ``GRID`` (those with the fixed length(s)), else where it does not."""
     form = nearest_index(ir)
-    key = (signature(model), form, fixed)
-    found, verdict = index_ops.VERDICTS.get(key)
-    if found:
-        return verdict
-    import openvino as ov
-
     fi, fo = fixed
     # fo "length": the subgraph has its output length built in; each run is checked at that length.
     # fi "out" / fo "in": the subgraph reads one length for both (OpenVINO found them equal); checked on the
@@ -67,11 +59,10 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
         grid = sorted({(fi or i, 0) for i, _ in GRID})
     else:
         grid = sorted({(fi or i, fo or o) for i, o in GRID})
-    try:
-        run = ov.Core().compile_model(model, "CPU", F32).create_infer_request()
-    except Exception as e:  # noqa: BLE001 -- the plugin's words
-        verdict = f"the index subgraph does not compile: {plugin_sentence(e)}"
-    else:
+
+    def check(run):
+        import openvino as ov
+
         # Thousands of scalar runs: the feeds are set once and written in place, which skips the Python
         # wrapper's per-call input dispatch (about 3x the run itself).
         feeds = [ov.Tensor(np.zeros((), np.int64)) for f in (fi, fo) if f is None]
@@ -84,9 +75,8 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
             run.start_async()
             run.wait()
             return run.get_output_tensor(0).data.copy()
-        verdict = grid_mismatch(ir, [(i, None if fo == "length" else o) for i, o in grid], run_at)
-    index_ops.VERDICTS.put(key, verdict)
-    return verdict
+        return grid_mismatch(ir, [(i, None if fo == "length" else o) for i, o in grid], run_at)
+    return cached_verdict(index_ops.VERDICTS, (signature(model), form, fixed), model, "index", check)
 
 
 def _standalone(form: NearestIndex):

@@ -24,15 +24,14 @@ import functools
 import numpy as np
 
 from ...semantics.ir import ResizeIR
-from ...semantics.messages import plugin_sentence
 from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.nearest_scale import COMPACT_R, DIGIT_BITS, DIGITS, HALF_BITS, MAX_LEN, ScaleIndex, \
     oracle_scale_indices, scale_indices
 from ..passes import Refusal
 from ..index_form import axis_key
-from .graph import F32, ops
+from .graph import ops
 from . import index_ops
-from .index_ops import finish_index, floor_div, index_graph, signature, upstream_names
+from .index_ops import cached_verdict, finish_index, floor_div, index_graph, signature, upstream_names
 
 FORM = "nearest_scale"
 REASON = ("index decomposition: output lengths by the node's size rule and source indices computed in integers from "
@@ -143,31 +142,19 @@ def grid_verdict(model, ir: ResizeIR, form: ScaleIndex, fixed_in: int | None = N
     """None when ``model`` (parameter: the i64 scalar input length, unless ``fixed_in`` gives it; output: the
     index vector) computes the oracle's taps of ``ir`` at ``form``'s scale, output length included, on OpenVINO
     CPU for every input length of ``in_grid`` (only ``fixed_in`` where given), else where it does not."""
-
     grid = [fixed_in] if fixed_in is not None else in_grid(form)
-    key = (FORM, signature(model), form, tuple(grid))
-    found, verdict = index_ops.VERDICTS.get(key)
-    if found:
-        return verdict
-    import openvino as ov
 
-    try:
-        run = ov.Core().compile_model(model, "CPU", F32).create_infer_request()
-    except Exception as e:  # noqa: BLE001 -- the plugin's words
-        verdict = f"the index subgraph does not compile: {plugin_sentence(e)}"
-    else:
+    def check(run):
         one = axis_key(ir)
-        verdict = None
         for i in grid:
             got = run.infer([np.array(i, np.int64)] if fixed_in is None else [])[0].reshape(-1)
             want = _oracle(one, form.scale, i)
             if got.shape != want.shape or not np.array_equal(got, want):
                 bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
                     f"index {int(np.flatnonzero(got != want)[0])}"
-                verdict = f"source indices differ from the oracle's taps at scale {float(form.scale)}, in={i} ({bad})"
-                break
-    index_ops.VERDICTS.put(key, verdict)
-    return verdict
+                return f"source indices differ from the oracle's taps at scale {float(form.scale)}, in={i} ({bad})"
+        return None
+    return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), form, tuple(grid)), model, "index", check)
 
 
 def standalone(form: ScaleIndex):

@@ -25,6 +25,7 @@ from resample_bridge.semantics.compare import outside  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.semantics.window_form import window_form  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
+from tests.helpers.sandwich import between_identity_convs  # noqa: E402
 
 # (x H, W), (reference H, W): up, down, out == 1, in == 1, odd lengths, extreme ratios both ways
 PAIRS = [((3, 4), (7, 9)), ((9, 7), (4, 3)), ((5, 5), (1, 1)), ((1, 1), (6, 5)), ((1, 6), (4, 1)),
@@ -212,17 +213,7 @@ def test_bf16_between_layers_rounds_values_only(tmp_path):
 def identity_sandwich(mode, coord, exclude):
     """``fpn_model``'s Resize between two 1x1 Conv layers with identity weights (integer data below 256 stays
     exact in bf16), where OpenVINO's CPU runs float ops in bf16 under the bf16 hint unless they are pinned."""
-    model = fpn_model(mode, coord, exclude)
-    g = model.graph
-    g.initializer.append(onnx.numpy_helper.from_array(np.eye(2, dtype=np.float32).reshape(2, 2, 1, 1), "wt"))
-    resize = [n for n in g.node if n.op_type == "Resize"][0]
-    resize.input[0], resize.output[0] = "A", "B"
-    for n in g.node:
-        if n.op_type == "Shape" and n.input[0] == "X":
-            n.input[0] = "A"
-    g.node.insert(0, helper.make_node("Conv", ["X", "wt"], ["A"]))
-    g.node.append(helper.make_node("Conv", ["B", "wt"], ["Y"]))
-    return model
+    return between_identity_convs(fpn_model(mode, coord, exclude))
 
 
 # Large lengths: a wide downscale, 1 -> 3000, odd ratios near 1 (where bf16 weights were 14x the bound), primes.

@@ -18,6 +18,7 @@ from resample_bridge.lowering.openvino import index_ops, nearest_index as ni  # 
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
+from tests.helpers.sandwich import between_identity_convs  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners", "tf_half_pixel_for_nn",
@@ -274,17 +275,7 @@ def test_a_verdict_is_computed_once_per_machine(tmp_path, monkeypatch):
 def conv_sandwich(coord, rounding):
     """``fpn_model``'s Resize between two 1x1 Conv layers (identity weights: integers below 256 stay exact in bf16),
     where OpenVINO's CPU runs float ops in bf16 under the bf16 hint, the index form's float32 quotients included."""
-    model = fpn_model(coord, rounding)
-    g = model.graph
-    g.initializer.append(onnx.numpy_helper.from_array(np.eye(2, dtype=np.float32).reshape(2, 2, 1, 1), "wt"))
-    resize = [n for n in g.node if n.op_type == "Resize"][0]
-    resize.input[0], resize.output[0] = "A", "B"
-    for n in g.node:
-        if n.op_type == "Shape" and n.input[0] == "X":
-            n.input[0] = "A"
-    g.node.insert(0, helper.make_node("Conv", ["X", "wt"], ["A"]))
-    g.node.append(helper.make_node("Conv", ["B", "wt"], ["Y"]))
-    return model
+    return between_identity_convs(fpn_model(coord, rounding))
 
 
 @pytest.mark.parametrize("coord,rounding", [("half_pixel", "round_prefer_ceil"), ("asymmetric", "floor")])

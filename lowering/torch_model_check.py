@@ -157,15 +157,20 @@ def _resize_sizes(call, args: list, got: np.ndarray) -> list:
     return args
 
 
-def _call_verdict(node, call, values: dict) -> bool | None:
-    """Whether the call's value in ``values`` is its oracle's on its own inputs there (None: not judged)."""
+def oracle_agrees(node, call, values: dict, at: str) -> bool | None:
+    """Whether the call's value ``values[at]`` is its oracle's on its own inputs in ``values`` (None: not there)."""
     args = _call_arrays(node, call, values)
-    if args is None or node.name not in values:
+    if args is None or at not in values:
         return None
-    got = values[node.name]
+    got = values[at]
     args = _resize_sizes(call, args, got)
+    return against_oracle(call.ir, got, oracle(call.ir, *args), args).ok
+
+
+def _call_verdict(node, call, values: dict) -> bool | None:
+    """``oracle_agrees`` at the converted node (None also where the oracle refuses the inputs)."""
     try:
-        return against_oracle(call.ir, got, oracle(call.ir, *args), args).ok
+        return oracle_agrees(node, call, values, node.name)
     except Exception:  # noqa: BLE001 -- inputs the oracle refuses: the node proofs judged it
         return None
 

@@ -19,7 +19,7 @@ from ..lowering.compiled import openvino_extension
 from ..lowering.openvino.graph import F32
 from ..lowering.openvino.torch_source import load_source, runner
 from ..lowering.passes import CUSTOM
-from ..lowering.torch_model_check import _call_arrays, _resize_sizes, eager, node_values, probes
+from ..lowering.torch_model_check import _call_arrays, _resize_sizes, eager, node_values, oracle_agrees, probes
 from ..semantics.compare import against_oracle, compare, within_bound
 from ..semantics.errors import BridgeError, clip
 from ..semantics.reference import run as oracle
@@ -131,7 +131,7 @@ def _call_rows(source, arrays: list, run, precision: str) -> list[dict]:
             e = within_bound(np.asarray(got), want, bound).to_dict()
         e = {**finish_row(e, got, want), **row, "judged_by": "the float32 error bound" if precision == "f32"
              else f"the {precision} bound"}
-        read = _eager_vs_oracle(node, call, eager_values)
+        read = oracle_agrees(node, call, eager_values, call.name)
         if read is False:
             e.update(ok=False, note="PyTorch computes this call otherwise than its IR says: the call was read wrong")
         rows.append(e)
@@ -145,15 +145,6 @@ def _fed(gm) -> set[str]:
         if n.op == "placeholder" or any(a.name in fed for a in n.all_input_nodes):
             fed.add(n.name)
     return fed
-
-
-def _eager_vs_oracle(node, call, values: dict) -> bool | None:
-    args = _call_arrays(node, call, values)
-    if args is None or call.name not in values:
-        return None
-    got = values[call.name]
-    args = _resize_sizes(call, args, got)
-    return against_oracle(call.ir, got, oracle(call.ir, *args), args).ok
 
 
 # Options that name ONNX tensors or files of them: a PyTorch source takes none (its inputs are seeded probes of

@@ -21,7 +21,7 @@ the package imports without it.
 
 from .builtin import deformconv_rewrite_reason, gridsample_native_reason, native_gridsample, rewrite_deformconv
 from .decompose import decompose_resize
-from .frontend import ConversionLog, conversion_extensions, openvino_error_reason, stamped
+from .frontend import Planner, conversion_extensions, openvino_error_reason, stamped
 from .graph import F32, TAG
 from .interpolate import runtime_conditions, ties_text
 from .ladder import DECOMPOSE, EXTENSION, LADDERS, NATIVE, REWRITE, RUNG_NAMES, TARGET, Node, lower, policy_for
@@ -30,7 +30,7 @@ from .target import OPENVINO, OpenVINOTarget, convert
 from .write import EXTENSION_NAME, extension_path, save
 
 __all__ = ["deformconv_rewrite_reason", "gridsample_native_reason", "native_gridsample", "rewrite_deformconv",
-           "decompose_resize", "ConversionLog", "conversion_extensions", "stamped", "openvino_error_reason", "F32",
+           "decompose_resize", "Planner", "conversion_extensions", "stamped", "openvino_error_reason", "F32",
            "TAG", "runtime_conditions", "ties_text", "DECOMPOSE", "EXTENSION", "LADDERS", "NATIVE", "REWRITE",
            "RUNG_NAMES", "TARGET", "Node", "lower", "policy_for", "prove", "OPENVINO", "OpenVINOTarget", "convert",
            "EXTENSION_NAME", "extension_path", "save"]

@@ -16,6 +16,7 @@ from ...semantics.errors import BridgeError
 from ...semantics.messages import openvino_error_reason
 from ...semantics.reference import run
 from ..passes import CUSTOM, folded_record
+from ..plan import Choice, Plan
 from ..probes import probe_sets
 from .boundary import NOT_AT_BOUNDARY
 from .graph import compile_f32, dims, np_dtype, ops, tag
@@ -76,25 +77,69 @@ _OPSET_GUESS = {  # ONNX op type -> its likeliest version from its attributes an
 }
 
 
-class ConversionLog(list):
-    """The NodeRecord of every node converted through the extensions, in conversion order; ``error``: the
-    BridgeError a node was refused with (OpenVINO relays it as text, which loses its node and field)."""
+class Planner:
+    """The plan the driver builds while OpenVINO's frontend converts the model: the hook hands each resampling node
+    to ``choose``, which climbs it under the driver's policy into a Choice keyed by the node's stamped key;
+    ``freeze`` gives the driver the Plan once ``convert_model`` returns. The climb runs inside the frontend, not
+    before it, because its candidates are OpenVINO subgraphs built and proven on the frontend's own inputs (the
+    shapes OpenVINO inferred, its constants, what it will fold): a plan made before would have to build and
+    prove every chosen form a second time on the real inputs. ``refusal``: the BridgeError a node was refused
+    with (OpenVINO relays it as text, which loses its node and field); ``pending``: the PyTorch frontend's calls
+    not yet converted, per op (``torch_frontend``)."""
 
-    error = None
+    def __init__(self, policy=None, fallback: str = "decompose", strict: bool = False):
+        self.policy, self.fallback, self.strict = policy, fallback, strict
+        self.choices: list[Choice] = []
+        self.refusal: BridgeError | None = None
+        self.pending: dict = {}
+
+    def choose(self, name: str, ir, inputs: list, sides: tuple = NOT_AT_BOUNDARY) -> Choice:
+        """One node's Choice, recorded: folded by the oracle where every input is a constant (rung 0), else
+        climbed on the ladder and proven by value where OpenVINO will fold it. ``payload``: the chosen form,
+        built on ``inputs`` (OpenVINO outputs in ONNX order)."""
+        policy = self.policy
+        folded = None if policy is not None and policy.floor >= CUSTOM else fold(name, ir, inputs)
+        if folded is not None:
+            outs, rec = folded
+        else:
+            try:
+                outs, rec = lower(name, ir, inputs, fallback=self.fallback, strict=self.strict, policy=policy,
+                                  sides=sides)
+            except BridgeError as e:
+                self.refusal = e
+                raise
+            by_value = prove_by_value(name, ir, inputs, outs)
+            if by_value is not None:
+                rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
+        choice = Choice(rec, outs, name)
+        self.choices.append(choice)
+        return choice
+
+    def freeze(self, model, source=None) -> Plan:
+        """The Plan of every node chosen so far, in conversion order; ``model``: what ``convert_model`` returned,
+        every choice's form in it; ``source``: the ONNX model whose order records are reported in."""
+        return Plan(model, tuple(self.choices), source)
+
+
+def emitted(choice: Choice) -> list:
+    """What a frontend's conversion extension returns for a node: the form of its chosen rung."""
+    return choice.payload
 
 
 def conversion_extensions(opset: int | None = None, fallback: str = "decompose", strict: bool = False,
-                          log: ConversionLog | None = None, policy=None,
+                          planner: Planner | None = None, policy=None,
                           irs: dict | None = None, sides: dict | None = None):
     """ConversionExtensions for ``openvino.convert_model(path, extension=...)`` replacing OpenVINO's
-    translators for Resize, Upsample, GridSample and DeformConv with resample-bridge's lowering. A node that
-    carries its key (:func:`stamped`) is recorded under it, else as ``op(first input)#call``; ``irs``: from
-    :func:`source_irs`, the IR each keyed node has in the ONNX model (what inspect and check read), used instead
-    of the frontend's view of the node, whose constants OpenVINO has already rewritten (empty ones as 0-d values,
-    Shape chains unfolded); ``sides``: from :func:`boundary.planar_sides`, which sides of each keyed node meet the
-    model's inputs or outputs (the cost model charges no reorder there)."""
+    translators for Resize, Upsample, GridSample and DeformConv with resample-bridge's lowering. Each node is
+    chosen by ``planner`` (the driver's; a private one where none is given, with ``policy``, ``fallback`` and
+    ``strict``) under its key where it carries one (:func:`stamped`), else as ``op(first input)#call``;
+    ``irs``: from :func:`source_irs`, the IR each keyed node has in the ONNX model (what inspect and check read),
+    used instead of the frontend's view of the node, whose constants OpenVINO has already rewritten (empty ones
+    as 0-d values, Shape chains unfolded); ``sides``: from :func:`boundary.planar_sides`, which sides of each
+    keyed node meet the model's inputs or outputs (the cost model charges no reorder there)."""
     from openvino.frontend.onnx import ConversionExtension
 
+    planner = planner if planner is not None else Planner(policy, fallback, strict)
     counter = [0]
 
     def make(op_type):
@@ -108,36 +153,11 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
                 ir = with_frontend_shapes(irs[view.name], inputs)
             else:
                 ir = parse_view(view, opset or _infer_opset(op_type, view.attrs, len(view.inputs)))
-            return lower_hooked(view.name, ir, inputs, fallback=fallback, strict=strict, policy=policy, log=log,
-                                sides=(sides or {}).get(view.name, NOT_AT_BOUNDARY))
+            return emitted(planner.choose(view.name, ir, inputs, (sides or {}).get(view.name, NOT_AT_BOUNDARY)))
 
         return ConversionExtension(op_type, convert)
 
     return [make(op) for op in OPS]
-
-
-def lower_hooked(name: str, ir, inputs: list, *, fallback: str = "decompose", strict: bool = False, policy=None,
-                 log: ConversionLog | None = None, sides: tuple = NOT_AT_BOUNDARY) -> list:
-    """What a frontend's conversion extension returns for one resampling node (the ONNX hook here, the PyTorch
-    hook in ``torch_frontend``): folded by the oracle where every input is a constant (rung 0), else lowered on
-    the ladder and proven by value where OpenVINO will fold it; its record appended to ``log``, a refusal kept
-    there (OpenVINO relays it as text)."""
-    folded = None if policy is not None and policy.floor >= CUSTOM else fold(name, ir, inputs)
-    if folded is not None:
-        outs, rec = folded
-    else:
-        try:
-            outs, rec = lower(name, ir, inputs, fallback=fallback, strict=strict, policy=policy, sides=sides)
-        except BridgeError as e:
-            if log is not None:
-                log.error = e
-            raise
-        by_value = prove_by_value(name, ir, inputs, outs)
-        if by_value is not None:
-            rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
-    if log is not None:
-        log.append(rec)
-    return outs
 
 
 def _constant_source(out, seen=None) -> bool:

@@ -9,14 +9,14 @@ import tempfile
 
 from ...semantics.errors import BridgeError, clip
 from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written
+from ..plan import Plan
 from ..record_format import records_json
 from .boundary import planar_sides
-from .frontend import (ConversionLog, conversion_extensions, conversion_message, openvino_error_reason, source_irs,
-                       stamped)
+from .frontend import Planner, conversion_extensions, conversion_message, openvino_error_reason, source_irs, stamped
 from .graph import F32, observing, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
-from .torch_source import TorchSource, agrees as torch_agrees, convert_program, is_torch_source, load_source
+from .torch_source import TorchSource, agrees as torch_agrees, is_torch_source, load_source, plan_program
 from .prove import located, prove
 from ...translate.onnx import default_opset, inline_functions, load, resampling_nodes
 from ...translate.onnx_files import PROTOBUF_LIMIT
@@ -68,19 +68,21 @@ class OpenVINOTarget(Target):
                   "output": out, "nodes": records_json(result.records)}
         return Written(self.name, out, dict(files), tuple(result.records), report)
 
-    def lower_model(self, model_path, policy: Policy) -> PassResult:
-        """Every node lowered inside ``openvino.convert_model``; a node no rung takes stops it with the reason."""
+    def plan(self, model_path, policy: Policy) -> Plan:
+        """Every node's choice, climbed while OpenVINO's frontend converts the model: the driver's ``Planner``
+        chooses each node the hook hands it, found by the key stamped on it (``_keyed_copy``), and builds the
+        chosen form on the frontend's inputs; a node no rung takes stops the conversion with the reason. The
+        plan's model is the converted one; its source, the inlined ONNX model (the order of the records)."""
         if isinstance(model_path, TorchSource):
-            ov_model, records = convert_program(model_path, policy, self.extensions)
-            return self._located(ov_model, records)
+            return plan_program(model_path, policy, self.extensions)
         import openvino as ov
 
         model = load(model_path)
         inlined = inline_functions(model)  # once: the boundary walk and OpenVINO's copy both read it
-        log = ConversionLog()
+        planner = Planner(policy)
         # The IR of every node as inspect / check read it from the ONNX model (bodies and functions included):
         # the frontend's view of a node (0-d empty constants, unfolded Shape chains) only locates it.
-        exts = conversion_extensions(opset=default_opset(model), log=log, policy=policy, irs=source_irs(model),
+        exts = conversion_extensions(opset=default_opset(model), planner=planner, irs=source_irs(model),
                                      sides=planar_sides(inlined))
         try:
             with _keyed_copy(inlined, model_path) as path:
@@ -88,14 +90,17 @@ class OpenVINOTarget(Target):
         except BridgeError:
             raise
         except Exception as e:
-            raise log.error or BridgeError(conversion_message(e)) from None
-        return self._located(ov_model, in_model_order(log, inlined))
+            raise planner.refusal or BridgeError(conversion_message(e)) from None
+        return planner.freeze(ov_model, inlined)
 
-    @staticmethod
-    def _located(ov_model, records) -> PassResult:
-        records = located(ov_model, records)
-        record_conditions(ov_model, records)
-        return PassResult(ov_model, records)
+    def emit(self, plan: Plan) -> PassResult:
+        """The converted model (every choice's form already in it) with each record locating its ops there
+        (what ``prove`` re-reads) and the conditions of conditional choices written into its rt_info; the
+        records in the source's order (a PyTorch program's: in conversion order)."""
+        records = plan.records if plan.source is None else in_model_order(plan.records, plan.source)
+        records = located(plan.model, records)
+        record_conditions(plan.model, records)
+        return PassResult(plan.model, records)
 
     def agrees(self, result: PassResult, produced=None) -> None:
         """The whole-model postcondition: against the source on onnxruntime, or a PyTorch program's module in

@@ -21,7 +21,7 @@ from ...semantics.opspec import spec
 from ...translate import torch as torch_frontend
 from ...translate.torch_ops import ORACLE_INPUTS, is_resampling
 from .boundary import NOT_AT_BOUNDARY
-from .frontend import ConversionLog, lower_hooked
+from .frontend import Planner, emitted
 from .graph import dims, ops
 
 
@@ -132,17 +132,15 @@ def _unnamed(outs: list, inputs: list) -> list:
     return outs
 
 
-def conversion_extensions(calls: list, *, log: ConversionLog, fallback: str = "decompose", strict: bool = False,
-                          policy=None, sides: dict | None = None):
+def conversion_extensions(calls: list, *, planner: Planner, sides: dict | None = None):
     """PyTorch-frontend ConversionExtensions, one per resampling op of ``calls`` (``translate.torch.calls`` of
-    the program the frontend converts, every one parsed), lowering each call on the ladder (``lower_hooked``).
-    ``log.pending``: the calls not yet converted, per op (the caller checks that none is left)."""
+    the program the frontend converts, every one parsed), each call chosen by the driver's ``planner``.
+    ``planner.pending``: the calls not yet converted, per op (the caller checks that none is left)."""
     from openvino.frontend.pytorch import ConversionExtension
 
-    pending: dict = {}
+    pending = planner.pending
     for c in calls:
         pending.setdefault(c.op, []).append(c)
-    log.pending = pending
 
     def make(op):
         def convert(ctx):
@@ -151,8 +149,7 @@ def conversion_extensions(calls: list, *, log: ConversionLog, fallback: str = "d
             call = pending[op].pop(0)
             inputs = _onnx_order(call, ctx)
             _check_input(call, inputs[0])
-            outs = lower_hooked(call.name, call.ir, inputs, fallback=fallback, strict=strict, policy=policy,
-                                log=log, sides=(sides or {}).get(call.name, NOT_AT_BOUNDARY))
+            outs = emitted(planner.choose(call.name, call.ir, inputs, (sides or {}).get(call.name, NOT_AT_BOUNDARY)))
             return _unnamed(outs, inputs)
 
         return ConversionExtension(op, convert)

@@ -14,7 +14,7 @@ import numpy as np
 from ...semantics.errors import BridgeError
 from ...translate.torch import load_program
 from ..torch_model_check import whole_model_failures
-from .frontend import ConversionLog, conversion_message
+from .frontend import Planner, conversion_message
 from .graph import observing
 from .probe import plugin_sentence
 from .torch_frontend import conversion_extensions, decoder, kept_program, parsed_calls, sides_of
@@ -51,25 +51,26 @@ def load_source(source, example_inputs=None) -> TorchSource:
     return TorchSource(load_program(source, example_inputs))
 
 
-def convert_program(source: TorchSource, policy, extensions=()):
-    """(openvino.Model, the records of the calls in conversion order): every resampling call lowered inside
-    ``openvino.convert_model``; a call no rung takes stops it with the reason, and so does a call the frontend
-    did not hand to the hook (OpenVINO's own translator would have converted it)."""
+def plan_program(source: TorchSource, policy, extensions=()):
+    """The Plan of a PyTorch program (choices in conversion order; its model: what ``openvino.convert_model``
+    returned): every resampling call chosen inside ``convert_model`` (``frontend.Planner``); a call no rung
+    takes stops it with the reason, and so does a call the frontend did not hand to the hook (OpenVINO's own
+    translator would have converted it)."""
     import openvino as ov
 
-    log = ConversionLog()
-    exts = conversion_extensions(source.calls, log=log, policy=policy, sides=sides_of(source.kept))
+    planner = Planner(policy)
+    exts = conversion_extensions(source.calls, planner=planner, sides=sides_of(source.kept))
     try:
         ov_model = ov.convert_model(decoder(source.kept), extension=list(exts) + list(extensions))
     except BridgeError:
         raise
     except Exception as e:
-        raise log.error or BridgeError(conversion_message(e)) from None
-    left = [c for cs in log.pending.values() for c in cs]
+        raise planner.refusal or BridgeError(conversion_message(e)) from None
+    left = [c for cs in planner.pending.values() for c in cs]
     if left:
         raise BridgeError("OpenVINO's PyTorch frontend did not hand this call to the hook (it would convert it with "
                           "its own translator)", left[0].name, "op")
-    return ov_model, list(log)
+    return planner.freeze(ov_model)
 
 
 def agrees(source: TorchSource, compile_model, model) -> None:

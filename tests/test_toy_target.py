@@ -3,6 +3,7 @@ nothing in the package edited: it converts the demo's model through the CLI and 
 what it writes computes the source's numbers on onnxruntime."""
 
 import os
+from dataclasses import replace
 
 import numpy as np
 import onnx
@@ -13,6 +14,8 @@ from resample_bridge.semantics.errors import BridgeError
 from resample_bridge.tools import api, targets
 from resample_bridge.tools.cli import main
 from resample_bridge.tools.examples import tricky_model
+from resample_bridge.tools.verify_onnx import run_converted_onnx
+from resample_bridge.tools.verify_openvino import format_verify
 from tests.toy_target import ENTRY
 
 PACKAGE = ("semantics", "translate", "lowering", "tools", "api")
@@ -84,3 +87,25 @@ def test_what_a_target_takes_is_its_entrys_word(toy, tmp_path):
     onnx.save(tricky_model(), src)
     conv = api.convert(str(src), str(tmp_path / "fixed"), target="toy", input_shapes={"image": [1, 3, 20, 20]})
     assert conv.output.endswith(".onnx")
+
+
+def test_verify_runs_the_written_model_on_the_runner_its_entry_names(toy):
+    """verify asks the registry entry how the written model runs (its ``Runner``: the run, the runtime's name in
+    the report's lines, the options only that runner takes), not the target's name: the toy's entry given the
+    ONNX targets' runner verifies what the toy wrote against onnxruntime and the oracle, and ``--precision`` (an
+    option only OpenVINO's runner takes) is refused naming the targets whose runner takes it."""
+    runner = targets.Runner("the toy's ONNX on onnxruntime", run_converted_onnx)
+    targets.register(replace(ENTRY, name="toy-run", verify=runner))
+    try:
+        src = os.path.join(ROOT, "tests", "models", "ts11_bilinear_scale_1_5", "model.onnx")
+        result = api.verify(src, target="toy-run")
+        assert result.ok and result.nodes and all(n.ok for n in result.nodes)
+        assert f"({runner.name} vs the source on onnxruntime)" in format_verify(result.raw)
+        with pytest.raises(BridgeError) as e:
+            api.verify(src, target="toy-run", precision="bf16")
+        taking = [n for n, t in targets.TARGETS.items() if isinstance(t.verify, targets.Runner)
+                  and "precision" in t.verify.takes]
+        assert taking and "toy-run" not in taking
+        assert e.value.field == "precision" and f"target {' / '.join(taking)} only" in e.value.message
+    finally:
+        del targets.TARGETS["toy-run"]

@@ -211,16 +211,17 @@ def check(model, *, target: str = "openvino", convention: str | None = None,
                           field="report")
     with _model_file(model, convention) as given, prepared(given, input_shapes) as (path, _):
         rows = e.check(path, progress=progress)
-        gate = summary(rows, target, tuple(fail_on))
+        gate = summary(rows, target, e.importer, tuple(fail_on))
         if report:
             import sys
 
             print(f"report: {write_check_report(report, path, rows, summary=gate)}", file=sys.stderr)
     typed = []
     for r in rows:
-        v, ours = importer_verdict(r), r.get("resample_bridge") or {}
+        v, ours = importer_verdict(r, e.importer), r.get("resample_bridge") or {}
         typed.append(CheckRow(
-            name=r.get("name", ""), op=r.get("op", ""), importer=v.get("verdict", ""), outcome=importer_outcome(r),
+            name=r.get("name", ""), op=r.get("op", ""), importer=v.get("verdict", ""),
+            outcome=importer_outcome(r, e.importer),
             fields=tuple(map(str, v.get("fields", ()))), max_error=v.get("max_error"),
             reason=str(v.get("reason", "")), conditions=tuple(map(str, v.get("conditions", ()))),
             rung=ours.get("rung"), rung_name=str(ours.get("rung_name", "refused")),

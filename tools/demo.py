@@ -25,7 +25,7 @@ from ..lowering.compiled import openvino_extension
 from ..translate.onnx import is_resampling
 from . import api
 from .examples import tricky_model
-from .gate import format_summary, summary
+from .gate import format_summary
 from .report import compare_nodes
 
 log = logging.getLogger("resample_bridge.demo")
@@ -95,9 +95,9 @@ def _err(v: float | None) -> str:
     return "shape differs" if v == float("inf") else f"{v:.3g}"
 
 
-def check_lines(rows: list[dict]) -> list[str]:
+def check_lines(rows: list[dict], gate: dict) -> list[str]:
     """Step 1: per node the importer's verdict, the error it causes, and why (the fields that differ, the
-    model's value first, or the importer's own message) on the lines below."""
+    model's value first, or the importer's own message) on the lines below; then ``gate``, check's summary."""
     lines = []
     width = max([len(r.get("name", "?")) for r in rows] + [4])
     for r in rows:
@@ -115,7 +115,7 @@ def check_lines(rows: list[dict]) -> list[str]:
         for w in why:
             lines += textwrap.wrap(clip(w, 300), 110, initial_indent="      ", subsequent_indent="        ")
 
-    lines += ["  " + ln for ln in format_summary(summary(rows, "openvino")).splitlines()]
+    lines += ["  " + ln for ln in format_summary(gate).splitlines()]
     return lines
 
 
@@ -176,8 +176,8 @@ def run_demo(save: str | None = None, out=None, quiet: bool = False) -> int:
             "      what OpenVINO's own ONNX importer does with each node (fields: the model's value vs the "
             "importer's):")
         with ticking("check: converting and probing each node with OpenVINO's importer"):
-            rows = [r.raw for r in api.check(path).rows]
-        say(*check_lines(rows), "")
+            checked = api.check(path)
+        say(*check_lines([r.raw for r in checked.rows], checked.summary), "")
 
         # The converted model goes to the demo's temporary folder (removed at the end, --save or not): the
         # command shown writes the user's own.

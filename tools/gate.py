@@ -22,16 +22,14 @@ _OUTCOME_OF = {"exact": "exact", "silently different": "different", "refused": "
                "unproven": "unproven"}
 
 
-def importer_verdict(row: dict) -> dict:
-    """The importer's verdict of a check row (``row["openvino"]`` or ``row["tensorrt"]``)."""
-    for key in ("openvino", "tensorrt", "importer"):
-        if key in row:
-            return row[key]
-    return {}
+def importer_verdict(row: dict, key: str) -> dict:
+    """The importer's verdict of a check row: ``row[key]``, the key the target's registry entry names
+    (``targets.Entry.importer``)."""
+    return row.get(key, {})
 
 
-def importer_outcome(row: dict) -> str:
-    v = importer_verdict(row)
+def importer_outcome(row: dict, key: str) -> str:
+    v = importer_verdict(row, key)
     return _OUTCOME_OF.get(v.get("verdict", ""), "refused")
 
 
@@ -53,13 +51,14 @@ def parse_fail_on(text: str) -> tuple[str, ...]:
     return tuple(x for x in items if x != "none")
 
 
-def summary(rows: list[dict], target: str, fail_on=DEFAULT_FAIL_ON) -> dict:
-    """{"nodes", "importer": {outcome: n}, "resample_bridge": {rung: n}, "gate": {...}} (plain JSON)."""
+def summary(rows: list[dict], target: str, key: str, fail_on=DEFAULT_FAIL_ON) -> dict:
+    """{"nodes", "importer": {outcome: n}, "resample_bridge": {rung: n}, "gate": {...}} (plain JSON); ``key``:
+    the key of each row's importer verdict (``importer_verdict``)."""
     importer = {k: 0 for k in OUTCOMES}
     ours: dict = {}
     failing = []
     for r in rows:
-        o = importer_outcome(r)
+        o = importer_outcome(r, key)
         importer[o] += 1
         k = ours_outcome(r)
         ours[k] = ours.get(k, 0) + 1

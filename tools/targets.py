@@ -20,15 +20,32 @@ from ..lowering.onnx.target import OnnxTarget, format_convert_onnx
 from ..lowering.openvino.target import OPENVINO
 from ..lowering.tensorrt.target import TARGET
 from ..semantics.errors import BridgeError, clip
-from . import check_openvino, check_tensorrt
+from . import check_openvino, check_tensorrt, run_openvino
 from .finish_tensorrt import finish, format_convert
+from .verify_onnx import ONNX_NAME, TENSORRT_NAME, run_converted_onnx, tensorrt_note
+
+
+@dataclass(frozen=True)
+class Runner:
+    """How ``verify`` runs a target's converted model. ``name``: the runtime, as verify's lines name it;
+    ``run(source, path, feeds, observe, *, target, converted, extensions, precision, convert_file, fallback,
+    strict, allow_conditional) -> (every observed tensor by name, the conversion's rung lines)`` (``source``:
+    the ONNX model at ``path``; ``convert_file(path, out, options)``: the registry's conversion for the target);
+    ``takes``: verify's options only this runner honours (``refuse_verify_options``); ``note() -> str``: what
+    the report says about every run (None: nothing)."""
+
+    name: str
+    run: Callable
+    takes: frozenset = frozenset()
+    note: Callable[[], str] | None = None
 
 
 @dataclass(frozen=True)
 class Entry:
     """One target as the verbs see it. ``check(path, progress) -> rows`` and ``format_check(rows) -> text``:
-    what the target's own importer does (None: no such verb); ``check_requires``: the modules check needs;
-    ``verify``: whether ``verify`` runs the written model (OpenVINO CPU; the ONNX targets on onnxruntime,
+    what the target's own importer does (None: no such verb); ``importer``: the key of check's rows that holds
+    that importer's verdict (``gate``); ``check_requires``: the modules check needs; ``verify``: how ``verify``
+    runs the written model (a ``Runner``: OpenVINO CPU, ``run_openvino``; the ONNX targets on onnxruntime,
     ``verify_onnx``); ``report``: ``--report`` pages; ``input_profile``: the lengths fixed by ``--input`` fill the
     target's optimization profile (``trt_shapes``) where it names no input; ``torch_source``: how the target
     converts a PyTorch program (None: it converts ONNX only)."""
@@ -41,8 +58,9 @@ class Entry:
     follow_up: Callable[[Written, ConvertOptions], dict] | None = None
     check: Callable | None = None
     format_check: Callable | None = None
+    importer: str | None = None
     check_requires: tuple[str, ...] = ()
-    verify: bool | str = False  # True: verify runs the written model; a string: why it cannot run here
+    verify: Runner | str | None = None  # a Runner: verify runs the written model; a string: why it cannot here
     verify_requires: tuple[str, ...] = ("onnxruntime",)  # the modules verify needs (onnxruntime runs the source)
     report: bool = False
     input_profile: bool = False
@@ -137,13 +155,15 @@ def _tensorrt_format_check(rows: list[dict]) -> str:
 
 TARGETS = {e.name: e for e in (
     Entry("openvino", _openvino_target, _openvino_describe, check=_openvino_check,
-          format_check=_openvino_format_check, check_requires=("openvino",), verify=True,
+          format_check=_openvino_format_check, importer="openvino", check_requires=("openvino",),
+          verify=Runner(run_openvino.NAME, run_openvino.openvino_outputs, run_openvino.TAKES),
           verify_requires=("openvino", "onnxruntime"), report=True,
           torch_source="through OpenVINO's PyTorch frontend"),
-    Entry("onnx", _onnx_target, _onnx_describe, verify=True),
+    Entry("onnx", _onnx_target, _onnx_describe, verify=Runner(ONNX_NAME, run_converted_onnx)),
     # verify runs the TensorRT-ready ONNX on onnxruntime (TensorRT is not installable here; verify_onnx says so).
     Entry("tensorrt", _tensorrt_target, _tensorrt_describe, follow_up=_tensorrt_follow_up, check=_tensorrt_check,
-          format_check=_tensorrt_format_check, verify=True, input_profile=True),
+          format_check=_tensorrt_format_check, importer="tensorrt",
+          verify=Runner(TENSORRT_NAME, run_converted_onnx, note=tensorrt_note), input_profile=True),
 )}
 DEFAULT = "openvino"
 
@@ -176,15 +196,31 @@ def entry(name: str, verb: str = "convert") -> Entry:
     return e
 
 
+# The command-line flag of an option, where its name is not the flag's.
+_FLAGS = {"extensions": "extension", "allow_conditional": "allow-conditional", "trt_shapes": "trt-*-shapes",
+          "decompose_gridsample": "decompose-gridsample"}
+
+
 def refuse_options(name: str, options: ConvertOptions) -> None:
     """BridgeError naming the first option given that target ``name`` does not take (and the targets that do)."""
     target = TARGETS[name].lowering()
     for option, unset in ConvertOptions.OPTIONAL.items():
         if option not in target.takes and getattr(options, option) != unset:
-            flag = {"extensions": "extension", "allow_conditional": "allow-conditional",
-                    "trt_shapes": "trt-*-shapes", "decompose_gridsample": "decompose-gridsample"}.get(option, option)
-            taking = [n for n, e in TARGETS.items() if option in e.lowering().takes]
-            raise BridgeError(f"--{flag} applies to --target {' / '.join(taking)} only", field=flag)
+            _refuse(option, [n for n, e in TARGETS.items() if option in e.lowering().takes])
+
+
+def refuse_verify_options(name: str, given: dict) -> None:
+    """BridgeError naming the first of verify's runner options set in ``given`` ({option: whether it is set})
+    that target ``name``'s runner does not take (and the targets whose runner does)."""
+    for option, on in given.items():
+        if on and option not in TARGETS[name].verify.takes:
+            _refuse(option, [n for n, e in TARGETS.items()
+                             if isinstance(e.verify, Runner) and option in e.verify.takes])
+
+
+def _refuse(option: str, taking: list) -> None:
+    flag = _FLAGS.get(option, option)
+    raise BridgeError(f"--{flag} applies to --target {' / '.join(taking)} only", field=flag)
 
 
 def lower(name: str, path: str, options: ConvertOptions = ConvertOptions(), step=None):
@@ -209,5 +245,5 @@ def convert_file(name: str, path: str, out: str, options: ConvertOptions = Conve
     return written, {**written.report, **follow}
 
 
-__all__ = ["Entry", "TARGETS", "DEFAULT", "names", "entry", "register", "refuse_options", "lower", "convert_file",
-           "describe_written"]
+__all__ = ["Runner", "Entry", "TARGETS", "DEFAULT", "names", "entry", "register", "refuse_options",
+           "refuse_verify_options", "lower", "convert_file", "describe_written"]

@@ -21,6 +21,7 @@ from .inputs import prepared
 from .logs import log, step
 from .polygraphy_json import dump_feeds, dump_results, load_feeds, load_results
 from .report import write_verify_report
+from .targets import refuse_verify_options
 from .verify_openvino import _verdict, format_verify, verify_openvino
 from .verify_stats import finish_row, parse_error_stats
 from .verify_torch import run_verify_torch
@@ -215,15 +216,13 @@ def run_verify(args) -> int:
                           f"{clip(args.save_inputs)}", field="save-inputs")
 
     loaded = load_results(args.load_outputs) if args.load_outputs else []
-    if args.target != "openvino" and args.extension:
-        raise BridgeError("--extension applies to --target openvino only", field="extension")
+    refuse_verify_options(args.target, {"extensions": bool(args.extension)})
 
     args.extension = user_extensions(comma_list(args.extension))
     if args.converted and args.input:
         log.info("--input fixes shapes for a conversion; with --converted it only settles the fed shapes")
     fixed = parse_ovc_inputs(args.input) if args.input else InputSpecs()
-    runner = "openvino" if args.target == "openvino" else args.target
-    reports, used, results = [], [], {"onnxruntime": [], runner: []}
+    reports, used, results = [], [], {"onnxruntime": [], args.target: []}
     # --input fixes the model before conversion; with --converted the user's file is as written, and the
     # shapes only say what to feed.
     with prepared(args.model, {} if args.converted else fixed) as (path, _):
@@ -247,7 +246,7 @@ def run_verify(args) -> int:
             reports.append(report)
             used.append(arrays.get("inputs", {}))
             results["onnxruntime"].append(arrays.get("onnxruntime", {}))
-            results[runner].append(arrays.get("converted", {}))
+            results[args.target].append(arrays.get("converted", {}))
             if args.fail_fast and not report["ok"]:
                 break
     if args.save_inputs:

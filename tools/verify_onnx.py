@@ -19,11 +19,11 @@ from ..lowering.model_check import import_onnxruntime
 from ..lowering.tensorrt.plugin import is_plugin_node
 from ..lowering.tensorrt.spell import opset_spelled
 from ..translate.tensorrt.layers import tensorrt_missing
-from .targets import convert_file
 from .verify_source import ort_options, ort_text
 
-# What the report says about the run, per target.
-RUNNER = {"onnx": "the converted ONNX on onnxruntime", "tensorrt": "the TensorRT-ready ONNX on onnxruntime"}
+# What verify's lines call the runtime, per target (each registry entry names its own, ``targets``).
+ONNX_NAME = "the converted ONNX on onnxruntime"
+TENSORRT_NAME = "the TensorRT-ready ONNX on onnxruntime"
 
 
 def tensorrt_note() -> str:
@@ -33,8 +33,9 @@ def tensorrt_note() -> str:
             "command convert printed, on a machine with TensorRT)")
 
 
-def _converted_model(target: str, path: str, converted: str | None, options: ConvertOptions):
-    """(the converted ModelProto, its conversion records or ()) from the user's file or a conversion here."""
+def _converted_model(target: str, path: str, converted: str | None, options: ConvertOptions, convert_file):
+    """(the converted ModelProto, its conversion records or ()) from the user's file or a conversion here
+    (``convert_file(path, out, options)``: the registry's, for ``target``)."""
     import onnx
 
     if converted is not None:
@@ -49,7 +50,7 @@ def _converted_model(target: str, path: str, converted: str | None, options: Con
             raise BridgeError(f"cannot read {clip(converted)} as ONNX: {clip(first_line(e), 160)}",
                               field="converted") from None
     with tempfile.TemporaryDirectory(prefix="rb-verify-") as d:
-        written, _ = convert_file(target, path, os.path.join(d, "converted.onnx"), options, follow_up=False)
+        written, _ = convert_file(path, os.path.join(d, "converted.onnx"), options)
         return onnx.load(written.output), written.records
 
 
@@ -63,17 +64,20 @@ def _refuse_plugins(model, target: str) -> None:
                           "command where TensorRT is", first.name or first.output[0], "target")
 
 
-def run_converted_onnx(target: str, path: str, feeds: dict, observe: list[str], *, converted: str | None = None,
-                       fallback: str = "decompose", strict: bool = False,
-                       allow_conditional: bool | None = None) -> tuple[dict, list[str]]:
-    """(every observable tensor of the converted model by name, the conversion's rung lines): ``observe`` are the
-    tensors wanted beside the model's outputs (each resampling node's inputs and output, where the converted
-    graph still has them)."""
+def run_converted_onnx(source, path: str, feeds: dict, observe: list[str], *, target: str, convert_file,
+                       converted: str | None = None, fallback: str = "decompose", strict: bool = False,
+                       allow_conditional: bool | None = None, extensions=(),
+                       precision: str = "f32") -> tuple[dict, list[str]]:
+    """verify's runner of the ONNX targets (``targets.Runner``): (every observable tensor of the converted model
+    by name, the conversion's rung lines): ``observe`` are the tensors wanted beside the model's outputs (each
+    resampling node's inputs and output, where the converted graph still has them); ``convert_file(path, out,
+    options)``: the registry's conversion for ``target`` (``source``, ``extensions`` and ``precision`` are the
+    OpenVINO runner's)."""
     import onnx
     from onnx import numpy_helper
 
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional)
-    model, records = _converted_model(target, path, converted, options)
+    model, records = _converted_model(target, path, converted, options, convert_file)
     _refuse_plugins(model, target)
     model = opset_spelled(model)
     m = onnx.ModelProto()
@@ -101,4 +105,4 @@ def run_converted_onnx(target: str, path: str, feeds: dict, observe: list[str], 
     return out, [r.summary() for r in records]
 
 
-__all__ = ["RUNNER", "tensorrt_note", "run_converted_onnx"]
+__all__ = ["ONNX_NAME", "TENSORRT_NAME", "tensorrt_note", "run_converted_onnx"]

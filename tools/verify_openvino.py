@@ -1,5 +1,6 @@
-"""``verify``: runs the source on onnxruntime (``verify_source``) and the converted model (``--target openvino``: on
-OpenVINO CPU (f32), here; the ONNX targets: on onnxruntime, ``verify_onnx``) and reports per model output and per
+"""``verify``: runs the source on onnxruntime (``verify_source``) and the converted model (on the runner of the
+target's registry entry, ``targets``: OpenVINO CPU (f32), ``run_openvino``; the ONNX targets: onnxruntime,
+``verify_onnx``) and reports per model output and per
 resampling node the abs/rel error statistics and where the worst element is.
 Each resampling node is also checked against the oracle on the same inputs, since onnxruntime follows a few
 conventions of its own (``translate.onnxruntime``).
@@ -13,119 +14,38 @@ before anything is allocated. Everything returned is plain JSON-able data: non-f
 
 from __future__ import annotations
 
-import os
-import tempfile
+from functools import partial
 
 import numpy as np
 
 from ..lowering.model_check import constants, reference
-from ..lowering.passes import CUSTOM
-from ..lowering.openvino.frontend import openvino_error_reason
-from ..lowering.openvino.graph import F32, Compiled
-from ..lowering.openvino.target import convert
-from ..lowering.openvino.write import EXTENSION_NAME
 from ..semantics.compare import BOUND_FLOOR, against_oracle, compare, within_bound
 from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
 from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
 from .verify_source import OracleAt, run_onnxruntime
-from ..lowering.compiled import openvino_extension
 from ..semantics.reference import run as oracle
 from ..semantics.tolerance import PRECISIONS, default_tolerance, float_bound, precision_tolerance, reduced_bound
 from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
 from .node_probe import probe_text
-from .verify_onnx import RUNNER as ONNX_RUNNERS, run_converted_onnx, tensorrt_note
+from .targets import DEFAULT, convert_file, entry, refuse_verify_options
 from .verify_stats import finish_row, looser_than_bound
-
-
-def _read_converted(xml: str, extensions=()):
-    """The user's converted model, with the extension library beside it (and ``extensions``) loaded."""
-    import openvino as ov
-
-    if not os.path.isfile(xml) or not xml.endswith(".xml"):
-        raise BridgeError(f"{clip(xml)} is not an OpenVINO .xml file", field="converted")
-    core = ov.Core()
-    beside = os.path.join(os.path.dirname(os.path.abspath(xml)), EXTENSION_NAME)
-    for lib in ([beside] if os.path.isfile(beside) else []) + list(extensions):
-        try:
-            core.add_extension(lib)
-        except Exception as e:
-            raise BridgeError(f"cannot load the extension {clip(lib)}: {_ov_reason(e)}", field="extension") from None
-    try:
-        return core, core.read_model(xml)
-    except Exception as e:
-        raise BridgeError(f"OpenVINO cannot read {clip(xml)}: {_ov_reason(e)}", field="converted") from None
-
-
-def _ov_reason(e: Exception) -> str:
-    return clip(openvino_error_reason(str(e)), 160)
-
-
-def _run_openvino(core, ov_model, feeds: dict, observe: list[str], precision: str = "f32") -> dict:
-    """Outputs by tensor name; ``observe``: intermediate tensors added as outputs where the model has them."""
-    have = {n for op in ov_model.get_ops() for o in op.outputs() for n in o.get_names()}
-    have_out = {n for o in ov_model.outputs for n in o.get_names()}
-    extra = [n for n in observe if n in have and n not in have_out]
-    if extra:
-        ov_model.add_outputs(extra)
-    params = {n for p in ov_model.inputs for n in p.get_names()}
-    try:
-        compiled = Compiled(core.compile_model(ov_model, "CPU", {**F32, "INFERENCE_PRECISION_HINT": precision}))
-        res = compiled({k: v for k, v in feeds.items() if k in params})
-    except Exception as e:
-        raise BridgeError(f"OpenVINO cannot run the converted model: {_ov_reason(e)}", field="converted") from None
-    out = {}
-    for port, val in res.items():
-        for name in port.get_names():
-            out[name] = val
-    # A graph output that is a graph input (no node between) is its own value.
-    for name, v in feeds.items():
-        out.setdefault(name, v)
-    return out
-
-
-def _openvino_outputs(model, feeds: dict, observe: list[str], converted, extensions, precision: str = "f32",
-                      **convert_options):
-    """(OpenVINO CPU's outputs by tensor name, the conversion's rung lines): the user's .xml, or ``model``
-    converted here with ``convert_options``."""
-    import onnx
-
-    rungs = []
-    if converted is not None:
-        core, ov_model = _read_converted(converted, extensions)
-    else:
-        import openvino as ov
-
-        with tempfile.TemporaryDirectory() as d:
-            p = os.path.join(d, "source.onnx")
-            onnx.save(model, p)
-            ov_model, records = convert(p, extensions=list(extensions), **convert_options)
-        core = ov.Core()
-        rungs = [r.summary() for r in records]
-        if any(r.rung == CUSTOM for r in records):
-
-            core.add_extension(openvino_extension())
-    return _run_openvino(core, ov_model, feeds, observe, precision), rungs
-
-
-# The runtime each target's converted model runs on, as verify's lines name it.
-RUNNER = {"openvino": "OpenVINO CPU f32"}
 
 
 def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: str = "decompose",
                     strict: bool = False, allow_conditional: bool | None = None, converted: str | None = None,
                     extensions=(), shapes: dict | None = None, seed: int = 0, val_range: dict | None = None,
-                    atol: dict | None = None, rtol: dict | None = None, target: str = "openvino",
+                    atol: dict | None = None, rtol: dict | None = None, target: str = DEFAULT,
                     error_stat: dict | None = None, validate: bool = False, fail_fast: bool = False,
                     precision: str = "f32") -> dict:
-    """Run source (onnxruntime, oracle per node) and converted (``target`` "openvino": OpenVINO CPU f32; "onnx"
-    / "tensorrt": the converted ONNX on onnxruntime, ``verify_onnx``); report the errors. ``atol``/``rtol``:
-    {output name or "": tolerance}; ``error_stat``: {output name or "": Polygraphy's --check-error-stat}
-    (``verify_stats``); ``validate``: NaN/Inf the reference does not have fail; ``fail_fast``: stop comparing at
-    the first failure; ``precision``: OpenVINO's inference precision the converted model runs at (f32, bf16 --
-    this CPU's default where it has bf16 -- or f16), each node judged by the policy's bound at that precision
-    (``tolerance.reduced_bound``: values may round, an index may not move). Returns a plain dict (strict-JSON
-    values)."""
+    """Run source (onnxruntime, oracle per node) and converted (on the runner of ``target``'s registry entry,
+    ``targets.Runner``: OpenVINO CPU f32, or the converted ONNX on onnxruntime); report the errors.
+    ``atol``/``rtol``: {output name or "": tolerance}; ``error_stat``: {output name or "": Polygraphy's
+    --check-error-stat} (``verify_stats``); ``validate``: NaN/Inf the reference does not have fail;
+    ``fail_fast``: stop comparing at the first failure; ``precision``: OpenVINO's inference precision the
+    converted model runs at (f32, bf16 -- this CPU's default where it has bf16 -- or f16), each node judged by
+    the policy's bound at that precision (``tolerance.reduced_bound``: values may round, an index may not move).
+    Returns a plain dict (strict-JSON values)."""
 
     model = load(model_path)
     irs = dict(parse_model(model))  # bad attributes are refused here, before any runtime sees them
@@ -153,18 +73,14 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
 
     if precision not in PRECISIONS:
         raise BridgeError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}", field="precision")
-    if precision != "f32" and target != "openvino":
-        raise BridgeError("--precision applies to --target openvino only", field="precision")
+    runner = entry(target, "verify").verify
+    refuse_verify_options(target, {"precision": precision != "f32"})
     report["precision"] = precision
-    if target == "openvino":
-        ov_out, report["rungs"] = _openvino_outputs(model, feeds, observe, converted, extensions, precision,
-                                                    **options)
-    else:
-
-        ov_out, report["rungs"] = run_converted_onnx(target, model_path, feeds, observe, converted=converted,
-                                                     **options)
-        if target == "tensorrt":
-            report["note"] = tensorrt_note()
+    ov_out, report["rungs"] = runner.run(model, model_path, feeds, observe, target=target, converted=converted,
+                                         extensions=extensions, precision=precision,
+                                         convert_file=partial(convert_file, target, follow_up=False), **options)
+    if runner.note is not None:
+        report["note"] = runner.note()
     atol, rtol, stats = atol or {}, rtol or {}, error_stat or {}  # {tensor name or "" (all): ...}; nodes by
     # their output tensor
     judged = {o.name for o in model.graph.output} | {n for node in model.graph.node for n in node.output[:1]}
@@ -321,7 +237,7 @@ def format_verify(report: dict) -> str:
 
     if report.get("note"):
         lines.append(report["note"])
-    runner = runner_name(report.get("target", "openvino"))
+    runner = runner_name(report.get("target", DEFAULT))
     if report.get("precision", "f32") != "f32":
         runner = runner.replace(" f32", f" {report['precision']}")
     lines.append(f"model outputs ({runner} vs {report.get('reference', 'the source on onnxruntime')}):")
@@ -374,4 +290,5 @@ def tolerance_text(r: dict) -> str:
 
 
 def runner_name(target: str) -> str:
-    return {**RUNNER, **ONNX_RUNNERS}[target]
+    """The runtime ``target``'s converted model runs on, as verify's lines name it (its registry entry's)."""
+    return entry(target, "verify").verify.name

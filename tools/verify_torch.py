@@ -27,7 +27,8 @@ from ..semantics.tolerance import PRECISIONS, float_bound, model_tolerance, prec
 from ..translate.torch import user_inputs
 from .cli_common import allow_conditional as conditional_of
 from .convert import convert_openvino_model
-from .verify_openvino import _ov_reason, _read_converted, _verdict, format_verify
+from .run_openvino import _ov_reason, _read_converted
+from .verify_openvino import _verdict, format_verify
 from .verify_stats import finish_row
 
 REFERENCE = "the module in eager PyTorch"

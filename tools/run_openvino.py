@@ -1,0 +1,95 @@
+"""verify's runner of ``--target openvino``: the converted model (the user's .xml with its extension library
+beside it, or ``model`` converted here as ``convert`` converts it) run on OpenVINO CPU, at the inference precision
+asked for (f32 unless ``--precision`` says otherwise); the registry entry (``targets``) names it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ..lowering.compiled import openvino_extension
+from ..lowering.openvino.frontend import openvino_error_reason
+from ..lowering.openvino.graph import F32, Compiled
+from ..lowering.openvino.target import convert
+from ..lowering.openvino.write import EXTENSION_NAME
+from ..lowering.passes import CUSTOM
+from ..semantics.errors import BridgeError, clip
+
+# What verify's lines call the runtime (``--precision`` names another precision in place of f32).
+NAME = "OpenVINO CPU f32"
+# verify's options only this runner honours (ConvertOptions / verify keywords).
+TAKES = frozenset({"extensions", "precision"})
+
+
+def _read_converted(xml: str, extensions=()):
+    """The user's converted model, with the extension library beside it (and ``extensions``) loaded."""
+    import openvino as ov
+
+    if not os.path.isfile(xml) or not xml.endswith(".xml"):
+        raise BridgeError(f"{clip(xml)} is not an OpenVINO .xml file", field="converted")
+    core = ov.Core()
+    beside = os.path.join(os.path.dirname(os.path.abspath(xml)), EXTENSION_NAME)
+    for lib in ([beside] if os.path.isfile(beside) else []) + list(extensions):
+        try:
+            core.add_extension(lib)
+        except Exception as e:
+            raise BridgeError(f"cannot load the extension {clip(lib)}: {_ov_reason(e)}", field="extension") from None
+    try:
+        return core, core.read_model(xml)
+    except Exception as e:
+        raise BridgeError(f"OpenVINO cannot read {clip(xml)}: {_ov_reason(e)}", field="converted") from None
+
+
+def _ov_reason(e: Exception) -> str:
+    return clip(openvino_error_reason(str(e)), 160)
+
+
+def _run_openvino(core, ov_model, feeds: dict, observe: list[str], precision: str = "f32") -> dict:
+    """Outputs by tensor name; ``observe``: intermediate tensors added as outputs where the model has them."""
+    have = {n for op in ov_model.get_ops() for o in op.outputs() for n in o.get_names()}
+    have_out = {n for o in ov_model.outputs for n in o.get_names()}
+    extra = [n for n in observe if n in have and n not in have_out]
+    if extra:
+        ov_model.add_outputs(extra)
+    params = {n for p in ov_model.inputs for n in p.get_names()}
+    try:
+        compiled = Compiled(core.compile_model(ov_model, "CPU", {**F32, "INFERENCE_PRECISION_HINT": precision}))
+        res = compiled({k: v for k, v in feeds.items() if k in params})
+    except Exception as e:
+        raise BridgeError(f"OpenVINO cannot run the converted model: {_ov_reason(e)}", field="converted") from None
+    out = {}
+    for port, val in res.items():
+        for name in port.get_names():
+            out[name] = val
+    # A graph output that is a graph input (no node between) is its own value.
+    for name, v in feeds.items():
+        out.setdefault(name, v)
+    return out
+
+
+def openvino_outputs(model, path: str, feeds: dict, observe: list[str], *, converted=None, extensions=(),
+                     precision: str = "f32", target=None, convert_file=None, **convert_options):
+    """verify's runner of ``--target openvino`` (``targets.Runner``): (OpenVINO CPU's outputs by tensor name, the
+    conversion's rung lines): the user's .xml, or ``model`` converted here with ``convert_options`` (``path``,
+    ``target`` and ``convert_file``, the registry's conversion to a file, are the ONNX runner's)."""
+    import onnx
+
+    rungs = []
+    if converted is not None:
+        core, ov_model = _read_converted(converted, extensions)
+    else:
+        import openvino as ov
+
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "source.onnx")
+            onnx.save(model, p)
+            ov_model, records = convert(p, extensions=list(extensions), **convert_options)
+        core = ov.Core()
+        rungs = [r.summary() for r in records]
+        if any(r.rung == CUSTOM for r in records):
+
+            core.add_extension(openvino_extension())
+    return _run_openvino(core, ov_model, feeds, observe, precision), rungs
+
+
+__all__ = ["NAME", "TAKES", "openvino_outputs"]

@@ -18,6 +18,7 @@ from .ladder import LADDERS, TARGET, policy_for
 from .probe import plugin_sentence
 from .torch_source import TorchSource, agrees as torch_agrees, is_torch_source, load_source, plan_program
 from .prove import located, prove
+from .write import save
 from ...translate.onnx import default_opset, inline_functions, load, resampling_nodes
 from ...translate.onnx_files import PROTOBUF_LIMIT
 from .. import compiled
@@ -58,8 +59,6 @@ class OpenVINOTarget(Target):
 
     def write(self, result: PassResult, out: str, options: ConvertOptions) -> Written:
         """OUT.xml/.bin (and the extension library when a node needs it), proven again from disk."""
-        from .write import save
-
         files, kept = save(result.model, result.records, out, force=options.force,
                            extensions=[os.path.abspath(p) for p in options.extensions],  # checked by lower_file
                            compress_to_fp16=options.compress_to_fp16,

@@ -12,6 +12,7 @@ import shutil
 from ...semantics.errors import BridgeError, clip
 from ..artifacts import publish, staged
 from ..passes import CUSTOM
+from .graph import tagged
 from .prove import prove
 from ..compiled import openvino_extension
 
@@ -79,8 +80,6 @@ _BELOW = 6
 def precise_constants(ov_model) -> dict:
     """Friendly name -> Constant, for every float constant of a resampling node whose f16 rounding changes a
     value: the constant-only inputs of each op resample-bridge produced and of the few ops right below it."""
-    from .graph import tagged
-
     memo: dict = {}
     found: dict = {}
     seen = set()

@@ -2,6 +2,8 @@
 
 * rungs 1-2: the written node re-parsed; onnxruntime's semantics of it diffed against the source IR
   (``rungs.ort_gap``); rung 1 must also parse to the source IR itself;
+* rung 2's convolution form: the Pad and each ConvTranspose / Conv, found by node name, re-read against the plan
+  recomputed from the source IR (``conv_form.prove_form``), and the source node is gone;
 * rung 3: the Gather / Mul / Where constants, found by node name, equal the tap tables recomputed from the
   source IR (``semantics.taps``), axis by axis, and the source node is gone; for the nearest index form (run-time
   lengths), the Gathers' axes and wiring, their lengths' sources, and each index subgraph, cut out with its
@@ -24,7 +26,9 @@ from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_stati
 from ...semantics.reference import run as oracle
 from ...semantics.taps import axis_taps
 from ..index_form import copied_axes
-from ..passes import BUILTIN, DECOMPOSE, PassResult, Refusal
+from ..passes import BUILTIN, DECOMPOSE, REWRITE, PassResult, Refusal
+from .conv_form import FORM as CONV_FORM
+from .conv_form import prove_form
 from .decompose import check_decomposable, fill_value, tap_name
 from .cut import cut_session, submodel
 from .deformconv_decompose import FORM as DEFORM_FORM
@@ -60,9 +64,10 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
             failures += [f"{rec.node}: the source node is still in the written model"] if rec.node in written else \
                 _prove_grid(rec, model, graph, probes)
             continue
-        if rec.rung == DECOMPOSE:
+        if rec.rung == DECOMPOSE or rec.proof.get("form") == CONV_FORM:
             why = [f"{rec.node}: the source node is still in the written model"] if rec.node in written else \
                 prove_index(rec, model, nodes, consts) if index else \
+                prove_form(rec, nodes, consts) if rec.rung == REWRITE else \
                 prove_tables(rec.node, rec.ir, nodes, consts, compute)
         else:
             why = _spelled(rec, written, nodes.get(rec.node))

@@ -1,0 +1,90 @@
+"""When the ONNX target writes rung 2's convolution form (``conv_form``) instead of the rung the ladder chose.
+
+The ONNX target is portable ONNX for any runtime, so the rule is one the measurement holds on the runtime we can
+time and that no runtime can lose much by: the form is taken by default only for a class of node (sampler, up or
+down, antialias) where onnxruntime (1.32, CPU) ran it at least ``MARGIN`` times faster than its own Resize at
+every measured channel count (3, 16, 64), plane (20x20 .. 160x200) and thread count (1, 2)
+(``tools/dev/bench_onnx_forms.py``); ``MEASURED`` keeps the slowest and the median of those ratios, and the
+record prints them. Against the decomposition (rung 3: a Gather, a Mul and K Gathers and Adds per axis), which
+the ladder takes where onnxruntime's Resize computes other numbers, the form is taken for every class that
+has taps to multiply (linear, cubic): one convolution per axis instead of 2K + 2 ops (``VS_DECOMPOSITION``).
+Nearest keeps Resize (or its Gather): onnxruntime's nearest copies elements, 1-10x faster than any
+convolution."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+
+from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES
+from ..plan import Choice
+from .conv_form import FORM, form_plan
+
+MARGIN = 1.25
+# (sampler, "up" / "down" / "antialias down") -> (slowest, median) of onnxruntime's Resize time over the form's,
+# measured on AMD EPYC Zen 4 (AVX-512, 2 busy cores), onnxruntime 1.32.0, 1 and 2 threads.
+# 1x{3,16,64}x{20x20,40x40,80x80,160x200}, x2 / x4 up, /2 down; 16-48 rows a class.
+MEASURED = {"nearest up": (0.02, 0.30), "nearest down": (0.04, 0.44), "linear up": (0.09, 0.96),
+            "linear down": (0.06, 1.26), "linear antialias down": (0.06, 1.74), "cubic up": (2.15, 26.7),
+            "cubic down": (3.67, 69.8), "cubic antialias down": (0.06, 1.94)}
+VS_DECOMPOSITION = ("linear", "cubic")
+
+
+# True / False: the form taken wherever it exists / nowhere, whatever the table says (the benchmark and the tests
+# time and check the form itself); None or empty: the rule.
+_forced: list = []
+
+
+@contextlib.contextmanager
+def forcing(take: bool | None):
+    _forced.append(take)
+    try:
+        yield
+    finally:
+        _forced.pop()
+
+
+def node_class(ir, axes) -> str | None:
+    """The table's key of a node with the form's plan ``axes``, or None (some axes up, some down)."""
+    down = {ax.down for ax in axes}
+    if len(down) != 1:
+        return None
+    way = ("antialias down" if ir.sampler.antialias else "down") if down.pop() else "up"
+    return f"{ir.sampler.kind} {way}"
+
+
+def faster(ir, axes, rung: int) -> str | None:
+    """Why the form instead of ``rung``'s lowering, or None where the rule keeps the rung."""
+    key = node_class(ir, axes)
+    if _forced and _forced[-1] is not None:
+        return "the convolution form is asked for" if _forced[-1] else None
+    if rung == DECOMPOSE:
+        return f"instead of the {RUNG_NAMES[DECOMPOSE]}: one convolution per axis, not {ir.sampler.kind}'s " \
+               "Gather/Mul/Add chain" if ir.sampler.kind in VS_DECOMPOSITION and key else None
+    slowest, median = MEASURED.get(key, (None, None))
+    if slowest is None or slowest < MARGIN:
+        return None
+    return f"onnxruntime {median:.2g}x faster than Resize (measured {key}, at least {slowest:.2g}x)"
+
+
+def swap(choice: Choice) -> Choice:
+    """``choice`` with the convolution form taken instead of its rung where ``faster`` says so; the rung given up
+    stays in the record's ``tried``. Only exact (unconditional) choices of a top-level Resize are weighed."""
+    rec, node = choice.record, choice.node
+    if node is None or rec.refused or rec.ir.kind != "resize" or not node.top_level or rec.conditions or \
+            rec.rung not in (BUILTIN, REWRITE, DECOMPOSE) or rec.proof.get("form") is not None:
+        return choice
+    axes = form_plan(rec.ir, node.opset)
+    why = None if isinstance(axes, str) else faster(rec.ir, axes, rec.rung)
+    if why is None:
+        rec.extra["conv_form"] = axes if isinstance(axes, str) else "the rule keeps the rung the ladder chose"
+        return choice
+    ratios = " x ".join(f"/{ax.step}" if ax.down else f"x{ax.r}" for ax in axes)
+    ops = " and ".join(dict.fromkeys("a strided depthwise Conv" if ax.down else "a depthwise ConvTranspose"
+                                     for ax in axes))
+    reason = f"conv form: edge Pad and {ops} per axis ({ratios}), kernels from the oracle's periodic tap " \
+             f"tables; {why}"
+    tried = [*rec.tried, (rec.rung, rec.rung_name, "exact, but the convolution form is faster")]
+    taken = replace(rec, rung=REWRITE, rung_name=RUNG_NAMES[REWRITE], reason=reason, tried=tried,
+                    proof={"form": FORM, "opset": node.opset}, field=None)
+    return replace(choice, record=taken, payload=axes)

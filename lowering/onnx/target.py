@@ -201,5 +201,6 @@ def format_convert_onnx(report: dict) -> str:
     lines = list(report["lines"]) or ["no resampling nodes in this model"]
     lines.append(f"summary: {report['summary']}" if report["nodes"] else "")
     lines.append(f"wrote {report['output']} ({counted(len(report['nodes']), 'resampling node')} lowered and proven: rungs 1-2 "
-                 "against onnxruntime's semantics, rung 3 plain ONNX ops exact on any conforming runtime)")
+                 "against onnxruntime's semantics, rung 2's convolution form and rung 3 plain ONNX ops exact on any "
+                 "conforming runtime)")
     return "\n".join(x for x in lines if x)

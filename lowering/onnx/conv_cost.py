@@ -28,6 +28,10 @@ MEASURED = {"nearest up": (0.02, 0.30), "nearest down": (0.04, 0.44), "linear up
             "linear down": (0.06, 1.26), "linear antialias down": (0.06, 1.74), "cubic up": (2.15, 26.7),
             "cubic down": (3.67, 69.8), "cubic antialias down": (0.06, 1.94)}
 VS_DECOMPOSITION = ("linear", "cubic")
+# Where every rung refuses (lengths known only at run time: onnxruntime's float32 output length is a condition,
+# the tap tables need every length) the form still is exact: its kernels, pads and crop are the same at every
+# length (``resize_forms.plan`` checks two), its output length r * L integer arithmetic.
+REFUSED = "every other rung refuses it, and the form is exact at every input length (integer output lengths)"
 
 
 # True / False: the form taken wherever it exists / nowhere, whatever the table says (the benchmark and the tests
@@ -68,14 +72,15 @@ def faster(ir, axes, rung: int) -> str | None:
 
 
 def swap(choice: Choice) -> Choice:
-    """``choice`` with the convolution form taken instead of its rung where ``faster`` says so; the rung given up
-    stays in the record's ``tried``. Only exact (unconditional) choices of a top-level Resize are weighed."""
+    """``choice`` with the convolution form taken instead of its rung where ``faster`` says so, or where every rung
+    refused the node (``REFUSED``); the rung given up stays in the record's ``tried``. Only exact (unconditional)
+    choices of a top-level Resize are weighed."""
     rec, node = choice.record, choice.node
-    if node is None or rec.refused or rec.ir.kind != "resize" or not node.top_level or rec.conditions or \
-            rec.rung not in (BUILTIN, REWRITE, DECOMPOSE) or rec.proof.get("form") is not None:
+    if node is None or rec.ir.kind != "resize" or not node.top_level or rec.conditions or \
+            rec.rung not in (None, BUILTIN, REWRITE, DECOMPOSE) or rec.proof.get("form") is not None:
         return choice
     axes = form_plan(rec.ir, node.opset)
-    why = None if isinstance(axes, str) else faster(rec.ir, axes, rec.rung)
+    why = None if isinstance(axes, str) else REFUSED if rec.refused else faster(rec.ir, axes, rec.rung)
     if why is None:
         rec.extra["conv_form"] = axes if isinstance(axes, str) else "the rule keeps the rung the ladder chose"
         return choice
@@ -84,7 +89,8 @@ def swap(choice: Choice) -> Choice:
                                      for ax in axes))
     reason = f"conv form: edge Pad and {ops} per axis ({ratios}), kernels from the oracle's periodic tap " \
              f"tables; {why}"
-    tried = [*rec.tried, (rec.rung, rec.rung_name, "exact, but the convolution form is faster")]
+    tried = rec.tried if rec.refused else \
+        [*rec.tried, (rec.rung, rec.rung_name, "exact, but the convolution form is faster")]
     taken = replace(rec, rung=REWRITE, rung_name=RUNG_NAMES[REWRITE], reason=reason, tried=tried,
                     proof={"form": FORM, "opset": node.opset}, field=None)
     return replace(choice, record=taken, payload=axes)

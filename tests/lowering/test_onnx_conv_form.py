@@ -41,7 +41,7 @@ def probes(shape):
     ramp = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)  # integers: linear's .5 ties
     big = np.where((np.indices(shape) // 2).sum(0) % 2 == 0, 1, -1).astype(np.float32) * np.float32(2e37)
     odd = rng.uniform(-1, 1, shape).astype(np.float32)
-    odd.reshape(-1)[[3, 17, odd.size - 2]] = [np.inf, -np.inf, np.nan]  # a non-finite element reaches its taps only
+    odd.reshape(-1)[[i % odd.size for i in (3, 17, odd.size - 2)]] = [np.inf, -np.inf, np.nan]  # read by its taps only
     return [rng.uniform(-1, 1, shape).astype(np.float32), ramp, big, odd]
 
 
@@ -100,6 +100,22 @@ def test_the_form_replaces_the_decomposition_where_onnxruntime_has_no_kernel():
     assert [n.op_type for n in result.model.graph.node] == ["Pad", "ConvTranspose"]
     x = probes((1, 3, 9))[0]
     assert against_oracle(ir, run(result.model, x), oracle(ir, x), [x]).ok
+
+
+@pytest.mark.parametrize("kind", ["linear", "cubic"])
+def test_run_time_lengths_take_the_form_where_every_rung_refuses(kind):
+    # onnxruntime's float32 output length is a condition and the tap tables need every length: refused before;
+    # the form's output length is integer arithmetic and its kernels the same at every length.
+    model = resize_model((1, 3, "H", "W"), scales=[1, 1, 2, 2], mode=kind, **HALF)
+    result, rec = converted(model, None)
+    assert rec.rung == 2 and "exact at every input length" in rec.reason, rec.summary()
+    assert [n for n, _, _ in rec.tried] == [1, 2, 3] and "exact only if" in rec.tried[0][2]
+    sess = ort.InferenceSession(result.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for h, w in [(1, 1), (1, 7), (3, 2), (33, 17)]:
+        (_, ir), = parse_model(resize_model((1, 3, h, w), scales=[1, 1, 2, 2], mode=kind, **HALF))
+        for x in probes((1, 3, h, w))[:3]:
+            got = sess.run(None, {"X": x})[0]
+            assert got.shape == (1, 3, 2 * h, 2 * w) and against_oracle(ir, got, oracle(ir, x), [x]).ok
 
 
 def test_the_proof_rereads_the_kernel_and_the_pads():

@@ -1,6 +1,7 @@
 """Issue 45 on the ONNX target: onnxruntime (CPU) running a Resize as it is against the same node written by
 rung 2's in-graph forms (``lowering/onnx/conv_form.py``: edge Pad and depthwise ConvTranspose / strided Conv;
-the matrix form, one MatMul per axis, timed alone: exact for finite inputs only), f32, at 1 and 2 threads.
+the matrix form, one MatMul per axis: exact for finite inputs only, timed alone and behind the If on every
+element finite the ONNX target would need, ``guarded``), f32, at 1 and 2 threads.
 Medians of interleaved runs (``bench._time_interleaved``), ms; ratio = Resize / form; "-": the form does not
 apply. The last column is what ``convert --target onnx`` takes by default (``conv_cost``).
 
@@ -98,6 +99,26 @@ def matmul_model(model):
     return gs.export_onnx(graph)
 
 
+def guarded(model, matmul):
+    """The matrix form behind the finite-input guard the ONNX target would need (it takes no condition): If
+    (ReduceSum(X * 0) == 0: every element finite) the matrices, else the Resize as it is; None without the form.
+    Timed only, to size the guard's cost on onnxruntime: no rung writes it."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    if matmul is None:
+        return None
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    then = helper.make_graph(list(matmul.graph.node), "then", [], [y], list(matmul.graph.initializer))
+    other = helper.make_graph(list(model.graph.node), "else", [], [y])
+    zero = numpy_helper.from_array(np.float32(0), "zero")
+    nodes = [helper.make_node("Mul", ["X", "zero"], ["x0"]), helper.make_node("ReduceSum", ["x0"], ["s"], keepdims=0),
+             helper.make_node("Equal", ["s", "zero"], ["finite"]),
+             helper.make_node("If", ["finite"], ["Y"], then_branch=then, else_branch=other)]
+    g = helper.make_graph(nodes, "g", list(model.graph.input), list(model.graph.output),
+                          list(model.graph.initializer) + [zero])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+
+
 def session(model, threads: int):
     import onnxruntime as ort
 
@@ -113,14 +134,16 @@ def measure(name, shape, kind, r, attrs, threads: int, repeats: int):
     base, rec = written(model, False)
     conv, _ = written(model, True)
     fns = []
-    for m in (base, conv, matmul_model(model)):
+    mm = matmul_model(model)
+    for m in (base, conv, mm, guarded(model, mm)):
         s = None if m is None else session(m, threads)
         fns.append(None if s is None else (lambda s=s: s.run(None, {"X": x})))
     t = _time_interleaved(fns, repeats)
     _, chosen = written(model, None)
     default = "conv" if chosen.proof.get("form") == "conv" else f"rung {chosen.rung}"
     baseline = "Resize" if rec.rung in (1, 2) else "decomposition"
-    return [name, threads, baseline, ms(t[0]), ms(t[1]), ratio(t[0], t[1]), ms(t[2]), ratio(t[0], t[2]), default]
+    return [name, threads, baseline, ms(t[0]), ms(t[1]), ratio(t[0], t[1]), ms(t[2]), ratio(t[0], t[2]), ms(t[3]),
+            ratio(t[0], t[3]), default]
 
 
 def main(argv=None) -> int:
@@ -133,7 +156,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="one row per channel count and plane size, not the grid")
     args = ap.parse_args(argv)
     print(f"# onnxruntime {ort.__version__} CPU ({cpu_name()}), f32; ms, medians of {args.repeats} interleaved runs")
-    head = ["case", "threads", "without the form", "ms", "conv", "ratio", "matmul", "ratio", "default"]
+    head = ["case", "threads", "without the form", "ms", "conv", "ratio", "matmul", "ratio", "matmul+guard", "ratio",
+            "default"]
     print(" | ".join(head))
     ratios: dict = {}
     for case in cases(args.only, args.quick):

@@ -6,10 +6,19 @@ down, antialias) where onnxruntime (1.32, CPU) ran it at least ``MARGIN`` times 
 every measured channel count (3, 16, 64), plane (20x20 .. 160x200) and thread count (1, 2)
 (``tools/dev/bench_onnx_forms.py``); ``MEASURED`` keeps the slowest and the median of those ratios, and the
 record prints them. Against the decomposition (rung 3: a Gather, a Mul and K Gathers and Adds per axis), which
-the ladder takes where onnxruntime's Resize computes other numbers, the form is taken for every class that
-has taps to multiply (linear, cubic): one convolution per axis instead of 2K + 2 ops (``VS_DECOMPOSITION``).
-Nearest keeps Resize (or its Gather): onnxruntime's nearest copies elements, 1-10x faster than any
-convolution."""
+the ladder takes where onnxruntime's Resize computes other numbers or has no kernel, the form is taken for
+every class that has taps to multiply (linear, cubic): one convolution per axis instead of 2K + 2 ops
+(``VS_DECOMPOSITION``; cubic at rank 3, where onnxruntime runs no cubic Resize: 5.2-5.7x faster at 1 thread).
+Nearest keeps Resize (or its Gather): onnxruntime's nearest copies elements, 2-30x faster than the form.
+Linear and antialias keep Resize: 0.1-8x, a median near 1 (onnxruntime's linear is fast). The 2-thread rows on
+2 cores shared with other jobs swing both ways: their slowest is a conservative floor. Where every rung refuses
+the node (lengths known only at run time) the form is taken whatever its speed (``REFUSED``). ``--target
+tensorrt`` keeps its choices: TensorRT's Resize is a native GPU layer, and no GPU is here to time the form on.
+
+The matrix form (``resize_forms.dense_plan``) is not written for this target: exact for finite inputs only, it
+would need the If on every element finite (the target takes no condition); measured so (the benchmark's
+``guarded``), it beat the form or Resize only on linear at planes up to 40x40 (1.5-12x) and lost at 160x200
+(0.15-0.3x), where cubic's form already takes the node."""
 
 from __future__ import annotations
 
@@ -64,7 +73,8 @@ def faster(ir, axes, rung: int) -> str | None:
         return "the convolution form is asked for" if _forced[-1] else None
     if rung == DECOMPOSE:
         return f"instead of the {RUNG_NAMES[DECOMPOSE]}: one convolution per axis, not {ir.sampler.kind}'s " \
-               "Gather/Mul/Add chain" if ir.sampler.kind in VS_DECOMPOSITION and key else None
+               "Gather/Mul/Add chain (onnxruntime 5x faster, measured cubic at rank 3)" \
+            if ir.sampler.kind in VS_DECOMPOSITION and key else None
     slowest, median = MEASURED.get(key, (None, None))
     if slowest is None or slowest < MARGIN:
         return None

@@ -101,8 +101,8 @@ def matmul_model(model):
 
 def guarded(model, matmul):
     """The matrix form behind the finite-input guard the ONNX target would need (it takes no condition): If
-    (ReduceSum(X * 0) == 0: every element finite) the matrices, else the Resize as it is; None without the form.
-    Timed only, to size the guard's cost on onnxruntime: no rung writes it."""
+    (ReduceSum(X * 0) == 0: every element finite) the matrices, else ``model`` (the rung the ladder chose); None
+    without the form. Timed only, to size the guard's cost on onnxruntime: no rung writes it."""
     from onnx import TensorProto, helper, numpy_helper
 
     if matmul is None:
@@ -135,7 +135,7 @@ def measure(name, shape, kind, r, attrs, threads: int, repeats: int):
     conv, _ = written(model, True)
     fns = []
     mm = matmul_model(model)
-    for m in (base, conv, mm, guarded(model, mm)):
+    for m in (base, conv, mm, None if base is None else guarded(base, mm)):
         s = None if m is None else session(m, threads)
         fns.append(None if s is None else (lambda s=s: s.run(None, {"X": x})))
     t = _time_interleaved(fns, repeats)

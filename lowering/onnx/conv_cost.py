@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
+from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES
 from ..plan import Choice
 from .conv_form import FORM, form_plan
@@ -86,7 +87,7 @@ def swap(choice: Choice) -> Choice:
     refused the node (``REFUSED``); the rung given up stays in the record's ``tried``. Only exact (unconditional)
     choices of a top-level Resize are weighed."""
     rec, node = choice.record, choice.node
-    if node is None or rec.ir.kind != "resize" or not node.top_level or rec.conditions or \
+    if node is None or not node.top_level or rec.conditions or \
             rec.rung not in (None, BUILTIN, REWRITE, DECOMPOSE) or rec.proof.get("form") is not None:
         return choice
     axes = form_plan(rec.ir, node.opset)
@@ -104,3 +105,7 @@ def swap(choice: Choice) -> Choice:
     taken = replace(rec, rung=REWRITE, rung_name=RUNG_NAMES[REWRITE], reason=reason, tried=tried,
                     proof={"form": FORM, "opset": node.opset}, field=None)
     return replace(choice, record=taken, payload=axes)
+
+
+# After the climb, per op: the in-graph forms weighed against the rung taken (Resize's convolution form).
+AFTER_CLIMB = PerOp("ONNX in-graph forms", resize=swap, gridsample=None, deformconv=None)

@@ -94,7 +94,8 @@ class OnnxTarget(Target):
     def plan(self, model, policy: Policy) -> Plan:
         """The climb's choices, then rung 2's convolution form where it is faster (``conv_cost``)."""
         got = super().plan(model, policy)
-        return replace(got, choices=tuple(conv_cost.swap(c) for c in got.choices))
+        return replace(got, choices=tuple(conv_cost.AFTER_CLIMB.get_for(c.record.ir, lambda c: c)(c)
+                                          for c in got.choices))
 
     def emit(self, plan: Plan) -> PassResult:
         m = plan.model

@@ -143,3 +143,29 @@ def test_the_plan_is_openvinos():
     assert ours == theirs
     assert np.array_equal(conv_form.weights(ours[1], 2, 4)[1].reshape(-1), theirs[1].kernel())
     assert "opset 11" in conv_form.form_plan(ir, 10)
+
+
+@pytest.mark.slow
+def test_every_plan_the_shared_module_makes_is_proven_on_onnxruntime():
+    # A sweep (issue 45): wherever the form applies, forced, the conversion proves it (re-read, probes on
+    # onnxruntime, whole model); it never refuses a node the ladder alone converts.
+    import itertools
+
+    from resample_bridge.semantics.errors import BridgeError
+
+    coords = ["half_pixel", "pytorch_half_pixel", "asymmetric", "half_pixel_symmetric", "align_corners"]
+    taken = 0
+    for mode, coord, s, n, aa in itertools.product(["linear", "cubic", "nearest"], coords, [2, 3, 4, 0.5, 0.25],
+                                                   [3, 12], [0, 1]):
+        if mode == "nearest" and aa:
+            continue
+        attrs = {"mode": mode, "coordinate_transformation_mode": coord, **({"antialias": 1} if aa else {})}
+        model = resize_model((1, 2, n, n + 1), scales=[1, 1, s, s], **attrs)
+        try:
+            with conv_cost.forcing(False):
+                TARGET(model, DEFAULT_POLICY)
+        except BridgeError:
+            continue
+        _, rec = converted(model)
+        taken += rec.proof.get("form") == conv_form.FORM
+    assert taken >= 60

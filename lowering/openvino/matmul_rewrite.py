@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..passes import Candidate, Refusal
-from ..resize_forms import CONDITION, MAX_MATRIX, Dense, dense_matrix, macs  # noqa: F401
+from ..resize_forms import CONDITION, Dense, macs  # noqa: F401  (macs: read by the cost model)
 from ..resize_forms import dense_plan as plan
 from .graph import dims, ops, tag
 

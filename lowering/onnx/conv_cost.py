@@ -15,6 +15,9 @@ Linear and antialias keep Resize: 0.1-8x, a median near 1 (onnxruntime's linear 
 the node (lengths known only at run time) the form is taken whatever its speed (``REFUSED``). ``--target
 tensorrt`` keeps its choices: TensorRT's Resize is a native GPU layer, and no GPU is here to time the form on.
 
+Where the convolution form does not apply (align_corners, a non-integer ratio, exclude_outside), onnxruntime's
+cubic Resize (no antialias) still is slow: the decomposition is taken instead (``_decomposed``, ``CUBIC_RESIZE``).
+
 The matrix form (``resize_forms.dense_plan``) is not written for this target: exact for finite inputs only, it
 would need the If on every element finite (the target takes no condition); measured so (the benchmark's
 ``guarded``), it beat the form or Resize only on linear at planes up to 40x40 (1.5-12x) and lost at 160x200
@@ -26,8 +29,9 @@ import contextlib
 from dataclasses import replace
 
 from ...semantics.opspec import PerOp
-from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES
+from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, Candidate
 from ..plan import Choice
+from . import rungs
 from .conv_form import FORM, form_plan
 
 MARGIN = 1.25
@@ -38,6 +42,10 @@ MEASURED = {"nearest up": (0.02, 0.30), "nearest down": (0.04, 0.44), "linear up
             "linear down": (0.06, 1.26), "linear antialias down": (0.06, 1.74), "cubic up": (2.15, 26.7),
             "cubic down": (3.67, 69.8), "cubic antialias down": (0.06, 1.94)}
 VS_DECOMPOSITION = ("linear", "cubic")
+# (slowest, median) of onnxruntime's cubic Resize (no antialias) over the decomposition (rung 3), where the
+# convolution form does not apply: align_corners x2 and /2, half_pixel x1.5, exclude_outside x2, on
+# 1x3x160x200, 1x16x40x40, 1x64x20x20, 1x64x80x80, 1 thread (same machine): 16 rows.
+CUBIC_RESIZE = (3.6, 6.2)
 # Where every rung refuses (lengths known only at run time: onnxruntime's float32 output length is a condition,
 # the tap tables need every length) the form still is exact: its kernels, pads and crop are the same at every
 # length (``resize_forms.plan`` checks two), its output length r * L integer arithmetic.
@@ -96,7 +104,7 @@ def swap(choice: Choice) -> Choice:
     why = None if isinstance(axes, str) else faster(rec.ir, axes, rec.rung)
     if why is None:
         rec.extra["conv_form"] = axes if isinstance(axes, str) else "the rule keeps the rung the ladder chose"
-        return choice
+        return _decomposed(choice)
     ratios = " x ".join(f"/{ax.step}" if ax.down else f"x{ax.r}" for ax in axes)
     ops = " and ".join(dict.fromkeys("a strided depthwise Conv" if ax.down else "a depthwise ConvTranspose"
                                      for ax in axes))
@@ -107,6 +115,24 @@ def swap(choice: Choice) -> Choice:
     taken = replace(rec, rung=REWRITE, rung_name=RUNG_NAMES[REWRITE], reason=reason, tried=tried,
                     proof={"form": FORM, "opset": node.opset}, field=None)
     return replace(choice, record=taken, payload=axes)
+
+
+def _decomposed(choice: Choice) -> Choice:
+    """``choice`` with the decomposition (rung 3) taken instead of onnxruntime's cubic Resize (rung 1 or 2) where
+    the convolution form does not apply (align_corners, a non-integer ratio, exclude_outside): ``CUBIC_RESIZE``."""
+    rec, node = choice.record, choice.node
+    s = rec.ir.sampler
+    if rec.rung not in (BUILTIN, REWRITE) or s.kind != "cubic" or s.antialias or (_forced and _forced[-1] is False):
+        return choice
+    got = rungs.decompose(node)
+    if not isinstance(got, Candidate) or not got.unconditional:
+        return choice
+    slowest, median = CUBIC_RESIZE
+    tried = [*rec.tried, (rec.rung, rec.rung_name, "exact, but the decomposition is faster")]
+    taken = replace(rec, rung=DECOMPOSE, rung_name=RUNG_NAMES[DECOMPOSE], tried=tried, proof=dict(got.proof),
+                    reason=f"{got.reason}; onnxruntime runs it {median:.2g}x faster than its own cubic Resize "
+                           f"(measured, at least {slowest:.2g}x)", field=None)
+    return replace(choice, record=taken, payload=got.produced)
 
 
 # After the climb, per op: the in-graph forms weighed against the rung taken (Resize's convolution form).

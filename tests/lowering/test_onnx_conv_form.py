@@ -77,8 +77,24 @@ def test_the_form_computes_the_oracle_and_resize_numbers(shape, scales, attrs):
 def test_a_non_periodic_table_is_refused_with_the_reason(attrs, why):
     model = resize_model((1, 2, 6, 6), scales=[1, 1, 2, 2], **attrs)
     _, rec = converted(model)
-    assert rec.rung == 1 and rec.proof.get("form") is None
+    assert rec.rung in (1, 3) and rec.proof.get("form") is None  # cubic: the decomposition (next test)
     assert why in rec.extra["conv_form"]
+
+
+@pytest.mark.parametrize("attrs", [{"coordinate_transformation_mode": "align_corners"}, {"exclude_outside": 1},
+                                   {"coordinate_transformation_mode": "half_pixel", "scale": 1.5}])
+def test_cubic_without_the_form_takes_the_decomposition_not_onnxruntimes_slow_resize(attrs):
+    attrs = dict(attrs)
+    s = attrs.pop("scale", 2)
+    model = resize_model((1, 2, 6, 7), scales=[1, 1, s, s], mode="cubic", cubic_coeff_a=-0.75, **attrs)
+    (_, ir), = parse_model(model)
+    result, rec = converted(model, None)
+    assert rec.rung == 3 and "faster than its own cubic Resize" in rec.reason, rec.summary()
+    assert rec.tried[-1][:2] == (1, "native") and "decomposition is faster" in rec.tried[-1][2]
+    for x in probes((1, 2, 6, 7))[:3]:
+        assert against_oracle(ir, run(result.model, x), oracle(ir, x), [x]).ok
+    _, rec = converted(model, False)  # held back: the ladder alone
+    assert rec.rung == 1
 
 
 def test_the_rule_takes_cubic_and_keeps_nearest_and_says_why():

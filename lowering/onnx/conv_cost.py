@@ -31,7 +31,7 @@ from dataclasses import replace
 from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, Candidate
 from ..plan import Choice
-from . import rungs
+from . import matmul_form, rungs
 from .conv_form import FORM, form_plan
 
 MARGIN = 1.25
@@ -46,6 +46,9 @@ VS_DECOMPOSITION = ("linear", "cubic")
 # convolution form does not apply: align_corners x2 and /2, half_pixel x1.5, exclude_outside x2, on
 # 1x3x160x200, 1x16x40x40, 1x64x20x20, 1x64x80x80, 1 thread (same machine): 16 rows.
 CUBIC_RESIZE = (3.6, 6.2)
+# The same rows, onnxruntime's cubic Resize over the guarded matrix form (``matmul_form``), which is taken where it
+# applies (static, the last two axes, each matrix within ``resize_forms.MAX_MATRIX``).
+CUBIC_MATMUL = (24.7, 48.0)
 # Where every rung refuses (lengths known only at run time: onnxruntime's float32 output length is a condition,
 # the tap tables need every length) the form still is exact: its kernels, pads and crop are the same at every
 # length (``resize_forms.plan`` checks two), its output length r * L integer arithmetic.
@@ -118,8 +121,10 @@ def swap(choice: Choice) -> Choice:
 
 
 def _decomposed(choice: Choice) -> Choice:
-    """``choice`` with the decomposition (rung 3) taken instead of onnxruntime's cubic Resize (rung 1 or 2) where
-    the convolution form does not apply (align_corners, a non-integer ratio, exclude_outside): ``CUBIC_RESIZE``."""
+    """``choice`` with the guarded matrix form (``matmul_form``: the matrices where every element is finite, else
+    the decomposition), else the decomposition alone (rung 3), taken instead of onnxruntime's cubic Resize (rung 1
+    or 2) where the convolution form does not apply (align_corners, a non-integer ratio, exclude_outside):
+    ``CUBIC_RESIZE``, ``CUBIC_MATMUL``."""
     rec, node = choice.record, choice.node
     s = rec.ir.sampler
     if rec.rung not in (BUILTIN, REWRITE) or s.kind != "cubic" or s.antialias or (_forced and _forced[-1] is False):
@@ -127,12 +132,23 @@ def _decomposed(choice: Choice) -> Choice:
     got = rungs.decompose(node)
     if not isinstance(got, Candidate) or not got.unconditional:
         return choice
-    slowest, median = CUBIC_RESIZE
-    tried = [*rec.tried, (rec.rung, rec.rung_name, "exact, but the decomposition is faster")]
-    taken = replace(rec, rung=DECOMPOSE, rung_name=RUNG_NAMES[DECOMPOSE], tried=tried, proof=dict(got.proof),
-                    reason=f"{got.reason}; onnxruntime runs it {median:.2g}x faster than its own cubic Resize "
-                           f"(measured, at least {slowest:.2g}x)", field=None)
-    return replace(choice, record=taken, payload=got.produced)
+    guarded = matmul_form.plan(rec.ir, node.opset)
+    if isinstance(guarded, str):
+        rec.extra["matmul_form"] = guarded
+        slowest, median = CUBIC_RESIZE
+        what, rung, proof, payload = "decomposition", DECOMPOSE, dict(got.proof), got.produced
+        reason = got.reason
+    else:
+        slowest, median = CUBIC_MATMUL
+        what, rung, proof, payload = "matrix form", REWRITE, {"form": matmul_form.FORM, "opset": node.opset}, guarded
+        lengths = ", ".join(f"{d.in_len} -> {d.out_len}" for d in guarded.axes)
+        reason = f"matrix form: a MatMul per axis ({lengths}) by the oracle's tap tables where every input element " \
+                 f"is finite (an If on ReduceSum(X * 0) == 0), else the {RUNG_NAMES[DECOMPOSE]}"
+    tried = [*rec.tried, (rec.rung, rec.rung_name, f"exact, but the {what} is faster")]
+    taken = replace(rec, rung=rung, rung_name=RUNG_NAMES[rung], tried=tried, proof=proof, field=None,
+                    reason=f"{reason}; onnxruntime runs it {median:.2g}x faster than its own cubic Resize "
+                           f"(measured, at least {slowest:.2g}x)")
+    return replace(choice, record=taken, payload=payload)
 
 
 # After the climb, per op: the in-graph forms weighed against the rung taken (Resize's convolution form).

@@ -8,7 +8,7 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
-from resample_bridge.lowering.onnx import DEFAULT_POLICY, OnnxTarget, conv_cost, conv_form
+from resample_bridge.lowering.onnx import DEFAULT_POLICY, OnnxTarget, conv_cost, conv_form, matmul_form
 from resample_bridge.semantics.compare import against_oracle
 from resample_bridge.semantics.reference import run as oracle
 from resample_bridge.translate.onnx import parse_model
@@ -77,24 +77,47 @@ def test_the_form_computes_the_oracle_and_resize_numbers(shape, scales, attrs):
 def test_a_non_periodic_table_is_refused_with_the_reason(attrs, why):
     model = resize_model((1, 2, 6, 6), scales=[1, 1, 2, 2], **attrs)
     _, rec = converted(model)
-    assert rec.rung in (1, 3) and rec.proof.get("form") is None  # cubic: the decomposition (next test)
+    assert rec.proof.get("form") != conv_form.FORM  # cubic: the guarded matrices (next test)
     assert why in rec.extra["conv_form"]
 
 
 @pytest.mark.parametrize("attrs", [{"coordinate_transformation_mode": "align_corners"}, {"exclude_outside": 1},
                                    {"coordinate_transformation_mode": "half_pixel", "scale": 1.5}])
-def test_cubic_without_the_form_takes_the_decomposition_not_onnxruntimes_slow_resize(attrs):
+def test_cubic_without_the_form_takes_the_guarded_matrices_not_onnxruntimes_slow_resize(attrs):
     attrs = dict(attrs)
     s = attrs.pop("scale", 2)
     model = resize_model((1, 2, 6, 7), scales=[1, 1, s, s], mode="cubic", cubic_coeff_a=-0.75, **attrs)
     (_, ir), = parse_model(model)
-    result, rec = converted(model, None)
-    assert rec.rung == 3 and "faster than its own cubic Resize" in rec.reason, rec.summary()
-    assert rec.tried[-1][:2] == (1, "native") and "decomposition is faster" in rec.tried[-1][2]
-    for x in probes((1, 2, 6, 7))[:3]:
-        assert against_oracle(ir, run(result.model, x), oracle(ir, x), [x]).ok
+    result, rec = converted(model, None)  # proven: the guard re-read, probes with inf and NaN (the else branch)
+    assert rec.rung == 2 and rec.proof["form"] == matmul_form.FORM and "else the decomposition" in rec.reason
+    assert "faster than its own cubic Resize" in rec.reason and "matrix form is faster" in rec.tried[-1][2]
+    assert [n.op_type for n in result.model.graph.node] == ["Mul", "ReduceSum", "Equal", "If"]
+    for x in probes((1, 2, 6, 7)):
+        got, want = run(result.model, x), oracle(ir, x)
+        assert against_oracle(ir, got, want, [np.where(np.isfinite(x), x, 0)]).ok
+        assert np.array_equal(np.isnan(got), np.isnan(want))
     _, rec = converted(model, False)  # held back: the ladder alone
     assert rec.rung == 1
+    # Below opset 13 (ReduceSum's axes an attribute) the decomposition alone, still not the slow Resize.
+    old = resize_model((1, 2, 6, 7), roi=[], scales=[1, 1, s, s], mode="cubic", opset=12, **attrs)
+    _, rec = converted(old, None)
+    assert rec.rung == 3 and "opset 13" in rec.extra["matmul_form"] and "cubic Resize" in rec.reason
+
+
+def test_the_proof_rereads_the_guard_and_the_matrices():
+    model = resize_model((1, 2, 6, 7), scales=[1, 1, 2, 2], mode="cubic", coordinate_transformation_mode="align_corners")
+    result, rec = converted(model, None)
+    assert TARGET.prove(result) == []
+    guard = next(n for n in result.model.graph.node if n.op_type == "If")
+    then = next(a.g for a in guard.attribute if a.name == "then_branch")
+    m = then.initializer[0]
+    bad = numpy_helper.to_array(m).copy()
+    bad[0, 0] += np.float32(1e-6)
+    m.CopyFrom(numpy_helper.from_array(bad, m.name))
+    assert any("the MatMul or its matrix differs" in f for f in TARGET.prove(result))
+    zero = next(i for i in result.model.graph.initializer if i.name.endswith("/matmul/zero"))
+    zero.CopyFrom(numpy_helper.from_array(np.float32(1), zero.name))
+    assert any("finite-input guard" in f for f in TARGET.prove(result))
 
 
 def test_the_rule_takes_cubic_and_keeps_nearest_and_says_why():

@@ -2,8 +2,10 @@
 rung 2's in-graph forms (``lowering/onnx/conv_form.py``: edge Pad and depthwise ConvTranspose / strided Conv;
 the matrix form, one MatMul per axis: exact for finite inputs only, timed alone and behind the If on every
 element finite the ONNX target would need, ``guarded``), f32, at 1 and 2 threads.
-Medians of interleaved runs (``bench._time_interleaved``), ms; ratio = Resize / form; "-": the form does not
-apply. The last column is what ``convert --target onnx`` takes by default (``conv_cost``).
+Medians of interleaved runs (``bench._time_interleaved``), ms; ratio = the ladder alone (Resize, or the
+decomposition where onnxruntime has no kernel) / the form; "-": the form does not apply. The last columns are what
+``convert --target onnx`` writes by default (``conv_cost``: the form, the decomposition instead of a slow cubic
+Resize, or the ladder's rung), and its time.
 
     python tools/dev/bench_onnx_forms.py [--repeats 9] [--only SUBSTRING] [--threads 1,2] [--quick]
 """
@@ -30,6 +32,10 @@ PLANES = ((20, 20), (40, 40), (80, 80), (160, 200))
 QUICK = ((3, (160, 200)), (16, (40, 40)), (64, (20, 20)), (64, (80, 80)))  # --quick: one row per scale
 # Rank 3, where onnxruntime runs no cubic Resize: the ladder decomposes it (rung 3), the form replaces that.
 DECOMPOSED = (("cubic", 2, (1, 16, 400)), ("cubic", 4, (1, 64, 100)), ("cubic", 0.5, (1, 64, 400)))
+# Cubic the form does not take (not periodic, or a non-integer ratio): the default writes the decomposition
+# instead of onnxruntime's cubic Resize (``conv_cost.CUBIC_RESIZE``).
+NOT_PERIODIC = (("ac", 2, {"coordinate_transformation_mode": "align_corners"}), ("", 1.5, HALF),
+                ("eo", 2, {**HALF, "exclude_outside": 1}), ("ac", 0.5, {"coordinate_transformation_mode": "align_corners"}))
 
 
 def cases(only: str = "", quick: bool = False):
@@ -43,6 +49,11 @@ def cases(only: str = "", quick: bool = False):
                 name = f"{kind} {tag} 1x{c}x{h}x{w}"
                 if only in name:
                     yield name, (1, c, h, w), kind, r, {**attrs, **extra}
+    for tag, r, attrs in NOT_PERIODIC:
+        for c, (h, w) in QUICK:
+            name = f"cubic {'x' if r >= 1 else '/'}{r if r >= 1 else int(1 / r)} {tag} 1x{c}x{h}x{w}".replace("  ", " ")
+            if only in name:
+                yield name, (1, c, h, w), "cubic", r, {**attrs, "cubic_coeff_a": -0.75}
     for kind, r, shape in DECOMPOSED:
         name = f"{kind} {'x' if r >= 1 else '/'}{int(r if r >= 1 else 1 / r)} {'x'.join(map(str, shape))}"
         if only in name:
@@ -59,7 +70,7 @@ def resize_model(shape, kind, r, attrs):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
 
 
-def written(model, conv: bool):
+def written(model, conv: bool | None):
     """``model`` as ``convert --target onnx`` writes it with the convolution form held back (the rung the ladder
     chose: Resize, or the decomposition where onnxruntime's Resize computes other numbers) or taken (None where the
     form does not apply), and the record."""
@@ -69,7 +80,7 @@ def written(model, conv: bool):
     with conv_cost.forcing(conv):
         got = OnnxTarget().lower_model(model, DEFAULT_POLICY)
     rec = got.records[0]
-    return (got.model if (rec.proof.get("form") == "conv") == conv else None), rec
+    return (got.model if conv is None or (rec.proof.get("form") == "conv") == conv else None), rec
 
 
 def matmul_model(model):
@@ -131,19 +142,17 @@ def session(model, threads: int):
 def measure(name, shape, kind, r, attrs, threads: int, repeats: int):
     model = resize_model(shape, kind, r, attrs)
     x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
-    base, rec = written(model, False)
-    conv, _ = written(model, True)
-    fns = []
+    (base, rec), (conv, _), (default, chosen) = (written(model, k) for k in (False, True, None))
     mm = matmul_model(model)
-    for m in (base, conv, mm, None if base is None else guarded(base, mm)):
+    fns = []
+    for m in (base, conv, mm, None if base is None else guarded(base, mm), default):
         s = None if m is None else session(m, threads)
         fns.append(None if s is None else (lambda s=s: s.run(None, {"X": x})))
     t = _time_interleaved(fns, repeats)
-    _, chosen = written(model, None)
-    default = "conv" if chosen.proof.get("form") == "conv" else f"rung {chosen.rung}"
-    baseline = "Resize" if rec.rung in (1, 2) else "decomposition"
-    return [name, threads, baseline, ms(t[0]), ms(t[1]), ratio(t[0], t[1]), ms(t[2]), ratio(t[0], t[2]), ms(t[3]),
-            ratio(t[0], t[3]), default]
+    taken = "conv" if chosen.proof.get("form") == "conv" else f"rung {chosen.rung}"
+    ladder = "Resize" if rec.rung in (1, 2) else "decomposition"
+    return [name, threads, ladder, ms(t[0]), *(v for i in (1, 2, 3) for v in (ms(t[i]), ratio(t[0], t[i]))),
+            taken, ms(t[4]), ratio(t[0], t[4])]
 
 
 def main(argv=None) -> int:
@@ -156,8 +165,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="one row per channel count and plane size, not the grid")
     args = ap.parse_args(argv)
     print(f"# onnxruntime {ort.__version__} CPU ({cpu_name()}), f32; ms, medians of {args.repeats} interleaved runs")
-    head = ["case", "threads", "without the form", "ms", "conv", "ratio", "matmul", "ratio", "matmul+guard", "ratio",
-            "default"]
+    head = ["case", "threads", "the ladder alone", "ms", "conv", "ratio", "matmul", "ratio", "matmul+guard", "ratio",
+            "default", "ms", "ratio"]
     print(" | ".join(head))
     ratios: dict = {}
     for case in cases(args.only, args.quick):

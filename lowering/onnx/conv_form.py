@@ -6,7 +6,7 @@ No Slice: the ConvTranspose's own pads crop it to the output, as ONNX defines th
 
 The nodes and constants carry names the proof finds them by (``part``); the proof (``prove_form``) re-reads them
 against the plan recomputed from the source IR, and the probes (``prove._probe``) prove the numbers on
-onnxruntime. Where it is taken instead of the rung the ladder chose: ``conv_cost``.
+onnxruntime. Where it is taken instead of the rung the ladder chose: ``cost_in_graph``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, No
     Written
 from ..plan import Plan
 from ..record_format import records_json, summary_counts
-from . import conv_cost, conv_form, matmul_form, rungs
+from . import conv_form, cost_in_graph, matmul_form, rungs
 from .decompose import PORTABLE, decompose_resize
 from .deformconv_decompose import decompose_deformconv
 from .fold import fold_constant_nodes, in_model_order
@@ -92,9 +92,9 @@ class OnnxTarget(Target):
             yield node, NodeRecord(name, proto.op_type, ir, self.name)
 
     def plan(self, model, policy: Policy) -> Plan:
-        """The climb's choices, then rung 2's convolution form where it is faster (``conv_cost``)."""
+        """The climb's choices, then an in-graph form where it is faster (``cost_in_graph``)."""
         got = super().plan(model, policy)
-        return replace(got, choices=tuple(conv_cost.AFTER_CLIMB.get_for(c.record.ir, lambda c: c)(c)
+        return replace(got, choices=tuple(cost_in_graph.AFTER_CLIMB.get_for(c.record.ir, lambda c: c)(c)
                                           for c in got.choices))
 
     def emit(self, plan: Plan) -> PassResult:
@@ -132,9 +132,9 @@ class OnnxTarget(Target):
         y = gs_node.outputs[0]  # the node replaced: its output is the new nodes' last
         gs_node.outputs.clear()
         graph.nodes.remove(gs_node)
-        if rung == REWRITE and isinstance(produced, matmul_form.Guarded):  # ``conv_cost._decomposed``
+        if rung == REWRITE and isinstance(produced, matmul_form.Guarded):  # ``cost_in_graph._decomposed``
             added = matmul_form.build(graph, node.ir, produced, gs_node.inputs[0], y, node.name, self.compute)
-        elif rung == REWRITE:  # the convolution form (``conv_cost.swap``: its plan)
+        elif rung == REWRITE:  # the convolution form (``cost_in_graph.swap``: its plan)
             added = conv_form.build(graph, produced, gs_node.inputs[0], y, node.ir.input_shape, node.name)
         else:
             added = DECOMPOSITIONS.of(node.ir)(graph, node, list(gs_node.inputs), y, produced, self.compute)

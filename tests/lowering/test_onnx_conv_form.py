@@ -1,14 +1,15 @@
-"""Rung 2's convolution form on the ONNX target (lowering/onnx/conv_form.py, issue 45): the plan OpenVINO's form
-uses (lowering/resize_forms.py) written as an edge Pad and depthwise ConvTranspose / Conv, proven like every ONNX
-rung, and taken where the measured rule says (lowering/onnx/conv_cost.py). Numbers are judged against the oracle
-and onnxruntime's own Resize on probes: random, .5 ties of integer ramps, extremes, and inf / NaN."""
+"""Rung 2's in-graph forms on the ONNX target (issue 45): the convolution form (lowering/onnx/conv_form.py), the
+plan OpenVINO's form uses (lowering/resize_forms.py) written as an edge Pad and depthwise ConvTranspose / Conv,
+and the guarded matrix form (lowering/onnx/matmul_form.py); each proven like every ONNX rung and taken where the
+measured rule says (lowering/onnx/cost_in_graph.py). Numbers are judged against the oracle and onnxruntime's own
+Resize on probes: random, .5 ties of integer ramps, extremes, and inf / NaN."""
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
-from resample_bridge.lowering.onnx import DEFAULT_POLICY, OnnxTarget, conv_cost, conv_form, matmul_form
+from resample_bridge.lowering.onnx import DEFAULT_POLICY, OnnxTarget, cost_in_graph, conv_form, matmul_form
 from resample_bridge.semantics.compare import against_oracle
 from resample_bridge.semantics.reference import run as oracle
 from resample_bridge.translate.onnx import parse_model
@@ -46,7 +47,7 @@ def probes(shape):
 
 
 def converted(model, take=True):
-    with conv_cost.forcing(take):
+    with cost_in_graph.forcing(take):
         result = TARGET(model, DEFAULT_POLICY)
     return result, result.records[0]
 
@@ -105,7 +106,8 @@ def test_cubic_without_the_form_takes_the_guarded_matrices_not_onnxruntimes_slow
 
 
 def test_the_proof_rereads_the_guard_and_the_matrices():
-    model = resize_model((1, 2, 6, 7), scales=[1, 1, 2, 2], mode="cubic", coordinate_transformation_mode="align_corners")
+    model = resize_model((1, 2, 6, 7), scales=[1, 1, 2, 2], mode="cubic",
+                         coordinate_transformation_mode="align_corners")
     result, rec = converted(model, None)
     assert TARGET.prove(result) == []
     guard = next(n for n in result.model.graph.node if n.op_type == "If")
@@ -201,7 +203,7 @@ def test_every_plan_the_shared_module_makes_is_proven_on_onnxruntime():
         attrs = {"mode": mode, "coordinate_transformation_mode": coord, **({"antialias": 1} if aa else {})}
         model = resize_model((1, 2, n, n + 1), scales=[1, 1, s, s], **attrs)
         try:
-            with conv_cost.forcing(False):
+            with cost_in_graph.forcing(False):
                 TARGET(model, DEFAULT_POLICY)
         except BridgeError:
             continue

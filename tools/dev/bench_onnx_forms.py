@@ -1,11 +1,12 @@
 """Issue 45 on the ONNX target: onnxruntime (CPU) running a Resize as it is against the same node written by
 rung 2's in-graph forms (``lowering/onnx/conv_form.py``: edge Pad and depthwise ConvTranspose / strided Conv;
-the matrix form, one MatMul per axis: exact for finite inputs only, timed alone and behind the If on every
-element finite the ONNX target would need, ``guarded``), f32, at 1 and 2 threads.
+the matrix form, one MatMul per axis: exact for finite inputs only, timed alone and behind an If on every element
+finite whose else branch is the ladder's rung, ``guarded``), f32, at 1 and 2 threads, CPU named.
 Medians of interleaved runs (``bench._time_interleaved``), ms; ratio = the ladder alone (Resize, or the
 decomposition where onnxruntime has no kernel) / the form; "-": the form does not apply. The last columns are what
-``convert --target onnx`` writes by default (``conv_cost``: the form, the decomposition instead of a slow cubic
-Resize, or the ladder's rung), and its time.
+``convert --target onnx`` writes by default (``cost_in_graph``: the convolution form, the guarded matrix form of
+``lowering/onnx/matmul_form.py`` or the decomposition instead of a slow cubic Resize, or the ladder's rung), and
+its time.
 
     python tools/dev/bench_onnx_forms.py [--repeats 9] [--only SUBSTRING] [--threads 1,2] [--quick]
 """
@@ -33,9 +34,10 @@ QUICK = ((3, (160, 200)), (16, (40, 40)), (64, (20, 20)), (64, (80, 80)))  # --q
 # Rank 3, where onnxruntime runs no cubic Resize: the ladder decomposes it (rung 3), the form replaces that.
 DECOMPOSED = (("cubic", 2, (1, 16, 400)), ("cubic", 4, (1, 64, 100)), ("cubic", 0.5, (1, 64, 400)))
 # Cubic the form does not take (not periodic, or a non-integer ratio): the default writes the decomposition
-# instead of onnxruntime's cubic Resize (``conv_cost.CUBIC_RESIZE``).
+# instead of onnxruntime's cubic Resize (``cost_in_graph.CUBIC_RESIZE``).
 NOT_PERIODIC = (("ac", 2, {"coordinate_transformation_mode": "align_corners"}), ("", 1.5, HALF),
-                ("eo", 2, {**HALF, "exclude_outside": 1}), ("ac", 0.5, {"coordinate_transformation_mode": "align_corners"}))
+                ("eo", 2, {**HALF, "exclude_outside": 1}),
+                ("ac", 0.5, {"coordinate_transformation_mode": "align_corners"}))
 
 
 def cases(only: str = "", quick: bool = False):
@@ -74,10 +76,10 @@ def written(model, conv: bool | None):
     """``model`` as ``convert --target onnx`` writes it with the convolution form held back (the rung the ladder
     chose: Resize, or the decomposition where onnxruntime's Resize computes other numbers) or taken (None where the
     form does not apply), and the record."""
-    from resample_bridge.lowering.onnx import conv_cost
+    from resample_bridge.lowering.onnx import cost_in_graph
     from resample_bridge.lowering.onnx.target import DEFAULT_POLICY, OnnxTarget
 
-    with conv_cost.forcing(conv):
+    with cost_in_graph.forcing(conv):
         got = OnnxTarget().lower_model(model, DEFAULT_POLICY)
     rec = got.records[0]
     return (got.model if conv is None or (rec.proof.get("form") == "conv") == conv else None), rec
@@ -149,7 +151,7 @@ def measure(name, shape, kind, r, attrs, threads: int, repeats: int):
         s = None if m is None else session(m, threads)
         fns.append(None if s is None else (lambda s=s: s.run(None, {"X": x})))
     t = _time_interleaved(fns, repeats)
-    taken = "conv" if chosen.proof.get("form") == "conv" else f"rung {chosen.rung}"
+    taken = chosen.proof.get("form") or f"rung {chosen.rung}"
     ladder = "Resize" if rec.rung in (1, 2) else "decomposition"
     return [name, threads, ladder, ms(t[0]), *(v for i in (1, 2, 3) for v in (ms(t[i]), ratio(t[0], t[i]))),
             taken, ms(t[4]), ratio(t[0], t[4])]
@@ -175,14 +177,14 @@ def main(argv=None) -> int:
             print(" | ".join(map(str, row)), flush=True)
             if row[2] == "Resize" and row[5] != "-":
                 ratios.setdefault(klass(case[0]), []).append(float(row[5]))
-    print("# Resize / conv by class (conv_cost.MEASURED, the rule's table): slowest, median, rows")
+    print("# Resize / conv by class (cost_in_graph.MEASURED, the rule's table): slowest, median, rows")
     for k, v in ratios.items():
         print(f"{k} | {min(v):.2f} | {statistics.median(v):.2f} | {len(v)}")
     return 0
 
 
 def klass(name: str) -> str:
-    """``conv_cost``'s key of a case: sampler, up / down / antialias down."""
+    """``cost_in_graph``'s key of a case: sampler, up / down / antialias down."""
     kind, tag = name.split()[:2]
     return f"{kind} {'up' if tag.startswith('x') else 'antialias down' if ' aa ' in name else 'down'}"
 

@@ -1,4 +1,5 @@
-"""When the ONNX target writes rung 2's convolution form (``conv_form``) instead of the rung the ladder chose.
+"""Which in-graph form the ONNX target writes instead of the rung the ladder chose: rung 2's convolution form
+(``conv_form``), the guarded matrix form (``matmul_form``) or the decomposition.
 
 The ONNX target is portable ONNX for any runtime, so the rule is one the measurement holds on the runtime we can
 time and that no runtime can lose much by: the form is taken by default only for a class of node (sampler, up or
@@ -16,12 +17,11 @@ the node (lengths known only at run time) the form is taken whatever its speed (
 tensorrt`` keeps its choices: TensorRT's Resize is a native GPU layer, and no GPU is here to time the form on.
 
 Where the convolution form does not apply (align_corners, a non-integer ratio, exclude_outside), onnxruntime's
-cubic Resize (no antialias) still is slow: the decomposition is taken instead (``_decomposed``, ``CUBIC_RESIZE``).
-
-The matrix form (``resize_forms.dense_plan``) is not written for this target: exact for finite inputs only, it
-would need the If on every element finite (the target takes no condition); measured so (the benchmark's
-``guarded``), it beat the form or Resize only on linear at planes up to 40x40 (1.5-12x) and lost at 160x200
-(0.15-0.3x), where cubic's form already takes the node."""
+cubic Resize (no antialias) still is slow: the guarded matrix form is taken instead (``matmul_form``: the matrices
+where every element is finite, else the decomposition; 25-200x faster), or the decomposition alone where the
+matrices do not apply (3.6-9.3x faster) (``_decomposed``, ``CUBIC_MATMUL``, ``CUBIC_RESIZE``). Elsewhere the
+matrices are not weighed: behind the same guard they beat Resize on linear only at planes up to 40x40 (1.5-12x)
+and lost at 160x200 (0.15-0.3x), a rule by plane this table does not make."""
 
 from __future__ import annotations
 

@@ -39,7 +39,8 @@ test-fast: $(STAMP)
 # and convert time vs ovc, a fresh process each (tools/dev/bench_convert.py);
 # check on 50-node models and the convert curve up to 500 nodes (tools/dev/bench_check.py); the GridSample
 # decomposition vs the extension and the built-in ops on a DETR-sized deformable attention, speed and intermediate
-# memory (tools/dev/bench_decompose.py). The others by hand:
+# memory (tools/dev/bench_decompose.py); on the ONNX target, onnxruntime's Resize vs rung 2's convolution and matrix
+# forms (tools/dev/bench_onnx_forms.py --quick; the rule's whole grid without --quick). The others by hand:
 # tools/dev/bench_inspect.py (inspect at model scale), tools/dev/bench_openvino.py (the ladder's choice).
 # tools/dev/ stays in the repository and out of the wheel (pyproject's packages list leaves it out).
 bench: $(STAMP) bytecode
@@ -48,6 +49,7 @@ bench: $(STAMP) bytecode
 	$(BIN)/python tools/dev/bench_convert.py
 	$(BIN)/python -m resample_bridge.tools.dev.bench_check
 	$(BIN)/python tools/dev/bench_decompose.py
+	$(BIN)/python tools/dev/bench_onnx_forms.py --quick
 
 fuzz: $(STAMP)
 	$(BIN)/python -m resample_bridge.tools.dev.fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) --jobs 2 --keep-failures fuzz-failures

@@ -19,7 +19,7 @@ from ..passes import BUILTIN, DECOMPOSE, REWRITE, RUNG_NAMES, ConvertOptions, No
     Written
 from ..plan import Plan
 from ..record_format import records_json, summary_counts
-from . import rungs
+from . import conv_form, cost_in_graph, matmul_form, rungs
 from .decompose import PORTABLE, decompose_resize
 from .deformconv_decompose import decompose_deformconv
 from .fold import fold_constant_nodes, in_model_order
@@ -91,6 +91,12 @@ class OnnxTarget(Target):
             node = rungs.Node(name, proto, ir, opset, proto.output[0] in top, self.compute)
             yield node, NodeRecord(name, proto.op_type, ir, self.name)
 
+    def plan(self, model, policy: Policy) -> Plan:
+        """The climb's choices, then an in-graph form where it is faster (``cost_in_graph``)."""
+        got = super().plan(model, policy)
+        return replace(got, choices=tuple(cost_in_graph.AFTER_CLIMB.get_for(c.record.ir, lambda c: c)(c)
+                                          for c in got.choices))
+
     def emit(self, plan: Plan) -> PassResult:
         m = plan.model
         position = {p.output[0]: i for i, p in enumerate(m.graph.node) if p.output}
@@ -116,17 +122,22 @@ class OnnxTarget(Target):
     def _apply(self, graph, gs_node, node, rung: int, produced) -> list[str]:
         if rung == BUILTIN:
             return [node.name]
-        if rung == REWRITE:
+        if rung == REWRITE and isinstance(produced, tuple):  # a Resize respelled
             attrs, consts = produced
             gs_node.op, gs_node.attrs = "Resize", dict(attrs)
             # roi and scales stay as empty constants (Resize-11 requires scales); an empty sizes is left out.
             gs_node.inputs = [gs_node.inputs[0]] + [gs.Constant(f"{node.name}/{k}", c) for k, c in consts.items()
                                                     if k != "sizes" or c.size]
             return [node.name]
-        y = gs_node.outputs[0]
+        y = gs_node.outputs[0]  # the node replaced: its output is the new nodes' last
         gs_node.outputs.clear()
         graph.nodes.remove(gs_node)
-        added = DECOMPOSITIONS.of(node.ir)(graph, node, list(gs_node.inputs), y, produced, self.compute)
+        if rung == REWRITE and isinstance(produced, matmul_form.Guarded):  # ``cost_in_graph._decomposed``
+            added = matmul_form.build(graph, node.ir, produced, gs_node.inputs[0], y, node.name, self.compute)
+        elif rung == REWRITE:  # the convolution form (``cost_in_graph.swap``: its plan)
+            added = conv_form.build(graph, produced, gs_node.inputs[0], y, node.ir.input_shape, node.name)
+        else:
+            added = DECOMPOSITIONS.of(node.ir)(graph, node, list(gs_node.inputs), y, produced, self.compute)
         return [n.name for n in added]
 
     def prove(self, result: PassResult) -> list[str]:
@@ -193,5 +204,6 @@ def format_convert_onnx(report: dict) -> str:
     lines = list(report["lines"]) or ["no resampling nodes in this model"]
     lines.append(f"summary: {report['summary']}" if report["nodes"] else "")
     lines.append(f"wrote {report['output']} ({counted(len(report['nodes']), 'resampling node')} lowered and proven: rungs 1-2 "
-                 "against onnxruntime's semantics, rung 3 plain ONNX ops exact on any conforming runtime)")
+                 "against onnxruntime's semantics, rung 2's convolution form and rung 3 plain ONNX ops exact on any "
+                 "conforming runtime)")
     return "\n".join(x for x in lines if x)

@@ -21,71 +21,14 @@ whether every weight survives it (``bf16_exact_weights``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ...semantics.ir import has_runtime_params
-from ...semantics.taps import axis_taps
 from ..passes import Candidate, Refusal
-from .conv_rewrite import _to_bf16, bound_for_rewrite
+from ..resize_forms import CONDITION, Dense, macs  # noqa: F401  (macs: read by the cost model)
+from ..resize_forms import dense_plan as plan
 from .graph import dims, ops, tag
 
 FORM = "matmul"
-CONDITION = "every input element is finite (a MatMul row multiplies each input of its axis, and 0 * inf is NaN)"
-MAX_MATRIX = 1 << 20  # entries of one axis's matrix (4 MiB of float32): past it the dense form is not weighed
-
-
-@dataclass(frozen=True)
-class Dense:
-    """One resized axis as its [out_len, in_len] float32 matrix."""
-
-    axis: int
-    in_len: int
-    out_len: int
-    matrix: np.ndarray
-
-    def bf16_exact(self) -> bool:
-        return bool(np.array_equal(self.matrix, _to_bf16(self.matrix)))
-
-
-def dense_matrix(t, in_len: int) -> np.ndarray:
-    """The tap table ``t`` (float weights) as a dense [out, in] float32 matrix: each tap's weight at its index."""
-    index, weight = np.asarray(t.index), np.asarray(t.weight, dtype=np.float64)
-    m = np.zeros((index.shape[0], in_len), np.float64)
-    np.add.at(m, (np.repeat(np.arange(index.shape[0]), index.shape[1]), index.reshape(-1)), weight.reshape(-1))
-    return m.astype(np.float32)
-
-
-def plan(ir, shape) -> list[Dense] | str:
-    """Each resized axis as a ``Dense``, in the order applied (the most shrinking first), or why not."""
-    if has_runtime_params(ir):
-        return "the matrices need the values of scales / sizes / roi"
-    if shape is None or any(d is None for d in shape):
-        return "the matrices need a static input shape"
-    if str(ir.dtype) != "float32":
-        return f"{ir.dtype}: the matrix form is written for float32"
-    bound = bound_for_rewrite(ir, shape)
-    if isinstance(bound, str):
-        return bound
-    out = []
-    for ax in bound.axes:
-        if ax.in_len * ax.out_len > MAX_MATRIX:
-            return f"axis {ax.axis}: a {ax.out_len} x {ax.in_len} matrix is past {MAX_MATRIX} entries"
-        t = axis_taps(ax, bound.sampler, bound.exclude_outside)
-        if t.extrapolate is not None and t.extrapolate.any():
-            return f"axis {ax.axis}: some outputs take the extrapolation value"
-        out.append(Dense(ax.axis, ax.in_len, ax.out_len, dense_matrix(t, ax.in_len)))
-    return sorted(out, key=lambda d: (d.out_len / d.in_len, d.axis))
-
-
-def macs(axes: list[Dense], shape) -> int:
-    """Multiply-accumulates of the form on ``shape``: each axis's outputs so far times its input length."""
-    cur, total = list(shape), 0
-    for d in axes:
-        cur[d.axis] = d.out_len
-        total += int(np.prod(cur)) * d.in_len
-    return total
 
 
 def build(x, axes: list[Dense], shape, name: str):

@@ -208,7 +208,9 @@ def check_source(onnx_model, source, example_inputs=None, input_shapes: dict | N
         at = ", ".join(f"{n}{list(v)}" for n, v in shapes.items())
         rows += [dataclasses.replace(r, at=at) for r in judge_model(model, torch_calls, shapes, other)
                  if r.verdict in ("differs", "ties")]
-    return rows
+    from .check_source_grid import grid_rows  # it builds on this module's rows
+
+    return rows + grid_rows(model, torch_frontend.grid_generators(program))
 
 
 def _shapes(names, dims, values) -> dict:
@@ -296,7 +298,10 @@ def format_rows(result: SourceCheck) -> list[str]:
              f"PyTorch value)"]
     for r in result.rows:
         if not r.onnx_name:
-            lines.append(f"{r.torch_name} ({r.verdict}): {r.reason}\n      from {r.call}")
+            lines.append(f"{r.torch_name} ({r.verdict}): {r.reason}")
+            if r.measured is not None:
+                lines.append(f"      measured: max error {r.measured:.3g} against PyTorch eager")
+            lines.append(f"      from {r.call}")
             continue
         head = f"{r.onnx_name} ({r.onnx_op}){' at ' + r.at if r.at else ''}: "
         if r.verdict == "same":

@@ -92,7 +92,8 @@ def grid_rows(model, calls) -> list[SourceRow]:
         call = by_name.get(fx_name(node) or "") if recorded else next((c for c in queue if c.name not in used), None)
         if call is None:
             rows.append(SourceRow(name, ONNX_OP, "", "", "unmatched",
-                                  reason="no F.affine_grid call of the source matches this node"))
+                                  reason="no F.affine_grid call of the source matches this node (the program "
+                                         "computes its grid by other ops: kornia, traced, calls it, exported not)"))
             continue
         used.add(call.name)
         rows.append(judge_grid(name, ONNX_OP, ir, call) if ir is not None else

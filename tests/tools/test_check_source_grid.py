@@ -9,21 +9,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 ort = pytest.importorskip("onnxruntime")
-F = torch.nn.functional
 
 from resample_bridge import api  # noqa: E402
+from tests.helpers.torch_forms import SpatialTransformer as STN  # noqa: E402
 
 pytestmark = pytest.mark.torch
-
-
-class STN(torch.nn.Module):
-    def __init__(self, size, align):
-        super().__init__()
-        self.size, self.align = size, align
-
-    def forward(self, x, theta):
-        grid = F.affine_grid(theta, self.size, align_corners=self.align)
-        return F.grid_sample(x, grid, align_corners=self.align)
 
 
 # (grid size, align_corners): a plain one, and a grid one row high with align_corners=True, where PyTorch puts
@@ -57,7 +47,7 @@ def test_torchscript_affine_grid_is_judged(stn):
                                                       "same" if name == "plain" else "differs")], rows
     grid = rows[1]
     assert grid.torch_name == "affine_grid_generator" and "F.affine_grid(theta, size=" in grid.call
-    assert "test_check_source_grid.py:" in grid.call  # the user's line
+    assert "torch_forms.py:" in grid.call  # the line of the module that calls it
     if name == "one_row":
         assert grid.fields == (("length1", "minus_one", "zero"),) and grid.numbers_differ
     assert _onnxruntime_agrees(d / "ts.onnx", module, inputs) is (grid.verdict == "same")

@@ -15,6 +15,7 @@ from resample_bridge.semantics import affine_grid  # noqa: E402
 from resample_bridge.semantics.affine_grid import AffineGridIR  # noqa: E402
 from resample_bridge.semantics.compare import within_bound  # noqa: E402
 from resample_bridge.translate import torch as torch_frontend  # noqa: E402
+from tests.helpers.torch_forms import SpatialTransformer as STN  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -63,16 +64,6 @@ def test_float64_theta():
     assert np.abs(eager(size, True, theta) - affine_grid.run(ir, theta)).max() < 1e-12
 
 
-class STN(torch.nn.Module):
-    def __init__(self, size, align):
-        super().__init__()
-        self.size, self.align = size, align
-
-    def forward(self, x, theta):
-        grid = F.affine_grid(theta, self.size, align_corners=self.align)
-        return F.grid_sample(x, grid, align_corners=self.align)
-
-
 def stn_inputs(size):
     r = len(size) - 2
     return torch.randn(size[0], size[1], *[n + 2 for n in size[2:]]), torch.randn(size[0], r, r + 1)
@@ -84,7 +75,7 @@ def test_exported_call_reads_into_the_ir(size, align):
     (call,) = torch_frontend.grid_generators(program)
     assert call.op == "aten.affine_grid_generator.default" and call.error is None
     assert call.ir == AffineGridIR(len(size) - 2, size, align, dtype="float32")
-    assert "F.affine_grid(" in call.code and call.where.split(":")[0].endswith("test_torch_affine_grid.py")
+    assert "affine_grid(theta, self.size" in call.code and call.where.split(":")[0].endswith("torch_forms.py")
     assert f"size={list(size)}, align_corners={align}" in call.user_call()
     # not a resampling call: convert lowers grid_sampler alone
     assert [c.op for c in torch_frontend.calls(program)] == ["aten.grid_sampler.default"]

@@ -26,8 +26,8 @@ from ..semantics.compare import within_bound
 from ..semantics.errors import first_line
 from ..translate.onnx import model_constants
 from ..translate.onnx_walk import walk
-from .check_source import SourceRow, fx_name
 from .node_probe import PROBE_SEED
+from .source_row import SourceRow, fx_name
 
 ONNX_OP = "AffineGrid"
 

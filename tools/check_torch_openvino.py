@@ -22,7 +22,9 @@ from ..semantics.ir import DeformConvIR
 from ..translate import torch as torch_frontend
 from ..translate.openvino import parse_model
 from ..translate.torch_ops import Tensor
-from .check_source import SourceRow, judge, load_program, probe_inputs
+from .check_source import judge, load_program, probe_inputs
+from .check_source_grid import frontend_grid_rows
+from .source_row import SourceRow
 
 
 def _overload(op: str):
@@ -77,8 +79,6 @@ def convert_one(call):
 def check_openvino_frontend(source, example_inputs=None) -> list[SourceRow]:
     """Per resampling call of ``source`` (a .pt2 path, program, or module with ``example_inputs``): what
     OpenVINO's PyTorch frontend makes of it, against the call's own IR."""
-    from .check_source_grid import frontend_grid_rows  # it builds on check_source's rows
-
     program = load_program(source, example_inputs)
     rows = []
     for call in torch_frontend.calls(program):

@@ -14,7 +14,6 @@ grid_sampler, DeformConv to deform_conv2d), each pair checked to read an input o
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -31,45 +30,11 @@ from ..translate.onnx_shapes import graph_inputs, with_input_shapes
 from ..translate.torch import load_program
 from ..translate.torch_ops import DEFORM_OPS, GRID_OPS, Tensor
 from .check_source_bind import bind_runtime_parameters
+from .check_source_grid import grid_rows
 from .node_probe import PROBE_SEED, probe_image
+from .source_row import SourceRow, fx_name
 
 _KIND = {"Resize": "resize", "Upsample": "resize", "GridSample": "gridsample", "DeformConv": "deformconv"}
-_FX_NODE = re.compile(r"^%([\w.]+) :")
-
-
-@dataclass(frozen=True)
-class SourceRow:
-    """One ONNX node (or one PyTorch call with no node) against its PyTorch call."""
-
-    onnx_name: str  # "" where the call has no resampling node in the ONNX model
-    onnx_op: str
-    torch_name: str  # "" where no call matches the node
-    call: str  # the call in the user's terms (TorchCall.describe)
-    verdict: str  # same | differs | missing | unmatched | refused
-    fields: tuple = ()  # (field, ONNX value, PyTorch value) that change the numbers
-    numbers_differ: bool | None = None
-    max_error: float | None = None
-    shape: tuple | None = None
-    reason: str = ""
-    measured: float | None = None  # the target run against PyTorch eager, where one was run
-    at: str = ""  # the input shapes, where not the export's
-
-
-    def to_dict(self) -> dict:
-        d = dict(vars(self))
-        d["fields"] = [{"field": f, "onnx": a, "pytorch": b} for f, a, b in self.fields]
-        d["shape"] = list(self.shape) if self.shape else None
-        return d
-
-
-def fx_name(node) -> str | None:
-    """The FX node a dynamo export records for an ONNX node, if any."""
-    for p in node.metadata_props:
-        if p.key == "pkg.torch.onnx.fx_node":
-            m = _FX_NODE.match(p.value)
-            if m:
-                return m.group(1)
-    return None
 
 
 def match(onnx_nodes, torch_calls):
@@ -208,7 +173,7 @@ def check_source(onnx_model, source, example_inputs=None, input_shapes: dict | N
         at = ", ".join(f"{n}{list(v)}" for n, v in shapes.items())
         rows += [dataclasses.replace(r, at=at) for r in judge_model(model, torch_calls, shapes, other)
                  if r.verdict in ("differs", "ties")]
-    return rows
+    return rows + grid_rows(model, torch_frontend.grid_generators(program))
 
 
 def _shapes(names, dims, values) -> dict:
@@ -296,7 +261,10 @@ def format_rows(result: SourceCheck) -> list[str]:
              f"PyTorch value)"]
     for r in result.rows:
         if not r.onnx_name:
-            lines.append(f"{r.torch_name} ({r.verdict}): {r.reason}\n      from {r.call}")
+            lines.append(f"{r.torch_name} ({r.verdict}): {r.reason}")
+            if r.measured is not None:
+                lines.append(f"      measured: max error {r.measured:.3g} against PyTorch eager")
+            lines.append(f"      from {r.call}")
             continue
         head = f"{r.onnx_name} ({r.onnx_op}){' at ' + r.at if r.at else ''}: "
         if r.verdict == "same":

@@ -22,7 +22,9 @@ from ..semantics.ir import DeformConvIR
 from ..translate import torch as torch_frontend
 from ..translate.openvino import parse_model
 from ..translate.torch_ops import Tensor
-from .check_source import SourceRow, judge, load_program, probe_inputs
+from .check_source import judge, load_program, probe_inputs
+from .check_source_grid import frontend_grid_rows
+from .source_row import SourceRow
 
 
 def _overload(op: str):
@@ -77,8 +79,9 @@ def convert_one(call):
 def check_openvino_frontend(source, example_inputs=None) -> list[SourceRow]:
     """Per resampling call of ``source`` (a .pt2 path, program, or module with ``example_inputs``): what
     OpenVINO's PyTorch frontend makes of it, against the call's own IR."""
+    program = load_program(source, example_inputs)
     rows = []
-    for call in torch_frontend.calls(load_program(source, example_inputs)):
+    for call in torch_frontend.calls(program):
         if call.error is not None:
             rows.append(SourceRow("", "", call.name, call.describe(), "refused",
                                   reason=f"PyTorch side: {call.error.line()}"))
@@ -106,7 +109,7 @@ def check_openvino_frontend(source, example_inputs=None) -> list[SourceRow]:
             row = dataclasses.replace(row, verdict="same", fields=(), reason=f"the op alone spells {spelled}; "
                                       f"the converted graph computes the call (measured)")
         rows.append(dataclasses.replace(row, measured=err))
-    return rows
+    return rows + frontend_grid_rows(torch_frontend.grid_generators(program))
 
 
 def measured(ov_model, call) -> tuple[float | None, bool]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..semantics.errors import BridgeError
-from .torch_ops import Call, Tensor, is_resampling, parse_call, user_call
+from .torch_ops import Call, Tensor, is_grid_generator, is_resampling, parse_call, user_call
 from .torch_script import check_recorded, is_script_module, script_nodes
 
 
@@ -144,11 +144,11 @@ def op_name(node) -> str:
     return str(node.target)
 
 
-def calls(program) -> list[TorchCall]:
+def calls(program, wanted=is_resampling) -> list[TorchCall]:
     """Every resampling call of ``program`` (or of a traced TorchScript module, ``torch_script``), in graph
-    order; a call the parser refuses carries its error."""
+    order; a call the parser refuses carries its error. ``wanted`` picks other ops by name."""
     out = []
-    for name, op, args, code, where, sym in _call_nodes(program):
+    for name, op, args, code, where, sym in _call_nodes(program, wanted):
         try:
             if is_script_module(program):
                 check_recorded(name, args)
@@ -159,14 +159,20 @@ def calls(program) -> list[TorchCall]:
     return out
 
 
-def _call_nodes(program) -> list[tuple]:
-    """(name, op, args, code, where, symbolic sizes) of every resampling call, in graph order."""
+def grid_generators(program) -> list[TorchCall]:
+    """Every ``F.affine_grid`` call (``aten.affine_grid_generator``), in graph order: the grids a program feeds
+    to grid_sampler, checked against their exported forms (``tools/check_source_grid``), never lowered."""
+    return calls(program, is_grid_generator)
+
+
+def _call_nodes(program, wanted) -> list[tuple]:
+    """(name, op, args, code, where, symbolic sizes) of every call ``wanted`` names, in graph order."""
     if is_script_module(program):
-        return [(*found, None) for found in script_nodes(program)]
+        return [(*found, None) for found in script_nodes(program, wanted)]
     out = []
     for node in graph_of(program).nodes:
         op = op_name(node)
-        if op and is_resampling(op.split(".")[1]):
+        if op and wanted(op.split(".")[1]):
             out.append((node.name, op, _arguments(node), *source_of(node), _symbolic_sizes(node)))
     return out
 

@@ -31,6 +31,8 @@ PyTorch's rules, as IR fields (aten/src/ATen/native/UpSample.h of torch 2.14, an
   resized, the kernel writes one value down the column (1x3x10x2 -> 20x1); refused where the lengths are known.
 * grid_sampler: ``grid_sampler_compute_source_index`` (unnormalise in the input dtype, then clip / reflect),
   nearest ``nearbyint`` (half to even), bicubic pads each tap (``padding_on="taps"``), A = -0.75.
+* affine_grid_generator (``F.affine_grid``): not a resampling op but the grid a spatial transformer feeds to
+  grid_sampler: ``linspace_from_neg_one``, 0 for an axis of length 1 (``semantics/affine_grid.py``).
 * torchvision deform_conv2d: ``bilinear_interpolate`` reads 0 for a tap outside the input (``zero_taps``);
   its offset layout [N, offset_groups*kh*kw*2, H, W], (dy, dx) pairs, is ONNX DeformConv's.
 """
@@ -40,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from ..semantics.affine_grid import AffineGridIR
 from ..semantics.coords import output_length
 from ..semantics.errors import BridgeError
 from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
@@ -82,6 +85,7 @@ RESIZE_OPS = {
 }
 GRID_OPS = ("grid_sampler", "grid_sampler_2d", "grid_sampler_3d")
 DEFORM_OPS = ("deform_conv2d",)
+GENERATOR_OPS = ("affine_grid_generator",)  # grid producers: checked against their call, never lowered
 GRID_MODES = ("bilinear", "nearest", "bicubic")  # aten's interpolation_mode enum, in order
 GRID_PADDINGS = ("zeros", "border", "reflection")  # aten's padding_mode enum, in order
 # A call's tensor arguments in the order the IR's oracle and the ladders take a node's inputs (ONNX's: Resize X;
@@ -106,6 +110,10 @@ _COPY_EQUAL = ("linear", "linear_aa", "cubic_aa")
 
 def is_resampling(packet: str) -> bool:
     return packet in RESIZE_OPS or packet in GRID_OPS or packet in DEFORM_OPS
+
+
+def is_grid_generator(packet: str) -> bool:
+    return packet in GENERATOR_OPS
 
 
 _INTERPOLATE_MODES = {"nearest": "nearest", "nearest_exact": "nearest-exact", "linear": None, "cubic": "bicubic",
@@ -139,6 +147,8 @@ def user_call(op: str, args: dict) -> str:
         return (f"torchvision.ops.deform_conv2d(stride=({args['stride_h']}, {args['stride_w']}), "
                 f"padding=({args['pad_h']}, {args['pad_w']}), dilation=({args['dilation_h']}, "
                 f"{args['dilation_w']}){', mask=...' if args.get('use_mask') else ''})")
+    if packet in GENERATOR_OPS:
+        return f"F.affine_grid(theta, size={list(args['size'])}, align_corners={args['align_corners']})"
     return op
 
 
@@ -149,6 +159,8 @@ def parse_call(call: Call):
         return parse_grid_sampler(call)
     if call.packet in DEFORM_OPS:
         return parse_deform_conv2d(call)
+    if call.packet in GENERATOR_OPS:
+        return parse_affine_grid(call)
     raise BridgeError(f"{call.op} is not a resampling op", call.name, "op")
 
 
@@ -312,3 +324,21 @@ def parse_deform_conv2d(call: Call) -> DeformConvIR:
         dilations=(ints["dilation_h"], ints["dilation_w"]), group=ints["groups"],
         offset_group=ints["offset_groups"], has_bias=True, has_mask=bool(a["use_mask"]),
         input_shape=tuple(x.shape), weight_shape=tuple(w.shape), dtype=x.dtype, origin=call.op)
+
+
+def parse_affine_grid(call: Call) -> AffineGridIR:
+    a = call.args
+    theta, size = a.get("theta"), a.get("size")
+    if not isinstance(theta, Tensor):
+        raise BridgeError("theta is not a tensor", call.name, "theta")
+    _check_float(call, theta)
+    if not isinstance(size, (list, tuple)) or len(size) not in (4, 5):
+        raise BridgeError(f"size {size}: affine_grid takes [N, C, H, W] or [N, C, D, H, W]", call.name, "size")
+    if not all(isinstance(n, int) for n in size):
+        raise BridgeError(f"size {list(size)} is known only at run time", call.name, "size")
+    r = len(size) - 2
+    if len(theta.shape) != 3 or tuple(theta.shape[1:]) != (r, r + 1):
+        raise BridgeError(f"theta of shape {list(theta.shape)} for a {r}-D grid: [N, {r}, {r + 1}] expected",
+                          call.name, "theta")
+    return AffineGridIR(spatial_rank=r, size=tuple(size), align_corners=bool(a["align_corners"]), length1="zero",
+                        dtype=theta.dtype, origin=call.op)

@@ -49,8 +49,8 @@ def _source(node) -> tuple[str, str]:
     return "", ""
 
 
-def script_nodes(module) -> list[tuple]:
-    """(name, op, args, code, where) of every resampling call of ``module``'s inlined graph, in graph order,
+def script_nodes(module, wanted=is_resampling) -> list[tuple]:
+    """(name, op, args, code, where) of every resampling call (every call whose op ``wanted`` names) of ``module``'s inlined graph, in graph order,
     named as an FX graph names its nodes (upsample_bilinear2d, upsample_bilinear2d_1, ...); a call whose input
     shape the module does not record is refused where ``translate.torch.calls`` parses it."""
     import torch
@@ -58,7 +58,7 @@ def script_nodes(module) -> list[tuple]:
     out, seen = [], {}
     for node in module.inlined_graph.nodes():
         kind = node.kind()
-        if not kind.startswith(("aten::", "torchvision::")) or not is_resampling(kind.split("::")[1]):
+        if not kind.startswith(("aten::", "torchvision::")) or not wanted(kind.split("::")[1]):
             continue
         schema = torch._C.parse_schema(node.schema())
         op = schema.name.replace("::", ".") + "." + (schema.overload_name or "default")
@@ -77,6 +77,6 @@ def script_nodes(module) -> list[tuple]:
 
 def check_recorded(name: str, args: dict) -> None:
     """A call of a module that records no shapes (loaded from a file, or scripted) is refused, naming it."""
-    if not isinstance(args.get("input", args.get("self")), Tensor):
+    if not isinstance(args.get("input", args.get("self", args.get("theta"))), Tensor):
         raise BridgeError("the module records no shape for the input (loaded from a file, or scripted): pass the "
                           "traced module itself (torch.jit.trace), or a torch.export program", name, "input")

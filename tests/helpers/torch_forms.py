@@ -70,3 +70,15 @@ class TorchvisionBlocks(torch.nn.Module):
     def forward(self, a, b):
         out = self.fpn(OrderedDict([("a", a), ("b", b)]))["a"]
         return self.dcn(out, self.offset(out))
+
+
+class SpatialTransformer(torch.nn.Module):
+    """F.affine_grid feeding F.grid_sample, both with the same align_corners: an STN's warp."""
+
+    def __init__(self, size, align: bool):
+        super().__init__()
+        self.size, self.align = size, align
+
+    def forward(self, x, theta):
+        grid = torch.nn.functional.affine_grid(theta, self.size, align_corners=self.align)
+        return torch.nn.functional.grid_sample(x, grid, align_corners=self.align)

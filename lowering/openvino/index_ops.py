@@ -4,8 +4,8 @@ subgraph, by which their proofs cache and find it.
 
 OpenVINO's CPU plugin runs i64 as i32 (measured: an i64 Multiply wraps at 2^31) and divides integers in
 float32 (measured: Divide and FloorMod of i64 values past 2^24 are wrong; Divide truncates toward zero although
-the op says python_division), so every division here is a float estimate refined by its exact integer
-remainder (``floor_div``).
+the op says python_division), so every division here is OpenVINO's integer Divide as an estimate, fixed by its
+exact integer remainder (``floor_div``): integer ops all, which no bf16 / f16 precision hint touches.
 """
 
 from __future__ import annotations
@@ -41,31 +41,29 @@ def linear(f, in_len, out_len):
     return acc
 
 
-def quotient_estimate(n, r):
+# OpenVINO's CPU divides i64 (run as i32) in float32 and truncates (measured, OpenVINO 2026.4.1): exact for
+# 0 <= n < 2^24, within one of n / r while the quotient stays below 2^22, and untouched by a bf16 / f16 hint (an
+# integer op keeps its precision). Its estimate is therefore within [-1, 2] of floor(n / r) (2: a negative n's
+# truncation toward zero on top), and the remainder n - q0*r within [-2r, 2r).
+SMALL_R = 1 << 22  # 4r below 2^24: the remainder's own quotient, shifted non-negative, is an exact Divide
+
+
+def floor_div(n, r, r_max: int = SMALL_R):
+    """floor(n / r) exactly for 0 < r <= ``r_max`` < 2^30, |n| + 2r < 2^31 and a quotient below 2^22: OpenVINO's
+    integer Divide as the estimate q0, fixed by its exact remainder: divided exactly where r <= ``SMALL_R``
+    (rem + 2r in [0, 4r)), else by the signs of rem, rem + r and rem - r (a float copy keeps an integer's sign)."""
     o = ops()
-    return o.convert(o.floor(o.divide(o.convert(n, "f32"), o.convert(r, "f32"))), "i64").output(0)
-
-
-# Under the bf16 hint OpenVINO's CPU runs an f32 Divide between two Conv layers in bf16 (measured: a sizes index form
-# between 1x1 Convs read other rows from output length 510 on); a bf16 quotient is within 2^-7 of the exact one, so
-# each estimate of the remainder's quotient cuts the error by 2^7: three bring a quotient below 2^22 within one.
-REFINEMENTS = 3
-
-
-def floor_div(n, r):
-    """floor(n / r) exactly for r > 0, |n| < 2^31 / (1 + 2^-7) and a quotient below 2^22, at the f32 or bf16
-    precision OpenVINO's CPU runs the estimates in: it divides integers in float32 (measured: i64 Divide and
-    FloorMod wrong past 2^24), so the float quotient is refined by the quotients of its exact integer remainder
-    (``REFINEMENTS``; in f32 the first is already within one) and fixed by the last remainder's sign. Comparisons
-    read only the sign of an integer, which a float copy keeps."""
-    o = ops()
-    q = quotient_estimate(n, r)
-    for _ in range(REFINEMENTS):
-        q = o.add(q, quotient_estimate(o.subtract(n, o.multiply(q, r)).output(0), r)).output(0)
-    rem = o.subtract(n, o.multiply(q, r)).output(0)
+    q0 = o.divide(n, r).output(0)
+    rem = o.subtract(n, o.multiply(q0, r)).output(0)
+    if r_max <= SMALL_R:
+        fix = o.divide(o.add(rem, o.multiply(r, o.constant(np.int64(2)))), r)
+        return o.add(o.subtract(q0, o.constant(np.int64(2))), fix).output(0)
     zero = o.constant(np.int64(0))
-    q = o.subtract(q, o.convert(o.less(rem, zero), "i64")).output(0)
-    return o.add(q, o.convert(o.greater_equal(o.subtract(rem, r), zero), "i64")).output(0)
+    steps = (o.greater_equal(o.subtract(rem, r), zero), o.less(rem, zero), o.less(o.add(rem, r), zero))
+    q = o.add(q0, o.convert(steps[0], "i64"))
+    for below in steps[1:]:
+        q = o.subtract(q, o.convert(below, "i64"))
+    return q.output(0)
 
 
 def index_graph(form: NearestIndex, in_len, out_len):

@@ -6,8 +6,8 @@ Gather moves.
 
 Arithmetic. OpenVINO's CPU plugin runs i64 as i32 (measured: an i64 Multiply wraps at 2^31) and divides
 integers in float32 (measured: Divide and FloorMod of i64 values past 2^24 are wrong; Divide truncates toward
-zero although the op says python_division). So every division is a float estimate refined by the exact
-integer remainder (``floor_div``; exact in bf16 too, which the bf16 hint runs it in between Conv layers), and
+zero although the op says python_division). So every division is that integer Divide as an estimate fixed by
+its exact integer remainder (``floor_div``; integer ops only, which the bf16 hint leaves alone), and
 the graph never forms p*x + q: with p = a*r + b and q = c*r + d (0 <= b, d < r, reduced once per run on
 scalars) the index is a*x + c + floor((b*x + d) / r), whose largest intermediate b*x + d stays below r*out.
 The index is therefore exact while r*out < 2^31, r at most 4*out

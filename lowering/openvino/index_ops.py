@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.nearest_index import NearestIndex
+from ...semantics.nearest_index import Linear, NearestIndex
 from ..index_form import Verdicts, version_of
 from ...semantics.messages import plugin_sentence
 from .graph import F32, ops
@@ -68,7 +68,8 @@ def floor_div(n, r, r_max: int = SMALL_R):
 
 def index_graph(form: NearestIndex, in_len, out_len):
     """The index vector [out] (i64) for i64 scalar outputs ``in_len``, ``out_len``: ``form`` in integer ops
-    whose intermediates stay below r*out (see the module note)."""
+    whose intermediates stay below r*out (see the module note). A zero q (asymmetric floor) leaves out its terms:
+    every op here runs once per inference on shapes known only then."""
     o = ops()
     i64 = "i64"
     one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
@@ -76,12 +77,16 @@ def index_graph(form: NearestIndex, in_len, out_len):
     # r > 0 wherever the formula is used; the max keeps a division by zero (out == 1 in align_corners,
     # out == 0) out of the graph, where a piece or the empty range takes over.
     r = o.maximum(linear(form.r, in_len, out_len), one).output(0)
-    p, q = linear(form.p, in_len, out_len), linear(form.q, in_len, out_len)
-    a, c = floor_div(p, r), floor_div(q, r)
+    p = linear(form.p, in_len, out_len)
+    a = floor_div(p, r)
     b = o.subtract(p, o.multiply(a, r)).output(0)  # p mod r, in [0, r)
-    d = o.subtract(q, o.multiply(c, r)).output(0)
-    frac = floor_div(o.add(o.multiply(x, b), d).output(0), r)
-    return finish_index(form, o.add(o.add(o.multiply(x, a), c), frac).output(0), x, in_len, out_len)
+    n, idx = o.multiply(x, b).output(0), o.multiply(x, a).output(0)
+    if form.q != Linear(0, 0, 0):
+        q = linear(form.q, in_len, out_len)
+        c = floor_div(q, r)
+        n = o.add(n, o.subtract(q, o.multiply(c, r))).output(0)  # + q mod r
+        idx = o.add(idx, c).output(0)
+    return finish_index(form, o.add(idx, floor_div(n, r)).output(0), x, in_len, out_len)
 
 
 def finish_index(form: NearestIndex, idx, x, in_len, out_len):

@@ -49,9 +49,10 @@ SMALL_R = 1 << 22  # 4r below 2^24: the remainder's own quotient, shifted non-ne
 
 
 def floor_div(n, r, r_max: int = SMALL_R):
-    """floor(n / r) exactly for 0 < r <= ``r_max`` < 2^30, |n| + 2r < 2^31 and a quotient below 2^22: OpenVINO's
-    integer Divide as the estimate q0, fixed by its exact remainder: divided exactly where r <= ``SMALL_R``
-    (rem + 2r in [0, 4r)), else by the signs of rem, rem + r and rem - r (a float copy keeps an integer's sign)."""
+    """floor(n / r) exactly for a quotient below 2^22 and 0 < r <= ``r_max``: OpenVINO's integer Divide as the
+    estimate q0, fixed by its exact remainder rem = n - q0*r. Where r <= ``SMALL_R`` (|n| + 2r < 2^31), by rem's own
+    quotient, an exact Divide once shifted into [0, 4r); above it (n >= 0 and r <= 2^30: the estimate within one,
+    rem in [-r, 2r)), by the signs of rem and rem - r (a float copy keeps an integer's sign)."""
     o = ops()
     q0 = o.divide(n, r).output(0)
     rem = o.subtract(n, o.multiply(q0, r)).output(0)
@@ -59,11 +60,8 @@ def floor_div(n, r, r_max: int = SMALL_R):
         fix = o.divide(o.add(rem, o.multiply(r, o.constant(np.int64(2)))), r)
         return o.add(o.subtract(q0, o.constant(np.int64(2))), fix).output(0)
     zero = o.constant(np.int64(0))
-    steps = (o.greater_equal(o.subtract(rem, r), zero), o.less(rem, zero), o.less(o.add(rem, r), zero))
-    q = o.add(q0, o.convert(steps[0], "i64"))
-    for below in steps[1:]:
-        q = o.subtract(q, o.convert(below, "i64"))
-    return q.output(0)
+    up = o.convert(o.greater_equal(o.subtract(rem, r), zero), "i64")
+    return o.subtract(o.add(q0, up), o.convert(o.less(rem, zero), "i64")).output(0)
 
 
 def index_graph(form: NearestIndex, in_len, out_len):

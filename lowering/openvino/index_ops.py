@@ -4,15 +4,15 @@ subgraph, by which their proofs cache and find it.
 
 OpenVINO's CPU plugin runs i64 as i32 (measured: an i64 Multiply wraps at 2^31) and divides integers in
 float32 (measured: Divide and FloorMod of i64 values past 2^24 are wrong; Divide truncates toward zero although
-the op says python_division), so every division here is a float estimate refined by its exact integer
-remainder (``floor_div``).
+the op says python_division), so every division here is OpenVINO's integer Divide as an estimate, fixed by its
+exact integer remainder (``floor_div``): integer ops all, which no bf16 / f16 precision hint touches.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.nearest_index import NearestIndex
+from ...semantics.nearest_index import Linear, NearestIndex
 from ..index_form import Verdicts, version_of
 from ...semantics.messages import plugin_sentence
 from .graph import F32, ops
@@ -41,36 +41,33 @@ def linear(f, in_len, out_len):
     return acc
 
 
-def quotient_estimate(n, r):
+# OpenVINO's CPU divides i64 (run as i32) in float32 and truncates (measured, OpenVINO 2026.4.1): exact for
+# 0 <= n < 2^24, within one of n / r while the quotient stays below 2^22, and untouched by a bf16 / f16 hint (an
+# integer op keeps its precision). Its estimate is therefore within [-1, 2] of floor(n / r) (2: a negative n's
+# truncation toward zero on top), and the remainder n - q0*r within [-2r, 2r).
+SMALL_R = 1 << 22  # 4r below 2^24: the remainder's own quotient, shifted non-negative, is an exact Divide
+
+
+def floor_div(n, r, r_max: int = SMALL_R):
+    """floor(n / r) exactly for a quotient below 2^22 and 0 < r <= ``r_max``: OpenVINO's integer Divide as the
+    estimate q0, fixed by its exact remainder rem = n - q0*r. Where r <= ``SMALL_R`` (|n| + 2r < 2^31), by rem's own
+    quotient, an exact Divide once shifted into [0, 4r); above it (n >= 0 and r <= 2^30: the estimate within one,
+    rem in [-r, 2r)), by the signs of rem and rem - r (a float copy keeps an integer's sign)."""
     o = ops()
-    return o.convert(o.floor(o.divide(o.convert(n, "f32"), o.convert(r, "f32"))), "i64").output(0)
-
-
-# Under the bf16 hint OpenVINO's CPU runs an f32 Divide between two Conv layers in bf16 (measured: a sizes index form
-# between 1x1 Convs read other rows from output length 510 on); a bf16 quotient is within 2^-7 of the exact one, so
-# each estimate of the remainder's quotient cuts the error by 2^7: three bring a quotient below 2^22 within one.
-REFINEMENTS = 3
-
-
-def floor_div(n, r):
-    """floor(n / r) exactly for r > 0, |n| < 2^31 / (1 + 2^-7) and a quotient below 2^22, at the f32 or bf16
-    precision OpenVINO's CPU runs the estimates in: it divides integers in float32 (measured: i64 Divide and
-    FloorMod wrong past 2^24), so the float quotient is refined by the quotients of its exact integer remainder
-    (``REFINEMENTS``; in f32 the first is already within one) and fixed by the last remainder's sign. Comparisons
-    read only the sign of an integer, which a float copy keeps."""
-    o = ops()
-    q = quotient_estimate(n, r)
-    for _ in range(REFINEMENTS):
-        q = o.add(q, quotient_estimate(o.subtract(n, o.multiply(q, r)).output(0), r)).output(0)
-    rem = o.subtract(n, o.multiply(q, r)).output(0)
+    q0 = o.divide(n, r).output(0)
+    rem = o.subtract(n, o.multiply(q0, r)).output(0)
+    if r_max <= SMALL_R:
+        fix = o.divide(o.add(rem, o.multiply(r, o.constant(np.int64(2)))), r)
+        return o.add(o.subtract(q0, o.constant(np.int64(2))), fix).output(0)
     zero = o.constant(np.int64(0))
-    q = o.subtract(q, o.convert(o.less(rem, zero), "i64")).output(0)
-    return o.add(q, o.convert(o.greater_equal(o.subtract(rem, r), zero), "i64")).output(0)
+    up = o.convert(o.greater_equal(o.subtract(rem, r), zero), "i64")
+    return o.subtract(o.add(q0, up), o.convert(o.less(rem, zero), "i64")).output(0)
 
 
 def index_graph(form: NearestIndex, in_len, out_len):
     """The index vector [out] (i64) for i64 scalar outputs ``in_len``, ``out_len``: ``form`` in integer ops
-    whose intermediates stay below r*out (see the module note)."""
+    whose intermediates stay below r*out (see the module note). A zero q (asymmetric floor) leaves out its terms:
+    every op here runs once per inference on shapes known only then."""
     o = ops()
     i64 = "i64"
     one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
@@ -78,12 +75,16 @@ def index_graph(form: NearestIndex, in_len, out_len):
     # r > 0 wherever the formula is used; the max keeps a division by zero (out == 1 in align_corners,
     # out == 0) out of the graph, where a piece or the empty range takes over.
     r = o.maximum(linear(form.r, in_len, out_len), one).output(0)
-    p, q = linear(form.p, in_len, out_len), linear(form.q, in_len, out_len)
-    a, c = floor_div(p, r), floor_div(q, r)
+    p = linear(form.p, in_len, out_len)
+    a = floor_div(p, r)
     b = o.subtract(p, o.multiply(a, r)).output(0)  # p mod r, in [0, r)
-    d = o.subtract(q, o.multiply(c, r)).output(0)
-    frac = floor_div(o.add(o.multiply(x, b), d).output(0), r)
-    return finish_index(form, o.add(o.add(o.multiply(x, a), c), frac).output(0), x, in_len, out_len)
+    n, idx = o.multiply(x, b).output(0), o.multiply(x, a).output(0)
+    if form.q != Linear(0, 0, 0):
+        q = linear(form.q, in_len, out_len)
+        c = floor_div(q, r)
+        n = o.add(n, o.subtract(q, o.multiply(c, r))).output(0)  # + q mod r
+        idx = o.add(idx, c).output(0)
+    return finish_index(form, o.add(idx, floor_div(n, r)).output(0), x, in_len, out_len)
 
 
 def finish_index(form: NearestIndex, idx, x, in_len, out_len):

@@ -6,8 +6,8 @@ Gather moves.
 
 Arithmetic. OpenVINO's CPU plugin runs i64 as i32 (measured: an i64 Multiply wraps at 2^31) and divides
 integers in float32 (measured: Divide and FloorMod of i64 values past 2^24 are wrong; Divide truncates toward
-zero although the op says python_division). So every division is a float estimate refined by the exact
-integer remainder (``floor_div``; exact in bf16 too, which the bf16 hint runs it in between Conv layers), and
+zero although the op says python_division). So every division is that integer Divide as an estimate fixed by
+its exact integer remainder (``floor_div``; integer ops only, which the bf16 hint leaves alone), and
 the graph never forms p*x + q: with p = a*r + b and q = c*r + d (0 <= b, d < r, reduced once per run on
 scalars) the index is a*x + c + floor((b*x + d) / r), whose largest intermediate b*x + d stays below r*out.
 The index is therefore exact while r*out < 2^31, r at most 4*out
@@ -156,7 +156,8 @@ def rung(node, not_native=(), unless=lambda node: None):
     shape_of = o.shape_of(x, "i64").output(0)
     y = x
     copied = copied_axes(ir)
-    for i, axis in enumerate(ir.axes):
+    order = gather_order(ir, scaled)
+    for i, axis in order:
         if axis in copied:
             continue  # X's own length at run time, and the oracle copies it: nothing to gather
         if scaled is None:
@@ -169,8 +170,22 @@ def rung(node, not_native=(), unless=lambda node: None):
     reason = (REASON + f", exact for output lengths up to {MAX_OUT}" if scaled is None else
               nearest_scale.reason(scaled)) + inexact_spellings(not_native)
     fixed = {axis: _fixed(ir, i, _static_len(dims(x)[axis]), scaled) for i, axis in enumerate(ir.axes)}
-    return Candidate([y], reason, proof={"form": "nearest_index", "axes": [a for a in ir.axes if a not in copied],
+    return Candidate([y], reason, proof={"form": "nearest_index", "axes": [a for _, a in order if a not in copied],
                                          "copied": list(copied), "fixed": fixed, "scaled": scaled is not None})
+
+
+def gather_order(ir: ResizeIR, scaled) -> list[tuple[int, int]]:
+    """(i, axis) in the order the Gathers run. OpenVINO's CPU gathers the innermost axis element by element and an
+    outer one by whole rows, so the innermost goes first where the outer axes' static scales add rows (an upscale:
+    measured 1x32x240x320 x2, 15% faster); with lengths known only at run time, the IR's order."""
+    order = list(enumerate(ir.axes))
+    scales = [float(f.scale) for f in scaled] if scaled is not None else \
+        (integer_scales(ir) if ir.sizes is None else None)
+    last = order[-1]
+    if scales is not None and last[1] == ir.rank - 1 and len(order) > 1 and \
+            np.prod([scales[i] for i, _ in order[:-1]]) > 1:
+        return [last] + order[:-1]
+    return order
 
 
 def _static_len(d):

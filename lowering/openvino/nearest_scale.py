@@ -68,7 +68,7 @@ def _floor_div_limbs(x, b: int, d: int, r: int):
         t = o.multiply(high, _const(b)).output(0)
         if rem is not None:
             t = o.add(o.multiply(rem, _const(base)), t).output(0)
-        q = floor_div(t, rc)
+        q = floor_div(t, rc, r)
         rem = o.subtract(t, o.multiply(q, rc)).output(0)
         quotient = q if quotient is None else o.add(o.multiply(quotient, _const(base)), q).output(0)
     carry = o.convert(o.greater_equal(o.add(rem, _const(d)), rc), "i64").output(0)  # R + d < 2r
@@ -84,8 +84,8 @@ def _floor_length(in_len, n: int, e: int):
     a, b = o.multiply(in_len, _const(n1)).output(0), o.multiply(in_len, _const(n0)).output(0)
     if e >= HALF_BITS:
         top = o.add(a, floor_div(b, _const(1 << HALF_BITS))).output(0)
-        return floor_div(top, _const(1 << (e - HALF_BITS)))
-    return o.add(o.multiply(a, _const(1 << (HALF_BITS - e))), floor_div(b, _const(1 << e))).output(0)
+        return floor_div(top, _const(1 << (e - HALF_BITS)), 1 << (e - HALF_BITS))
+    return o.add(o.multiply(a, _const(1 << (HALF_BITS - e))), floor_div(b, _const(1 << e), 1 << e)).output(0)
 
 
 def length_graph(form: ScaleIndex, in_len):

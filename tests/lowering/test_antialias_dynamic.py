@@ -253,8 +253,8 @@ HALF_WIDTHS = [(175, 87, 1), (233, 29, 1), (253, 21, 1), (213, 71, 1), (175, 174
 
 def test_tap_half_width_between_conv_layers_under_bf16():
     """``antialias_taps.half_width`` (the sizes form's m = ceil(R*in / min(out, in))) computed from a Conv's
-    run-time shape and read out through a second Conv under the bf16 hint: exact (a float quotient alone,
-    ``index_ops.quotient_estimate``, fails here)."""
+    run-time shape and read out through a second Conv under the bf16 hint: exact (a float32 quotient alone fails
+    here)."""
     import openvino.opset13 as op
 
     x = op.parameter([1, 1, -1, -1], np.float32)

@@ -187,3 +187,20 @@ def test_static_axes_fold_and_are_proven(shape, tmp_path):
             continue
         x = _distinct((n, 2, h, w), rng)
         assert np.array_equal(compiled([x])[0], run(ir, x)), (n, h, w)
+
+
+@pytest.mark.parametrize("sh,first", [(1.7, 3), (0.6, 2)])
+def test_inner_axis_is_gathered_first_where_rows_are_added(sh, first, tmp_path):
+    """``nearest_index.gather_order``: an upscaled H makes rows, so W (gathered element by element) goes first, on
+    the fewer rows; a downscaled H goes first. The proof follows the chain in that order and holds; a second
+    Gather reading X itself (the first one then gone) breaks it."""
+    from resample_bridge.lowering.openvino.graph import tagged
+
+    onnx.save(scaled_model("half_pixel", "round_prefer_ceil", sh, 1.3), tmp_path / "m.onnx")
+    ov_model, (rec,) = convert(str(tmp_path / "m.onnx"))
+    assert rec.proof["axes"][0] == first and prove(ov_model, [rec]) == []
+    gathers = tagged(ov_model)
+    second = gathers[f"r/index_{5 - first}/gather"]
+    second.input(0).replace_source_output(gathers[f"r/index_{first}/gather"].input_value(0))
+    failures = prove(ov_model, [rec])
+    assert failures and f"axis {first}" in " ".join(failures), failures

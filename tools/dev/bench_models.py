@@ -49,8 +49,10 @@ def models():
     rng = np.random.default_rng(0)
     F = TensorProto.FLOAT
 
-    def make(nodes, inits, inputs):
-        g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info(n, F, s) for n, s in inputs],
+    def make(nodes, inits, inputs, dynamic=False):
+        """``dynamic``: H and W declared as symbols (the run-time forms), fed at the shapes given."""
+        declared = [(n, s[:2] + [f"{n}{k}" for k in range(2, len(s))] if dynamic else s) for n, s in inputs]
+        g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info(n, F, s) for n, s in declared],
                               [helper.make_tensor_value_info("y", F, None)], inits)
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
         feeds = {n: (rng.uniform(-1, 1, s) if n == "grid" else rng.standard_normal(s)).astype(np.float32)
@@ -91,6 +93,22 @@ def models():
     warp = [helper.make_node("GridSample", ["x", "grid"], ["w"], name="warp", padding_mode="border"), c1]
     yield ("5-D warp 1x4x24x28x20 -> Conv3d", *make(
         warp, [w1], [("x", [1, 4, 24, 28, 20]), ("grid", [1, 24, 28, 20, 3])]))
+
+
+    # The run-time forms alone (rung 3 on shapes known only at run time): sizes from the input's own shape.
+    def from_shape(op, factor, resize):
+        return [helper.make_node("Shape", ["x"], ["sx"]), helper.make_node(op, ["sx", "f"], ["sz"]),
+                helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="r", **resize)], [const("f", factor, np.int64)]
+
+    nodes, inits = from_shape("Mul", [1, 1, 2, 2], dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                                                        nearest_mode="floor"))
+    yield ("run-time nearest sizes x2 1x32x240x320", *make(nodes, inits, [("x", [1, 32, 240, 320])], True))
+    scale = [helper.make_node("Resize", ["x", "", "s"], ["y"], name="r", mode="nearest")]
+    yield ("run-time nearest scale 0.6 1x32x240x320", *make(
+        scale, [const("s", [1, 1, 0.6, 0.6], np.float32)], [("x", [1, 32, 240, 320])], True))
+    for mode in ("linear", "cubic"):
+        nodes, inits = from_shape("Div", [1, 1, 2, 2], dict(mode=mode, antialias=1))
+        yield (f"run-time {mode} AA 1x3x480x640 -> 240x320", *make(nodes, inits, [("x", [1, 3, 480, 640])], True))
 
 
 def corpus(only: str = ""):

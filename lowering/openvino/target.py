@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 
 from ...semantics.errors import BridgeError, clip
@@ -84,7 +85,7 @@ class OpenVINOTarget(Target):
         exts = conversion_extensions(opset=default_opset(model), planner=planner, irs=source_irs(model),
                                      sides=planar_sides(inlined))
         try:
-            with _keyed_copy(inlined, model_path) as path:
+            with _keyed_copy(inlined, model_path) as path, _torch_left_alone():
                 ov_model = ov.convert_model(path, extension=list(exts) + self.extensions)
         except BridgeError:
             raise
@@ -170,6 +171,24 @@ def _keyed_copy(inlined, model_path):
             # Over protobuf's 2 GiB limit the weights go beside the copy, as ONNX keeps them (external data).
             onnx.save(copy, path, save_as_external_data=copy.ByteSize() > PROTOBUF_LIMIT)
         yield path
+
+@contextlib.contextmanager
+def _torch_left_alone():
+    """``convert_model(path, extension=...)`` imports PyTorch wherever it is installed (ovc's ``filtered_extensions``
+    looks for PyTorch module extensions among ours): about 2 s and several GB of address space (its CUDA build) for
+    an ONNX model that needs none of it -- a process under a 4 GB address-space limit ran out of memory. Where
+    nothing has imported torch yet, the import is refused for the call (a None entry in sys.modules); the filter
+    then keeps every extension, which is what it returns for ours."""
+    if "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None
+    try:
+        yield
+    finally:
+        if "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
+
 
 def in_model_order(records, model) -> list:
     """The records in the model's order (``translate.onnx.walk``'s, as inspect and check list nodes), not the order

@@ -90,3 +90,24 @@ def test_a_model_in_memory_is_keyed_alike(converted):
 
     result = OPENVINO(twins_model(), OPENVINO.policy(ConvertOptions()))
     assert [(r.node, r.ir.sizes) for r in result.records] == [(r.node, r.ir.sizes) for r in converted[2]]
+
+
+def test_converting_an_onnx_model_leaves_pytorch_unimported(tmp_path):
+    """OpenVINO's convert_model imports PyTorch wherever it is installed once extensions are passed: seconds and
+    gigabytes of address space for an ONNX model. Only meaningful where torch is installed (the test extra)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    x = helper.make_tensor_value_info("X", F, [1, 1, 4, 4])
+    y = helper.make_tensor_value_info("Y", F, None)
+    model = helper.make_model(helper.make_graph(list(_resize("r", "Y", 8)), "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 19)])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    code = ("import sys; from resample_bridge.lowering.openvino.target import convert; "
+            f"m, records = convert({str(path)!r}); assert [r.rung for r in records] == [1], records; "
+            "print(sys.modules.get('torch') is not None)")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr[-400:]
+    assert got.stdout.strip() == "False"

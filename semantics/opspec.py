@@ -24,7 +24,8 @@ class OpSpec:
     ONNX node's inputs in order (the oracle's arguments, None for an omitted one); ``custom_op``: the op type of
     the OpenVINO extension's op and the TensorRT plugin's name (``schema.OP_TYPES``: unique across domains);
     ``positions``: the input that carries sample positions (GridSample's grid, DeformConv's offsets), None where
-    the op computes them."""
+    the op computes them; ``parameters``: the trailing inputs whose values the IR holds as its fields (Resize's
+    roi, scales, sizes), not arrays the oracle reads (``arrays``)."""
 
     kind: str
     ir: type
@@ -32,6 +33,12 @@ class OpSpec:
     inputs: tuple[str, ...]
     custom_op: str
     positions: int | None = None
+    parameters: tuple[str, ...] = ()
+
+    @property
+    def arrays(self) -> tuple[str, ...]:
+        """The leading inputs the oracle reads as arrays (where the IR holds its parameters' values)."""
+        return self.inputs[:len(self.inputs) - len(self.parameters)]
 
     @property
     def domain_op(self) -> str:
@@ -41,7 +48,8 @@ class OpSpec:
 
 # In the C ABI's op order (``schema.KINDS``: the kernels number the ops so).
 SPECS = {s.kind: s for s in (
-    OpSpec("resize", ResizeIR, ONNX_RESIZE_OPS, ("X", "roi", "scales", "sizes"), "ResampleBridgeResize"),
+    OpSpec("resize", ResizeIR, ONNX_RESIZE_OPS, ("X", "roi", "scales", "sizes"), "ResampleBridgeResize",
+           parameters=("roi", "scales", "sizes")),
     OpSpec("gridsample", GridSampleIR, ("GridSample",), ("X", "grid"), "ResampleBridgeGridSample", positions=1),
     OpSpec("deformconv", DeformConvIR, ("DeformConv",), ("X", "W", "offset", "B", "mask"), "ResampleBridgeDeformConv",
            positions=2),

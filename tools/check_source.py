@@ -23,7 +23,8 @@ from ..semantics import reference
 from ..semantics.compare import against_oracle
 from ..semantics.equivalence import diff, number_text, off_ties
 from ..semantics.errors import BridgeError
-from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, is_static
+from ..semantics.ir import ResizeIR, is_static
+from ..semantics.opspec import PerOp, of_onnx_op
 from ..translate import torch as torch_frontend
 from ..translate.onnx import load, parse_model, resampling_nodes
 from ..translate.onnx_shapes import graph_inputs, with_input_shapes
@@ -33,9 +34,6 @@ from .check_source_bind import bind_runtime_parameters
 from .check_source_grid import grid_rows
 from .node_probe import PROBE_SEED, probe_image
 from .source_row import SourceRow, fx_name
-
-_KIND = {"Resize": "resize", "Upsample": "resize", "GridSample": "gridsample", "DeformConv": "deformconv"}
-
 
 def match(onnx_nodes, torch_calls):
     """[(onnx (name, node, ir) or None, TorchCall or None)]: by the recorded FX node where the export has it,
@@ -51,7 +49,7 @@ def match(onnx_nodes, torch_calls):
         if recorded:
             c = by_name.get(fx_name(node) or "")
         else:
-            queue = queues.get(_KIND.get(node.op_type), [])
+            queue = queues.get(getattr(of_onnx_op(node.op_type), "kind", None), [])
             c = next((c for c in queue if c.name not in used and _same_input(c, ir)), None)
         if c is not None:
             used.add(c.name)
@@ -80,18 +78,20 @@ def probe_inputs(call, ir) -> list:
     rng = np.random.default_rng(PROBE_SEED)
     a = call.args
     x = a.get("input", a.get("self"))
-    data = probe_image(x.shape, x.dtype)
-    if isinstance(ir, ResizeIR):
-        return [data]
-    if isinstance(ir, GridSampleIR):
-        return [data, rng.uniform(-1.2, 1.2, a["grid"].shape).astype(x.dtype)]
-    if isinstance(ir, DeformConvIR):
-        arrays = [data, rng.standard_normal(a["weight"].shape), rng.normal(0, 2.0, a["offset"].shape),
-                  rng.standard_normal(a["bias"].shape)]
-        if a.get("use_mask"):
-            arrays.append(rng.uniform(0, 1, a["mask"].shape))
-        return [arrays[0]] + [v.astype(x.dtype) for v in arrays[1:]]
-    raise BridgeError(f"not an IR value: {type(ir).__name__}")
+    return [probe_image(x.shape, x.dtype)] + [v.astype(x.dtype) for v in _PROBE_ARGS.of(ir)(a, rng)]
+
+
+def _deformconv_args(a: dict, rng) -> list:
+    arrays = [rng.standard_normal(a["weight"].shape), rng.normal(0, 2.0, a["offset"].shape),
+              rng.standard_normal(a["bias"].shape)]
+    if a.get("use_mask"):
+        arrays.append(rng.uniform(0, 1, a["mask"].shape))
+    return arrays
+
+
+# The oracle's inputs after the data, drawn in its argument order from the call's own arguments.
+_PROBE_ARGS = PerOp("check --source probe inputs", resize=lambda a, rng: [],
+                    gridsample=lambda a, rng: [rng.uniform(-1.2, 1.2, a["grid"].shape)], deformconv=_deformconv_args)
 
 
 def judge(onnx_name, onnx_op, onnx_ir, call) -> SourceRow:

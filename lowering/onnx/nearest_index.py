@@ -27,6 +27,7 @@ from ...semantics.nearest_index import NearestIndex, integer_scales
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ..index_form import GRID as _GRID, INT32_MAX_OUT, Verdicts, axis_key, copied_axes, form_of, grid_mismatch, \
     version_of
+from ..model_check import import_onnxruntime
 from ..passes import Candidate, Refusal
 
 # The shared grid, and pairs past the int32 bound: int64 must stay exact there.
@@ -197,8 +198,6 @@ def grid_verdict(model, ir: ResizeIR, in_name: str = "in", out_name: str = "out"
     if found:
         return verdict
     try:
-        from ..model_check import import_onnxruntime
-
         ort = import_onnxruntime()
     except ImportError:
         return "onnxruntime is needed to run the index subgraph over the grid of lengths"

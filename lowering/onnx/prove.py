@@ -22,7 +22,8 @@ import numpy as np
 
 from ...semantics.compare import against_oracle
 from ...semantics.errors import BridgeError, first_line
-from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
+from ...semantics.ir import RuntimeValue, has_runtime_params, is_static
+from ...semantics.opspec import spec
 from ...semantics.reference import run as oracle
 from ...semantics.taps import axis_taps
 from ..index_form import copied_axes
@@ -58,7 +59,7 @@ def prove(result: PassResult, compute: dict, *, probes: bool = True) -> list[str
     folded = prove_folded(model, result.records)
     lowered = [r for r in without_folded(result.records) if not r.refused]
     # Shapes and types of GridSample / DeformConv inputs past X, for their probes (one shape inference).
-    graph = Graph(model) if any(not isinstance(r.ir, ResizeIR) for r in lowered) else None
+    graph = Graph(model) if any(len(spec(r.ir).arrays) > 1 for r in lowered) else None
     failures = [f for fs in folded.values() for f in fs]
     for rec in lowered:
         index = rec.proof.get("form") == FORM
@@ -260,14 +261,14 @@ def _probe(rec, model, consts, graph) -> list[str]:
     ort = import_onnxruntime()
 
     ir, args = rec.ir, rec.proof["inputs"]
-    resize = isinstance(ir, ResizeIR)
+    arrays = len(spec(ir).arrays)  # past them, parameters the IR holds (Resize's roi, scales, sizes)
     if not rec.proof.get("top_level", True) or has_runtime_params(ir):
         rec.extra["probe"] = "not probed: inside a subgraph or fed run-time parameters (proven on the IR)"
         return []
     dtype = np.dtype(ir.dtype)
     fed = {args[0]: (0, tuple(d if d is not None else 5 for d in ir.input_shape), dtype)}
     for pos, arg in enumerate(args[1:], 1):
-        if arg and arg not in consts and not resize:  # GridSample / DeformConv inputs past X
+        if arg and arg not in consts and pos < arrays:  # GridSample / DeformConv inputs past X
             shape = graph.shapes.get(arg)
             if not (is_static(shape) and is_static(ir.input_shape)):
                 rec.extra["probe"] = f"not probed: the shapes of {args[0]} and {arg} are not both known"
@@ -291,7 +292,7 @@ def _probe(rec, model, consts, graph) -> list[str]:
     for k, x in enumerate(data):
         feeds = {a: x if p == 0 else _input_probe(rec.op, p, d, s, rng) for a, (p, s, d) in fed.items()}
         values = [None if not a else feeds[a] if a in feeds else consts.get(a) for a in args]
-        want = oracle(ir, *(values[:1] if resize else values))
+        want = oracle(ir, *values[:arrays])
         try:
             got = sess.run(None, feeds)[0]
         except Exception as e:
@@ -302,7 +303,7 @@ def _probe(rec, model, consts, graph) -> list[str]:
         # The bound from the finite values: an inf or NaN tap's term is no finite output's error (where it has a
         # weight, the output is not finite and compared as such).
         bounded = [v if v is None or v.dtype.kind != "f" else np.where(np.isfinite(v), v, 0) for v in values]
-        c = against_oracle(ir, got, want, bounded[:1] if resize else bounded)
+        c = against_oracle(ir, got, want, bounded[:arrays])
         if not c.ok:
             i = c.first_mismatch
             return [f"{rec.node}: probe {k}: onnxruntime gives {got[i]} at {i}, the oracle {want[i]}"]

@@ -25,6 +25,7 @@ from .deformconv_decompose import decompose_deformconv
 from .fold import fold_constant_nodes, in_model_order
 from .gridsample_decompose import decompose_gridsample
 from .nearest_index import decompose_nearest_index
+from .prove import prove
 from ..model_check import SourceRunner
 
 # Run-time conditions are never taken by default: a portable model must be exact for every value.
@@ -141,8 +142,6 @@ class OnnxTarget(Target):
         return [n.name for n in added]
 
     def prove(self, result: PassResult) -> list[str]:
-        from .prove import prove
-
         return prove(result, self.compute, probes=self.probes)
 
     def policy(self, options: ConvertOptions) -> Policy:

@@ -37,10 +37,8 @@ from . import cost_machine, cost_timing
 from .cost_matmul import calibrate  # noqa: F401 -- with the matrix form's rates (``__all__``)
 from ..passes import CUSTOM
 from .boundary import NOT_AT_BOUNDARY
-from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, deform_key, deform_variant, few_key, fixed_key, \
-    grid_key, int_key, key_of, rung_class
-from ...semantics.coords import bind_resize
-from ...semantics.errors import BridgeError
+from .cost_ops import COST_OPS
+from .cost_timing import DYNAMIC, FEW, RUNG_CLASS, few_key, fixed_key, int_key, rung_class
 from .. import compiled
 
 __all__ = ["MARGIN", "Calibration", "using", "table_file", "calibration", "calibrate", "estimate",
@@ -142,16 +140,6 @@ def calibration(timing=None) -> Calibration:
                        confirmer=lambda keys: cost_machine.confirmed(keys, rates, timing))
 
 
-def _class_key(ir, cls: str, up: bool) -> str:
-    """The rate's key of ``ir`` on a rung class: Resize by sampler, antialias and direction; GridSample by sampler
-    and spatial rank (cost_timing.GRID_SHAPE); DeformConv by group and offset group (cost_timing.DEFORM_VARIANTS)."""
-    if ir.kind == "gridsample":
-        return grid_key(cls, ir.sampler.kind, ir.spatial_rank)
-    if ir.kind == "deformconv":
-        return deform_key(cls, deform_variant(ir))
-    return key_of(cls, ir.sampler.kind, bool(ir.sampler.antialias and ir.sampler.kind != "nearest"), up)
-
-
 def _static_elements(ir, input_shape) -> tuple[int, int, bool] | None:
     """(elements in, elements out, least) of the node at its static sizes; a length known only at run time on an
     axis it does not resample (a batch) taken as 1 (``least``: then True, the smallest run); None where a
@@ -159,51 +147,12 @@ def _static_elements(ir, input_shape) -> tuple[int, int, bool] | None:
 
     if input_shape is None:
         return None
-    resampled = set(range(2, len(input_shape))) if ir.kind in ("gridsample", "deformconv") else set(ir.axes)
-    if any(input_shape[a] is None for a in resampled):
+    op = COST_OPS.of(ir)
+    if any(input_shape[a] is None for a in op.resampled(ir, len(input_shape))):
         return None
     least = any(d is None for d in input_shape)
-    shape = tuple(1 if d is None else d for d in input_shape)
-    if ir.kind == "gridsample":
-        grid = ir.grid_shape
-        if grid is None or any(d is None for d in grid[1:-1]):
-            return None
-        return int(np.prod(shape)), int(np.prod(shape[:2])) * int(np.prod(grid[1:-1])), least or grid[0] is None
-    if ir.kind == "deformconv":
-        return int(np.prod(shape)), shape[0] * ir.weight_shape[0] * int(np.prod(_deform_out(ir, shape))), least
-    try:
-        bound = bind_resize(ir, shape)
-    except BridgeError:  # run-time scales / sizes: no static size to estimate with
-        return None
-    return int(np.prod(bound.in_shape)), int(np.prod(bound.out_shape)), least
-
-
-def _deform_out(ir, shape) -> list:
-    """A DeformConv's output spatial lengths at input ``shape`` (the convolution's)."""
-    D = ir.spatial_rank
-    return [(shape[2 + d] + ir.pads[d] + ir.pads[D + d] - ir.dilations[d] * (ir.kernel_shape[d] - 1) - 1)
-            // ir.strides[d] + 1 for d in range(D)]
-
-
-def _per_unit(ir) -> tuple[float | None, float]:
-    """(input elements, output elements) per unit of the node's rates where its sizes are known only at run time:
-    per output element (the input's where static scales fix it, else None); a DeformConv's per multiply-accumulate
-    (its spatial lengths in and out taken alike, strides aside)."""
-    if ir.kind == "deformconv":
-        oc, cg, taps = ir.weight_shape[0], ir.weight_shape[1], int(np.prod(ir.kernel_shape))
-        return float(np.prod(ir.strides)) / (oc // ir.group * taps), 1.0 / (cg * taps)
-    scales = getattr(ir, "scales", None)
-    if ir.kind != "resize" or not isinstance(scales, tuple) or getattr(ir, "sizes", None) is not None:
-        return None, 1.0
-    return float(1 / np.prod([float(s) for s in scales])), 1.0
-
-
-def _units(ir, n_out: int) -> int:
-    """Units of the node's rates at ``n_out`` output elements: a DeformConv's rates are per multiply-accumulate
-    (each output element takes C/group x taps of them)."""
-    if ir.kind != "deformconv":
-        return n_out
-    return n_out * ir.weight_shape[1] * int(np.prod(ir.kernel_shape))
+    got = op.elements(ir, tuple(1 if d is None else d for d in input_shape))
+    return None if got is None else (got[0], got[1], least or got[2])
 
 
 def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides: tuple = NOT_AT_BOUNDARY) -> \
@@ -225,18 +174,13 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
     inference of nothing, where the table has it: a saving below it is not taken."""
     table = table or calibration()
     cls = rung if isinstance(rung, str) else RUNG_CLASS.get(rung)
-    if ir.kind == "deformconv" and (ir.weight_shape is None or None in ir.weight_shape or ir.kernel_shape is None):
-        return None  # W fed at run time: no size to weigh
+    op = COST_OPS.of(ir)
+    if cls is None or not op.weighs(ir, cls):
+        return None
     sizes = _static_elements(ir, input_shape)
-    # GridSample: against its decomposition only (GridSample-9, where exact, is the importer's own op).
-    if cls is None or (cls != "decomposition" and ir.kind == "gridsample") or \
-            (sizes is not None and sizes[1] == 0):  # an empty output: nothing to weigh
+    if sizes is not None and (sizes[1] == 0 or not op.static_rate(ir, cls)):  # an empty output: nothing to weigh
         return None
-    if ir.kind == "resize" and (not ir.axes or (cls == "decomposition" and ir.sampler.kind == "nearest" and sizes)):
-        # Nothing resampled: every rung passes X through. Static nearest's decomposition is a Gather per axis,
-        # not the index form (lengths known at run time) whose chain "decomposition/nearest" times: no rate.
-        return None
-    in_per_out = sizes[0] / sizes[1] if sizes else _per_unit(ir)[0]
+    in_per_out = sizes[0] / sizes[1] if sizes else op.per_unit(ir)[0]
     up = in_per_out is None or in_per_out <= 1
     keys = _keys(ir, cls, up, input_shape, table)
     cur = table.rate(keys[0])
@@ -259,7 +203,7 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
              (table.rate(fixed_key(keys[1])) or 0.0) + ((table.rate(DYNAMIC) or 0.0) if run_time else 0.0))
     if sizes is not None:
         n_in, n_out, least = sizes
-        units = _units(ir, n_out)
+        units = op.units(ir, n_out)
         got = {"chosen_ms": (fixed[0] + cur * units) / 1e6,
                "extension_ms": (fixed[1] + ext * units + layout * (n_in * charged_in + n_out * charged_out)) / 1e6}
         if any(fixed):
@@ -271,14 +215,14 @@ def estimate(ir, rung: int, input_shape, table: Calibration | None = None, sides
         if cls in IN_GRAPH_OPS and table.rate("call"):
             got["call_ms"] = table.rate("call") / 1e6
     else:
-        per_out = _per_unit(ir)[1]
+        per_out = op.per_unit(ir)[1]
         got = {"chosen_ns": cur + fixed[0] * per_out / REFERENCE_OUTPUTS,
                "extension_ns": ext + fixed[1] * per_out / REFERENCE_OUTPUTS +
                layout * ((in_per_out or per_out) * charged_in + per_out * charged_out)}
         if in_per_out is None and charged_in:
             got["assumed"] = "the input as large as the output"
-        if ir.kind == "deformconv":
-            got["per"] = "multiply-accumulate"
+        if op.per is not None:
+            got["per"] = op.per
     if any(sides) and cls in IN_GRAPH_OPS:
         got["boundary"] = " and ".join(s for s, at in zip(("input", "output"), sides) if at)
     if keys[0].endswith(few_key("")):
@@ -290,12 +234,12 @@ def _keys(ir, cls: str, up: bool, input_shape, table: Calibration) -> tuple[str,
     """The rates' keys of the chosen rung and of the extension: integer linear / cubic read the rates timed on
     integers (``cost_timing.INTEGER``); against a built-in op, at most ``FEW`` channels read the rates timed at few
     channels where the table has both (``cost_timing.FEW``)."""
-    keys = (_class_key(ir, cls, up), _class_key(ir, "extension", up))
-    dtype = getattr(ir, "dtype", None)
-    if ir.kind == "resize" and ir.sampler.kind != "nearest" and dtype and np.issubdtype(np.dtype(dtype), np.integer):
+    op = COST_OPS.of(ir)
+    keys = (op.key(ir, cls, up), op.key(ir, "extension", up))
+    if op.integer_rates(ir):
         return tuple(int_key(k) for k in keys)
     channels = input_shape[1] if input_shape is not None and len(input_shape) >= 3 else None
-    if cls not in IN_GRAPH_OPS or ir.kind != "resize" or channels is None or channels > FEW or 1 in ir.axes:
+    if cls not in IN_GRAPH_OPS or not op.few_channel_rates(ir) or channels is None or channels > FEW:
         return keys
     few = tuple(few_key(k) for k in keys)
     return few if all(table.rate(k) is not None for k in few) else keys

@@ -18,6 +18,7 @@ from . import antialias_taps, conv_rewrite, decompose, extension, grid_decompose
 from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
 from ...semantics.equivalence import diff
+from ...translate import openvino as tov
 
 
 def located(ov_model, records: list[NodeRecord]) -> list[NodeRecord]:
@@ -98,11 +99,6 @@ def _folded(rec: NodeRecord, by_tag, ov_model) -> bool:
 
 
 def _prove_builtin(rec: NodeRecord, by_tag) -> list[str]:
-    try:
-        from ...translate import openvino as tov
-    except ImportError:  # the OpenVINO parser is not there: nothing can be proven
-        return [f"{rec.node}: no OpenVINO parser to re-read the native op"]
-
     op = by_tag.get(rec.proof.get("op"))
     if op is None:
         return [f"{rec.node}: native op not found in the produced model"]

@@ -126,7 +126,7 @@ def _native(n: Node) -> Candidate | Refusal:
         return Refusal(_importer_why(imp))
     if imp["assumptions"]:
         # A split inside the window both TensorRT documents promise is preferred, even under assumptions.
-        if isinstance(n.src, ResizeIR) and n.why_not_rewritable() is None and n.needs_split() and \
+        if SPLIT.get_for(n.src) is not None and n.why_not_rewritable() is None and n.needs_split() and \
                 n.passes is not None:
             return Refusal("exact only under undocumented behaviour; an exact split into passes is preferred",
                            facts={"assumed": True})

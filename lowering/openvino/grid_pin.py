@@ -1,0 +1,161 @@
+"""The coordinate arithmetic that generates a GridSample's grid (a DeformConv's offsets) inside the model, kept in
+float32 under OpenVINO's reduced inference precision (issue 42: "reduced precision may round values, never move an
+index").
+
+The grid is not ours: the importer converts its producer (ONNX AffineGrid-20 becomes a MatMul of the base grid by
+theta; kornia's warp_perspective, a MatMul and a Divide). Under the CPU's default bf16 hint the plugin runs that
+MatMul, and the elementwise ops around it, in bf16 (8-bit mantissa): a 2^-9 error of a normalised coordinate in
+[-1, 1] moves a sample by 1 px at 640 px. Measured on a 24x24 spatial transformer (AffineGrid-20 -> GridSample,
+OpenVINO 2026.4.1, AMD EPYC Zen 4): 0.238 off onnxruntime at the default precision, 7.9e-6 at f32; the importer
+alike. Pinned, the same model is 0.0091 off at the default (the image rounded to bf16: value rounding only).
+
+``mark`` stamps the producer of each grid as the frontend hands it to the planner; ``pin`` (after the plan's
+forms are emitted) walks the producer cone from there to Parameters and Constants and marks every float op of
+coordinate arithmetic ``pinned.PRECISE`` (elementwise, shape and layout ops, reductions, a MatMul contracting at
+most 4 terms: homogeneous coordinates). It stops at anything else (a Convolution, a MatMul over features): a grid or
+offsets predicted by a network stay at the model's precision, as the importer leaves them, and what follows that
+layer is pinned. It never enters a ShapeOf's input (a shape is exact at any precision). The mark is honoured by
+the CPU plugin once the model is saved and read back (the deployed IR: ``DisablePrecisionConversion``); a model
+compiled straight from memory keeps the string key, which the plugin ignores (measured).
+"""
+
+from __future__ import annotations
+
+from .graph import all_ops, constant_of, ops
+from .pinned import PRECISE, quotient
+
+GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
+# The input that places the taps, per IR kind: a GridSample's grid, a DeformConv's offsets (its mask is a weight:
+# value rounding only).
+POSITIONS = {"GridSampleIR": 1, "DeformConvIR": 1}
+MAX_CONTRACTION = 4  # a MatMul over at most this many terms is coordinate arithmetic (x, y, z, 1), not a layer
+
+_COORDINATE_OPS = frozenset({
+    "Add", "Subtract", "Multiply", "Divide", "Power", "Negative", "Abs", "Sqrt", "Floor", "Ceiling", "Round",
+    "Clamp", "Maximum", "Minimum", "Mod", "FloorMod", "SquaredDifference", "Sin", "Cos", "Tan", "Atan", "Exp",
+    "Log", "Tanh", "Sigmoid", "Select", "Convert", "ConvertLike", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
+    "Concat", "Split", "VariadicSplit", "Slice", "StridedSlice", "Gather", "GatherND", "GatherElements", "Broadcast",
+    "Tile", "Range", "Pad", "ScatterUpdate", "ScatterNDUpdate", "ScatterElementsUpdate", "Inverse",
+    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Einsum",
+    # the guards of a safe division (kornia's homogeneous coordinates): booleans, their float operands pinned
+    "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
+    "LogicalXor", "IsInf", "IsNaN", "IsFinite", "Sign",
+})
+
+
+def mark(name: str, ir, inputs: list) -> None:
+    """Stamp the op producing the positions ``inputs`` hands node ``name`` (an OpenVINO output, frontend order)."""
+    port = POSITIONS.get(type(ir).__name__)
+    if port is None or port >= len(inputs) or inputs[port] is None:
+        return
+    node = inputs[port].get_node()
+    if node.get_type_name() in ("Parameter", "Constant"):
+        return
+    rt = node.get_rt_info()
+    before = str(rt[GRID_OF].astype(str)) if GRID_OF in rt else ""
+    rt[GRID_OF] = ",".join(filter(None, (before, name)))
+
+
+def pin(ov_model) -> dict[str, dict]:
+    """Mark the producer cone of every stamped grid PRECISE and drop the stamps: node key -> {"ops": float ops
+    pinned, "stops": the types of the ops the walk stopped at (a learned layer: left at the model's precision)}."""
+    counts: dict[str, dict] = {}
+    for op in list(all_ops(ov_model)):
+        rt = op.get_rt_info()
+        if GRID_OF not in rt:
+            continue
+        names = str(rt[GRID_OF].astype(str)).split(",")
+        del rt[GRID_OF]
+        n, stops = _pin_cone(op)
+        for name in names:
+            was = counts.get(name, {"ops": 0, "stops": []})
+            counts[name] = {"ops": was["ops"] + n, "stops": sorted(set(was["stops"]) | stops)}
+    return counts
+
+
+def _pin_cone(top) -> tuple[int, set]:
+    seen, stack, pinned, stops = set(), [top], 0, set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        if not coordinate_op(node):
+            if node.get_type_name() not in ("Parameter", "Constant", "ShapeOf"):
+                stops.add(node.get_type_name())
+            continue
+        node = _respelled(node)
+        seen.add(node)
+        if any(v.get_element_type().is_real() for v in [*node.outputs(), *node.input_values()]):
+            node.get_rt_info()[PRECISE] = ""
+            pinned += 1
+        stack += [v.get_node() for v in node.input_values()]
+    return pinned, stops
+
+
+def _respelled(node):
+    """``node`` in the spelling the CPU plugin keeps (the op that replaces it, or ``node``). The PRECISE mark does
+    not survive a rewrite (``pinned``), and the plugin rewrites these ops into new ones that run in bf16
+    (measured, OpenVINO 2026.4.1, a Conv after the sampler): Unsqueeze / Squeeze into a Reshape (the dynamo export's
+    Unsqueeze of theta: 0.114 off), Pad-12 into Pad-1 and ScatterElementsUpdate-12 into -3 (kornia's 3x3 matrix),
+    a Divide into a Multiply by a Power -1 (kornia's perspective division). Only float ops are respelled."""
+    import numpy as np
+
+    o, out, kind = ops(), node.output(0), node.get_type_name()
+    if not out.get_element_type().is_real():
+        return node
+    version = node.get_type_info().version_id
+    args = node.input_values()
+    if kind in ("Unsqueeze", "Squeeze"):
+        # the target shape a constant: the output's, -1 for at most one length known only at run time
+        shape = out.get_partial_shape()
+        if not shape.rank.is_static or sum(not d.is_static for d in shape) > 1:
+            return node
+        target = [d.get_length() if d.is_static else -1 for d in shape]
+        new = o.reshape(args[0], o.constant(np.array(target, np.int64)), False)
+    elif kind == "Pad" and version == "opset12" and _non_negative(node):
+        new = _opset(1).pad(*args[:3], node.get_attributes()["pad_mode"], *args[3:])
+    elif kind == "ScatterElementsUpdate" and version == "opset12" and \
+            node.get_attributes().get("reduction") == "none":
+        new = _opset(3).scatter_elements_update(*args)
+    elif kind == "Divide":
+        new = quotient(args[0], args[1], _minus_one(args[1]))
+    else:
+        return node
+    new = new.get_node() if hasattr(new, "get_node") else new
+    new.set_friendly_name(node.get_friendly_name())
+    out.replace(new.output(0))
+    return new
+
+
+def _non_negative(pad) -> bool:
+    """A Pad's begins and ends are constants >= 0 (Pad-1 has no crop)."""
+    values = [constant_of(pad, port) for port in (1, 2)]
+    return all(v is not None and (v >= 0).all() for v in values)
+
+
+def _minus_one(like):
+    """-1 drawn from ``like`` at run time (x < x is false for every x, NaN included), so the plugin cannot fold
+    the exponent into its PowerStatic."""
+    import numpy as np
+
+    o = ops()
+    return o.subtract(o.convert(o.less(like, like), like.get_element_type()), o.constant(np.ones((), like.get_element_type().to_dtype()))).output(0)
+
+
+def _opset(n: int):
+    import importlib
+
+    return importlib.import_module(f"openvino.opset{n}")
+
+
+def coordinate_op(node) -> bool:
+    """An op of coordinate arithmetic the walk pins and passes through (ShapeOf: pinned nothing, passed not)."""
+    t = node.get_type_name()
+    if t == "MatMul":
+        shape = node.input_value(0).get_partial_shape()
+        if not shape.rank.is_static:
+            return False
+        rank = shape.rank.get_length()
+        k = shape[rank - 2 if rank > 1 and node.get_attributes().get("transpose_a") else rank - 1]
+        return k.is_static and k.get_length() <= MAX_CONTRACTION
+    return t in _COORDINATE_OPS

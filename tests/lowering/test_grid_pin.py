@@ -123,3 +123,13 @@ def test_grid_from_a_learned_layer_stops_there(tmp_path):
     xml = open(done.output).read()
     fc = re.search(r'<layer id="\d+" name="[^"]*fc[^"]*" type="MatMul".*?</layer>', xml, re.S)
     assert fc and "DisablePrecisionConversion" not in fc.group(0)
+
+
+def test_verify_bf16_passes_a_generated_grid(tmp_path):
+    """``verify --precision bf16`` runs the conversion as deployed (read back from its IR, where the marks take
+    effect): AffineGrid -> GridSample -> Conv passes (measured 0.0074 off; compiled from memory, 0.065: failed)."""
+    _default_is_reduced()
+    src = tmp_path / "m.onnx"
+    onnx.save(affine_grid(), src)
+    got = api.verify(str(src), precision="bf16")
+    assert got.ok, [o for o in got.outputs if not o.ok]

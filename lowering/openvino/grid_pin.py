@@ -27,7 +27,7 @@ from .pinned import PRECISE, quotient
 GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
 # The input that places the taps, per IR kind: a GridSample's grid, a DeformConv's offsets (its mask is a weight:
 # value rounding only).
-POSITIONS = {"GridSampleIR": 1, "DeformConvIR": 1}
+POSITIONS = {"GridSampleIR": (1, "grid"), "DeformConvIR": (1, "offsets")}
 MAX_CONTRACTION = 4  # a MatMul over at most this many terms is coordinate arithmetic (x, y, z, 1), not a layer
 
 _COORDINATE_OPS = frozenset({
@@ -36,7 +36,7 @@ _COORDINATE_OPS = frozenset({
     "Log", "Tanh", "Sigmoid", "Select", "Convert", "ConvertLike", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
     "Concat", "Split", "VariadicSplit", "Slice", "StridedSlice", "Gather", "GatherND", "GatherElements", "Broadcast",
     "Tile", "Range", "Pad", "ScatterUpdate", "ScatterNDUpdate", "ScatterElementsUpdate", "Inverse",
-    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Einsum",
+    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
     # the guards of a safe division (kornia's homogeneous coordinates): booleans, their float operands pinned
     "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
     "LogicalXor", "IsInf", "IsNaN", "IsFinite", "Sign",
@@ -45,7 +45,7 @@ _COORDINATE_OPS = frozenset({
 
 def mark(name: str, ir, inputs: list) -> None:
     """Stamp the op producing the positions ``inputs`` hands node ``name`` (an OpenVINO output, frontend order)."""
-    port = POSITIONS.get(type(ir).__name__)
+    port, _ = POSITIONS.get(type(ir).__name__, (None, None))
     if port is None or port >= len(inputs) or inputs[port] is None:
         return
     node = inputs[port].get_node()
@@ -54,6 +54,11 @@ def mark(name: str, ir, inputs: list) -> None:
     rt = node.get_rt_info()
     before = str(rt[GRID_OF].astype(str)) if GRID_OF in rt else ""
     rt[GRID_OF] = ",".join(filter(None, (before, name)))
+
+
+def positions_name(ir) -> str:
+    """What the input that places the taps is called: grid, offsets."""
+    return POSITIONS[type(ir).__name__][1]
 
 
 def pin(ov_model) -> dict[str, dict]:
@@ -138,8 +143,8 @@ def _minus_one(like):
     the exponent into its PowerStatic."""
     import numpy as np
 
-    o = ops()
-    return o.subtract(o.convert(o.less(like, like), like.get_element_type()), o.constant(np.ones((), like.get_element_type().to_dtype()))).output(0)
+    o, kind = ops(), like.get_element_type()
+    return o.subtract(o.convert(o.less(like, like), kind), o.constant(np.ones((), kind.to_dtype()))).output(0)
 
 
 def _opset(n: int):

@@ -188,7 +188,8 @@ def pinned_grids(ov_model, records) -> list:
     """The coordinate arithmetic generating each node's grid (offsets) pinned to f32 (``grid_pin``), the count in
     each record's ``extra``."""
     counts = grid_pin.pin(ov_model)
-    return [replace(r, extra={**r.extra, GRID_F32: counts[r.node]}) if r.node in counts else r for r in records]
+    return [replace(r, extra={**r.extra, GRID_F32: {**counts[r.node], "input": grid_pin.positions_name(r.ir)}})
+            if r.node in counts else r for r in records]
 
 
 def record_conditions(ov_model, records) -> None:

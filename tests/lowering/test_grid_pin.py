@@ -12,7 +12,6 @@ import re
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto as T, helper as h, numpy_helper as nh
 
 ov = pytest.importorskip("openvino")
 ort = pytest.importorskip("onnxruntime")
@@ -20,57 +19,9 @@ ort = pytest.importorskip("onnxruntime")
 from resample_bridge import api  # noqa: E402
 from resample_bridge.lowering.openvino.target import GRID_F32  # noqa: E402
 from resample_bridge.semantics import tolerance  # noqa: E402
+from tests.helpers.stn import affine_grid, decomposed, feeds, learned_theta  # noqa: E402
 
-HW = 24
 ATOL, RTOL = tolerance.precision_tolerance("bf16")
-
-
-def _graph(nodes, inits, out_channels=4, theta_shape=(1, 2, 3), theta="theta"):
-    """x [1, 3, HW, HW] and theta -> nodes (ending in ``grid``) -> GridSample -> Conv -> y."""
-    rng = np.random.default_rng(1)
-    nodes = nodes + [h.make_node("GridSample", ["x", "grid"], ["sampled"], mode="linear", align_corners=0),
-                     h.make_node("Conv", ["sampled", "conv_w"], ["y"], pads=[1, 1, 1, 1])]
-    inits = inits + [nh.from_array((rng.standard_normal((out_channels, 3, 3, 3)) * 0.2).astype(np.float32),
-                                   "conv_w")]
-    g = h.make_graph(nodes, "stn", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, HW, HW]),
-                                     h.make_tensor_value_info(theta, T.FLOAT, list(theta_shape))],
-                     [h.make_tensor_value_info("y", T.FLOAT, [1, out_channels, HW, HW])], inits)
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 20)], ir_version=9)
-
-
-def affine_grid():
-    """ONNX AffineGrid-20 (the importer's MatMul of the base grid by theta, K = 3)."""
-    return _graph([h.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0)],
-                  [nh.from_array(np.array([1, 3, HW, HW], np.int64), "size")])
-
-
-def decomposed():
-    """The dynamo export's affine_grid: a constant base grid times theta, summed over the last axis."""
-    xs = (np.arange(HW) * 2 + 1) / HW - 1
-    base = np.stack(np.broadcast_arrays(xs[None, :], xs[:, None], np.ones((HW, HW))), -1)
-    return _graph([h.make_node("Unsqueeze", ["theta", "axes"], ["theta5"]),
-                   h.make_node("Mul", ["base", "theta5"], ["terms"]),
-                   h.make_node("ReduceSum", ["terms", "last"], ["grid"], keepdims=0)],
-                  [nh.from_array(base.reshape(1, HW, HW, 1, 3).astype(np.float32), "base"),
-                   nh.from_array(np.array([1, 2], np.int64), "axes"), nh.from_array(np.array([-1], np.int64), "last")])
-
-
-def learned_theta():
-    """A localisation head: theta from a MatMul over 64 features (a learned layer, K = 64), then AffineGrid."""
-    w = (np.random.default_rng(2).standard_normal((64, 6)) * 0.05).astype(np.float32)
-    return _graph([h.make_node("MatMul", ["features", "fc_w"], ["fc"]),
-                   h.make_node("Reshape", ["fc", "theta_shape"], ["theta"]),
-                   h.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0)],
-                  [nh.from_array(w, "fc_w"), nh.from_array(np.array([1, 2, 3], np.int64), "theta_shape"),
-                   nh.from_array(np.array([1, 3, HW, HW], np.int64), "size")], theta_shape=(1, 64), theta="features")
-
-
-def feeds(theta_name="theta", theta_shape=(1, 2, 3)):
-    rng = np.random.default_rng(0)
-    theta = np.array([[[0.86, -0.3, 0.1], [0.3, 1.05, -0.05]]], np.float32)
-    if theta_shape != (1, 2, 3):
-        theta = rng.standard_normal(theta_shape).astype(np.float32)
-    return {"x": rng.standard_normal((1, 3, HW, HW)).astype(np.float32), theta_name: theta}
 
 
 def _default_is_reduced():
@@ -107,7 +58,7 @@ def test_generated_grid_rounds_values_only_at_the_default_precision(build, ops, 
     _default_is_reduced()
     src, done = _convert(build(), tmp_path)
     (rec,) = done.records
-    assert rec.extra[GRID_F32] == {"ops": ops, "stops": []}, rec.extra.get(GRID_F32)
+    assert rec.extra[GRID_F32] == {"ops": ops, "stops": [], "input": "grid"}, rec.extra.get(GRID_F32)
     err, ok = _error(done.output, src, feeds())
     assert ok, err
     err_unpinned, ok_unpinned = _error(done.output, src, feeds(), unpin=True)

@@ -3,20 +3,25 @@ float32 under OpenVINO's reduced inference precision (issue 42: "reduced precisi
 index").
 
 The grid is not ours: the importer converts its producer (ONNX AffineGrid-20 becomes a MatMul of the base grid by
-theta; kornia's warp_perspective, a MatMul and a Divide). Under the CPU's default bf16 hint the plugin runs that
-MatMul, and the elementwise ops around it, in bf16 (8-bit mantissa): a 2^-9 error of a normalised coordinate in
-[-1, 1] moves a sample by 1 px at 640 px. Measured on a 24x24 spatial transformer (AffineGrid-20 -> GridSample,
-OpenVINO 2026.4.1, AMD EPYC Zen 4): 0.238 off onnxruntime at the default precision, 7.9e-6 at f32; the importer
-alike. Pinned, the same model is 0.0091 off at the default (the image rounded to bf16: value rounding only).
+theta; kornia's warps, a MatMul, a Divide, a 3x3 matrix built by Pad and scatters). Under the CPU's default bf16
+hint the plugin runs that MatMul, and what feeds it, in bf16 (8-bit mantissa): a 2^-9 error of a normalised
+coordinate in [-1, 1] moves a sample by 1 px at 640 px. Measured (OpenVINO 2026.4.1, AMD EPYC Zen 4, default
+precision, a Conv after the sampler, against onnxruntime): AffineGrid-20 at 24 px 0.147 off, at 224 px 1.82 off;
+pinned 0.0054 and 0.0084 (the Conv's bf16: value rounding only).
 
 ``mark`` stamps the producer of each grid as the frontend hands it to the planner; ``pin`` (after the plan's
-forms are emitted) walks the producer cone from there to Parameters and Constants and marks every float op of
-coordinate arithmetic ``pinned.PRECISE`` (elementwise, shape and layout ops, reductions, a MatMul contracting at
-most 4 terms: homogeneous coordinates). It stops at anything else (a Convolution, a MatMul over features): a grid or
-offsets predicted by a network stay at the model's precision, as the importer leaves them, and what follows that
-layer is pinned. It never enters a ShapeOf's input (a shape is exact at any precision). The mark is honoured by
-the CPU plugin once the model is saved and read back (the deployed IR: ``DisablePrecisionConversion``); a model
-compiled straight from memory keeps the string key, which the plugin ignores (measured).
+forms are emitted) walks the producer cone from there to Parameters and Constants and marks every op of
+coordinate arithmetic that reads or writes floats ``pinned.PRECISE`` (elementwise, comparisons, shape and layout
+ops, reductions, a MatMul contracting at most 4 terms: homogeneous coordinates), respelling the few the plugin
+would rebuild without the mark (``_respelled``). It stops at anything else (a Convolution, a MatMul over
+features): a grid or offsets predicted by a network stay at the model's precision, as the importer leaves them,
+and what follows that layer is pinned. It never enters a ShapeOf's input (a shape is exact at any precision).
+
+The mark takes effect in a model read from its IR (``DisablePrecisionConversion``, as it is deployed; verify runs
+it so); a model compiled straight from memory keeps a string key the plugin ignores (measured). Not covered: the
+data-movement ops the plugin rebuilds in its own pipeline (a Reshape beside a division, Tile, a Split it fuses from
+Gathers) still run in bf16: kornia's TorchScript exports (opset 20) are 0.033 / 0.065 off behind a Conv (the
+importer 0.25 / 0.33), its warp_perspective through the PyTorch frontend 0.043 (OpenVINO's own conversion 0.35).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ _COORDINATE_OPS = frozenset({
     "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
     # the guards of a safe division (kornia's homogeneous coordinates): booleans, their float operands pinned
     "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
-    "LogicalXor", "IsInf", "IsNaN", "IsFinite", "Sign",
+    "LogicalXor", "BitwiseAnd", "BitwiseOr", "BitwiseNot", "BitwiseXor", "IsInf", "IsNaN", "IsFinite", "Sign",
 })
 
 

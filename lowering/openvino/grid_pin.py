@@ -32,7 +32,7 @@ from .pinned import PRECISE, quotient
 GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
 # The input that places the taps, per IR kind: a GridSample's grid, a DeformConv's offsets (its mask is a weight:
 # value rounding only).
-POSITIONS = {"GridSampleIR": (1, "grid"), "DeformConvIR": (1, "offsets")}
+POSITIONS = {"GridSampleIR": (1, "grid"), "DeformConvIR": (2, "offsets")}  # ONNX input order
 MAX_CONTRACTION = 4  # a MatMul over at most this many terms is coordinate arithmetic (x, y, z, 1), not a layer
 
 _COORDINATE_OPS = frozenset({
@@ -69,22 +69,22 @@ def positions_name(ir) -> str:
 def pin(ov_model) -> dict[str, dict]:
     """Mark the producer cone of every stamped grid PRECISE and drop the stamps: node key -> {"ops": float ops
     pinned, "stops": the types of the ops the walk stopped at (a learned layer: left at the model's precision)}."""
-    counts: dict[str, dict] = {}
+    tops: dict[str, list] = {}  # a rewrite that copies rt_info may leave a stamp on several ops
     for op in list(all_ops(ov_model)):
         rt = op.get_rt_info()
-        if GRID_OF not in rt:
-            continue
-        names = str(rt[GRID_OF].astype(str)).split(",")
-        del rt[GRID_OF]
-        n, stops = _pin_cone(op)
-        for name in names:
-            was = counts.get(name, {"ops": 0, "stops": []})
-            counts[name] = {"ops": was["ops"] + n, "stops": sorted(set(was["stops"]) | stops)}
+        if GRID_OF in rt:
+            for name in str(rt[GRID_OF].astype(str)).split(","):
+                tops.setdefault(name, []).append(op)
+            del rt[GRID_OF]
+    counts = {}
+    for name, ops_of in tops.items():
+        n, stops = _pin_cone(ops_of)
+        counts[name] = {"ops": n, "stops": sorted(stops)}
     return counts
 
 
-def _pin_cone(top) -> tuple[int, set]:
-    seen, stack, pinned, stops = set(), [top], 0, set()
+def _pin_cone(tops: list) -> tuple[int, set]:
+    seen, stack, pinned, stops = set(), list(tops), 0, set()
     while stack:
         node = stack.pop()
         if node in seen:

@@ -84,3 +84,26 @@ def test_verify_bf16_passes_a_generated_grid(tmp_path):
     onnx.save(affine_grid(), src)
     got = api.verify(str(src), precision="bf16")
     assert got.ok, [o for o in got.outputs if not o.ok]
+
+
+def test_deformconv_offsets_post_processing_pinned_learned_part_not(tmp_path):
+    """A DeformConv's offsets place its taps like a grid: their post-processing (Tanh, a scale) is pinned, the Conv
+    that predicts them stays at the model's precision, and the record says so."""
+    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+    rng = np.random.default_rng(0)
+    nodes = [h.make_node("Conv", ["x", "ow"], ["o"], pads=[1, 1, 1, 1]), h.make_node("Tanh", ["o"], ["t"]),
+             h.make_node("Mul", ["t", "reach"], ["off"]),
+             h.make_node("DeformConv", ["x", "w", "off"], ["y"], pads=[1, 1, 1, 1], kernel_shape=[3, 3])]
+    inits = [nh.from_array((rng.standard_normal((18, 3, 3, 3)) * 0.3).astype(np.float32), "ow"),
+             nh.from_array(np.float32(2.5), "reach"),
+             nh.from_array((rng.standard_normal((4, 3, 3, 3)) * 0.2).astype(np.float32), "w")]
+    g = h.make_graph(nodes, "dc", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 16, 16])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 16, 16])], inits)
+    _, done = _convert(h.make_model(g, opset_imports=[h.make_opsetid("", 19)], ir_version=9), tmp_path)
+    (rec,) = done.records
+    assert rec.extra[GRID_F32] == {"ops": 2, "stops": ["Convolution"], "input": "offsets"}, rec.extra.get(GRID_F32)
+    layers = re.findall(r'<layer id="\d+" name="[^"]*" type="(\w+)".*?</layer>', open(done.output).read(), re.S)
+    marked = re.findall(r'<layer id="\d+" name="[^"]*" type="(\w+)"[^>]*>\s*(?:<data[^>]*/>\s*)?<rt_info>\s*'
+                        r'<attribute name="DisablePrecisionConversion"', open(done.output).read())
+    assert "Convolution" in layers and "Convolution" not in marked and "Tanh" in marked, marked

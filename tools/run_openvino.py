@@ -80,11 +80,14 @@ def openvino_outputs(model, path: str, feeds: dict, observe: list[str], *, conve
     else:
         import openvino as ov
 
+        core = ov.Core()
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "source.onnx")
             onnx.save(model, p)
             ov_model, records = convert(p, extensions=list(extensions), **convert_options)
-        core = ov.Core()
+            # Run as deployed: the precision marks (``pinned.PRECISE``) take effect in a model read from its IR.
+            ov.save_model(ov_model, os.path.join(d, "converted.xml"), compress_to_fp16=False)
+            ov_model = core.read_model(os.path.join(d, "converted.xml"))
         rungs = [r.summary() for r in records]
         if any(r.rung == CUSTOM for r in records):
 

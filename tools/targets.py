@@ -103,6 +103,10 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
         lines.append(f"uses the resample-bridge extension {lib} (for {clip(needs, 160)}): it runs on CPU only and "
                      f"loads only into OpenVINO {ov.get_version().split('-')[0]}; load it first: "
                      f"core = openvino.Core(); core.add_extension({lib!r}); core.read_model({out!r})")
+    for node, g in rep.get("grid_f32", {}).items():
+        lines.append(f"{clip(node, 80)}: {g['input']} producer kept in f32: {g['ops']} ops" + (
+            f"; {', '.join(g['stops'])} and above stay at the model's precision, as the importer's"
+            if g["stops"] else ""))
     if records:
         lines.append("proven at OpenVINO's f32 inference precision (INFERENCE_PRECISION_HINT=f32); at its bf16 / f16 "
                      "defaults values may round: verify --precision bf16 judges that")

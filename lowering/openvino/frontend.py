@@ -18,6 +18,7 @@ from ...semantics.reference import run
 from ..passes import CUSTOM, folded_record
 from ..plan import Choice, Plan
 from ..probes import probe_sets
+from . import grid_pin
 from .boundary import NOT_AT_BOUNDARY
 from .graph import compile_f32, dims, np_dtype, ops, tag
 from .ladder import TARGET, lower
@@ -98,6 +99,7 @@ class Planner:
         climbed on the ladder and proven by value where OpenVINO will fold it. ``payload``: the chosen form,
         built on ``inputs`` (OpenVINO outputs in ONNX order)."""
         policy = self.policy
+        grid_pin.mark(name, ir, inputs)
         folded = None if policy is not None and policy.floor >= CUSTOM else fold(name, ir, inputs)
         if folded is not None:
             outs, rec = folded

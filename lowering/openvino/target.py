@@ -7,11 +7,13 @@ import contextlib
 import os
 import sys
 import tempfile
+from dataclasses import replace
 
 from ...semantics.errors import BridgeError, clip
 from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written
 from ..plan import Plan
 from ..record_format import records_json
+from . import grid_pin
 from .boundary import planar_sides
 from .frontend import Planner, conversion_extensions, conversion_message, openvino_error_reason, source_irs, stamped
 from .graph import F32, observing, tagged
@@ -65,7 +67,8 @@ class OpenVINOTarget(Target):
                            compress_to_fp16=options.compress_to_fp16,
                            check=lambda written: self.agrees(result, written))
         report = {"target": self.name, "files": files, "kept_f32": kept, "compress_to_fp16": options.compress_to_fp16,
-                  "output": out, "nodes": records_json(result.records)}
+                  "output": out, "nodes": records_json(result.records),
+                  "grid_f32": {r.node: r.extra[GRID_F32] for r in result.records if GRID_F32 in r.extra}}
         return Written(self.name, out, dict(files), tuple(result.records), report)
 
     def plan(self, model_path, policy: Policy) -> Plan:
@@ -98,7 +101,7 @@ class OpenVINOTarget(Target):
         (what ``prove`` re-reads) and the conditions of conditional choices written into its rt_info; the
         records in the source's order (a PyTorch program's: in conversion order)."""
         records = plan.records if plan.source is None else in_model_order(plan.records, plan.source)
-        records = located(plan.model, records)
+        records = pinned_grids(plan.model, located(plan.model, records))
         record_conditions(plan.model, records)
         return PassResult(plan.model, records)
 
@@ -195,6 +198,17 @@ def in_model_order(records, model) -> list:
     OpenVINO converted them in (it takes an If's then branch before its else branch, say)."""
     order = {name: i for i, (name, _) in enumerate(resampling_nodes(model))}
     return sorted(records, key=lambda r: order.get(r.node, len(order)))
+
+
+GRID_F32 = "grid_f32"  # record.extra: how many ops generating the node's grid / offsets were pinned to f32
+
+
+def pinned_grids(ov_model, records) -> list:
+    """The coordinate arithmetic generating each node's grid (offsets) pinned to f32 (``grid_pin``), the count in
+    each record's ``extra``."""
+    counts = grid_pin.pin(ov_model)
+    return [replace(r, extra={**r.extra, GRID_F32: {**counts[r.node], "input": grid_pin.positions_name(r.ir)}})
+            if r.node in counts else r for r in records]
 
 
 def record_conditions(ov_model, records) -> None:

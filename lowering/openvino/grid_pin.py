@@ -1,0 +1,171 @@
+"""The coordinate arithmetic that generates a GridSample's grid (a DeformConv's offsets) inside the model, kept in
+float32 under OpenVINO's reduced inference precision (issue 42: "reduced precision may round values, never move an
+index").
+
+The grid is not ours: the importer converts its producer (ONNX AffineGrid-20 becomes a MatMul of the base grid by
+theta; kornia's warps, a MatMul, a Divide, a 3x3 matrix built by Pad and scatters). Under the CPU's default bf16
+hint the plugin runs that MatMul, and what feeds it, in bf16 (8-bit mantissa): a 2^-9 error of a normalised
+coordinate in [-1, 1] moves a sample by 1 px at 640 px. Measured (OpenVINO 2026.4.1, AMD EPYC Zen 4, default
+precision, a Conv after the sampler, against onnxruntime): AffineGrid-20 at 24 px 0.147 off, at 224 px 1.82 off;
+pinned 0.0054 and 0.0084 (the Conv's bf16: value rounding only).
+
+``mark`` stamps the producer of each grid as the frontend hands it to the planner; ``pin`` (after the plan's
+forms are emitted) walks the producer cone from there to Parameters and Constants and marks every op of
+coordinate arithmetic that reads or writes floats ``pinned.PRECISE`` (elementwise, comparisons, shape and layout
+ops, reductions, a MatMul contracting at most 4 terms: homogeneous coordinates), respelling the few the plugin
+would rebuild without the mark (``_respelled``). It stops at anything else (a Convolution, a MatMul over
+features): a grid or offsets predicted by a network stay at the model's precision, as the importer leaves them,
+and what follows that layer is pinned. It never enters a ShapeOf's input (a shape is exact at any precision).
+
+The mark takes effect in a model read from its IR (``DisablePrecisionConversion``, as it is deployed; verify runs
+it so); a model compiled straight from memory keeps a string key the plugin ignores (measured). Not covered: the
+data-movement ops the plugin rebuilds in its own pipeline (a Reshape beside a division, Tile, a Split it fuses from
+Gathers) still run in bf16: kornia's TorchScript exports (opset 20) are 0.033 / 0.065 off behind a Conv (the
+importer 0.25 / 0.33), its warp_perspective through the PyTorch frontend 0.043 (OpenVINO's own conversion 0.35).
+"""
+
+from __future__ import annotations
+
+from .graph import all_ops, constant_of, ops
+from .pinned import PRECISE, quotient
+
+GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
+# The input that places the taps, per IR kind: a GridSample's grid, a DeformConv's offsets (its mask is a weight:
+# value rounding only).
+POSITIONS = {"GridSampleIR": (1, "grid"), "DeformConvIR": (2, "offsets")}  # ONNX input order
+MAX_CONTRACTION = 4  # a MatMul over at most this many terms is coordinate arithmetic (x, y, z, 1), not a layer
+
+_COORDINATE_OPS = frozenset({
+    "Add", "Subtract", "Multiply", "Divide", "Power", "Negative", "Abs", "Sqrt", "Floor", "Ceiling", "Round",
+    "Clamp", "Maximum", "Minimum", "Mod", "FloorMod", "SquaredDifference", "Sin", "Cos", "Tan", "Atan", "Exp",
+    "Log", "Tanh", "Sigmoid", "Select", "Convert", "ConvertLike", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
+    "Concat", "Split", "VariadicSplit", "Slice", "StridedSlice", "Gather", "GatherND", "GatherElements", "Broadcast",
+    "Tile", "Range", "Pad", "ScatterUpdate", "ScatterNDUpdate", "ScatterElementsUpdate", "Inverse",
+    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+    # the guards of a safe division (kornia's homogeneous coordinates): booleans, their float operands pinned
+    "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
+    "LogicalXor", "BitwiseAnd", "BitwiseOr", "BitwiseNot", "BitwiseXor", "IsInf", "IsNaN", "IsFinite", "Sign",
+})
+
+
+def mark(name: str, ir, inputs: list) -> None:
+    """Stamp the op producing the positions ``inputs`` hands node ``name`` (an OpenVINO output, frontend order)."""
+    port, _ = POSITIONS.get(type(ir).__name__, (None, None))
+    if port is None or port >= len(inputs) or inputs[port] is None:
+        return
+    node = inputs[port].get_node()
+    if node.get_type_name() in ("Parameter", "Constant"):
+        return
+    rt = node.get_rt_info()
+    before = str(rt[GRID_OF].astype(str)) if GRID_OF in rt else ""
+    rt[GRID_OF] = ",".join(filter(None, (before, name)))
+
+
+def positions_name(ir) -> str:
+    """What the input that places the taps is called: grid, offsets."""
+    return POSITIONS[type(ir).__name__][1]
+
+
+def pin(ov_model) -> dict[str, dict]:
+    """Mark the producer cone of every stamped grid PRECISE and drop the stamps: node key -> {"ops": float ops
+    pinned, "stops": the types of the ops the walk stopped at (a learned layer: left at the model's precision)}."""
+    tops: dict[str, list] = {}  # a rewrite that copies rt_info may leave a stamp on several ops
+    for op in list(all_ops(ov_model)):
+        rt = op.get_rt_info()
+        if GRID_OF in rt:
+            for name in str(rt[GRID_OF].astype(str)).split(","):
+                tops.setdefault(name, []).append(op)
+            del rt[GRID_OF]
+    counts = {}
+    for name, ops_of in tops.items():
+        n, stops = _pin_cone(ops_of)
+        counts[name] = {"ops": n, "stops": sorted(stops)}
+    return counts
+
+
+def _pin_cone(tops: list) -> tuple[int, set]:
+    seen, stack, pinned, stops = set(), list(tops), 0, set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        if not coordinate_op(node):
+            if node.get_type_name() not in ("Parameter", "Constant", "ShapeOf"):
+                stops.add(node.get_type_name())
+            continue
+        node = _respelled(node)
+        seen.add(node)
+        if any(v.get_element_type().is_real() for v in [*node.outputs(), *node.input_values()]):
+            node.get_rt_info()[PRECISE] = ""
+            pinned += 1
+        stack += [v.get_node() for v in node.input_values()]
+    return pinned, stops
+
+
+def _respelled(node):
+    """``node`` in the spelling the CPU plugin keeps (the op that replaces it, or ``node``). The PRECISE mark does
+    not survive a rewrite (``pinned``), and the plugin rewrites these ops into new ones that run in bf16
+    (measured, OpenVINO 2026.4.1, a Conv after the sampler): Unsqueeze / Squeeze into a Reshape (the dynamo export's
+    Unsqueeze of theta: 0.114 off), Pad-12 into Pad-1 and ScatterElementsUpdate-12 into -3 (kornia's 3x3 matrix),
+    a Divide into a Multiply by a Power -1 (kornia's perspective division). Only float ops are respelled."""
+    import numpy as np
+
+    o, out, kind = ops(), node.output(0), node.get_type_name()
+    if not out.get_element_type().is_real():
+        return node
+    version = node.get_type_info().version_id
+    args = node.input_values()
+    if kind in ("Unsqueeze", "Squeeze"):
+        # the target shape a constant: the output's, -1 for at most one length known only at run time
+        shape = out.get_partial_shape()
+        if not shape.rank.is_static or sum(not d.is_static for d in shape) > 1:
+            return node
+        target = [d.get_length() if d.is_static else -1 for d in shape]
+        new = o.reshape(args[0], o.constant(np.array(target, np.int64)), False)
+    elif kind == "Pad" and version == "opset12" and _non_negative(node):
+        new = _opset(1).pad(*args[:3], node.get_attributes()["pad_mode"], *args[3:])
+    elif kind == "ScatterElementsUpdate" and version == "opset12" and \
+            node.get_attributes().get("reduction") == "none":
+        new = _opset(3).scatter_elements_update(*args)
+    elif kind == "Divide":
+        new = quotient(args[0], args[1], _minus_one(args[1]))
+    else:
+        return node
+    new = new.get_node() if hasattr(new, "get_node") else new
+    new.set_friendly_name(node.get_friendly_name())
+    out.replace(new.output(0))
+    return new
+
+
+def _non_negative(pad) -> bool:
+    """A Pad's begins and ends are constants >= 0 (Pad-1 has no crop)."""
+    values = [constant_of(pad, port) for port in (1, 2)]
+    return all(v is not None and (v >= 0).all() for v in values)
+
+
+def _minus_one(like):
+    """-1 drawn from ``like`` at run time (x < x is false for every x, NaN included), so the plugin cannot fold
+    the exponent into its PowerStatic."""
+    import numpy as np
+
+    o, kind = ops(), like.get_element_type()
+    return o.subtract(o.convert(o.less(like, like), kind), o.constant(np.ones((), kind.to_dtype()))).output(0)
+
+
+def _opset(n: int):
+    import importlib
+
+    return importlib.import_module(f"openvino.opset{n}")
+
+
+def coordinate_op(node) -> bool:
+    """An op of coordinate arithmetic the walk pins and passes through (ShapeOf: pinned nothing, passed not)."""
+    t = node.get_type_name()
+    if t == "MatMul":
+        shape = node.input_value(0).get_partial_shape()
+        if not shape.rank.is_static:
+            return False
+        rank = shape.rank.get_length()
+        k = shape[rank - 2 if rank > 1 and node.get_attributes().get("transpose_a") else rank - 1]
+        return k.is_static and k.get_length() <= MAX_CONTRACTION
+    return t in _COORDINATE_OPS

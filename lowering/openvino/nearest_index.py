@@ -179,10 +179,12 @@ def gather_order(ir: ResizeIR, scaled) -> list[tuple[int, int]]:
     outer one by whole rows, so the innermost goes first where the outer axes' static scales add rows (an upscale:
     measured 1x32x240x320 x2, 15% faster); with lengths known only at run time, the IR's order."""
     order = list(enumerate(ir.axes))
+    if len(order) < 2:
+        return order  # one Gather or none (every axis copied, as a Resize to its input's own size): no order to pick
     scales = [float(f.scale) for f in scaled] if scaled is not None else \
         (integer_scales(ir) if ir.sizes is None else None)
     last = order[-1]
-    if scales is not None and last[1] == ir.rank - 1 and len(order) > 1 and \
+    if scales is not None and last[1] == ir.rank - 1 and \
             np.prod([scales[i] for i, _ in order[:-1]]) > 1:
         return [last] + order[:-1]
     return order

@@ -146,10 +146,17 @@ def _fed_as_source(ir, ov_ir):
     if not (isinstance(ir, ResizeIR) and isinstance(ov_ir, ResizeIR)) or has_runtime_params(ir) or \
             not has_runtime_params(ov_ir):
         return ov_ir
+    same = dict(axes=ir.axes, scales=ir.scales, sizes=ir.sizes, roi=ir.roi)
+    if ir.scales_from_sizes and isinstance(ov_ir.sizes, RuntimeValue):
+        # The importer reads the sizes tensor the source proved to be k x the input's own lengths (k integer):
+        # every size rule gives k x in, the scale out/in is k, and no resized axis has equal lengths, so the
+        # fields that differ between the sizes and the scales form cannot change a number.
+        return dataclasses.replace(ov_ir, **same, size_rule=ir.size_rule, scale_source=ir.scale_source,
+                                   equal_length_identity=ir.equal_length_identity)
     for f in ("scales", "sizes"):
         if isinstance(getattr(ov_ir, f), RuntimeValue) and getattr(ir, f) is None:
             return ov_ir  # the importer computes from the other one: not the same tensor
-    return dataclasses.replace(ov_ir, axes=ir.axes, scales=ir.scales, sizes=ir.sizes, roi=ir.roi)
+    return dataclasses.replace(ov_ir, **same)
 
 
 # Lengths tried for the dynamic dimensions of a node's input when no concrete shape is given: small, odd, even,

@@ -52,8 +52,8 @@ _ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Min", "Max", "Pow", "Mod", "Floor",
 def partial_value(name: str, producers: dict, consts: dict, shapes: dict, opset: int, dim_params: dict,
                   x: str = "") -> tuple | None:
     """Per entry of the 1-D integer tensor ``name``: an int (the same for every run-time length), ("dim", t, d)
-    (the run-time length of dim d of tensor t; X's own where it is one of them) or None (unknown). None when the
-    chain cannot be evaluated at all."""
+    (the run-time length of dim d of tensor t; X's own where it is one of them), ("multiple", k, t, d) (k times
+    that length, k >= 2 an integer) or None (unknown). None when the chain cannot be evaluated at all."""
     found = chain(name, producers, consts, shapes, dynamic=True)
     if found is None:
         return None
@@ -85,7 +85,36 @@ def partial_value(name: str, producers: dict, consts: dict, shapes: dict, opset:
             out.append(("dim",) + where[k])
         else:
             out.append(None)
+    if None in out:
+        out = _multiples(out, name, (order, leaves, shape_leaves), shapes, keys, where, runs)
     return tuple(out)
+
+
+def _multiples(out: list, name: str, found, shapes: dict, keys: dict, where: dict, runs: list) -> list:
+    """``out`` with each unknown entry that is, by the chain's own arithmetic, an integer k >= 2 times one
+    run-time length (onnx_shape_affine) written ("multiple", k, tensor, dim). Each such reading is checked
+    against both numeric runs, so a defect in the symbolic rules can only lose knowledge."""
+    from .onnx_shape_affine import affine_values
+
+    order, leaves, shape_leaves = found
+
+    def shape_keys(node):
+        t = node.input[0]
+        full = [(True, keys[(t, d)]) if v is None else (False, v) for d, v in enumerate(shapes[t])]
+        return full[_shape_range(node, len(full))]
+
+    got = affine_values(order, leaves, shape_leaves, shape_keys, runs[0]).get(name)
+    if got is None or got[0].shape != (len(out),):
+        return out
+    lengths = [dict(enumerate(standins, 1)) for standins in _RUNS]
+    for i, a in enumerate(got[0]):
+        if out[i] is not None or a is None or a.const or len(a.terms) != 1:
+            continue
+        key, k = a.terms[0]
+        if k.denominator == 1 and k >= 2 and all(a.at(ls) == int(np.asarray(r[name])[i])
+                                                 for ls, r in zip(lengths, runs)):
+            out[i] = ("multiple", int(k)) + where[key]
+    return out
 
 
 def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool = False):

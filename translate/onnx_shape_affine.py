@@ -170,9 +170,22 @@ def _divide(a: Affine, b: Affine, is_int: bool):
 
 
 def _slice(node, attrs, ins, x):
-    from .onnx_shape_eval import _slices  # the one reading of Slice's parameters
-
     params = [None if v is None else _const_ints(v[0]) for v in ins[1:]]
     if any(p is None for p in params[:2]):
         return None
-    return x[_slices(node, attrs, [None, *params], x.ndim)]
+    return x[slices(node, attrs, [None, *params], x.ndim)]
+
+
+def slices(node, attrs, ins_v, rank) -> tuple:
+    """Slice's starts / ends / axes / steps (inputs, or Slice-1's attributes) as a numpy index."""
+    if len(node.input) > 1:  # Slice-10+: starts, ends, axes, steps as inputs
+        starts, ends = (np.asarray(v).tolist() for v in ins_v[1:3])
+        axes = np.asarray(ins_v[3]).tolist() if len(ins_v) > 3 and ins_v[3] is not None else range(len(starts))
+        steps = np.asarray(ins_v[4]).tolist() if len(ins_v) > 4 and ins_v[4] is not None else [1] * len(starts)
+    else:
+        starts, ends = attrs["starts"], attrs["ends"]
+        axes, steps = attrs.get("axes", range(len(starts))), [1] * len(starts)
+    index = [slice(None)] * rank
+    for a, s, e, st in zip(axes, starts, ends, steps):
+        index[a % rank] = slice(int(s), int(e), int(st))  # Python clamps as ONNX does
+    return tuple(index)

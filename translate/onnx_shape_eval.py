@@ -23,6 +23,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..semantics.vocab import ONNX_DOMAINS
+from .onnx_shape_affine import affine_values, slices as _slices
 
 CONST, UNKNOWN = 0, -1  # tags; k > 0: a copy of dynamic length number k
 
@@ -94,8 +95,6 @@ def _multiples(out: list, name: str, found, shapes: dict, keys: dict, where: dic
     """``out`` with each unknown entry that is, by the chain's own arithmetic, an integer k >= 2 times one
     run-time length (onnx_shape_affine) written ("multiple", k, tensor, dim). Each such reading is checked
     against both numeric runs, so a defect in the symbolic rules can only lose knowledge."""
-    from .onnx_shape_affine import affine_values
-
     order, leaves, shape_leaves = found
 
     def shape_keys(node):
@@ -225,20 +224,6 @@ def _moved(node, ins, ins_v, out):
     if op == "Slice":
         return data[_slices(node, attrs, ins_v, data.ndim)]
     return None
-
-
-def _slices(node, attrs, ins_v, rank) -> tuple:
-    if len(node.input) > 1:  # Slice-10+: starts, ends, axes, steps as inputs
-        starts, ends = (np.asarray(v).tolist() for v in ins_v[1:3])
-        axes = np.asarray(ins_v[3]).tolist() if len(ins_v) > 3 and ins_v[3] is not None else range(len(starts))
-        steps = np.asarray(ins_v[4]).tolist() if len(ins_v) > 4 and ins_v[4] is not None else [1] * len(starts)
-    else:
-        starts, ends = attrs["starts"], attrs["ends"]
-        axes, steps = attrs.get("axes", range(len(starts))), [1] * len(starts)
-    index = [slice(None)] * rank
-    for a, s, e, st in zip(axes, starts, ends, steps):
-        index[a % rank] = slice(int(s), int(e), int(st))  # Python clamps as ONNX does
-    return tuple(index)
 
 
 def _elementwise(node, ins, ins_v, out) -> np.ndarray:

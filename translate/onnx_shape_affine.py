@@ -117,7 +117,7 @@ def affine_values(order, leaves: dict, shape_leaves: dict, shape_keys, numbers: 
         ins = [vals.get(i) if i else None for i in node.input]
         try:
             got = _node(node, ins, numbers.get(node.output[0]))
-        except (ValueError, IndexError, TypeError, ZeroDivisionError, KeyError):
+        except Exception:  # a shape or parameter these rules do not follow: unknown, never a wrong reading
             got = None
         if got is not None and not got[1]:
             # A float value is kept only where it is an integer for every length: below 2^24 float32 holds it
@@ -142,7 +142,8 @@ def _node(node, ins, out_number):
     if op == "Gather":
         idx = _const_ints(ins[1][0])
         return (None if idx is None else
-                (np.take(x, np.reshape(idx, np.shape(ins[1][0])), axis=attrs.get("axis", 0)), is_int))
+                (np.array(np.take(x, np.reshape(idx, np.shape(ins[1][0])), axis=attrs.get("axis", 0)), object),
+                 is_int))
     if op == "Slice":
         return _slice(node, attrs, ins, x), is_int
     if op == "Cast":

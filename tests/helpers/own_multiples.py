@@ -46,13 +46,20 @@ def _unsqueeze(x, y, opset):
     return h.make_node("Unsqueeze", [x, "a0"], [y]) if opset >= 13 else h.make_node("Unsqueeze", [x], [y], axes=[0])
 
 
-def dynamo(k=2, attrs=None):
+def dynamo(k=2, attrs=None, gather=False):
     """dynamo: Squeeze(Shape(x, start=d, end=d+1)) -> Mul k (int64) -> Reshape [1], per axis; Concat with
-    Shape(x, end=2)."""
+    Shape(x, end=2). ``gather``: the length read as kornia's pyrup reads it, a 0-d Gather of Shape(x)
+    then Reshape."""
     nodes, inits = [], [_c("k", k), _c("one", [1])]
     for d in (2, 3):
-        nodes += [h.make_node("Shape", ["x"], [f"s{d}"], start=d, end=d + 1), h.make_node("Squeeze", [f"s{d}"], [f"q{d}"]),
-                  h.make_node("Mul", [f"q{d}", "k"], [f"m{d}"]), h.make_node("Reshape", [f"m{d}", "one"], [f"r{d}"])]
+        if gather:
+            nodes += [h.make_node("Shape", ["x"], [f"s{d}"]), h.make_node("Gather", [f"s{d}", f"i{d}"], [f"g{d}"]),
+                      h.make_node("Reshape", [f"g{d}", "one"], [f"q{d}"])]
+            inits.append(_c(f"i{d}", d))
+        else:
+            nodes += [h.make_node("Shape", ["x"], [f"s{d}"], start=d, end=d + 1),
+                      h.make_node("Squeeze", [f"s{d}"], [f"q{d}"])]
+        nodes += [h.make_node("Mul", [f"q{d}", "k"], [f"m{d}"]), h.make_node("Reshape", [f"m{d}", "one"], [f"r{d}"])]
     nodes += [h.make_node("Shape", ["x"], ["nc"], start=0, end=2), h.make_node("Concat", ["r2", "r3"], ["hw"], axis=0),
               h.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0)]
     return _model(nodes, inits, attrs or dict(mode="linear", coordinate_transformation_mode="half_pixel"),

@@ -30,6 +30,7 @@ CASES = {  # name: (builder, k)
     "torchscript cubic pytorch_half_pixel x3": (lambda: om.torchscript(3.0, dict(
         mode="cubic", coordinate_transformation_mode="pytorch_half_pixel")), 3),
     "dynamo linear half_pixel x2": (lambda: om.dynamo(2), 2),
+    "0-d Gather -> Reshape -> Mul linear x2": (lambda: om.dynamo(2, gather=True), 2),
     "dynamo nearest round_prefer_ceil x4": (lambda: om.dynamo(4, dict(
         mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil")), 4),
 }
@@ -151,3 +152,15 @@ def test_onnx_target_computes_the_same(name, tmp_path):
     assert (rec.rung, rec.ir) == (twin.rung, twin.ir), (rec.summary(), twin.summary())
     sess = _session(done.model)
     _check_runs(name, ir, lambda feeds: sess.run(None, feeds)[0], model)
+
+
+@pytest.mark.parametrize("case,node,k", [("ts13_dynhw_nearest_recompute_x2", "/Resize", 2),
+                                         ("dy18_dynhw_bilinear_recompute_x3", "node_upsample_bilinear2d", 3),
+                                         ("ts13_kornia_pyramid_dynhw", "/Resize_2", 2)])
+def test_real_exports_read_as_static_scales(case, node, k):
+    """What the TorchScript and dynamo exporters wrote (tests/models), kornia's pyrup (Gather -> Reshape) too."""
+    from pathlib import Path
+
+    irs = dict(parse_model(str(Path(__file__).parents[1] / "models" / case / "model.onnx"), lenient=True))
+    assert irs[node].scales == (k, k) and irs[node].sizes is None, irs[node]
+    assert not any(ir.scales_from_sizes for n, ir in irs.items() if n != node)

@@ -14,7 +14,7 @@ from ..semantics.errors import BridgeError
 from ..semantics.ir import ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
 from ..semantics.tolerance import float_bound
 from .node_probe import dynamic_length as _dynamic_length
-from ..semantics.equivalence import diff, field_differences
+from ..semantics.equivalence import diff, field_differences, sizes_as_source_scales
 from ..semantics.reference import run
 from ..translate import openvino as tov
 
@@ -146,17 +146,12 @@ def _fed_as_source(ir, ov_ir):
     if not (isinstance(ir, ResizeIR) and isinstance(ov_ir, ResizeIR)) or has_runtime_params(ir) or \
             not has_runtime_params(ov_ir):
         return ov_ir
-    same = dict(axes=ir.axes, scales=ir.scales, sizes=ir.sizes, roi=ir.roi)
-    if ir.scales_from_sizes and isinstance(ov_ir.sizes, RuntimeValue):
-        # The importer reads the sizes tensor the source proved to be k x the input's own lengths (k integer):
-        # every size rule gives k x in, the scale out/in is k, and no resized axis has equal lengths, so the
-        # fields that differ between the sizes and the scales form cannot change a number.
-        return dataclasses.replace(ov_ir, **same, size_rule=ir.size_rule, scale_source=ir.scale_source,
-                                   equal_length_identity=ir.equal_length_identity)
+    if ir.scales_from_sizes:
+        return sizes_as_source_scales(ov_ir, ir)  # the sizes tensor the source reads as static scales
     for f in ("scales", "sizes"):
         if isinstance(getattr(ov_ir, f), RuntimeValue) and getattr(ir, f) is None:
             return ov_ir  # the importer computes from the other one: not the same tensor
-    return dataclasses.replace(ov_ir, **same)
+    return dataclasses.replace(ov_ir, axes=ir.axes, scales=ir.scales, sizes=ir.sizes, roi=ir.roi)
 
 
 # Lengths tried for the dynamic dimensions of a node's input when no concrete shape is given: small, odd, even,

@@ -164,3 +164,14 @@ def test_real_exports_read_as_static_scales(case, node, k):
     irs = dict(parse_model(str(Path(__file__).parents[1] / "models" / case / "model.onnx"), lenient=True))
     assert irs[node].scales == (k, k) and irs[node].sizes is None, irs[node]
     assert not any(ir.scales_from_sizes for n, ir in irs.items() if n != node)
+
+
+@pytest.mark.parametrize("name", ["torchscript nearest x2", "dynamo linear half_pixel x2"])
+def test_tensorrt_target_keeps_the_native_node(name):
+    """The written Resize reads the sizes the graph computes; the proof re-reads it from the written model."""
+    from resample_bridge.lowering.tensorrt import lower
+
+    done = lower(CASES[name][0]())
+    (twin,) = lower(_static_twin(name)).records
+    (rec,) = done.records
+    assert (rec.rung, rec.ir) == (twin.rung, twin.ir) == (1, twin.ir), (rec.summary(), twin.summary())

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..semantics.coords import unnormalize
+from ..semantics.coords import bind_resize, unnormalize
 from ..semantics.ir import GridSampleIR, ResizeIR, RuntimeValue
 from ..semantics.opspec import PerOp
 
@@ -151,6 +151,13 @@ def runtime_probes(ir: ResizeIR, role: str, x_shape, dtype, conditional: bool) -
     return out
 
 
+def sizes_of_scales(ir: ResizeIR, x_shape, dt) -> np.ndarray:
+    """The value the model's graph gives a sizes input that the IR reads as static scales
+    (``ResizeIR.scales_from_sizes``): the output lengths, on the axes the sizes lists."""
+    out = bind_resize(ir, tuple(x_shape)).out_shape
+    return np.array([out[a] for a in ir.scales_from_sizes], dtype=dt)
+
+
 def probe_sets(ir, shapes: list, dtypes: list, fed: list, *, conditional: bool = False,
                seed: int = 0) -> list[ProbeSet]:
     """Probe sets for a node whose inputs have ``shapes`` (concrete) and ``dtypes`` (numpy names, None for an
@@ -166,6 +173,8 @@ def probe_sets(ir, shapes: list, dtypes: list, fed: list, *, conditional: bool =
         if role in ("scales", "sizes", "roi"):
             if isinstance(getattr(ir, role), RuntimeValue):
                 per_input.append(runtime_probes(ir, role, shapes[0], dt, conditional))
+            elif role == "sizes" and ir.scales_from_sizes:
+                per_input.append([(sizes_of_scales(ir, shapes[0], dt), "sizes the graph computes")])
             else:
                 per_input.append([(np.zeros(shape, dtype=dt), role)])
         elif role == "grid":

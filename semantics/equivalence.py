@@ -16,11 +16,24 @@ from typing import Any
 
 from .coords import BoundAxis, bind_resize
 from .errors import BridgeError
-from .ir import GridSampleIR, ResizeIR, axis_name, same_value
+from .ir import GridSampleIR, ResizeIR, RuntimeValue, axis_name, same_value
 from .opspec import PerOp
 from .taps import axis_taps, coarser, tie_indices
 
-_NOT_SEMANTIC = {"origin", "input_shape", "grid_shape", "weight_shape", "dtype"}
+_NOT_SEMANTIC = {"origin", "scales_from_sizes", "input_shape", "grid_shape", "weight_shape", "dtype"}
+
+
+def sizes_as_source_scales(other, src):
+    """``other`` (an importer's reading of the same node) in the source's static-scale form, where the source
+    reads the node's run-time sizes as k x the input's own lengths (``ResizeIR.scales_from_sizes``) and
+    ``other`` reads that tensor at run time: with k integer, every size rule gives k x in, the scale out/in is k
+    and no resized axis has equal lengths, so the fields in which the sizes and the scales forms differ cannot
+    change a number. ``other`` unchanged otherwise."""
+    if not getattr(src, "scales_from_sizes", ()) or not isinstance(getattr(other, "sizes", None), RuntimeValue) \
+            or other.scales is not None:
+        return other
+    return dataclasses.replace(other, **{f: getattr(src, f) for f in (
+        "axes", "scales", "sizes", "roi", "size_rule", "scale_source", "equal_length_identity")})
 
 
 @dataclass(frozen=True)

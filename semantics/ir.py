@@ -111,6 +111,11 @@ class ResizeIR:
     dtype: str | None = None
     # Where the value came from (op and opset); never part of equality.
     origin: str = field(default="", compare=False)
+    # The axes a run-time sizes input lists, where the graph's own arithmetic computes it as ``scales`` times
+    # the input's own lengths for every length (translate/onnx_ops.py): read as these static scales, never at
+    # run time (a node fed that tensor is fed the lengths the scales give). Where the value came from, like
+    # ``origin``; never part of equality.
+    scales_from_sizes: tuple[int, ...] = field(default=(), compare=False)
     # OpenVINO Interpolate: zeros added before resizing, begins then ends for every input axis (2*rank
     # values; () = none). Lengths, scales and coordinates refer to the padded input.
     pads: tuple[int, ...] = ()

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..lowering.openvino.target import convert
 from ..semantics.errors import BridgeError
-from ..semantics.ir import ResizeIR, RuntimeValue
+from ..lowering.probes import sizes_of_scales
+from ..semantics.ir import ResizeIR, RuntimeValue, is_static
 from .node_probe import PROBE_SEED, dims as _dims, dynamic_length as _dynamic_length, probe_input
 from ..translate.onnx import RESAMPLING_OPS, parse_model
 from ..translate.onnx_walk import node_name, walk
@@ -248,6 +249,8 @@ def _known_parameter(node, pos, ir, vi, name):
     if node.op_type != "Resize" or pos not in (1, 2, 3) or not isinstance(ir, ResizeIR):
         return None
     value = getattr(ir, {1: "roi", 2: "scales", 3: "sizes"}[pos], None)
+    if pos == 3 and ir.scales_from_sizes and is_static(ir.input_shape):
+        return numpy_helper.from_array(sizes_of_scales(ir, ir.input_shape, np.int64), name)
     if value is None or isinstance(value, RuntimeValue):
         return None
     axes_attr = [list(a.ints) for a in node.attribute if a.name == "axes"]

@@ -14,7 +14,7 @@ from ..semantics.errors import BridgeError
 from ..semantics.ir import ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
 from ..semantics.tolerance import float_bound
 from .node_probe import dynamic_length as _dynamic_length
-from ..semantics.equivalence import diff, field_differences
+from ..semantics.equivalence import diff, field_differences, sizes_as_source_scales
 from ..semantics.reference import run
 from ..translate import openvino as tov
 
@@ -146,6 +146,8 @@ def _fed_as_source(ir, ov_ir):
     if not (isinstance(ir, ResizeIR) and isinstance(ov_ir, ResizeIR)) or has_runtime_params(ir) or \
             not has_runtime_params(ov_ir):
         return ov_ir
+    if ir.scales_from_sizes:
+        return sizes_as_source_scales(ov_ir, ir)  # the sizes tensor the source reads as static scales
     for f in ("scales", "sizes"):
         if isinstance(getattr(ov_ir, f), RuntimeValue) and getattr(ir, f) is None:
             return ov_ir  # the importer computes from the other one: not the same tensor

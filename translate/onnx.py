@@ -184,7 +184,8 @@ class NodeView:
         return self.shapes.get(self.input(i))
 
     def partial(self, i: int):
-        """Input i's value known in part: per entry an int, ("dim", tensor, axis) or None (unknown)."""
+        """Input i's value known in part: per entry an int, ("dim", tensor, axis), ("multiple", k, tensor, axis)
+        or None (unknown)."""
         return self.partials.get(self.input(i))
 
     def dtype(self, i: int):

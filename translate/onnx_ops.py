@@ -109,8 +109,14 @@ def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENT
         if len(scales) != len(axes):
             raise BridgeError(f"scales has {len(scales)} values, expected {len(axes)}", name, "scales")
         scales = _scales(scales, name)
+    origin, read_as_scales = f"Resize-{version}", ()
     if isinstance(sizes, RuntimeValue) and convention == "spec" and policy == "stretch":
-        axes, sizes = _known_sizes(node, axes, sizes)
+        multiples = _own_multiples(node, axes)
+        if multiples is not None:
+            scales, sizes, read_as_scales = tuple(Fraction(k) for k in multiples), None, axes
+            origin += f"; {_multiples_note(multiples, axes)}"
+        else:
+            axes, sizes = _known_sizes(node, axes, sizes)
     if isinstance(sizes, list):
         if len(sizes) != len(axes):
             raise BridgeError(f"sizes has {len(sizes)} values, expected {len(axes)}", name, "sizes")
@@ -137,7 +143,7 @@ def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENT
     ir = ResizeIR(
         rank=rank, axes=axes, scales=scales, sizes=sizes, roi=roi, coord=coord, sampler=sampler,
         exclude_outside=bool(exclude), extrapolation_value=extrapolation, aspect_policy=policy,
-        input_shape=in_shape, dtype=node.dtype(0), origin=f"Resize-{version}",
+        input_shape=in_shape, dtype=node.dtype(0), origin=origin, scales_from_sizes=read_as_scales,
     )
     if convention == "spec":
         ir = _spec_convention(ir)
@@ -152,14 +158,45 @@ def _known_sizes(node, axes, sizes):
     known = node.partial(3)
     if known is None or len(known) != len(axes):
         return axes, sizes
-    in_shape = node.shape(0) or ()
-    same = [k == ("dim", node.input(0), a) or (isinstance(k, int) and a < len(in_shape) and k == in_shape[a])
-            for k, a in zip(known, axes)]
+    same = [_own_length(node, k, a) for k, a in zip(known, axes)]
     rest = [(a, k) for a, k, s in zip(axes, known, same) if not s]
     if not all(isinstance(k, int) for _, k in rest):
         # Still fed at run time; the positions that are X's own length are noted (an index form copies them).
         return axes, RuntimeValue(sizes.source, same_as_input=tuple(i for i, s in enumerate(same) if s))
     return tuple(a for a, _ in rest), [k for _, k in rest]
+
+
+def _own_length(node, known, a: int) -> bool:
+    """Whether an entry of a partial value (``NodeView.partial``) is X's own length on axis a."""
+    in_shape = node.shape(0) or ()
+    return known == ("dim", node.input(0), a) or (isinstance(known, int) and a < len(in_shape)
+                                                   and known == in_shape[a])
+
+
+def _own_multiples(node, axes) -> tuple[int, ...] | None:
+    """Per axis, the integer k >= 1 such that run-time sizes is k times X's own length there for EVERY length,
+    as the shape subgraph computes it (``F.interpolate(scale_factor=k, recompute_scale_factor=True)`` with
+    dynamic H/W exports Shape(X) -> Mul k -> Concat); None unless every entry is one. The spec's scale out/in
+    is then exactly k on every axis, and every coordinate mode maps as it does for scales = k: the node is the
+    static-scale node. Not for a fraction (floor(1.5 * H) / H is no constant) nor for another tensor's length."""
+    known, x = node.partial(3), node.input(0)
+    if known is None or len(known) != len(axes):
+        return None
+    out = []
+    for k, a in zip(known, axes):
+        if _own_length(node, k, a):
+            out.append(1)
+        elif isinstance(k, tuple) and k[0] == "multiple" and k[2:] == (x, a):
+            out.append(k[1])
+        else:
+            return None
+    return tuple(out) if any(k > 1 for k in out) else None
+
+
+def _multiples_note(multiples, axes) -> str:
+    """Why a run-time sizes is read as static scales, for the record."""
+    parts = ", ".join(f"{k} x axis {a}" for k, a in zip(multiples, axes) if k > 1)
+    return f"sizes = {parts} of the input's own length for every length (shape subgraph evaluated): static scales"
 
 
 def _spec_convention(ir: ResizeIR) -> ResizeIR:

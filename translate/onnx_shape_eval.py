@@ -23,6 +23,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..semantics.vocab import ONNX_DOMAINS
+from .onnx_shape_affine import affine_values, slices as _slices
 
 CONST, UNKNOWN = 0, -1  # tags; k > 0: a copy of dynamic length number k
 
@@ -52,8 +53,8 @@ _ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Min", "Max", "Pow", "Mod", "Floor",
 def partial_value(name: str, producers: dict, consts: dict, shapes: dict, opset: int, dim_params: dict,
                   x: str = "") -> tuple | None:
     """Per entry of the 1-D integer tensor ``name``: an int (the same for every run-time length), ("dim", t, d)
-    (the run-time length of dim d of tensor t; X's own where it is one of them) or None (unknown). None when the
-    chain cannot be evaluated at all."""
+    (the run-time length of dim d of tensor t; X's own where it is one of them), ("multiple", k, t, d) (k times
+    that length, k >= 2 an integer) or None (unknown). None when the chain cannot be evaluated at all."""
     found = chain(name, producers, consts, shapes, dynamic=True)
     if found is None:
         return None
@@ -85,7 +86,34 @@ def partial_value(name: str, producers: dict, consts: dict, shapes: dict, opset:
             out.append(("dim",) + where[k])
         else:
             out.append(None)
+    if None in out:
+        out = _multiples(out, name, (order, leaves, shape_leaves), shapes, keys, where, runs)
     return tuple(out)
+
+
+def _multiples(out: list, name: str, found, shapes: dict, keys: dict, where: dict, runs: list) -> list:
+    """``out`` with each unknown entry that is, by the chain's own arithmetic, an integer k >= 2 times one
+    run-time length (onnx_shape_affine) written ("multiple", k, tensor, dim). Each such reading is checked
+    against both numeric runs, so a defect in the symbolic rules can only lose knowledge."""
+    order, leaves, shape_leaves = found
+
+    def shape_keys(node):
+        t = node.input[0]
+        full = [(True, keys[(t, d)]) if v is None else (False, v) for d, v in enumerate(shapes[t])]
+        return full[_shape_range(node, len(full))]
+
+    got = affine_values(order, leaves, shape_leaves, shape_keys, runs[0]).get(name)
+    if got is None or got[0].shape != (len(out),):
+        return out
+    lengths = [dict(enumerate(standins, 1)) for standins in _RUNS]
+    for i, a in enumerate(got[0]):
+        if out[i] is not None or a is None or a.const or len(a.terms) != 1:
+            continue
+        key, k = a.terms[0]
+        if k.denominator == 1 and k >= 2 and all(a.at(ls) == int(np.asarray(r[name])[i])
+                                                 for ls, r in zip(lengths, runs)):
+            out[i] = ("multiple", int(k)) + where[key]
+    return out
 
 
 def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool = False):
@@ -196,20 +224,6 @@ def _moved(node, ins, ins_v, out):
     if op == "Slice":
         return data[_slices(node, attrs, ins_v, data.ndim)]
     return None
-
-
-def _slices(node, attrs, ins_v, rank) -> tuple:
-    if len(node.input) > 1:  # Slice-10+: starts, ends, axes, steps as inputs
-        starts, ends = (np.asarray(v).tolist() for v in ins_v[1:3])
-        axes = np.asarray(ins_v[3]).tolist() if len(ins_v) > 3 and ins_v[3] is not None else range(len(starts))
-        steps = np.asarray(ins_v[4]).tolist() if len(ins_v) > 4 and ins_v[4] is not None else [1] * len(starts)
-    else:
-        starts, ends = attrs["starts"], attrs["ends"]
-        axes, steps = attrs.get("axes", range(len(starts))), [1] * len(starts)
-    index = [slice(None)] * rank
-    for a, s, e, st in zip(axes, starts, ends, steps):
-        index[a % rank] = slice(int(s), int(e), int(st))  # Python clamps as ONNX does
-    return tuple(index)
 
 
 def _elementwise(node, ins, ins_v, out) -> np.ndarray:

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...semantics.coords import bind_resize, exact
-from ...semantics.equivalence import diff, same_taps
+from ...semantics.equivalence import diff, same_taps, sizes_as_source_scales
 from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.opspec import PerOp
@@ -125,7 +125,7 @@ def importer_verdict(view, opset: int, src, shape=None) -> dict:
     assumed = imported_assumptions(imp)
     if imp.ir is None:
         return {**out, "verdict": "silently different", "fields": imp.fields or [], "assumptions": assumed}
-    same, fields, how = compare(src, imp.ir, shape)
+    same, fields, how = compare(src, sizes_as_source_scales(imp.ir, src), shape)
     if how:
         out["decided"] = how
     if not same:

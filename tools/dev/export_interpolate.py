@@ -220,6 +220,26 @@ def ts11_dynhw_bilinear_x2(out):
 
 
 @case
+def ts13_dynhw_nearest_recompute_x2(out):
+    export_torch("ts13_dynhw_nearest_recompute_x2", out,
+                 _interp(scale_factor=2.0, mode="nearest", recompute_scale_factor=True),
+                 {"x": randn(41, 1, 2, 7, 5)}, trace_inputs={"x": randn(42, 1, 2, 4, 4)}, opset=13, dynamo=False,
+                 dynamic={"x": {2: "h", 3: "w"}, "out0": {2: "h2", 3: "w2"}},
+                 exercises="nearest x2, recompute_scale_factor=True, dynamic H/W: run-time sizes "
+                           "floor(float(L) * 2) from the input's own shape, a static scale 2 for every length")
+
+
+@case
+def dy18_dynhw_bilinear_recompute_x3(out):
+    export_torch("dy18_dynhw_bilinear_recompute_x3", out,
+                 _interp(scale_factor=3.0, mode="bilinear", align_corners=False, recompute_scale_factor=True),
+                 {"x": randn(43, 1, 2, 7, 5)}, trace_inputs={"x": randn(44, 1, 2, 4, 6)}, opset=18, dynamo=True,
+                 dynamic={"x": {2: "h", 3: "w"}},
+                 exercises="bilinear x3, recompute_scale_factor=True, dynamic H/W, dynamo: run-time sizes "
+                           "L * 3 (int64) from the input's own shape, a static scale 3 for every length")
+
+
+@case
 def dy18_dynhw_nearest_size_fpn(out):
     export_torch("dy18_dynhw_nearest_size_fpn", out, _fpn("nearest"),
                  {"x": randn(33, 1, 4, 3, 5), "y": randn(34, 1, 4, 6, 10)},

@@ -85,13 +85,15 @@ def openvino_outputs(model, path: str, feeds: dict, observe: list[str], *, conve
             p = os.path.join(d, "source.onnx")
             onnx.save(model, p)
             ov_model, records = convert(p, extensions=list(extensions), **convert_options)
+            # The custom ops' libraries first: reading the IR back creates their layers.
+            if any(r.rung == CUSTOM for r in records):
+                core.add_extension(openvino_extension())
+            for ext in extensions:
+                core.add_extension(ext)
             # Run as deployed: the precision marks (``pinned.PRECISE``) take effect in a model read from its IR.
             ov.save_model(ov_model, os.path.join(d, "converted.xml"), compress_to_fp16=False)
             ov_model = core.read_model(os.path.join(d, "converted.xml"))
         rungs = [r.summary() for r in records]
-        if any(r.rung == CUSTOM for r in records):
-
-            core.add_extension(openvino_extension())
     return _run_openvino(core, ov_model, feeds, observe, precision), rungs
 
 

@@ -80,19 +80,16 @@ def openvino_outputs(model, path: str, feeds: dict, observe: list[str], *, conve
     else:
         import openvino as ov
 
-        core = ov.Core()
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "source.onnx")
             onnx.save(model, p)
             ov_model, records = convert(p, extensions=list(extensions), **convert_options)
-            # The custom ops' libraries first: reading the IR back creates their layers.
-            if any(r.rung == CUSTOM for r in records):
-                core.add_extension(openvino_extension())
-            for ext in extensions:
-                core.add_extension(ext)
-            # Run as deployed: the precision marks (``pinned.PRECISE``) take effect in a model read from its IR.
-            ov.save_model(ov_model, os.path.join(d, "converted.xml"), compress_to_fp16=False)
-            ov_model = core.read_model(os.path.join(d, "converted.xml"))
+            # Run as deployed: the precision marks (``pinned.PRECISE``) take effect in a model read from its IR,
+            # read as the user's .xml is read (the custom ops' library loaded first: reading creates its layers).
+            xml = os.path.join(d, "converted.xml")
+            ov.save_model(ov_model, xml, compress_to_fp16=False)
+            ours = [openvino_extension()] if any(r.rung == CUSTOM for r in records) else []
+            core, ov_model = _read_converted(xml, ours + list(extensions))
         rungs = [r.summary() for r in records]
     return _run_openvino(core, ov_model, feeds, observe, precision), rungs
 

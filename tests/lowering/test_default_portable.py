@@ -1,0 +1,98 @@
+"""What the default conversion writes, run the way it is deployed (issue 42): nothing beside the model, and the
+run-time forms (the nearest index form, the antialias window, the GridSample and DeformConv decompositions)
+compute onnxruntime's numbers on an AVX2-only (Haswell) and an SSE4.2 (Nehalem) CPU, emulated by Debian's
+qemu-user, and in another OpenVINO release where one is at hand (``RB_OTHER_OPENVINO_PYTHON``: a Python whose
+openvino is another release, e.g. 2025.4.1 in its own venv). Their integer index arithmetic leans on how the CPU
+plugin runs i64 (as i32, integer Divide in float32: ``lowering/openvino/index_ops.py``), measured with this CPU's
+AVX-512 kernels; these tests hold it on the other kernels. Nearest picks the same element: bit-equal."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("openvino")
+ort = pytest.importorskip("onnxruntime")
+pytestmark = pytest.mark.slow
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+# One real exported model per run-time form; "nearest": its output must equal onnxruntime's bit for bit.
+CASES = {
+    "ts18_nearest_size_dynhw": "nearest",          # nearest index form, run-time sizes
+    "ts13_dynhw_nearest_recompute_x2": "nearest",  # nearest index form, run-time H / W
+    "ts16_gridsample_nearest_border_ties": "nearest",  # GridSample decomposition, nearest on ties
+    "dy18_tv_preprocess_half_dynamic": "float",   # antialias window form, run-time lengths
+    "dy20_gridsample_5d_bilinear_zeros": "float",  # 5-D GridSample decomposition
+    "ts19_deformconv_mask": "float",               # DeformConv decomposition
+}
+
+_RUN = textwrap.dedent("""
+    import sys, numpy as np, openvino as ov
+    core = ov.Core()
+    out = {}
+    for xml, feed in zip(sys.argv[2::2], sys.argv[3::2]):
+        ins = np.load(feed)
+        c = core.compile_model(core.read_model(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        out[xml] = c([ins[k] for k in ins.files])[c.output(0)]
+    np.savez(sys.argv[1], *[out[x] for x in sys.argv[2::2]])
+""")
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """Each case converted with the default: (xml, inputs.npz, onnxruntime's first output, kind)."""
+    from resample_bridge.tools.cli import main
+
+    out = tmp_path_factory.mktemp("default")
+    cases = []
+    for name, kind in CASES.items():
+        src = MODELS / name
+        xml = out / f"{name}.xml"
+        assert main(["convert", str(src / "model.onnx"), "-o", str(xml)]) == 0, name
+        ins = np.load(src / "inputs.npz")
+        sess = ort.InferenceSession(str(src / "model.onnx"), providers=["CPUExecutionProvider"])
+        want = sess.run(None, {i.name: ins[k] for i, k in zip(sess.get_inputs(), ins.files)})[0]
+        cases.append((xml, src / "inputs.npz", want, kind))
+    assert not list(out.glob("*.so")), "the default wrote a library"
+    return cases
+
+
+def _run(prefix: list[str], python: str, cases, tmp_path, env=None):
+    got = tmp_path / "got.npz"
+    args = [a for xml, feed, _, _ in cases for a in (str(xml), str(feed))]
+    run = subprocess.run([*prefix, python, "-c", _RUN, str(got), *args], capture_output=True, text=True,
+                         timeout=900, env=env)
+    assert run.returncode == 0, (prefix, python, run.stderr[-1500:])
+    with np.load(got) as z:
+        outputs = [z[f"arr_{i}"] for i in range(len(cases))]
+    for (xml, _, want, kind), out in zip(cases, outputs):
+        assert out.shape == want.shape, (xml.name, out.shape, want.shape)
+        if kind == "nearest":
+            assert np.array_equal(out, want), xml.name
+        else:
+            assert np.abs(out.astype(np.float64) - want).max() < 1e-5, xml.name
+
+
+@pytest.mark.parametrize("cpu", ["Haswell", "Nehalem"])
+def test_the_default_runs_on_older_cpus(written, cpu, tmp_path):
+    """numpy's own OpenBLAS misreads qemu's CPU: it is told the core type."""
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        pytest.skip("qemu-user is not installed (apt-get install qemu-user)")
+    _run([qemu, "-cpu", cpu], sys.executable, written, tmp_path, env=dict(os.environ, OPENBLAS_CORETYPE="Prescott"))
+
+
+def test_the_default_runs_in_another_release(written, tmp_path):
+    """Measured with OpenVINO 2025.4.1 in its own venv: every one of the 93 real models of tests/models, converted
+    with the default by OpenVINO 2026.4.1, read, compiled and computed the same numbers there."""
+    other = os.environ.get("RB_OTHER_OPENVINO_PYTHON")
+    if not other:
+        pytest.skip("RB_OTHER_OPENVINO_PYTHON names no Python with another OpenVINO release")
+    _run([], other, written, tmp_path)

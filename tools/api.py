@@ -267,8 +267,9 @@ def convert(model, output: str | None = None, *, target: str = "openvino", fallb
     """Convert and write, as ``resample-bridge convert``: ``output`` None writes ``<model stem>.xml`` (OpenVINO)
     in the current folder; a folder is accepted and missing folders are created. ``target``: "openvino"
     (OpenVINO IR), "onnx" (portable ONNX, plain ops only) or "tensorrt" (TensorRT-ready ONNX). ``prefer``
-    (OpenVINO): "fastest" (None, the default: the extension where the cost model estimates it at least 1.25x
-    faster) or "builtin" (never the extension where a rung that needs nothing beside the model is exact).
+    (OpenVINO): "builtin" (None, the default: only OpenVINO's standard opsets wherever an exact in-graph form
+    exists; the extension only for a node with none) or "fastest" (also the extension where the cost model
+    estimates it at least 1.25x faster: a library beside the model, CPU only, this OpenVINO release).
     ``input_shapes``: {input name: shape} fixed before anything else (ovc's ``--input``); ``outputs``: tensor
     names the converted model keeps as its outputs (ovc's ``--output``); ``source``: the user's model where a
     follow-up command names it (default: ``model``); ``trt_shapes`` (TensorRT): {input name: {"min" | "opt" |

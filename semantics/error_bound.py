@@ -41,6 +41,7 @@ clamp_in_range sample on the input's edge. Imports numpy and the semantics packa
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -68,11 +69,36 @@ def bound(ir, *inputs) -> np.ndarray:
     evaluation of ``ir``'s formula on these inputs; 0 for integer inputs and nearest sampling."""
     if inputs and getattr(inputs[0], "dtype", None) is not None and inputs[0].dtype.name == "bfloat16":
         return _bfloat16_bound(ir, *inputs)
-    out = BOUND.of(ir)(ir, *inputs)
+    out = BOUND.of(ir)(ir, *inputs).total()
     if inputs and _wider_than_float32(inputs[0]) and getattr(getattr(ir, "sampler", None), "kind", "") == "nearest":
         # A float32 evaluation reads float64 (or wider) data in float32: the picked element rounded once.
         out = np.maximum(out, U * np.abs(np.asarray(run(ir, *inputs), dtype=np.float64)))
     return np.nan_to_num(out, nan=0.0, posinf=np.inf)
+
+
+def magnitude(ir, *inputs) -> np.ndarray:
+    """Per output element, sum_i |w_i| |x_i| over the taps (the bound's A; DeformConv: through |W|, plus |B|): the
+    size a reduced-precision evaluation rounds, each tap value and weight and the sum (``tolerance.reduced_bound``).
+    Not the oracle on |X|: cubic's negative weights cancel there (sum w |x| near 0 where sum |w| |x| is not)."""
+    return np.nan_to_num(BOUND.of(ir)(ir, *inputs).a, nan=0.0, posinf=np.inf)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A bound's two terms: ``e`` (coordinate and weight roundings, propagated) and ``a`` (sum |w x|), which the
+    sum's ``terms`` roundings and the output's own rounding (relative ``rounding``) scale."""
+
+    e: np.ndarray
+    a: np.ndarray
+    terms: int
+    rounding: float
+
+    def total(self) -> np.ndarray:
+        return self.e + (C_SUM * self.terms * U + self.rounding) * self.a
+
+    @staticmethod
+    def zero(shape) -> "Parts":
+        return Parts(np.zeros(shape), np.zeros(shape), 0, 0.0)
 
 
 def _wider_than_float32(x) -> bool:
@@ -110,11 +136,11 @@ def _output_rounding(dtype) -> float:
 # Resize: per resized axis, propagate (exact values Y, bound E, sum of |w x| A).
 
 
-def bound_resize(ir: ResizeIR, x, *rest) -> np.ndarray:
+def bound_resize(ir: ResizeIR, x, *rest) -> Parts:
     x = np.asarray(x)
     b = bind_resize(ir, x.shape, runtime_values(ir, (x, *rest)))
     if not _is_float(x) or b.sampler.kind == "nearest" or x.size == 0:
-        return np.zeros(b.out_shape)
+        return Parts.zero(b.out_shape)
     y = pad_input(x.astype(np.float64), b.pads)
     a, e, k_total = np.abs(y), np.zeros_like(y), 1
     with np.errstate(invalid="ignore", over="ignore"):
@@ -135,8 +161,8 @@ def bound_resize(ir: ResizeIR, x, *rest) -> np.ndarray:
             a = extrapolate(a, axis.axis, table.extrapolate, abs(b.extrapolation_value))
             k_total *= table.weight.shape[1]
     if a.shape != b.out_shape:  # zero-length axes
-        return np.zeros(b.out_shape)
-    return e + (C_SUM * k_total * U + _output_rounding(x.dtype)) * a
+        return Parts.zero(b.out_shape)
+    return Parts(e, a, k_total, _output_rounding(x.dtype))
 
 
 def _centred(y: np.ndarray, new_y: np.ndarray, axis: int, index: np.ndarray, dw: np.ndarray) -> np.ndarray:
@@ -299,12 +325,12 @@ def _padded_dc(c: np.ndarray, p: np.ndarray, dc: np.ndarray, L: int, ir: GridSam
     return dc
 
 
-def bound_gridsample(ir: GridSampleIR, x, grid) -> np.ndarray:
+def bound_gridsample(ir: GridSampleIR, x, grid) -> Parts:
     x = np.asarray(x)
     grid = np.asarray(grid)
     want_shape = x.shape[:2] + grid.shape[1:-1]
     if not _is_float(x) or ir.sampler.kind == "nearest" or x.size == 0:
-        return np.zeros(want_shape)
+        return Parts.zero(want_shape)
     D = ir.spatial_rank
     N, C = x.shape[:2]
     spatial = x.shape[2:]
@@ -319,8 +345,10 @@ def bound_gridsample(ir: GridSampleIR, x, grid) -> np.ndarray:
         pts.append(p)
         dcs.append(_padded_dc(c, p, _unnormalize_dc(gd, c, L, ir.align_corners), L, ir))
     _, e, a = sample_bound(x, pts, dcs, ir.sampler, ir.padding, bounds, batch=np.repeat(np.arange(N), P))
-    out = e + (C_SUM * ir_taps(ir.sampler) ** D * U + _output_rounding(x.dtype)) * a
-    return np.moveaxis(out.reshape(C, N, P), 0, 1).reshape(want_shape)
+    def shaped(v):
+        return np.moveaxis(v.reshape(C, N, P), 0, 1).reshape(want_shape)
+
+    return Parts(shaped(e), shaped(a), ir_taps(ir.sampler) ** D, _output_rounding(x.dtype))
 
 
 def ir_taps(sampler: Sampler) -> int:
@@ -332,13 +360,13 @@ def ir_taps(sampler: Sampler) -> int:
 # DeformConv: bilinear samples, then the convolution's accumulation over C*K.
 
 
-def bound_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None) -> np.ndarray:
+def bound_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None) -> Parts:
     x, w, offset = np.asarray(x), np.asarray(w), np.asarray(offset)
     N, C = x.shape[:2]
     kernel, out_sp = deform_geometry(ir, x, w, offset)
     OC = w.shape[0]
     if not _is_float(x) or x.size == 0:
-        return np.zeros((N, OC) + out_sp)
+        return Parts.zero((N, OC) + out_sp)
     D = ir.spatial_rank
     K, P = math.prod(kernel), math.prod(out_sp)
     msk = None if mask is None else np.abs(np.asarray(mask).reshape(N, ir.offset_group, K, P).astype(np.float64))
@@ -362,11 +390,11 @@ def bound_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None) -> np.nd
         if b is not None:
             a_y = a_y + np.abs(np.asarray(b, dtype=np.float64)).reshape(1, OC, 1)
         terms = C // ir.group * K + 1 + (mask is not None)
-        out = e_y + (C_SUM * terms * U + _output_rounding(x.dtype)) * a_y
-    return out.reshape((N, OC) + out_sp)
+    shape = (N, OC) + out_sp
+    return Parts(e_y.reshape(shape), a_y.reshape(shape), terms, _output_rounding(x.dtype))
 
 
-__all__ = ["bound", "bound_resize", "bound_gridsample", "bound_deformconv", "sample_bound", "U", "C_COORD",
+__all__ = ["bound", "magnitude", "Parts", "bound_resize", "bound_gridsample", "bound_deformconv", "sample_bound", "U", "C_COORD",
            "C_W", "C_SUM"]
 
 

@@ -34,3 +34,23 @@ def test_integer_source_coordinate_rounded_up_is_within_the_bound():
     assert within_bound(got, want, b).ok
     # Only outputs on an integer source get the extra room: between them the bound stays as it was.
     assert b[0, 0, 3] > 1e-3 and b[0, 0, 2] < b[0, 0, 3] / 100
+
+
+def test_magnitude_is_the_sum_of_absolute_products_where_cubic_weights_cancel():
+    """``magnitude`` (what a reduced precision rounds) is sum |w| |x| over the taps, from the oracle's own tap
+    table here; not sum w |x|, which cubic's negative weights bring to 0 on a step that only the outer taps see."""
+    from resample_bridge.semantics.error_bound import magnitude
+    from resample_bridge.semantics.coords import bind_resize
+    from resample_bridge.semantics.taps import axis_taps
+    from resample_bridge.translate.onnx import parse_model
+    from tests.helpers.models import resize_model
+
+    (_, ir), = parse_model(resize_model((1, 1, 1, 8), scales=[1, 1, 1, 0.75], mode="cubic"))
+    x = np.array([[[[5.0, 1.0, 1.0, 5.0, 5.0, 1.0, 1.0, 5.0]]]], np.float32)
+    b = bind_resize(ir, x.shape)
+    t = axis_taps(b.axes[0], b.sampler, b.exclude_outside)
+    want = (np.abs(t.weight) * np.abs(x[0, 0, 0][t.index])).sum(axis=1)
+    got = magnitude(ir, x).reshape(-1)
+    assert np.allclose(got, want, rtol=1e-12, atol=0), (got, want)
+    signed = (t.weight * np.abs(x[0, 0, 0][t.index])).sum(axis=1)
+    assert np.any(np.abs(signed) < 0.5 * want)  # the case the old reading missed

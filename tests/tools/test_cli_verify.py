@@ -166,17 +166,36 @@ def test_verify_a_bfloat16_source_takes_the_oracle_where_onnxruntime_has_no_kern
     assert main(["verify", src, "--converted", str(tmp_path / "nearest.xml")]) == 1
 
 
-def test_verify_at_bf16_passes_an_exact_bicubic(tmp_path, capsys):
-    """A real exported bicubic (x0.75, rung 1: OpenVINO's own Interpolate) run under the bf16 hint rounds values
-    only: verify --precision bf16 passes it. The reduced bound once read sum |w| |x| as the oracle on |X|, where
-    cubic's negative weights cancel: one element 0.0058 off (value 2.13) against a bound of 0.00044 failed it."""
+def _verify_real_at_bf16(name: str, tmp_path, capsys) -> tuple[int, str]:
+    """A real exported model of tests/models converted with the default, then verify --precision bf16 on its
+    saved inputs: (exit status, output). Skipped on a CPU without bf16."""
     import openvino as ov
 
     if "BF16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
         pytest.skip("this CPU has no bf16: OpenVINO runs the hint in f32")
-    d = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", "ts11_bicubic_scale_0_75")
+    d = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", name)
     xml = str(tmp_path / "m.xml")
     assert main(["convert", os.path.join(d, "model.onnx"), "-o", xml]) == 0
     capsys.readouterr()
-    assert main(["verify", os.path.join(d, "model.onnx"), "--converted", xml, "--inputs",
-                 os.path.join(d, "inputs.npz"), "--precision", "bf16"]) == 0, capsys.readouterr().out
+    rc = main(["verify", os.path.join(d, "model.onnx"), "--converted", xml, "--inputs",
+               os.path.join(d, "inputs.npz"), "--precision", "bf16"])
+    return rc, capsys.readouterr().out
+
+
+def test_verify_at_bf16_leaves_a_node_whose_input_it_cannot_see_to_the_outputs(tmp_path, capsys):
+    """A nearest Resize right after a Conv (torchvision's FPN, exported dynamic): OpenVINO fuses the Conv's output
+    tensor away, so verify cannot read what the node was fed. Under bf16 the Conv rounds it; judging the node on
+    onnxruntime's float32 copy of its input charged that rounding to the node (474 elements "beyond the bound", an
+    exact conversion FAILED). The node is reported not observable there; the model outputs are judged."""
+    rc, out = _verify_real_at_bf16("ts11_tv_fpn_own_size_dynbatch", tmp_path, capsys)
+    assert rc == 0, out
+    assert "Conv_output_0 is not a tensor of the converted model: at bf16" in out, out
+    assert "4 outputs passed, 0 failed" in out, out
+
+
+def test_verify_at_bf16_passes_an_exact_bicubic(tmp_path, capsys):
+    """A real exported bicubic (x0.75, rung 1: OpenVINO's own Interpolate) run under the bf16 hint rounds values
+    only: verify --precision bf16 passes it. The reduced bound once read sum |w| |x| as the oracle on |X|, where
+    cubic's negative weights cancel: one element 0.0058 off (value 2.13) against a bound of 0.00044 failed it."""
+    rc, out = _verify_real_at_bf16("ts11_bicubic_scale_0_75", tmp_path, capsys)
+    assert rc == 0, out

@@ -27,7 +27,8 @@ from .verify_inputs import _check_tensor_sizes, input_specs, make_inputs
 from .verify_source import OracleAt, run_onnxruntime
 from ..semantics.reference import run as oracle
 from ..semantics.tolerance import PRECISIONS, default_tolerance, float_bound, precision_tolerance, reduced_bound
-from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model
+from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model, resampling_nodes
+from ..translate.onnx_shapes import with_value_shapes
 from .node_probe import probe_text
 from .targets import DEFAULT, convert_file, entry, refuse_verify_options
 from .verify_stats import finish_row, looser_than_bound
@@ -49,7 +50,9 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     Returns a plain dict (strict-JSON values)."""
 
     model = load(model_path)
-    irs = dict(parse_model(model))  # bad attributes are refused here, before any runtime sees them
+    # Bad attributes are refused here, before any runtime sees them; a node whose input rank no shape information
+    # gives (kornia's and DPT's dynamic exports) is parsed again below, on the shapes verify feeds.
+    irs = dict(parse_model(model, lenient=True))
     given = dict(inputs or {})
     specs = input_specs(model, shapes, given)
     feeds = {**given, **make_inputs(model, seed, [s for s in specs if s["source"] != "given"], val_range)} \
@@ -68,6 +71,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     ort_out = run_onnxruntime(model, feeds)
     if isinstance(ort_out, OracleAt):
         report["note"] = ort_out.note()
+    if len(irs) < sum(1 for _ in resampling_nodes(model)):  # the ranks no shape inference gave: as run
+        irs = dict(parse_model(with_value_shapes(model, ort_out)))
     observe = sorted({n for node in model.graph.node if node.op_type in RESAMPLING_OPS
                       for n in list(node.input) + list(node.output) if n} | {o.name for o in model.graph.output})
     options = {"fallback": fallback, "strict": strict, "allow_conditional": allow_conditional}

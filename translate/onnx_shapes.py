@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import onnx
 
 from ..semantics.errors import BridgeError, clip
@@ -133,6 +134,28 @@ def declared_shape(vi) -> list[int | str | None] | None:
     if not t.HasField("shape"):
         return None
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+
+
+def with_value_shapes(model, values: dict):
+    """A copy of ``model`` whose intermediate values named in ``values`` (arrays a run produced) carry their
+    observed type and shape as value_info, replacing what inference left: a node whose input rank no shape
+    inference gives (a shape computed from data) has it where a run has seen the tensor (``verify``). Graph
+    inputs and outputs keep their declarations."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    declared = {vi.name for vi in (*m.graph.input, *m.graph.output)}
+    kept = [vi for vi in m.graph.value_info if vi.name not in values]
+    m.graph.ClearField("value_info")
+    m.graph.value_info.extend(kept)
+    for name, v in values.items():
+        if name in declared:
+            continue
+        try:
+            elem = onnx.helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype)
+        except (KeyError, TypeError, ValueError):
+            continue
+        m.graph.value_info.append(onnx.helper.make_tensor_value_info(name, elem, list(np.shape(v))))
+    return m
 
 
 def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "input"):

@@ -199,3 +199,16 @@ def test_verify_at_bf16_passes_an_exact_bicubic(tmp_path, capsys):
     cubic's negative weights cancel: one element 0.0058 off (value 2.13) against a bound of 0.00044 failed it."""
     rc, out = _verify_real_at_bf16("ts11_bicubic_scale_0_75", tmp_path, capsys)
     assert rc == 0, out
+
+
+def test_verify_reads_a_rank_only_the_run_gives(tmp_path, capsys):
+    """kornia's pyramid exported dynamic: no ONNX shape inference gives the Resize's input rank (its shape is
+    computed from data). convert reads it through OpenVINO's frontend; verify refused the model in one line
+    (exit 2) until it took the ranks from the tensors onnxruntime computed."""
+    d = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models",
+                     "ts13_kornia_pyramid_dynhw")
+    src, xml = os.path.join(d, "model.onnx"), str(tmp_path / "m.xml")
+    assert main(["convert", src, "-o", xml]) == 0
+    capsys.readouterr()
+    assert main(["verify", src, "--converted", xml, "--inputs", os.path.join(d, "inputs.npz")]) == 0
+    assert "3 resampling nodes passed, 0 failed" in capsys.readouterr().out

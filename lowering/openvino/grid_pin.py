@@ -17,8 +17,8 @@ would rebuild without the mark (``_respelled``). It stops at anything else (a Co
 features): a grid or offsets predicted by a network stay at the model's precision, as the importer leaves them,
 and what follows that layer is pinned. It never enters a ShapeOf's input (a shape is exact at any precision).
 
-The mark takes effect in a model read from its IR (``DisablePrecisionConversion``, as it is deployed; verify runs
-it so); a model compiled straight from memory keeps a string key the plugin ignores (measured). Not covered: the
+The mark takes effect in a model read from its IR (``DisablePrecisionConversion``, as it is deployed) and in the
+model ``convert_model`` hands over in memory (``pinned.take_effect_in_memory``). Not covered: the
 data-movement ops the plugin rebuilds in its own pipeline (a Reshape beside a division, Tile, a Split it fuses from
 Gathers) still run in bf16: kornia's TorchScript exports (opset 20) are 0.033 / 0.065 off behind a Conv (the
 importer 0.25 / 0.33), its warp_perspective through the PyTorch frontend 0.043 (OpenVINO's own conversion 0.35).

@@ -41,6 +41,10 @@ class Linear:
 
 
 ONE = Linear(0, 0, 1)
+# Largest output length whose index arithmetic (``NearestIndex``, p, q, r computed from the lengths) stays inside
+# int32: the largest intermediate b*x + d stays below r*out with r <= 4*out (half-pixel modes with rounding), plus
+# one r of slack for a quotient correction.
+INT32_MAX_OUT = 23000
 
 
 def _at_least(f, out_from: int, bound: int) -> bool:
@@ -55,10 +59,6 @@ def _at_least(f, out_from: int, bound: int) -> bool:
     if any(poly(u, v) != g(u, v) for u, v in ((3, 5), (7, 2), (11, 13))):
         return False  # not of degree 2: no claim
     return c0 >= bound and min(cu, cv, cuu, cvv, cuv) >= 0
-# Largest output length whose index arithmetic (``NearestIndex``, p, q, r computed from the lengths) stays inside
-# int32: the largest intermediate b*x + d stays below r*out with r <= 4*out (half-pixel modes with rounding), plus
-# one r of slack for a quotient correction.
-INT32_MAX_OUT = 23000
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from resample_bridge.lowering.openvino.index_ops import SMALL_R, floor_div  # no
 
 
 def _cases(rng, r_hi: int, n: int = 200_000):
-    """(n, r) with r in [1, r_hi], quotients below 2^22, |n| + 2r < 2^31 (and n - 4r >= -2^31): near multiples k*r + {-1, 0, 1}, random
-    large dividends, negative ones down to -2^24."""
+    """(n, r) with r in [1, r_hi], quotients below 2^22, |n| + 2r < 2^31 (and n - 4r >= -2^31): near multiples
+    k*r + {-1, 0, 1}, random large dividends, negative ones down to -2^24."""
     r = rng.integers(1, r_hi + 1, n)
     q = rng.integers(0, np.minimum((2**31 - 1 - 2 * r) // r, 2**22 - 1) + 1)
     near = q * r + rng.integers(-1, 2, n)

@@ -206,15 +206,27 @@ def test_proof_reads_the_matmuls_of_the_tap_sums(tamper, tmp_path):
     assert any(want in f for f in prove(ov_model, records)), prove(ov_model, records)
 
 
+def test_grid_verdict_reads_the_window_in_its_layout():
+    """Each layout's window passes the grid read in its own layout and fails read in the other (a window whose
+    taps the MatMul would pair with the wrong outputs)."""
+    (_, ir), = parse_model(fpn_model("cubic", "half_pixel", False))
+    form = window_form(ir)
+    for along in (0, 1):
+        assert at.grid_verdict(at._standalone(form, along), ir, form, taps_axis=along) is None
+        assert at.grid_verdict(at._standalone(form, along), ir, form, taps_axis=1 - along) is not None
+
+
 @pytest.mark.slow
-def test_window_grid_near_the_int32_bound(monkeypatch):
-    """The window subgraph alone at lengths near MAX_LEN, where its int32 numerators are largest."""
+@pytest.mark.parametrize("taps_axis", (0, 1))
+def test_window_grid_near_the_int32_bound(taps_axis, monkeypatch):
+    """The window subgraph alone at lengths near MAX_LEN, where its int32 numerators are largest, in both
+    layouts ([K, out], and [out, K] for the next-to-last axis' MatMul)."""
     monkeypatch.setattr(at, "GRID", [(at.MAX_LEN, at.MAX_LEN - 1), (at.MAX_LEN - 1, at.MAX_LEN)])
     (_, ir), = parse_model(fpn_model("cubic", "half_pixel", False))
     form = window_form(ir)
-    model = at._standalone(form)
+    model = at._standalone(form, taps_axis)
     compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
-    assert at._grid_mismatch(compiled, ir, form, (None, None)) is None
+    assert at._grid_mismatch(compiled, ir, form, (None, None), taps_axis) is None
 
 
 def conv_sandwich():

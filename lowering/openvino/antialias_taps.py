@@ -37,7 +37,7 @@ from ..index_form import Verdicts, version_of
 from ..passes import Candidate, Refusal
 from .graph import dims, ops, tag
 from .interpolate import inexact_spellings
-from .index_ops import cached_verdict, floor_div, signature, tag_of
+from .index_ops import cached_verdict, floor_div, linear, signature, tag_of
 from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
 from .nearest_index import _lengths
 
@@ -77,15 +77,6 @@ def applies(node) -> bool:
         (not is_static(dims(node.inputs[0])) or isinstance(ir.sizes, RuntimeValue))
 
 
-def _scalar(o, lin, in_len, out_len):
-    """A ``Linear`` of (in, out) as ops on i64 scalars."""
-    acc = o.constant(np.int64(lin.c_one)).output(0)
-    for c, v in ((lin.c_in, in_len), (lin.c_out, out_len)):
-        if c:
-            acc = o.add(acc, o.multiply(v, o.constant(np.int64(c)))).output(0)
-    return acc
-
-
 def half_width(fd, fn, radius: int):
     """m = ceil(R*fd / fn) (i64 scalars fd, fn > 0): the taps x0 + i, i in 1-m .. m. By the exact integer
     division: a float32 quotient alone ran in bf16 between Conv layers under the bf16 hint (measured: 2 for 3 at in
@@ -101,9 +92,9 @@ def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
     o = ops()
     i64 = "i64"
     one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
-    p, q, r = (_scalar(o, v, in_len, out_len) for v in (form.p, form.q, form.r))
-    fn = o.minimum(out_len, in_len).output(0) if form.f_min_out else _scalar(o, form.fn, in_len, out_len)
-    fd = _scalar(o, form.fd, in_len, out_len)
+    p, q, r = (linear(v, in_len, out_len) for v in (form.p, form.q, form.r))
+    fn = o.minimum(out_len, in_len).output(0) if form.f_min_out else linear(form.fn, in_len, out_len)
+    fd = linear(form.fd, in_len, out_len)
     if form.out1 is not None:
         at1 = o.equal(out_len, one)
         p = o.select(at1, zero, p).output(0)

@@ -3,9 +3,10 @@ sizes computed in the graph, or a static scale on a dynamic input): the tap wind
 the graph from the run-time lengths (``semantics.window_form``, which mirrors ``coords.affine`` and
 ``taps._window_taps`` / ``taps._weights``), then one Gather of all K taps per resized axis and their weighted
 sum (``_tap_sum``: a MatMul by the weights on the next-to-last axis, a Multiply by them summed by a MatMul by
-ones on the last, a Multiply and ReduceSum on another). K = 2*ceil(R / f) is itself computed from the lengths, so any scale has
-its window (a static scale's K folds to a constant); the Gather's [.., K, out, ..] ([.., out, K, ..]) holds at most 2R*(in + out)
-elements per row of the other axes (R: the filter radius).
+ones on the last, a Multiply and ReduceSum on another). K = 2*ceil(R / f) is itself computed from the lengths,
+so any scale has its window (a static scale's K folds to a constant); the Gather's [.., K, out, ..]
+([.., out, K, ..] on the next-to-last axis) holds at most 2R*(in + out) elements per row of the other axes (R:
+the filter radius).
 
 Precision. Every decision is integer arithmetic: the source's left neighbour and the tap's position (floor
 divisions fixed by their integer remainder, ``index_ops.floor_div``: OpenVINO's CPU divides integers in
@@ -153,8 +154,9 @@ def grid_verdict(model, ir: ResizeIR, form: WindowForm, fixed: tuple = (None, No
                  taps_axis: int = 0) -> str | None:
     """None when ``model`` (parameters: the i64 scalars in and out, each unless ``fixed`` gives its value;
     outputs: index [K, out], weight [K, out], or both [out, K] where ``taps_axis`` is 1) gives the oracle's taps
-    of ``ir`` (dense, within the error bound's allowance per weight) on OpenVINO CPU for every (in, out) of ``GRID`` (out from the static scale where
-    ``form`` has one; the fixed length in place of the grid's), else where it does not."""
+    of ``ir`` (dense, within the error bound's allowance per weight) on OpenVINO CPU for every (in, out) of
+    ``GRID`` (out from the static scale where ``form`` has one; the fixed length in place of the grid's), else
+    where it does not."""
     return cached_verdict(VERDICTS, (signature(model), form, fixed, taps_axis), model, "window",
                           lambda run: _grid_mismatch(run, ir, form, fixed, taps_axis))
 

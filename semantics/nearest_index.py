@@ -47,6 +47,20 @@ ONE = Linear(0, 0, 1)
 INT32_MAX_OUT = 23000
 
 
+def _at_least(f, out_from: int, bound: int) -> bool:
+    """Whether f(in, out) >= bound for every integer in >= 1, out >= ``out_from``, for f a polynomial of degree at
+    most 2 (products of two ``Linear``): written in u = in - 1, v = out - out_from (both >= 0), every coefficient
+    non-negative and the constant at least ``bound``. Sufficient only: False may be a bound it cannot see."""
+    g = lambda u, v: f(1 + u, out_from + v)  # noqa: E731
+    c0 = g(0, 0)
+    cuu, cvv = (g(2, 0) - 2 * g(1, 0) + c0) / 2, (g(0, 2) - 2 * g(0, 1) + c0) / 2
+    cu, cv, cuv = g(1, 0) - c0 - cuu, g(0, 1) - c0 - cvv, g(1, 1) - g(1, 0) - g(0, 1) + c0
+    poly = lambda u, v: c0 + cu * u + cv * v + cuu * u * u + cvv * v * v + cuv * u * v  # noqa: E731
+    if any(poly(u, v) != g(u, v) for u, v in ((3, 5), (7, 2), (11, 13))):
+        return False  # not of degree 2: no claim
+    return c0 >= bound and min(cu, cv, cuu, cvv, cuv) >= 0
+
+
 @dataclass(frozen=True)
 class NearestIndex:
     """The source index of output x along one resized axis, for every (in, out) with in, out >= 1:
@@ -73,6 +87,45 @@ class NearestIndex:
             return np.full(1, min(max(self.out1, 0), in_len - 1), dtype=np.int64)
         p, q, r = (int(f(in_len, out_len)) for f in (self.p, self.q, self.r))
         return np.clip((p * x + q) // r, 0, in_len - 1)
+
+    # The pieces a graph may leave out because the formula already gives their values for every length (proven
+    # on the formula's polynomials, ``_at_least``): fewer ops run per inference.
+
+    def _out_from(self) -> int:
+        return 1 if self.out1 is None else 2  # out == 1 takes the out1 piece where there is one
+
+    def _out1_in_range(self) -> bool:
+        return self.out1 is None or self.out1 <= 0  # a graph writes max(out1, 0): in range for every in >= 1
+
+    def needs_low_clamp(self) -> bool:
+        """Whether floor((p*x + q) / r) can fall below 0 for some x in [0, out-1] (or the out1 piece does)."""
+        p, q, lo = self.p, self.q, self._out_from()
+        return not (self._out1_in_range() and _at_least(lambda i, o: q(i, o), lo, 0)
+                    and _at_least(lambda i, o: p(i, o) * (o - 1) + q(i, o), lo, 0))
+
+    def needs_high_clamp(self) -> bool:
+        """Whether floor((p*x + q) / r) can pass in-1 for some x in [0, out-1] (or the out1 piece does): r > 0 and
+        p*x + q < r*in at both ends of x (linear in x) keep it below in."""
+        p, q, r, lo = self.p, self.q, self.r, self._out_from()
+        return not (self._out1_in_range() and _at_least(lambda i, o: r(i, o), lo, 1)
+                    and _at_least(lambda i, o: r(i, o) * i - q(i, o), lo, 1)
+                    and _at_least(lambda i, o: r(i, o) * i - p(i, o) * (o - 1) - q(i, o), lo, 1))
+
+    def needs_copy(self) -> bool:
+        """Whether the copy of an axis of equal lengths L differs from the formula there: floor((p*x + q) / r) = x
+        for x in [0, L-1] when r*x <= p*x + q < r*x + r at both ends of x (L = 1 with an out1 piece: 0 = x)."""
+        if not self.copy_equal:
+            return False
+        p, q, r, lo = self.p, self.q, self.r, self._out_from()
+
+        def slack(x_of):  # (p - r)*x + q at x = x_of(out)
+            return lambda i, o: (p(i, o) - r(i, o)) * x_of(o) + q(i, o)
+
+        ends = (lambda n: 0, lambda n: n - 1)
+        diag = lambda f: lambda i, o: f(o, o)  # noqa: E731 -- in = out = L, L from out's own lower bound
+        return not (self._out1_in_range() and _at_least(diag(r), lo, 1) and all(
+            _at_least(diag(slack(e)), lo, 0) and _at_least(diag(lambda i, o, e=e: r(i, o) - slack(e)(i, o)), lo, 1)
+            for e in ends))
 
     def __str__(self) -> str:
         s = f"floor(({self.p})*x + {self.q}) / ({self.r})), clamped to [0, in-1]"

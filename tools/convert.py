@@ -13,6 +13,7 @@ import os
 import shutil
 
 from ..lowering.artifacts import STAGE_PREFIX, check_output_path, refuse_file_parent
+from ..lowering.openvino.pinned import take_effect_in_memory
 from ..lowering.passes import ConvertOptions
 from ..semantics.errors import BridgeError, clip
 from .logs import log, step
@@ -86,6 +87,7 @@ def convert_openvino_model(model_path: str, *, fallback: str = "decompose", stri
     options = ConvertOptions(fallback=fallback, strict=strict, allow_conditional=allow_conditional,
                              extensions=tuple(extensions), prefer=prefer)
     result = lower("openvino", model_path, options, step=step)
+    take_effect_in_memory(result.model)  # the f32 marks, for a model compiled without being written first
     return result.model, result.records
 
 

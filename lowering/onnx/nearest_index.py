@@ -127,11 +127,14 @@ def index_nodes(b: _Builder, form: NearestIndex, in_len, out_len, at: str):
     frac, _ = _floor_div(b, b.op("Add", f"{at}/bxd", [b.op("Mul", f"{at}/bx", [x, bb]), d]), r, f"{at}/frac")
     idx = b.op("Add", f"{at}/idx", [b.op("Add", f"{at}/axc", [b.op("Mul", f"{at}/ax", [x, a]), c]), frac])
     if form.out1 is not None:
-        idx = _where(b, b.op("Equal", f"{at}/out1", [out_len, one]), b.int64(form.out1), idx, f"{at}/out1")
-    idx = _where(b, b.op("Less", f"{at}/below", [idx, zero]), zero, idx, f"{at}/lo")
-    last = b.op("Sub", f"{at}/last", [in_len, one])
-    idx = _where(b, b.op("Greater", f"{at}/above", [idx, last]), last, idx, f"{at}/hi")
-    if form.copy_equal:
+        idx = _where(b, b.op("Equal", f"{at}/out1", [out_len, one]), b.int64(max(form.out1, 0)), idx, f"{at}/out1")
+    # The clamp's sides and the copy only where the formula does not already give them (NearestIndex.needs_*).
+    if form.needs_low_clamp():
+        idx = _where(b, b.op("Less", f"{at}/below", [idx, zero]), zero, idx, f"{at}/lo")
+    if form.needs_high_clamp():
+        last = b.op("Sub", f"{at}/last", [in_len, one])
+        idx = _where(b, b.op("Greater", f"{at}/above", [idx, last]), last, idx, f"{at}/hi")
+    if form.needs_copy():
         idx = _where(b, b.op("Equal", f"{at}/same", [in_len, out_len]), x, idx, f"{at}/copy")
     return idx
 

@@ -1,10 +1,12 @@
 """Rung 3 for linear / cubic antialias Resize whose lengths are known only at run time (a dynamic input shape,
 sizes computed in the graph, or a static scale on a dynamic input): the tap window of every output computed in
 the graph from the run-time lengths (``semantics.window_form``, which mirrors ``coords.affine`` and
-``taps._window_taps`` / ``taps._weights``), then one Gather of all K taps per resized axis, a Multiply by the
-weights and a ReduceSum over the taps. K = 2*ceil(R / f) is itself computed from the lengths, so any scale has
-its window (a static scale's K folds to a constant); the Gather's [.., K, out, ..] holds at most 2R*(in + out)
-elements per row of the other axes (R: the filter radius).
+``taps._window_taps`` / ``taps._weights``), then one Gather of all K taps per resized axis and their weighted
+sum (``_tap_sum``: a MatMul by the weights on the next-to-last axis, a Multiply by them summed by a MatMul by
+ones on the last, a Multiply and ReduceSum on another). K = 2*ceil(R / f) is itself computed from the lengths,
+so any scale has its window (a static scale's K folds to a constant); the Gather's [.., K, out, ..]
+([.., out, K, ..] on the next-to-last axis) holds at most 2R*(in + out) elements per row of the other axes (R:
+the filter radius).
 
 Precision. Every decision is integer arithmetic: the source's left neighbour and the tap's position (floor
 divisions fixed by their integer remainder, ``index_ops.floor_div``: OpenVINO's CPU divides integers in
@@ -36,9 +38,9 @@ from ..index_form import Verdicts, version_of
 from ..passes import Candidate, Refusal
 from .graph import dims, ops, tag
 from .interpolate import inexact_spellings
-from .index_ops import cached_verdict, floor_div, signature, tag_of
+from .index_ops import cached_verdict, floor_div, linear, signature, tag_of
 from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
-from .nearest_index import _lengths, tags_in_copy
+from .nearest_index import _lengths
 
 FORM = "antialias_taps"
 MAX_LEN = 16000  # (2*2 + 4) * 16000^2 < 2^31: cubic's numerators stay inside int32
@@ -48,7 +50,7 @@ GRID = [(i, o) for i in range(1, 17) for o in range(1, 17)] + [(200, 3), (3, 200
 # Past the error bound's own allowance per weight: a few float32 subnormals (a weight of 0 computed as 0).
 WEIGHT_FLOOR = 1e-30
 REASON = "antialias window decomposition: tap positions and weights computed in the graph from the run-time " \
-         "lengths (integer window, float32 weights), one Gather of the K taps, Multiply and ReduceSum per axis"
+         "lengths (integer window, float32 weights), one Gather of the K taps and their weighted sum per axis"
 
 
 class _Verdicts(Verdicts):
@@ -76,15 +78,6 @@ def applies(node) -> bool:
         (not is_static(dims(node.inputs[0])) or isinstance(ir.sizes, RuntimeValue))
 
 
-def _scalar(o, lin, in_len, out_len):
-    """A ``Linear`` of (in, out) as ops on i64 scalars."""
-    acc = o.constant(np.int64(lin.c_one)).output(0)
-    for c, v in ((lin.c_in, in_len), (lin.c_out, out_len)):
-        if c:
-            acc = o.add(acc, o.multiply(v, o.constant(np.int64(c)))).output(0)
-    return acc
-
-
 def half_width(fd, fn, radius: int):
     """m = ceil(R*fd / fn) (i64 scalars fd, fn > 0): the taps x0 + i, i in 1-m .. m. By the exact integer
     division: a float32 quotient alone ran in bf16 between Conv layers under the bf16 hint (measured: 2 for 3 at in
@@ -94,15 +87,15 @@ def half_width(fd, fn, radius: int):
                            o.subtract(fn, o.constant(np.int64(1)))).output(0), fn)
 
 
-def window_graph(form: WindowForm, in_len, out_len):
+def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
     """(index i64 [K, out], weight f32 [K, out]) for i64 scalars ``in_len``, ``out_len``: ``WindowForm.table``
-    in ops (the same steps, the module note's arithmetic)."""
+    in ops (the same steps, the module note's arithmetic); [out, K] where ``taps_axis`` is 1."""
     o = ops()
     i64 = "i64"
     one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
-    p, q, r = (_scalar(o, v, in_len, out_len) for v in (form.p, form.q, form.r))
-    fn = o.minimum(out_len, in_len).output(0) if form.f_min_out else _scalar(o, form.fn, in_len, out_len)
-    fd = _scalar(o, form.fd, in_len, out_len)
+    p, q, r = (linear(v, in_len, out_len) for v in (form.p, form.q, form.r))
+    fn = o.minimum(out_len, in_len).output(0) if form.f_min_out else linear(form.fn, in_len, out_len)
+    fd = linear(form.fd, in_len, out_len)
     if form.out1 is not None:
         at1 = o.equal(out_len, one)
         p = o.select(at1, zero, p).output(0)
@@ -117,9 +110,11 @@ def window_graph(form: WindowForm, in_len, out_len):
     m = half_width(fd, fn, R)
     # Taps on the outer axis: the Gather's [.., K, out, ..] then sums K whole planes, which OpenVINO's CPU runs
     # 4-5x faster than a Multiply and ReduceSum over an inner K (measured, Gather + Multiply + ReduceSum of both
-    # axes: 2x3x50x64 -> 25x32, K = 8: 101 us vs 476; 1x3x100x100 -> 300x300, K = 4: 1.2 ms vs 4.6).
-    x = o.unsqueeze(o.range(zero, out_len, one, i64), zero).output(0)  # [1, out]
-    taps = o.unsqueeze(o.range(o.subtract(one, m), o.add(m, one), one, i64), one).output(0)  # [K, 1]
+    # axes: 2x3x50x64 -> 25x32, K = 8: 101 us vs 476; 1x3x100x100 -> 300x300, K = 4: 1.2 ms vs 4.6); [out, K]
+    # (``taps_axis`` 1) for the next-to-last axis' MatMul (``_tap_sum``), K next to the last axis.
+    along, across = o.constant(np.int64(taps_axis)), o.constant(np.int64(1 - taps_axis))
+    x = o.unsqueeze(o.range(zero, out_len, one, i64), along).output(0)  # [1, out] ([out, 1])
+    taps = o.unsqueeze(o.range(o.subtract(one, m), o.add(m, one), one, i64), across).output(0)  # [K, 1] ([1, K])
     num = o.add(o.multiply(x, p), q).output(0)
     x0 = floor_div(o.subtract(num, one).output(0), r)
     tn = o.subtract(num, o.multiply(x0, r)).output(0)
@@ -134,7 +129,7 @@ def window_graph(form: WindowForm, in_len, out_len):
     if form.exclude_outside:
         inside = o.logical_and(o.greater_equal(pos, zero), o.less_equal(pos, last))
         w = o.select(inside, w, o.constant(np.float32(0))).output(0)
-    total = o.reduce_sum(w, zero, keep_dims=True)
+    total = o.reduce_sum(w, along, keep_dims=True)
     nonzero = o.not_equal(total, o.constant(np.float32(0)))
     w = o.select(nonzero, quotient(w, o.select(nonzero, total, o.constant(np.float32(1))), minus_one), w).output(0)
     index = o.minimum(o.maximum(pos, zero), last).output(0)
@@ -146,32 +141,35 @@ def window_graph(form: WindowForm, in_len, out_len):
 # Proof by numbers of the window subgraph, over a grid of lengths
 
 
-def _standalone(form: WindowForm):
+def _standalone(form: WindowForm, taps_axis: int = 0):
     import openvino as ov
 
     o = ops()
     pi, po = o.parameter([], np.int64, name="in"), o.parameter([], np.int64, name="out")
-    index, weight = window_graph(form, pi.output(0), po.output(0))
+    index, weight = window_graph(form, pi.output(0), po.output(0), taps_axis)
     return ov.Model([index, weight], [pi, po], "antialias_window")
 
 
-def grid_verdict(model, ir: ResizeIR, form: WindowForm, fixed: tuple = (None, None)) -> str | None:
+def grid_verdict(model, ir: ResizeIR, form: WindowForm, fixed: tuple = (None, None),
+                 taps_axis: int = 0) -> str | None:
     """None when ``model`` (parameters: the i64 scalars in and out, each unless ``fixed`` gives its value;
-    outputs: index [K, out], weight [K, out]) gives the oracle's taps of ``ir`` (dense, within the error bound's
-    allowance per weight) on OpenVINO CPU for every (in, out) of ``GRID`` (out from the static scale where
-    ``form`` has one; the fixed length in place of the grid's), else where it does not."""
-    return cached_verdict(VERDICTS, (signature(model), form, fixed), model, "window",
-                          lambda run: _grid_mismatch(run, ir, form, fixed))
+    outputs: index [K, out], weight [K, out], or both [out, K] where ``taps_axis`` is 1) gives the oracle's taps
+    of ``ir`` (dense, within the error bound's allowance per weight) on OpenVINO CPU for every (in, out) of
+    ``GRID`` (out from the static scale where ``form`` has one; the fixed length in place of the grid's), else
+    where it does not."""
+    return cached_verdict(VERDICTS, (signature(model), form, fixed, taps_axis), model, "window",
+                          lambda run: _grid_mismatch(run, ir, form, fixed, taps_axis))
 
 
-def _grid_mismatch(run, ir: ResizeIR, form: WindowForm, fixed: tuple) -> str | None:
+def _grid_mismatch(run, ir: ResizeIR, form: WindowForm, fixed: tuple, taps_axis: int = 0) -> str | None:
     fi, fo = fixed
     pairs = sorted({(fi or i, fo or form.out_len(fi or i, o)) for i, o in GRID})
     for i, o in pairs:
         if o == 0:
             continue
         run.infer([np.array(v, np.int64) for v, f in ((i, fi), (o, fo)) if f is None])
-        index, weight = (run.get_output_tensor(k).data.T for k in (0, 1))  # [out, K]
+        index, weight = (run.get_output_tensor(k).data for k in (0, 1))
+        index, weight = (index.T, weight.T) if taps_axis == 0 else (index, weight)  # [out, K]
         if index.shape != weight.shape or index.shape[0] != o or index.min(initial=0) < 0 or \
                 index.max(initial=0) >= i:
             return f"the window subgraph reads outside the input at in={i}, out={o} (shape {index.shape})"
@@ -204,13 +202,32 @@ def _out_length(node, shape_of, i: int, axis: int, form: WindowForm):
     return in_len.output(0), out_len.output(0)
 
 
+def tap_layout(rank: int, axis: int) -> int:
+    """Where the window of ``axis`` keeps its taps: [out, K] (1) for the next-to-last axis, summed by a MatMul,
+    else [K, out] (0), summed by ``_tap_sum``'s Multiply and ReduceSum."""
+    return 1 if axis == rank - 2 else 0
+
+
 def _tap_sum(g, weight, rank: int, axis: int):
-    """sum_k weight[k, o] * g[.., k, o, ..]: a Multiply and a ReduceSum over K. Not a MatMul of weight [out, 1, K]
-    by the taps, batched over out, on the next-to-last axis, though it measured 2.0x faster there (1x3x480x640 ->
-    240 rows, K = 8): under a bf16 hint OpenVINO runs a MatMul in bf16 and takes the weights' subgraph with it
-    (measured: cubic weights off by 0.018 on N(0, 1) data, beyond rounding once), where the Multiply and ReduceSum
-    of a Resize standing alone stay in f32."""
+    """sum_k weight[k, o] * g[.., k, o, ..]: a Multiply and a ReduceSum over K on the outer axes. A MatMul sums
+    one pass fewer over the K taps (measured 1x3x480x640 -> 240x320, OpenVINO 2026.4.1, 1 thread, Zen 4): on the
+    next-to-last axis, g [.., out, K, last], the weights [out, 1, K] by the taps batched over out (0.92 ms vs
+    1.46 at K = 4, 2.02 vs 2.81 at K = 8); on the last axis, g [.., K, out], ones [1, K] by the Multiply (1.35x
+    at K = 4 and 8, where the weights' own MatMul would be a dot of K per output, 4x slower). The 1 is squeezed.
+    Under a bf16 hint OpenVINO's CPU runs a MatMul in bf16 whatever its rt_info (measured: a PRECISE mark is not
+    kept) and the Gather before it with it: the tap sum rounds the values and the (pinned f32) weights once, within
+    ``tolerance.reduced_bound`` (tests/lowering/test_antialias_dynamic.py). A Resize standing alone, whose
+    Multiply and ReduceSum stayed f32 as the graph's tail, so now rounds to bf16 under that hint (1x3x480x640 ->
+    240x320 on N(0, 1): 1.1e-2 off onnxruntime, was 2.4e-7; between two Conv layers 3.3e-3, was 3.0e-3)."""
     o = ops()
+    if tap_layout(rank, axis):
+        mm = o.matmul(o.unsqueeze(weight, o.constant(np.int64(1))), g, False, False)  # [.., out, 1, last]
+        return o.squeeze(mm, o.constant(np.array([axis + 1], np.int64))).output(0)
+    if axis == rank - 1:
+        k = o.gather(o.shape_of(weight, "i64"), o.constant(np.array([0], np.int64)), o.constant(np.int64(0)))
+        ones = o.broadcast(o.constant(np.float32(1)), o.concat([o.constant(np.array([1], np.int64)), k], 0))
+        mm = o.matmul(ones, o.multiply(g, weight), False, False)  # [.., 1, out]
+        return o.squeeze(mm, o.constant(np.array([axis], np.int64))).output(0)
     tail = list(range(2, 2 + rank - axis - 1))
     w = o.unsqueeze(weight, o.constant(np.array(tail, np.int64))) if tail else weight
     return o.reduce_sum(o.multiply(g, w), o.constant(np.int64(axis)), keep_dims=False).output(0)
@@ -234,19 +251,20 @@ def rung(node, not_native=()):
     if str(ir.dtype) not in _FLOATS:
         return Refusal(f"{ir.dtype}: the run-time window form sums float32 weights (exact integer sums and "
                        f"OpenVINO's 32-bit float64 have no run-time form)", "dtype")
-    verdict = grid_verdict(_standalone(form), ir, form)
-    if verdict is not None:
-        return Refusal(verdict, "rung")
+    rank, skipped = ir.rank, copied(ir)
+    for along in sorted({tap_layout(rank, a) for a in ir.axes if a not in skipped}):
+        verdict = grid_verdict(_standalone(form, along), ir, form, taps_axis=along)
+        if verdict is not None:
+            return Refusal(verdict, "rung")
     o = ops()
     x = node.inputs[0]
     y = x if str(ir.dtype) == "float32" else o.convert(x, "f32").output(0)
     shape_of = o.shape_of(x, "i64").output(0)
-    rank, skipped = ir.rank, copied(ir)
     for i, axis in enumerate(ir.axes):
         if axis in skipped:
             continue
         in_len, out_len = _out_length(node, shape_of, i, axis, form)
-        index, weight = window_graph(form, in_len, out_len)
+        index, weight = window_graph(form, in_len, out_len, tap_layout(rank, axis))
         g = o.gather(y, index, o.constant(np.int64(axis)))  # [.., K, out, ..]
         tag(g, tag_of(node.name, axis, "gather"))
         y = _tap_sum(g, weight, rank, axis)
@@ -266,83 +284,3 @@ def _fixed(ir: ResizeIR, form: WindowForm, i: int, in_len) -> tuple:
     if isinstance(ir.sizes, tuple):
         return in_len, int(ir.sizes[i])
     return in_len, (form.out_len(int(in_len)) if in_len is not None and form.scale is not None else None)
-
-
-
-# ----------------------------------------------------------------------------------------------------------
-# The proof: the window subgraphs re-read from the produced model
-
-
-def prove(rec, by_tag, ov_model) -> list[str]:
-    """Every resized axis has its Gather (on that axis, fed by the one before) and its ReduceSum over the taps
-    of a Multiply of that Gather, and its window subgraph, taken out of a copy of the produced model with
-    parameters in place of the run-time lengths it reads (the tagged Maximum ops; a length OpenVINO folded is a
-    Constant, fixed there), gives the oracle's taps over ``GRID``."""
-    form = window_form(rec.ir)
-    if isinstance(form, NoNearestIndex):
-        return [f"{rec.node}: the source IR has no run-time window form ({form.reason})"]
-    tags = tags_in_copy(rec, by_tag, ov_model)
-    if list(rec.proof.get("copied", ())) != list(copied(rec.ir)):
-        return [f"{rec.node}: the axes left as they are are not the ones the source IR copies"]
-    out, prev = [], None
-    for axis in rec.proof.get("axes", ()):
-        why = _prove_axis(tags, rec, axis, form, prev)
-        out += [f"{rec.node}: axis {axis}: {m}" for m in why]
-        prev = tags.get(tag_of(rec.node, axis, "sum"))
-    return out
-
-
-def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
-    import openvino as ov
-
-    g, total = tags.get(tag_of(rec.node, axis, "gather")), tags.get(tag_of(rec.node, axis, "sum"))
-    if g is None or g.get_type_name() != "Gather" or total is None:
-        return ["no Gather of the window in the produced model"]
-    if _constant(g.input_value(2)) != [axis]:
-        return ["the Gather reads another axis"]
-    if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
-        return ["the Gather does not read the previous axis' result"]
-    side = _weights_of(total, g, axis)
-    if side is None:
-        return ["the taps are not a Multiply of the Gather by the weights summed over K"]
-    o = ops()
-    index = g.input_value(1)
-    weight = o.reshape(side, o.shape_of(index), False).output(0)
-    params, fixed = [], []
-    for role, known in zip(("in", "out"), rec.proof.get("fixed", {}).get(axis, (None, None))):
-        # A length OpenVINO folded (its tag may then sit on another folded constant) is the static one
-        # recorded at lowering.
-        op = tags.get(tag_of(rec.node, axis, role))
-        if op is None or op.get_type_name() == "Constant":
-            if known is None:
-                return [f"the window's run-time {role} length is not in the produced model"]
-            fixed.append(int(known))
-            continue
-        p = o.parameter([], np.int64, name=role)
-        op.output(0).replace(p.output(0) if op.get_output_element_type(0) == p.get_element_type()
-                             else o.convert(p, op.get_output_element_type(0)).output(0))
-        params.append(p)
-        fixed.append(None)
-    try:
-        model = ov.Model([index, weight], params, "window_proof")
-    except RuntimeError as e:
-        return [f"the window subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"]
-    verdict = grid_verdict(model, rec.ir, form, tuple(fixed))
-    return [] if verdict is None else [verdict]
-
-
-def _weights_of(total, g, axis: int):
-    """The weights ``_tap_sum`` multiplies the Gather ``g`` by, where ``total`` is its ReduceSum over the taps
-    on ``axis``, else None."""
-    if total.get_type_name() != "ReduceSum" or _constant(total.input_value(1)) != [axis]:
-        return None
-    mul = total.input_value(0).get_node()
-    ins = mul.input_values()
-    if mul.get_type_name() != "Multiply" or len(ins) != 2 or ins[0].get_node().get_name() != g.get_name():
-        return None
-    return ins[1]
-
-
-def _constant(v):
-    node = v.get_node()
-    return node.get_data().reshape(-1).tolist() if node.get_type_name() == "Constant" else None

@@ -7,7 +7,7 @@ theta; kornia's warps, a MatMul, a Divide, a 3x3 matrix built by Pad and scatter
 hint the plugin runs that MatMul, and what feeds it, in bf16 (8-bit mantissa): a 2^-9 error of a normalised
 coordinate in [-1, 1] moves a sample by 1 px at 640 px. Measured (OpenVINO 2026.4.1, AMD EPYC Zen 4, default
 precision, a Conv after the sampler, against onnxruntime): AffineGrid-20 at 24 px 0.147 off, at 224 px 1.82 off;
-pinned 0.0054 and 0.0084 (the Conv's bf16: value rounding only).
+pinned 0.0058 and 0.0084 (the Conv's bf16: value rounding only).
 
 ``mark`` stamps the producer of each grid as the frontend hands it to the planner; ``pin`` (after the plan's
 forms are emitted) walks the producer cone from there to Parameters and Constants and marks every op of
@@ -17,8 +17,8 @@ would rebuild without the mark (``_respelled``). It stops at anything else (a Co
 features): a grid or offsets predicted by a network stay at the model's precision, as the importer leaves them,
 and what follows that layer is pinned. It never enters a ShapeOf's input (a shape is exact at any precision).
 
-The mark takes effect in a model read from its IR (``DisablePrecisionConversion``, as it is deployed; verify runs
-it so); a model compiled straight from memory keeps a string key the plugin ignores (measured). Not covered: the
+The mark takes effect in a model read from its IR (``DisablePrecisionConversion``, as it is deployed) and in the
+model ``convert_model`` hands over in memory (``pinned.take_effect_in_memory``). Not covered: the
 data-movement ops the plugin rebuilds in its own pipeline (a Reshape beside a division, Tile, a Split it fuses from
 Gathers) still run in bf16: kornia's TorchScript exports (opset 20) are 0.033 / 0.065 off behind a Conv (the
 importer 0.25 / 0.33), its warp_perspective through the PyTorch frontend 0.043 (OpenVINO's own conversion 0.35).
@@ -27,7 +27,7 @@ importer 0.25 / 0.33), its warp_perspective through the PyTorch frontend 0.043 (
 from __future__ import annotations
 
 from .graph import all_ops, constant_of, ops
-from .pinned import PRECISE, quotient
+from .pinned import PRECISE, refined_quotient
 
 GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
 # The input that places the taps, per IR kind: a GridSample's grid, a DeformConv's offsets (its mask is a weight:
@@ -107,7 +107,8 @@ def _respelled(node):
     not survive a rewrite (``pinned``), and the plugin rewrites these ops into new ones that run in bf16
     (measured, OpenVINO 2026.4.1, a Conv after the sampler): Unsqueeze / Squeeze into a Reshape (the dynamo export's
     Unsqueeze of theta: 0.114 off), Pad-12 into Pad-1 and ScatterElementsUpdate-12 into -3 (kornia's 3x3 matrix),
-    a Divide into a Multiply by a Power -1 (kornia's perspective division). Only float ops are respelled."""
+    a Divide into a Multiply by a Power -1 (kornia's perspective division: ``refined_quotient``, which costs a few
+    fused multiplies per element, not the scalar pow of a run-time exponent). Only float ops are respelled."""
     import numpy as np
 
     o, out, kind = ops(), node.output(0), node.get_type_name()
@@ -128,7 +129,7 @@ def _respelled(node):
             node.get_attributes().get("reduction") == "none":
         new = _opset(3).scatter_elements_update(*args)
     elif kind == "Divide":
-        new = quotient(args[0], args[1], _minus_one(args[1]))
+        new = refined_quotient(args[0], args[1])
     else:
         return node
     new = new.get_node() if hasattr(new, "get_node") else new
@@ -141,15 +142,6 @@ def _non_negative(pad) -> bool:
     """A Pad's begins and ends are constants >= 0 (Pad-1 has no crop)."""
     values = [constant_of(pad, port) for port in (1, 2)]
     return all(v is not None and (v >= 0).all() for v in values)
-
-
-def _minus_one(like):
-    """-1 drawn from ``like`` at run time (x < x is false for every x, NaN included), so the plugin cannot fold
-    the exponent into its PowerStatic."""
-    import numpy as np
-
-    o, kind = ops(), like.get_element_type()
-    return o.subtract(o.convert(o.less(like, like), kind), o.constant(np.ones((), kind.to_dtype()))).output(0)
 
 
 def _opset(n: int):

@@ -6,8 +6,9 @@ without passing a Convolution, MatMul, Interpolate, ...) and ops marked with dis
 (``PRECISE``; the plugin's keepOrigPrecision). The mark does not survive a rewrite: the plugin turns a Divide into
 Multiply(a, Power(b, -1)), a Power by a constant into its PowerStatic, and a constant minus a tensor into a
 Multiply by -1, new ops without the mark that run in bf16 (measured, runtime model of OpenVINO 2026.4.1). So a
-quotient is spelled a * b^e with e = -1 computed at run time (a Power the plugin leaves as it is), and a constant
-is never the left operand of a Subtract.
+quotient is spelled a * b^e with e = -1 computed at run time (a Power the plugin leaves as it is: a scalar pow per
+element, for small tables) or, over a large tensor, a * (the plugin's 1/b refined by marked Newton steps)
+(``refined_quotient``); and a constant is never the left operand of a Subtract.
 """
 
 from __future__ import annotations
@@ -51,6 +52,24 @@ def quotient(a, b, minus_one):
     return o.multiply(a, o.power(b, minus_one)).output(0)
 
 
+def refined_quotient(a, b):
+    """a / b in float32 for a pinned cone whose divisor is a large tensor (a grid's homogeneous coordinate):
+    a * r, r = the plugin's own 1/b (a Power by a constant: its PowerStatic, unmarked, so possibly bf16) refined by
+    two marked Newton steps r <- 2r - r(br): 2^-8 -> 2^-16 -> float32 rounding. The steps have tensor operands only
+    (an op with a scalar constant may become a PowerStatic without the mark). Within 1 ulp of a / b, as the
+    plugin's own Divide (a * b^-1) (measured, 1M probes). Where b = 0 or +-inf the steps give NaN (0 * inf): there
+    r stays the plain reciprocal, so a / 0 is +-inf as a Divide's. A run-time exponent (``quotient``) runs a
+    scalar pow per element instead: kornia's warp_perspective at 224 px spent 5.2 ms in it against 0.66 ms for the
+    importer's whole model (Zen 4, f32 hint, 1 thread). Under an f16 hint the reciprocal overflows for |b| < 1.5e-5
+    (inf, then kept): on a CPU that defaults to f16 this spelling is not enough."""
+    o = ops()
+    r0 = o.power(b, o.constant(np.asarray(-1, b.get_element_type().to_dtype()))).output(0)
+    r = r0
+    for _ in range(2):
+        r = o.subtract(o.add(r, r), o.multiply(r, o.multiply(b, r))).output(0)
+    return o.multiply(a, o.select(o.equal(r, r), r, r0)).output(0)
+
+
 def run_time_minus_one(in_len, out_len):
     """-1.0 (f32) from the lengths, so that OpenVINO folds it to a constant only where both are known (then the
     whole window folds in f32): in, out >= 0."""
@@ -62,6 +81,58 @@ def run_time_minus_one(in_len, out_len):
 # The rt_info key of OpenVINO's disable_fp16_compression (serialized as DisablePrecisionConversion "dynamic:f16"):
 # the CPU plugin keeps an op so marked in its original precision under a bf16 / f16 hint.
 PRECISE = "precise_0"
+_POOL = 256  # attributes read per prototype model
+
+
+def take_effect_in_memory(ov_model) -> int:
+    """Turn every ``PRECISE`` string key of ``ov_model`` into OpenVINO's own attribute object, so that the marks
+    take effect in the model compiled straight from memory as in one read from its IR; returns how many. Python
+    writes rt_info as strings only: the string is serialized as the attribute, but compiled from memory the plugin
+    ignores it (measured: an AffineGrid's cone ran in bf16, 0.065 off). Only for the model handed over in memory:
+    a rewrite drops the attribute where it copies the string (measured: 38 of a run-time antialias window's 190
+    marks lost between marking and writing), so the conversion itself carries the string. Each node gets an
+    object of its own (a pass that edits one edits only that)."""
+    marked = [op for op in ov_model.get_ordered_ops() if PRECISE in op.get_rt_info()]
+    for op in marked:
+        if not _attributes:
+            _attributes.extend(_read_attributes(_POOL))
+        if _attributes[-1] is None:
+            return 0
+        key, value = _attributes.pop()
+        del op.get_rt_info()[PRECISE]
+        op.set_rt_info(value, key)
+    return len(marked)
+
+
+_attributes: list = []
+
+
+def _read_attributes(n: int) -> list:
+    """``n`` (key, attribute) pairs from a chain of n marked Relus written and read back, or [None] where this
+    release reads the mark back otherwise (then the string keys stay: their effect once written)."""
+    import os
+    import tempfile
+
+    import openvino as ov
+
+    o = ops()
+    x = o.parameter([1], np.float32)
+    y = x
+    for _ in range(n):
+        y = o.relu(y)
+        y.get_rt_info()[PRECISE] = ""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "precise.xml")
+        ov.save_model(ov.Model([y], [x]), path)
+        read = ov.Core().read_model(path)
+    found = []
+    for op in read.get_ordered_ops():
+        if op.get_type_name() == "Relu":
+            keys = [k for k in op.get_rt_info().keys() if "precis" in k.lower()]
+            if len(keys) != 1:
+                return [None]
+            found.append((keys[0], op.get_rt_info()[keys[0]]))
+    return found
 
 
 def pin_f32(outputs, stops) -> int:

@@ -165,15 +165,68 @@ def test_proof_refuses_another_map(tmp_path):
     assert any("tap weights differ" in f for f in prove(ov_model, [wrong]))
 
 
+def _tap_sum_of(ov_model, axis):
+    """The op tagged as the tap sum of ``axis`` of node "r" in ``ov_model``."""
+    from resample_bridge.lowering.openvino.graph import TAG
+
+    (op,) = [op for op in ov_model.get_ops() if TAG in op.get_rt_info() and
+             str(op.get_rt_info()[TAG].astype(str)) == at.tag_of("r", axis, "sum")]
+    return op
+
+
+@pytest.mark.parametrize("tamper", ("weights", "layout", "last weights", "ones"))
+def test_proof_reads_the_matmuls_of_the_tap_sums(tamper, tmp_path):
+    """The next-to-last axis sums its taps by a MatMul of the weights [out, 1, K] by the Gather, the last by a
+    MatMul of ones [1, K] by the Gather times the weights; the proof reads the weights the model multiplies by
+    (doubled there: refused by the grid), the MatMul's layout (the weights unsqueezed on another axis) and the
+    ones (twos: refused by structure)."""
+    import openvino.opset13 as op
+
+    src = tmp_path / "m.onnx"
+    onnx.save(fpn_model("linear", "half_pixel", False), src)
+    ov_model, records = convert(str(src), prefer="builtin")
+    assert prove(ov_model, records) == []
+    two = op.constant(np.float32(2))
+    for axis in (2, 3):
+        squeeze = _tap_sum_of(ov_model, axis)
+        assert (squeeze.get_type_name(), squeeze.input_value(0).get_node().get_type_name()) == ("Squeeze", "MatMul")
+    mm = _tap_sum_of(ov_model, 2 if tamper in ("weights", "layout") else 3).input_value(0).get_node()
+    a, b = (v.get_node() for v in mm.input_values())
+    if tamper == "weights":
+        target, new, want = mm.input(0), op.unsqueeze(op.multiply(a.input_value(0), two), op.constant(np.int64(1))), \
+            "axis 2: tap weights differ"
+    elif tamper == "layout":
+        target, new, want = mm.input(0), op.unsqueeze(a.input_value(0), op.constant(np.int64(0))), \
+            "axis 2: the taps are not a MatMul"
+    elif tamper == "last weights":
+        target, new, want = b.input(1), op.multiply(b.input_value(1), two), "axis 3: tap weights differ"
+    else:
+        target, new, want = a.input(0), two, "axis 3: the taps are not a Multiply"
+    target.replace_source_output(new.output(0))
+    assert any(want in f for f in prove(ov_model, records)), prove(ov_model, records)
+
+
+def test_grid_verdict_reads_the_window_in_its_layout():
+    """Each layout's window passes the grid read in its own layout and fails read in the other (a window whose
+    taps the MatMul would pair with the wrong outputs)."""
+    (_, ir), = parse_model(fpn_model("cubic", "half_pixel", False))
+    form = window_form(ir)
+    for along in (0, 1):
+        assert at.grid_verdict(at._standalone(form, along), ir, form, taps_axis=along) is None
+        assert at.grid_verdict(at._standalone(form, along), ir, form, taps_axis=1 - along) is not None
+
+
 @pytest.mark.slow
-def test_window_grid_near_the_int32_bound(monkeypatch):
-    """The window subgraph alone at lengths near MAX_LEN, where its int32 numerators are largest."""
+@pytest.mark.parametrize("taps_axis", (0, 1))
+def test_window_grid_near_the_int32_bound(taps_axis, monkeypatch):
+    """The window subgraph alone at lengths near MAX_LEN, where its int32 numerators are largest, in both
+    layouts ([K, out], and [out, K] for the next-to-last axis' MatMul)."""
     monkeypatch.setattr(at, "GRID", [(at.MAX_LEN, at.MAX_LEN - 1), (at.MAX_LEN - 1, at.MAX_LEN)])
     (_, ir), = parse_model(fpn_model("cubic", "half_pixel", False))
     form = window_form(ir)
-    model = at._standalone(form)
+    model = at._standalone(form, taps_axis)
     compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
-    assert at._grid_mismatch(compiled, ir, form, (None, None)) is None
+    assert at._grid_mismatch(compiled, ir, form, (None, None), taps_axis) is None
 
 
 def conv_sandwich():

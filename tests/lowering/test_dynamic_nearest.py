@@ -125,6 +125,23 @@ def test_index_subgraph_grid_for_every_mode():
         assert ni.grid_verdict(ni._standalone(form), ir) is None, (coord, rounding)
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("computed")
+@pytest.mark.parametrize("length1", ("zero", "minus_half"))
+@pytest.mark.parametrize("equal_copy", (False, True))
+def test_pieces_left_out_on_cpu_for_both_conventions(length1, equal_copy):
+    """Every form with the clamp sides and the copy its formula gives left out (``NearestIndex.needs_*``), on the
+    IR fields the two ONNX conventions set (length1, equal_length_identity), over the grid on CPU."""
+    from resample_bridge.semantics.ir import ResizeIR, RuntimeValue, Sampler
+
+    for coord, rounding in itertools.product(COORDS, ROUNDINGS):
+        ir = ResizeIR(rank=4, axes=(2, 3), scales=None, sizes=RuntimeValue("s"), roi=None, coord=coord,
+                      sampler=Sampler("nearest", rounding), length1=length1, formula_length="integer",
+                      equal_length_identity=equal_copy)
+        form = ni.nearest_index(ir)
+        assert ni.grid_verdict(ni._standalone(form), ir) is None, (coord, rounding)
+
+
 @pytest.mark.usefixtures("computed")
 def test_grid_catches_a_wrong_subgraph():
     (_, ir), = parse_model(sizes_input_model("half_pixel", "round_prefer_floor"))

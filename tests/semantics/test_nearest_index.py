@@ -85,3 +85,29 @@ def _ir(**kw):
 def test_refuses_with_reason(kw, field):
     got = nearest_index(_ir(**kw))
     assert isinstance(got, NoNearestIndex) and got.field == field and got.reason
+
+
+@pytest.mark.parametrize("length1", ("zero", "minus_half"))
+@pytest.mark.parametrize("rounding", ROUNDINGS)
+def test_pieces_left_out_are_given_by_the_formula(length1, rounding):
+    """Where the form says a side of the clamp or the copy of equal lengths is not needed (what a graph then leaves
+    out), the formula without it still equals the oracle's taps; and the checks do leave some out."""
+    left_out = 0
+    for coord, equal_copy in itertools.product(COORDS, (False, True)):
+        ir = ResizeIR(rank=4, axes=(2, 3), scales=None, sizes=RuntimeValue("s"), roi=None, coord=coord,
+                      sampler=Sampler("nearest", rounding), length1=length1, formula_length="integer",
+                      equal_length_identity=equal_copy)
+        form = nearest_index(ir)
+        needs = (form.needs_low_clamp(), form.needs_high_clamp(), form.needs_copy())
+        left_out += needs.count(False)
+        for i in range(1, 41):
+            for o in range(1, 41):
+                x = np.arange(o)
+                idx = (form.p(i, o) * x + form.q(i, o)) // form.r(i, o) if form.r(i, o) else x
+                if form.out1 is not None and o == 1:
+                    idx = np.full(1, max(form.out1, 0))
+                idx = np.maximum(idx, 0) if needs[0] else idx
+                idx = np.minimum(idx, i - 1) if needs[1] else idx
+                idx = x if needs[2] and i == o else idx
+                assert np.array_equal(idx, oracle_nearest_indices(ir, i, o)), (coord, equal_copy, i, o, needs)
+    assert left_out > 0

@@ -1,0 +1,122 @@
+"""The proof of rung 3's run-time antialias window form (``antialias_taps``): the window subgraphs re-read from the
+produced model, each axis' tap sum by its structure (``antialias_taps._tap_sum``), the window's numbers by the
+grid verdict (``antialias_taps.grid_verdict``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...semantics.nearest_index import NoNearestIndex
+from ...semantics.window_form import WindowForm, window_form
+from .antialias_taps import copied, grid_verdict, tap_layout
+from .graph import ops
+from .index_ops import tag_of
+from .nearest_index import tags_in_copy
+
+
+def prove(rec, by_tag, ov_model) -> list[str]:
+    """Every resized axis has its Gather (on that axis, fed by the one before) and its sum over the taps
+    (``_tap_sum``'s, by structure: ``_weights_of``, ``_matmul_weights``), and its window subgraph, taken out of a
+    copy of the produced model with parameters in place of the run-time lengths it reads (the tagged Maximum ops;
+    a length OpenVINO folded is a Constant, fixed there), gives the oracle's taps over ``GRID``."""
+    form = window_form(rec.ir)
+    if isinstance(form, NoNearestIndex):
+        return [f"{rec.node}: the source IR has no run-time window form ({form.reason})"]
+    tags = tags_in_copy(rec, by_tag, ov_model)
+    if list(rec.proof.get("copied", ())) != list(copied(rec.ir)):
+        return [f"{rec.node}: the axes left as they are are not the ones the source IR copies"]
+    out, prev = [], None
+    for axis in rec.proof.get("axes", ()):
+        why = _prove_axis(tags, rec, axis, form, prev)
+        out += [f"{rec.node}: axis {axis}: {m}" for m in why]
+        prev = tags.get(tag_of(rec.node, axis, "sum"))
+    return out
+
+
+def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
+    import openvino as ov
+
+    g, total = tags.get(tag_of(rec.node, axis, "gather")), tags.get(tag_of(rec.node, axis, "sum"))
+    if g is None or g.get_type_name() != "Gather" or total is None:
+        return ["no Gather of the window in the produced model"]
+    if _constant(g.input_value(2)) != [axis]:
+        return ["the Gather reads another axis"]
+    if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
+        return ["the Gather does not read the previous axis' result"]
+    along = tap_layout(rec.ir.rank, axis)
+    side = _matmul_weights(total, g, axis) if along else _weights_of(total, g, axis, rec.ir.rank)
+    if side is None:
+        return ["the taps are not " + ("a MatMul of the weights [out, 1, K] by the Gather" if along else
+                                       "a Multiply of the Gather by the weights") + " summed over K"]
+    o = ops()
+    index = g.input_value(1)
+    weight = side if along else o.reshape(side, o.shape_of(index), False).output(0)
+    params, fixed = [], []
+    for role, known in zip(("in", "out"), rec.proof.get("fixed", {}).get(axis, (None, None))):
+        # A length OpenVINO folded (its tag may then sit on another folded constant) is the static one
+        # recorded at lowering.
+        op = tags.get(tag_of(rec.node, axis, role))
+        if op is None or op.get_type_name() == "Constant":
+            if known is None:
+                return [f"the window's run-time {role} length is not in the produced model"]
+            fixed.append(int(known))
+            continue
+        p = o.parameter([], np.int64, name=role)
+        op.output(0).replace(p.output(0) if op.get_output_element_type(0) == p.get_element_type()
+                             else o.convert(p, op.get_output_element_type(0)).output(0))
+        params.append(p)
+        fixed.append(None)
+    try:
+        model = ov.Model([index, weight], params, "window_proof")
+    except RuntimeError as e:
+        return [f"the window subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"]
+    verdict = grid_verdict(model, rec.ir, form, tuple(fixed), along)
+    return [] if verdict is None else [verdict]
+
+
+def _weights_of(total, g, axis: int, rank: int):
+    """The weights ``_tap_sum`` multiplies the Gather ``g`` by, where ``total`` sums that Multiply over the taps
+    on ``axis`` (the last axis: squeezes MatMul(Broadcast(1), Multiply), neither transposed; else a ReduceSum on
+    ``axis``), else None."""
+    if axis == rank - 1:
+        mm = _squeezed_matmul(total, axis)
+        ones = None if mm is None else mm.input_value(0).get_node()
+        if ones is None or ones.get_type_name() != "Broadcast" or _constant(ones.input_value(0)) != [1.0]:
+            return None
+        mul = mm.input_value(1).get_node()
+    elif total.get_type_name() == "ReduceSum" and _constant(total.input_value(1)) == [axis]:
+        mul = total.input_value(0).get_node()
+    else:
+        return None
+    ins = mul.input_values()
+    if mul.get_type_name() != "Multiply" or len(ins) != 2 or ins[0].get_node().get_name() != g.get_name():
+        return None
+    return ins[1]
+
+
+def _squeezed_matmul(total, axis: int):
+    """The MatMul (neither operand transposed) whose 1 on ``axis`` ``total`` squeezes, else None."""
+    mm = total.input_value(0).get_node()
+    if total.get_type_name() != "Squeeze" or _constant(total.input_value(1)) != [axis] or \
+            mm.get_type_name() != "MatMul" or any(mm.get_attributes().get(k) for k in ("transpose_a", "transpose_b")):
+        return None
+    return mm
+
+
+def _matmul_weights(total, g, axis: int):
+    """The weights [out, K] of ``_tap_sum``'s MatMul on the next-to-last axis: ``total`` squeezes the 1 of
+    MatMul(Unsqueeze(weights, 1), g), else None. The grid verdict then checks that they have the index's shape
+    [out, K]."""
+    mm = _squeezed_matmul(total, axis + 1)
+    if mm is None:
+        return None
+    side, taps = (v.get_node() for v in mm.input_values())
+    if taps.get_name() != g.get_name() or side.get_type_name() != "Unsqueeze" or \
+            _constant(side.input_value(1)) != [1]:
+        return None
+    return side.input_value(0)
+
+
+def _constant(v):
+    node = v.get_node()
+    return node.get_data().reshape(-1).tolist() if node.get_type_name() == "Constant" else None

@@ -54,6 +54,12 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
     if sizes is not None and sizes[1] == 0 or (form == "matmul" and (sizes is None or sizes[2] or (
             chosen == "decomposition" and ir.sampler.kind == "nearest"))):
         return None, None
+    if form == "conv" and sizes is None and chosen == "builtin":
+        # Resized lengths known only at run time: the per-output rates have no plane to read, and the form was
+        # never faster there. Measured in two corpus runs (Zen 4, f32 hint), our default / the importer where the
+        # convolution form replaced Interpolate on run-time H / W: ppocrv4 1.16 / 1.30, dbnet head 1.11 / 1.19,
+        # the VAE decoders 1.04-1.20, yolov8 dynamic 1.05 / 1.05; Interpolate stays.
+        return None, None
     # Resized lengths known only at run time: per output element, fixed costs spread over REFERENCE_OUTPUTS.
     n_out, unit = (sizes[1], 1e6) if sizes else (REFERENCE_OUTPUTS, REFERENCE_OUTPUTS)
     plane = _plane(ir, shape, sizes)

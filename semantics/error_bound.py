@@ -53,7 +53,7 @@ from .opspec import PerOp
 from .reference import (_coordinate_padding, contract_taps, deform_geometry, deform_points, extrapolate,
                         grouped_conv, pad_input, planes, round_to_bfloat16, run, runtime_values, sample_points,
                         tap_reads, tap_window, window_weights)
-from .taps import _weights, axis_taps, cache_if_hashable, cubic_filter, linear_filter, source_coords, stretch
+from .taps import _weights, axis_taps, cache_if_hashable, raw_filter, source_coords, stretch
 
 U = 2.0 ** -24  # float32 unit roundoff
 C_COORD = 4
@@ -225,13 +225,6 @@ def _axis_slopes(axis, sampler: Sampler, exclude_outside: bool, K: int) -> tuple
                                  kept * filter_terms(d, sampler) / (total or 1.0))
         slope[o], terms[o] = memo[(t, inside)]
     return slope, terms
-
-
-def raw_filter(d: np.ndarray, sampler: Sampler) -> np.ndarray:
-    """The unnormalised filter (``taps.linear_filter`` / ``taps.cubic_filter``) at distances d, as floats."""
-    if sampler.kind == "linear":
-        return np.array([float(linear_filter(v)) for v in d.reshape(-1)]).reshape(d.shape)
-    return np.array([float(cubic_filter(v, float(sampler.cubic_a))) for v in d.reshape(-1)]).reshape(d.shape)
 
 
 def filter_terms(d: np.ndarray, sampler: Sampler) -> np.ndarray:

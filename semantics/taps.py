@@ -57,6 +57,13 @@ def cubic_filter(x, a):
     return 0 * x
 
 
+def raw_filter(d: np.ndarray, sampler) -> np.ndarray:
+    """The unnormalised filter (``linear_filter`` / ``cubic_filter``) at distances d, as floats."""
+    if sampler.kind == "linear":
+        return np.array([float(linear_filter(v)) for v in d.reshape(-1)]).reshape(d.shape)
+    return np.array([float(cubic_filter(v, float(sampler.cubic_a))) for v in d.reshape(-1)]).reshape(d.shape)
+
+
 def rounded_quotient(num, den: int, rule: str):
     """num / den (den > 0) rounded by a nearest rule, in exact integer arithmetic: for one int or an integer
     array of numerators at once (``nearest_indices``). The one table of the nearest rules."""

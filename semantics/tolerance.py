@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import error_bound
-from .reference import run
 
 # verify's threshold for model outputs (converted model vs onnxruntime), the default of ``compare``: float32
 # rounding of a weighted sum, atol per unit of the data's magnitude (``compare`` scales it by max(1, max|want|)).

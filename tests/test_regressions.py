@@ -411,9 +411,10 @@ def test_force_onto_a_directory_leaves_nothing(tmp_path):
 
 
 def _extension_model():
-    # Linear Resize with its scales fed at run time: Interpolate is exact only under run-time conditions, no
-    # in-graph form takes run-time scales: the extension is needed even by the portable default (issue 42).
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="linear")
+    # Nearest Resize with its scales fed at run time: Interpolate is exact only under run-time conditions, no
+    # in-graph form decides its ties by a run-time float scale: the extension is needed even by the portable
+    # default (issue 42).
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="nearest")
     return single(node, [helper.make_tensor_value_info("X", F, [1, 1, 5, 5]),
                          helper.make_tensor_value_info("scales", F, [4])], opset=13)
 

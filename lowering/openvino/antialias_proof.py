@@ -1,5 +1,5 @@
 """The proof of rung 3's run-time antialias window form (``antialias_taps``): the window subgraphs re-read from the
-produced model, each axis' tap sum by its structure (``antialias_taps._tap_sum``), the window's numbers by the
+produced model, each axis' tap sum by its structure (``antialias_taps.tap_sum``), the window's numbers by the
 grid verdict (``antialias_taps.grid_verdict``)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .nearest_index import tags_in_copy
 
 def prove(rec, by_tag, ov_model) -> list[str]:
     """Every resized axis has its Gather (on that axis, fed by the one before) and its sum over the taps
-    (``_tap_sum``'s, by structure: ``_weights_of``, ``_matmul_weights``), and its window subgraph, taken out of a
+    (``tap_sum``'s, by structure: ``_weights_of``, ``_matmul_weights``), and its window subgraph, taken out of a
     copy of the produced model with parameters in place of the run-time lengths it reads (the tagged Maximum ops;
     a length OpenVINO folded is a Constant, fixed there), gives the oracle's taps over ``GRID``."""
     form = window_form(rec.ir)
@@ -33,24 +33,34 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     return out
 
 
-def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
-    import openvino as ov
-
+def taps_read(tags, rec, axis: int, prev):
+    """(index, weight) that the axis' Gather and tap sum read, found by structure (``tap_sum``'s: the weights
+    reshaped to the index's [K, out] or [out, K]), or why they are not there."""
     g, total = tags.get(tag_of(rec.node, axis, "gather")), tags.get(tag_of(rec.node, axis, "sum"))
     if g is None or g.get_type_name() != "Gather" or total is None:
-        return ["no Gather of the window in the produced model"]
+        return "no Gather of the window in the produced model"
     if _constant(g.input_value(2)) != [axis]:
-        return ["the Gather reads another axis"]
+        return "the Gather reads another axis"
     if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
-        return ["the Gather does not read the previous axis' result"]
+        return "the Gather does not read the previous axis' result"
     along = tap_layout(rec.ir.rank, axis)
     side = _matmul_weights(total, g, axis) if along else _weights_of(total, g, axis, rec.ir.rank)
     if side is None:
-        return ["the taps are not " + ("a MatMul of the weights [out, 1, K] by the Gather" if along else
-                                       "a Multiply of the Gather by the weights") + " summed over K"]
-    o = ops()
+        return "the taps are not " + ("a MatMul of the weights [out, 1, K] by the Gather" if along else
+                                      "a Multiply of the Gather by the weights") + " summed over K"
     index = g.input_value(1)
-    weight = side if along else o.reshape(side, o.shape_of(index), False).output(0)
+    return index, side if along else ops().reshape(side, ops().shape_of(index), False).output(0)
+
+
+def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
+    import openvino as ov
+
+    read = taps_read(tags, rec, axis, prev)
+    if isinstance(read, str):
+        return [read]
+    index, weight = read
+    along = tap_layout(rec.ir.rank, axis)
+    o = ops()
     params, fixed = [], []
     for role, known in zip(("in", "out"), rec.proof.get("fixed", {}).get(axis, (None, None))):
         # A length OpenVINO folded (its tag may then sit on another folded constant) is the static one
@@ -75,7 +85,7 @@ def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
 
 
 def _weights_of(total, g, axis: int, rank: int):
-    """The weights ``_tap_sum`` multiplies the Gather ``g`` by, where ``total`` sums that Multiply over the taps
+    """The weights ``tap_sum`` multiplies the Gather ``g`` by, where ``total`` sums that Multiply over the taps
     on ``axis`` (the last axis: squeezes MatMul(Broadcast(1), Multiply), neither transposed; else a ReduceSum on
     ``axis``), else None."""
     if axis == rank - 1:
@@ -104,7 +114,7 @@ def _squeezed_matmul(total, axis: int):
 
 
 def _matmul_weights(total, g, axis: int):
-    """The weights [out, K] of ``_tap_sum``'s MatMul on the next-to-last axis: ``total`` squeezes the 1 of
+    """The weights [out, K] of ``tap_sum``'s MatMul on the next-to-last axis: ``total`` squeezes the 1 of
     MatMul(Unsqueeze(weights, 1), g), else None. The grid verdict then checks that they have the index's shape
     [out, K]."""
     mm = _squeezed_matmul(total, axis + 1)

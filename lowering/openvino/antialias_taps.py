@@ -2,7 +2,7 @@
 sizes computed in the graph, or a static scale on a dynamic input): the tap window of every output computed in
 the graph from the run-time lengths (``semantics.window_form``, which mirrors ``coords.affine`` and
 ``taps._window_taps`` / ``taps._weights``), then one Gather of all K taps per resized axis and their weighted
-sum (``_tap_sum``: a MatMul by the weights on the next-to-last axis, a Multiply by them summed by a MatMul by
+sum (``tap_sum``: a MatMul by the weights on the next-to-last axis, a Multiply by them summed by a MatMul by
 ones on the last, a Multiply and ReduceSum on another). K = 2*ceil(R / f) is itself computed from the lengths,
 so any scale has its window (a static scale's K folds to a constant); the Gather's [.., K, out, ..]
 ([.., out, K, ..] on the next-to-last axis) holds at most 2R*(in + out) elements per row of the other axes (R:
@@ -111,7 +111,7 @@ def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
     # Taps on the outer axis: the Gather's [.., K, out, ..] then sums K whole planes, which OpenVINO's CPU runs
     # 4-5x faster than a Multiply and ReduceSum over an inner K (measured, Gather + Multiply + ReduceSum of both
     # axes: 2x3x50x64 -> 25x32, K = 8: 101 us vs 476; 1x3x100x100 -> 300x300, K = 4: 1.2 ms vs 4.6); [out, K]
-    # (``taps_axis`` 1) for the next-to-last axis' MatMul (``_tap_sum``), K next to the last axis.
+    # (``taps_axis`` 1) for the next-to-last axis' MatMul (``tap_sum``), K next to the last axis.
     along, across = o.constant(np.int64(taps_axis)), o.constant(np.int64(1 - taps_axis))
     x = o.unsqueeze(o.range(zero, out_len, one, i64), along).output(0)  # [1, out] ([out, 1])
     taps = o.unsqueeze(o.range(o.subtract(one, m), o.add(m, one), one, i64), across).output(0)  # [K, 1] ([1, K])
@@ -174,12 +174,22 @@ def _grid_mismatch(run, ir: ResizeIR, form: WindowForm, fixed: tuple, taps_axis:
                 index.max(initial=0) >= i:
             return f"the window subgraph reads outside the input at in={i}, out={o} (shape {index.shape})"
         want, allow = oracle_table(ir, i, o, form.scale)
-        over = np.abs(dense(index, weight, i) - want) - allow
-        if not over.max() <= WEIGHT_FLOOR:
-            where = np.unravel_index(int(np.argmax(over)), over.shape)
-            return f"tap weights differ from the oracle's at in={i}, out={o} (output {where[0]}, input " \
-                   f"{where[1]}: off by {float(over[where] + allow[where]):.3g}, bound {float(allow[where]):.3g})"
+        why = taps_mismatch(index, weight, i, want, allow, f"in={i}, out={o}")
+        if why is not None:
+            return why
     return None
+
+
+def taps_mismatch(index, weight, in_len: int, want, allow, at: str) -> str | None:
+    """Where the taps (index, weight) [out, K] of a window subgraph, summed into a dense [out, in] matrix, differ
+    from the oracle's ``want`` by more than its allowance ``allow`` (``oracle_table``) and ``WEIGHT_FLOOR``, in
+    words naming the lengths ``at``; None where they do not."""
+    over = np.abs(dense(index, weight, in_len) - want) - allow
+    if over.max() <= WEIGHT_FLOOR:
+        return None
+    where = np.unravel_index(int(np.argmax(over)), over.shape)
+    return f"tap weights differ from the oracle's at {at} (output {where[0]}, input {where[1]}: off by " \
+           f"{float(over[where] + allow[where]):.3g}, bound {float(allow[where]):.3g})"
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -204,11 +214,11 @@ def _out_length(node, shape_of, i: int, axis: int, form: WindowForm):
 
 def tap_layout(rank: int, axis: int) -> int:
     """Where the window of ``axis`` keeps its taps: [out, K] (1) for the next-to-last axis, summed by a MatMul,
-    else [K, out] (0), summed by ``_tap_sum``'s Multiply and ReduceSum."""
+    else [K, out] (0), summed by ``tap_sum``'s Multiply and ReduceSum."""
     return 1 if axis == rank - 2 else 0
 
 
-def _tap_sum(g, weight, rank: int, axis: int):
+def tap_sum(g, weight, rank: int, axis: int):
     """sum_k weight[k, o] * g[.., k, o, ..]: a Multiply and a ReduceSum over K on the outer axes. A MatMul sums
     one pass fewer over the K taps (measured 1x3x480x640 -> 240x320, OpenVINO 2026.4.1, 1 thread, Zen 4): on the
     next-to-last axis, g [.., out, K, last], the weights [out, 1, K] by the taps batched over out (0.92 ms vs
@@ -267,7 +277,7 @@ def rung(node, not_native=()):
         index, weight = window_graph(form, in_len, out_len, tap_layout(rank, axis))
         g = o.gather(y, index, o.constant(np.int64(axis)))  # [.., K, out, ..]
         tag(g, tag_of(node.name, axis, "gather"))
-        y = _tap_sum(g, weight, rank, axis)
+        y = tap_sum(g, weight, rank, axis)
         tag(y.get_node(), tag_of(node.name, axis, "sum"))
     if y is x:
         y = o.convert(x, "f32").output(0)

@@ -19,7 +19,7 @@ from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
 from . import antialias_taps, builtin, conv_rewrite, cost, cost_in_graph, decompose, extension, grid_decompose, \
-    interpolate, matmul_rewrite, nearest_index
+    interpolate, matmul_rewrite, nearest_index, scale_taps
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -99,6 +99,10 @@ def _decomposition(node, earlier=()):
     got = decompose.rung(node, not_native)
     if not isinstance(got, Refusal):
         return got
+    if scale_taps.applies(node):
+        other = scale_taps.rung(node, not_native)
+        return other if not isinstance(other, Refusal) else \
+            Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
     if antialias_taps.applies(node):
         other = antialias_taps.rung(node, not_native)
         return other if not isinstance(other, Refusal) else \

@@ -166,23 +166,27 @@ def test_unwritable_output_directory(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-def _runtime_scales_model(mode="linear", coord="half_pixel"):
-    n = helper.make_node("Resize", ["x", "", "s"], ["y"], mode=mode, coordinate_transformation_mode=coord, name="rt")
+def _runtime_scales_model(mode="linear", coord="half_pixel", axes=None):
+    kw = dict(axes=axes) if axes else {}
+    n = helper.make_node("Resize", ["x", "", "s"], ["y"], mode=mode, coordinate_transformation_mode=coord, name="rt",
+                         **kw)
     g = helper.make_graph([n], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8]),
-                                     helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
+                                     helper.make_tensor_value_info("s", TensorProto.FLOAT, [len(axes or "NCHW")])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
 
 
 @pytest.mark.compiled
 def test_runtime_scales_native_with_its_condition(tmp_path, capsys):
+    """Nearest on H, W with its scales fed at run time: no form computes it from the run-time scale (its ties need
+    the exact quotient), so the default takes the extension; --allow-conditional takes Interpolate with its
+    conditions, which are real; --strict the extension again, exact where Interpolate is not."""
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model
 
-    model = _runtime_scales_model()
+    model = _runtime_scales_model(mode="nearest", axes=[2, 3])
     src = tmp_path / "rt.onnx"
     onnx.save(model, src)
-    # The default refuses a candidate exact only under a run-time condition (issue 10): it takes the extension.
     (rec,) = convert_to_openvino(str(src), str(tmp_path / "d.xml"))
     assert rec.rung == 4 and "--allow-conditional" in rec.reason
     (rec,) = convert_to_openvino(str(src), str(tmp_path / "rt.xml"), allow_conditional=True)
@@ -190,15 +194,33 @@ def test_runtime_scales_native_with_its_condition(tmp_path, capsys):
     compiled = ov.Core().compile_model(ov.Core().read_model(str(tmp_path / "rt.xml")), "CPU", F32)
     (_, ir), = parse_model(model)
     x = np.random.default_rng(1).standard_normal((1, 2, 8, 8)).astype(np.float32)
-    holds = np.array([1, 1, 2, 0.75], dtype=np.float32)  # 16 and 6: lengths change, L*s integers
-    np.testing.assert_allclose(compiled([x, holds])[0], run(ir, x, None, holds, None), rtol=1e-5, atol=1e-6)
-    broken = np.array([1, 1, 1.05, 1.05], dtype=np.float32)  # 8*1.05 = 8.4 -> 8: OpenVINO copies the axis
+    holds = np.array([2, 0.75], dtype=np.float32)  # 16 and 6: lengths change, L*s integers
+    np.testing.assert_array_equal(compiled([x, holds])[0], run(ir, x, None, holds, None))
+    broken = np.array([1.12, 1.12], dtype=np.float32)  # 8*1.12 = 8.96 -> 8: OpenVINO copies the axis
     assert np.abs(compiled([x, broken])[0] - run(ir, x, None, broken, None)).max() > 1e-2
-    # --strict takes the next rung (the extension) for what holds only under a condition: exact even there.
     assert main(["convert", str(src), "--target", "openvino", "-o", str(tmp_path / "s.xml"), "--strict"]) == 0
     assert "rung 4" in capsys.readouterr().out
-    np.testing.assert_allclose(_run_converted(str(tmp_path / "s.xml"), [x, broken]), run(ir, x, None, broken, None),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(_run_converted(str(tmp_path / "s.xml"), [x, broken]), run(ir, x, None, broken, None))
+
+
+def test_runtime_scales_linear_is_exact_in_the_graph_under_every_policy(tmp_path):
+    """Linear with its scales fed at run time: the default, --allow-conditional and --strict all take the form
+    computed from the run-time scale (``scale_taps``), exact for every value: where Interpolate fed the scales
+    copies an axis that keeps its length at a scale other than 1, it does not."""
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    model = _runtime_scales_model()
+    src = tmp_path / "rt.onnx"
+    onnx.save(model, src)
+    (_, ir), = parse_model(model)
+    x = np.random.default_rng(1).standard_normal((1, 2, 8, 8)).astype(np.float32)
+    broken = np.array([1, 1, 1.05, 1.05], dtype=np.float32)  # 8*1.05 = 8.4 -> 8: Interpolate copies the axis
+    for name, kw in (("d", {}), ("c", {"allow_conditional": True}), ("s", {"strict": True})):
+        (rec,) = convert_to_openvino(str(src), str(tmp_path / f"{name}.xml"), **kw)
+        assert rec.rung == 3 and rec.proof["form"] == "scale_taps" and rec.condition is None
+        np.testing.assert_allclose(_run_converted(str(tmp_path / f"{name}.xml"), [x, broken]),
+                                   run(ir, x, None, broken, None), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.usefixtures("reference_convention")

@@ -15,11 +15,11 @@ LIB = "libresample_bridge_openvino.so"
 
 
 def extension_model():
-    """Linear Resize with scales fed at run time: Interpolate is exact only under run-time conditions and no
-    in-graph form takes run-time scales, so even the portable default (issue 42) takes the resample-bridge
-    extension and writes the library beside the .xml."""
+    """Nearest Resize with scales fed at run time: Interpolate is exact only under run-time conditions and no
+    in-graph form decides nearest's ties by a run-time float scale, so even the portable default (issue 42) takes
+    the resample-bridge extension and writes the library beside the .xml."""
     from onnx import helper
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r_scales", mode="linear")
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r_scales", mode="nearest")
     return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("scales", 1, [4])], [out_vi("Y", 1, 4)], opset=13)
 
 

@@ -1,0 +1,397 @@
+"""Rung 3 for a linear / cubic Resize whose scales are fed at run time (a graph input, or computed in the graph):
+per resized axis the output length, the source coordinate of every output and its taps' weights computed in the
+graph from the run-time scale, then one Gather of the K taps and their weighted sum (``antialias_taps.tap_sum``).
+No native op takes the node: OpenVINO's Interpolate adds 1e-6 to L*s before flooring and copies an axis that
+keeps its length at a scale other than 1 (``interpolate._RUNTIME_CONDITIONS``), so without this form the node
+needs the extension, which ties the model to one CPU and one OpenVINO release.
+
+The output length floor(L*s) is the exact floor of the product of an integer and a float32 (``size_rule`` floor:
+10 * 0.7f is 6.99999988, length 6, where the float32 product rounds to 7). It is computed in integers
+(``out_length``): s = M * 2^(e-23) with M its 24-bit significand, found by comparing s with the powers of two
+(e) and scaling it by an exact power of two (M); L*M splits into two 12-bit halves of M so that each product
+stays inside int32 (OpenVINO's CPU runs i64 as i32), and the division by 2^(23-e) is a shift.
+
+The source coordinate is the IR's map (``semantics.coords.affine``) in float32: a quotient by the run-time scale
+(``pinned.quotient``), then Floor for the left tap and the fraction t; linear and cubic are continuous in the
+coordinate, so its rounding moves the result by no more than the error bound allows (``error_bound``: C_COORD
+roundings of the map's terms), never a tap. The weights are ``taps``' own filter pieces (``cubic_inner`` /
+``cubic_outer``) at the taps' distances. Every float op from the scale to the weights is pinned to f32
+(``pinned``): under a bf16 hint only the tap sum runs at the hint's precision, which rounds values only.
+
+Proof by numbers of the window subgraph itself (``grid_verdict``): compiled alone and run for every (L, s) of
+``grid`` (scales k/L and their float32 neighbours, the float32 products that round up to an integer, powers of
+two, 1 and its neighbours) against the oracle's taps (``window_form.oracle_table``) and output length
+(``coords.output_length``); the probes then run the whole node against the oracle's output.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ...semantics.coords import output_length
+from ...semantics.ir import ResizeIR, RuntimeValue
+from ...semantics.taps import cubic_inner, cubic_outer
+from ...semantics.window_form import oracle_table
+from ..compiled.build import cache_root, project_hash
+from ..index_form import Verdicts, version_of
+from ..passes import Candidate, Refusal
+from ...semantics.messages import plugin_sentence
+from .antialias_proof import taps_read
+from .antialias_taps import tap_layout, tap_sum, taps_mismatch
+from .graph import dims, ops, tag
+from .index_ops import cached_verdict, floor_div, signature, tag_of
+from ..compiled import resize_inputs
+from .interpolate import inexact_spellings
+from .nearest_index import _in_length, tags_in_copy
+from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
+
+FORM = "scale_taps"
+MAX_LEN = 1 << 18  # L * (a 12-bit half of the significand) < 2^30: inside int32
+MAX_SCALE = 1 << 12  # the exponent's comparisons and the shift's table cover scales below 2^12 (and down to 2^-24)
+_E_LOW = -24  # s < 2^-24: the exponent reads -25, and floor(L*s) = 0 for every L < 2^24
+COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")
+_FLOATS = ("float32", "float16", "bfloat16")
+REASON = "run-time scale window decomposition: output length, source coordinates and tap weights computed in " \
+         "the graph from the run-time scale (integer length, float32 coordinates and weights), one Gather of the " \
+         "K taps and their weighted sum per axis"
+
+
+class _Verdicts(Verdicts):
+    """The verdict store of this form's grid proofs, in a file of its own hashed from the sources they rest on."""
+
+    def _file(self):
+        from pathlib import Path
+
+        if self.sources is None:
+            here = Path(__file__).resolve().parent
+            self.sources = project_hash(here.parents[1] / "semantics", here / "scale_taps.py", here / "pinned.py",
+                                        extra=f"scale grid {self.runtime()}")
+        return cache_root() / f"scale-grid-{self.sources}.json"
+
+
+VERDICTS = _Verdicts(version_of("openvino"))
+
+
+def applies(node) -> bool:
+    """A linear / cubic Resize (no antialias) whose scales are known only at run time (rung 3 of the Resize ladder
+    asks: ``node.ir`` is a ResizeIR)."""
+    ir = node.ir
+    return ir.sampler.kind in ("linear", "cubic") and not ir.sampler.antialias and \
+        isinstance(ir.scales, RuntimeValue) and ir.sizes is None
+
+
+def refusal(ir: ResizeIR) -> tuple[str, str] | None:
+    """(why, field) where this form does not express ``ir``, else None."""
+    if ir.coord not in COORDS:
+        return f"coordinate mode {ir.coord} has no run-time scale form", "coordinate_transformation_mode"
+    if ir.roi is not None or ir.pads:
+        return "a roi / pads has no run-time scale form", "roi" if ir.roi is not None else "pads"
+    if ir.size_rule != "floor":
+        return f"size rule {ir.size_rule} has no run-time scale form (the exact floor only)", "size_rule"
+    if ir.scale_source != "user":
+        return "the formula's scale is out/in, not the given scale", "scale_source"
+    if ir.coord in ("pytorch_half_pixel", "align_corners") and ir.formula_length != "integer":
+        return f"{ir.coord} with the fractional output length L*s", "formula_length"
+    if ir.coord == "pytorch_half_pixel" and ir.length1 != "zero":
+        return f"pytorch_half_pixel reads {ir.length1} at output length 1", "length1"
+    if str(ir.dtype) not in _FLOATS:
+        return f"{ir.dtype}: the run-time scale form sums float32 weights", "dtype"
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The window of one axis
+
+
+def _i64(v):
+    return ops().constant(np.int64(v)).output(0)
+
+
+def _i64_vector(v):
+    return ops().constant(np.array(v, np.int64)).output(0)
+
+
+def _f32(v):
+    return ops().constant(np.float32(v)).output(0)
+
+
+def minus(a, b, minus_one):
+    """a - b in float32 as a + b * m, m the run-time -1 (``pinned.run_time_minus_one``): OpenVINO's CPU plugin
+    rewrites a float Subtract, and a Multiply by a constant -1, into a Multiply of its own that loses the f32 pin
+    (measured: the source was read in bf16 under the bf16 hint); a run-time factor it leaves alone. A number
+    ``b`` is folded (a + (-b))."""
+    o = ops()
+    if isinstance(b, (int, float)):
+        return o.add(a, _f32(-b)).output(0)
+    return o.add(a, o.multiply(b, minus_one)).output(0)
+
+
+class _Value(GraphValue):
+    """``GraphValue`` whose subtractions are ``minus``'s (``taps``' cubic pieces subtract)."""
+
+    def __sub__(self, o):
+        return _Value(minus(self.v, o.v if isinstance(o, GraphValue) else float(o), self.minus_one), self.minus_one)
+
+    def __rsub__(self, o):
+        return _Value(minus(_f32(o), self.v, self.minus_one), self.minus_one)
+
+    def _bin(self, f, a, b):
+        return _Value(f(self._in(a, self.v), self._in(b, self.v)), self.minus_one)
+
+
+def out_length(in_len, s):
+    """floor(L*s) exactly (i64 scalar) for an i64 scalar L < ``MAX_LEN`` and an f32 scalar s < ``MAX_SCALE``;
+    0 for s <= 0. See the module note: e = floor(log2 s) by comparisons, M = s * 2^(23-e) (exact), L*M =
+    (L*Mh)*2^12 + L*Ml, shifted right by 23 - e."""
+    o = ops()
+    powers = np.float32(2.0) ** np.arange(_E_LOW, 12, dtype=np.float32)
+    count = o.reduce_sum(o.convert(o.greater_equal(s, o.constant(powers)), "i64"), o.constant(np.int64(0)))
+    sh = o.subtract(_i64(-_E_LOW + 23 + 1), count).output(0)  # 23 - e, in [12, 48]
+    table = o.constant(np.float32(2.0) ** np.arange(0, 49, dtype=np.float32))
+    m = o.convert(o.floor(o.multiply(o.maximum(s, o.constant(np.float32(0))), o.gather(table, sh, _i64(0)))), "i64")
+    mh = o.convert(o.floor(o.multiply(o.convert(m, "f32"), o.constant(np.float32(2.0 ** -12)))), "i64")
+    ml = o.subtract(m, o.multiply(mh, _i64(4096)))
+    import openvino.opset15 as ops15
+
+    low = ops15.bitwise_right_shift(o.multiply(in_len, ml), _i64(12))
+    total = o.add(o.multiply(in_len, mh), low)
+    shift = o.minimum(o.subtract(sh, _i64(12)), _i64(31))
+    return o.maximum(ops15.bitwise_right_shift(total, shift), _i64(0)).output(0)
+
+
+def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one):
+    """The source coordinate (f32) of outputs ``xi`` (i64) by ``coords.affine``'s map for ``ir.coord`` with the given
+    scale; an axis whose scale is exactly 1 maps each output onto itself (every mode here does at s = 1), and an
+    axis the IR copies at equal lengths (``equal_length_identity``) too."""
+    o = ops()
+    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
+    half = o.constant(np.float32(0.5))
+    x = f(xi)
+    if ir.coord == "asymmetric":
+        src = quotient(x, s, minus_one)
+    elif ir.coord == "align_corners":
+        # o*(L-1)/(out-1), a quotient of integers: its whole part by the exact integer division, so that a source
+        # on an input element is that element (the float32 quotient a * b^-1 lands an ulp beside it)
+        span = o.maximum(o.subtract(out_len, _i64(1)), _i64(1)).output(0)
+        num = o.multiply(xi, o.subtract(in_len, _i64(1))).output(0)
+        whole = floor_div(num, span)
+        part = quotient(f(o.subtract(num, o.multiply(whole, span))), f(span), minus_one)
+        src = o.add(f(whole), part)
+        src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
+    else:  # half_pixel, pytorch_half_pixel
+        src = minus(quotient(o.add(x, half), s, minus_one), 0.5, minus_one)
+        if ir.coord == "pytorch_half_pixel":
+            src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
+    # At L = 1 every tap reads the one element and the oracle copies it: a source of 0 gives the weights 1 and 0s
+    # exactly (any other leaves their sum's rounding)
+    src = o.select(o.equal(in_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
+    same = o.equal(s, o.constant(np.float32(1)))
+    if ir.equal_length_identity or ir.coord == "align_corners":  # align_corners: a map of the lengths alone
+        same = o.logical_or(same, o.equal(in_len, out_len))
+    return o.select(same, x, src).output(0)
+
+
+def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
+    """(index i64 [K, out], weight f32 [K, out], out i64 scalar) of one axis for an i64 scalar ``in_len`` and
+    an f32 scalar ``s``; [out, K] where ``taps_axis`` is 1."""
+    o = ops()
+    out_len = out_length(in_len, s)
+    along, across = _i64(taps_axis), _i64(1 - taps_axis)
+    # [1, out], unsqueezed before its conversion: an Unsqueeze of floats ran in bf16 under the hint, pinned or not
+    xi = o.unsqueeze(o.range(_i64(0), out_len, _i64(1), "i64"), along).output(0)
+    minus_one = run_time_minus_one(in_len, out_len)
+    src = source(ir, xi, in_len, out_len, s, minus_one)
+    left = o.floor(src).output(0)
+    linear = ir.sampler.kind == "linear"
+    first, K = (0, 2) if linear else (-1, 4)
+    taps = o.unsqueeze(o.constant(np.arange(first, first + K, dtype=np.int64)), across).output(0)  # [K, 1]
+    pos = o.add(o.convert(left, "i64"), taps).output(0)
+    if linear:
+        # taps.linear_filter at distances t and 1 - t, each a difference of two tensors (a constant minus a
+        # tensor is an op the plugin rewrites, losing its f32 pin)
+        # the weight of tap x0 + i is the distance of the other tap, x0 + 1 - i, from the source: 1 - t and t,
+        # each |a float of an integer - the source|, the spelling the plugin keeps in f32 (with a Floor or a sum
+        # it turned our Multiply by -1 into a new one of its own, which ran in bf16 under the bf16 hint)
+        other = o.add(o.convert(left, "i64"), o.unsqueeze(_i64_vector([1, 0]), across))
+        d = o.abs(minus(o.convert(other, "f32").output(0), src, minus_one))
+        # a Select (a no-op: d <= 1) ends the f32 chain: the plugin fused the Abs and the Add before it into the
+        # tap sum's Multiply, which runs in bf16 under the hint, and the source was read there in bf16
+        w = o.select(o.less(d, _f32(2)), d, _f32(0)).output(0)
+    else:
+        d = _Value(o.abs(minus(o.convert(pos, "f32").output(0), src, minus_one)).output(0), minus_one)
+        a = float(ir.sampler.cubic_a)
+        w = o.select(o.less_equal(d.v, o.constant(np.float32(1))), cubic_inner(d, a).v, cubic_outer(d, a).v)
+        w = o.select(o.less(d.v, o.constant(np.float32(2))), w, o.constant(np.float32(0))).output(0)
+    last = o.subtract(in_len, _i64(1)).output(0)
+    if ir.exclude_outside:
+        inside = o.logical_and(o.greater_equal(pos, _i64(0)), o.less_equal(pos, last))
+        w = o.select(inside, w, o.constant(np.float32(0))).output(0)
+        total = o.reduce_sum(w, along, keep_dims=True)
+        nonzero = o.not_equal(total, o.constant(np.float32(0)))
+        w = o.select(nonzero, quotient(w, o.select(nonzero, total, o.constant(np.float32(1))), minus_one),
+                     w).output(0)
+    index = o.minimum(o.maximum(pos, _i64(0)), last).output(0)
+    pin_f32([index, w, out_len], [in_len, s])
+    return index, w, out_len
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Proof by numbers of the window subgraph, over a grid of (L, s)
+
+
+def _neighbours(s: float) -> list[float]:
+    v = np.float32(s)
+    return [float(np.nextafter(v, np.float32(0))), float(v), float(np.nextafter(v, np.float32(np.inf)))]
+
+
+# The scales every length is tried with: round ones (0.7f: 10 * 0.7f rounds up to 7 in float32), powers of two,
+# 1, and one far below any useful scale; each with its float32 neighbours.
+_SCALES = (0.1, 0.25, 0.3, 1 / 3, 0.5, 0.6, 0.7, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.7, 8.0, 2 ** -20)
+_LENGTHS = tuple(range(1, 11)) + (17, 31, 100, 1000)
+FULL_CHECK = 160  # pairs with more outputs than this have their length checked, not their taps (the oracle's
+# Fraction tables take ~0.1 ms per output): the coordinates of long axes are the probes' part
+
+
+def grid(length: int | None = None) -> list[tuple[int, float]]:
+    """(L, s) pairs: every L of ``_LENGTHS`` (or the one ``length``) with ``_SCALES`` and the scales k/L, each
+    with its float32 neighbours (the products just below and above an integer)."""
+    pairs = set()
+    for L in (length,) if length else _LENGTHS:
+        ks = range(1, 2 * L + 1, max(1, L // 6))
+        for s in _SCALES + tuple(k / L for k in ks):
+            pairs.update((L, v) for v in _neighbours(s))
+    return sorted(pairs)
+
+
+def _standalone(ir: ResizeIR, taps_axis: int):
+    import openvino as ov
+
+    o = ops()
+    pi, ps = o.parameter([], np.int64, name="in"), o.parameter([], np.float32, name="s")
+    index, weight, _ = window_graph(ir, pi.output(0), ps.output(0), taps_axis)
+    return ov.Model([index, weight], [pi, ps], "scale_window")
+
+
+def grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int | None = None) -> str | None:
+    """None when ``model`` (parameters: L i64 unless ``fixed_len`` gives it, s f32; outputs: index and weight
+    [K, out], [out, K] where ``taps_axis`` is 1) gives the oracle's output length and taps of one axis of ``ir``
+    on OpenVINO CPU for every (L, s) of ``grid`` (L replaced by ``fixed_len``), else where it does not."""
+    key = (signature(model), ir.sampler, ir.coord, ir.exclude_outside, ir.equal_length_identity, taps_axis,
+           fixed_len)
+    return cached_verdict(VERDICTS, key, model, "scale window",
+                          lambda run: _grid_mismatch(run, ir, taps_axis, fixed_len))
+
+
+def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None) -> str | None:
+    for L, s in grid(fixed_len):
+        want_len = output_length(L, Fraction(s), ir.size_rule)
+        run.infer([np.array(s, np.float32)] if fixed_len else [np.array(L, np.int64), np.array(s, np.float32)])
+        index, weight = (run.get_output_tensor(k).data for k in (0, 1))
+        index, weight = (index.T, weight.T) if taps_axis == 0 else (index, weight)  # [out, K]
+        if index.shape != weight.shape or index.shape[0] != want_len:
+            return f"the output length is {index.shape[0]}, not {want_len}, at L={L}, s={s!r}"
+        if want_len == 0 or want_len > FULL_CHECK:
+            continue
+        if index.min() < 0 or index.max() >= L:
+            return f"the window subgraph reads outside the input at L={L}, s={s!r}"
+        want, allow = oracle_table(ir, L, want_len, Fraction(s))
+        why = taps_mismatch(index, weight, L, want, allow, f"L={L}, s={s!r}")
+        if why is not None:
+            return why
+    return None
+
+
+def prove(rec, by_tag, ov_model) -> list[str]:
+    """Every resized axis has its Gather and tap sum (``antialias_proof.taps_read``), and its window subgraph,
+    taken out of a copy of the produced model with parameters in place of the run-time length and scale it reads
+    (the tagged Maximum ops; a length OpenVINO folded is the static one recorded at lowering), gives the oracle's
+    output length and taps over ``grid``."""
+    refused = refusal(rec.ir)
+    if refused is not None:
+        return [f"{rec.node}: the source IR has no run-time scale form ({refused[0]})"]
+    tags = tags_in_copy(rec, by_tag, ov_model)
+    out, prev = [], None
+    for axis in rec.proof.get("axes", ()):
+        out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(tags, rec, axis, prev)]
+        prev = tags.get(tag_of(rec.node, axis, "sum"))
+    return out
+
+
+def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
+    import openvino as ov
+
+    read = taps_read(tags, rec, axis, prev)
+    if isinstance(read, str):
+        return [read]
+    o = ops()
+    params, fixed_len = [], None
+    for role, dtype in (("in", np.int64), ("scale", np.float32)):
+        op = tags.get(tag_of(rec.node, axis, role))
+        if op is None or op.get_type_name() == "Constant":
+            known = rec.proof.get("fixed", {}).get(axis) if role == "in" else None
+            if known is None:
+                return [f"the window's run-time {role} is not in the produced model"]
+            fixed_len = int(known)
+            continue
+        p = o.parameter([], dtype, name=role)
+        op.output(0).replace(p.output(0) if op.get_output_element_type(0) == p.get_element_type()
+                             else o.convert(p, op.get_output_element_type(0)).output(0))
+        params.append(p)
+    try:
+        model = ov.Model(list(read), params, "scale_window_proof")
+    except RuntimeError as e:
+        return [f"the window subgraph depends on more than its length and scale ({plugin_sentence(e)})"]
+    verdict = grid_verdict(model, rec.ir, tap_layout(rec.ir.rank, axis), fixed_len)
+    return [] if verdict is None else [verdict]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The rung
+
+
+def _element(scales, i: int, n: int):
+    """scales[i] (f32 scalar) by a Select and a ReduceSum, exact (the others are 0, whatever they hold): a
+    Gather of floats ran in bf16 under the bf16 hint, pinned or not (0.7 read as 0.69921875: every tap moved)."""
+    o = ops()
+    one_hot = o.constant(np.arange(n) == i)
+    return o.reduce_sum(o.select(one_hot, scales, _f32(0)), _i64(0)).output(0)
+
+
+def rung(node, not_native=()):
+    """Rung 3 for a linear / cubic Resize with run-time scales (``applies``)."""
+    ir = node.ir
+    refused = refusal(ir)
+    if refused is not None:
+        return Refusal(f"no run-time scale form: {refused[0]}", refused[1])
+    rank = ir.rank
+    for along in sorted({tap_layout(rank, a) for a in ir.axes}):
+        verdict = grid_verdict(_standalone(ir, along), ir, along)
+        if verdict is not None:
+            return Refusal(verdict, "rung")
+    o = ops()
+    x = node.inputs[0]
+    scales = resize_inputs(ir, node.inputs)[2]
+    if scales.get_element_type().get_type_name() != "f32":
+        scales = o.convert(scales, "f32").output(0)
+    y = x if str(ir.dtype) == "float32" else o.convert(x, "f32").output(0)
+    shape_of = o.shape_of(x, "i64").output(0)
+    for i, axis in enumerate(ir.axes):
+        in_len = _in_length(node, shape_of, axis)
+        # A Maximum with 0 ends the scale (a non-positive scale gives length 0): OpenVINO leaves it where it is,
+        # and its tag with it (``nearest_index._lengths``)
+        s = o.maximum(_element(scales, i, len(ir.axes)), o.constant(np.float32(0)))
+        tag(s, tag_of(node.name, axis, "scale"))
+        pin_f32([s.output(0)], [scales])
+        index, weight, _ = window_graph(ir, in_len, s.output(0), tap_layout(rank, axis))
+        g = o.gather(y, index, _i64(axis))  # [.., K, out, ..]
+        tag(g, tag_of(node.name, axis, "gather"))
+        y = tap_sum(g, weight, rank, axis)
+        tag(y.get_node(), tag_of(node.name, axis, "sum"))
+    if str(ir.dtype) != "float32":
+        y = o.convert(y, x.get_element_type()).output(0)
+    reason = REASON + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}" + \
+        inexact_spellings(not_native)
+    fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
+    return Candidate([y], reason, proof={"form": FORM, "axes": list(ir.axes), "fixed": fixed})

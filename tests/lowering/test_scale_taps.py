@@ -1,0 +1,167 @@
+"""Resize linear / cubic with its scales fed at run time on OpenVINO: rung 3's window computed in the graph from the
+run-time scale (lowering/openvino/scale_taps.py). The default conversion writes no library and only standard
+opsets; the written model, run on OpenVINO CPU at several input shapes and scales (the exact floor of L*s where
+float32's product rounds up to an integer, scales one ulp beside 1, length 1, up and down), equals the oracle
+within the float32 error bound and onnxruntime where both give the same output length, and under the bf16 hint
+differs only by value rounding; its output length is the exact floor for every (L, s) tried; the proof re-reads
+the window from the produced model and refuses one that computes another map."""
+
+import dataclasses
+import re
+from fractions import Fraction
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+ov = pytest.importorskip("openvino")
+ort = pytest.importorskip("onnxruntime")
+
+from resample_bridge import api  # noqa: E402
+from resample_bridge.lowering.openvino import convert  # noqa: E402
+from resample_bridge.lowering.openvino import scale_taps as st  # noqa: E402
+from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
+from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
+from resample_bridge.semantics import tolerance  # noqa: E402
+from resample_bridge.semantics.compare import outside  # noqa: E402
+from resample_bridge.semantics.coords import output_length  # noqa: E402
+from resample_bridge.semantics.reference import run  # noqa: E402
+from resample_bridge.translate.onnx import parse_model  # noqa: E402
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+# (H, W) inputs and (sH, sW) scales: 10 * 0.7f is 6.99999988 (length 6; float32's product rounds to 7), one ulp
+# either side of 1, down to a tenth, up 3.7x, length 1 up
+CASES = [((10, 7), (0.7, 0.7)), ((10, 7), (2.0, 2.0)), ((9, 33), (1.0000001, 0.99999994)),
+         ((33, 64), (0.5, 3.7)), ((33, 64), (3.0, 0.1)), ((1, 5), (4.0, 1.0)), ((20, 30), (1.5, 1 / 3))]
+
+
+def scales_model(mode, coord, exclude=False, hw=("h", "w"), axes=None):
+    kw = dict(axes=axes) if axes else {}
+    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode=mode, coordinate_transformation_mode=coord,
+                            exclude_outside=int(exclude), name="r", **kw)
+    n = len(axes) if axes else 4
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, *hw]),
+                                            helper.make_tensor_value_info("S", TensorProto.FLOAT, [n])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+def _written(model, tmp_path):
+    """The default conversion, written: (xml path, source path); no library beside it, standard opsets only."""
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
+    (rec,) = done.records
+    assert rec.rung == 3 and rec.proof.get("form") == st.FORM, rec.summary()
+    assert done.extension is None and not [p for p in (tmp_path / "out").iterdir() if p.suffix == ".so"]
+    versions = set(re.findall(r'<layer [^>]*version="([^"]+)"', (tmp_path / "out" / "m.xml").read_text()))
+    assert versions and all(re.fullmatch(r"opset\d+", v) for v in versions), versions
+    return str(tmp_path / "out" / "m.xml"), str(src)
+
+
+@pytest.mark.parametrize("mode,coord,exclude,axes", [
+    ("linear", "half_pixel", False, None), ("cubic", "half_pixel", False, [2, 3]),
+    ("linear", "pytorch_half_pixel", False, [2, 3]), ("cubic", "asymmetric", True, None),
+    ("linear", "align_corners", False, [2, 3]), ("cubic", "align_corners", False, None)])
+def test_default_is_in_graph_and_exact(mode, coord, exclude, axes, tmp_path):
+    model = scales_model(mode, coord, exclude, axes=axes)
+    xml, src = _written(model, tmp_path)
+    (_, ir), = parse_model(src)
+    core = ov.Core()
+    f32 = core.compile_model(xml, "CPU", F32)
+    bf16 = core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    sess = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    atol, rtol = tolerance.model_tolerance(np.float32)
+    compared = 0
+    for hw, sc in CASES:
+        x = rng.standard_normal((1, 2, *hw)).astype(np.float32)
+        s = np.array(([] if axes else [1.0, 1.0]) + list(sc), np.float32)
+        want = run(ir, x, None, s, None)
+        bound = tolerance.float_bound(ir, x, None, s, None)
+        got = f32([x, s])[0]
+        assert got.shape == want.shape and not outside(got, want, bound).any(), (hw, sc, np.abs(got - want).max())
+        low = bf16([x, s])[0]
+        reduced = tolerance.reduced_bound(ir, want, bound, [x, None, s, None], "bf16")
+        assert low.shape == want.shape and not outside(low, want, reduced).any(), (hw, sc, np.abs(low - want).max())
+        ref = sess.run(None, {"X": x, "S": s})[0]
+        if ref.shape == want.shape:  # onnxruntime floors float32's product (10 * 0.7f -> 7): compared elsewhere
+            compared += 1
+            np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol * max(1.0, float(np.abs(ref).max())))
+    assert compared >= len(CASES) - 2
+
+
+def test_the_exact_floor_where_float32_rounds_up(tmp_path):
+    """10 * 0.7f: the exact product 6.99999988 has length 6, the oracle's (spec) floor; onnxruntime's float32
+    product rounds to 7 (its own convention, ``translate.onnxruntime``) and OpenVINO's Interpolate adds 1e-6."""
+    xml, _ = _written(scales_model("linear", "half_pixel"), tmp_path)
+    x = np.zeros((1, 2, 10, 10), np.float32)
+    got = ov.Core().compile_model(xml, "CPU", F32)([x, np.array([1, 1, 0.7, 0.7], np.float32)])[0]
+    assert got.shape == (1, 2, 6, 6)
+
+
+def _length_model():
+    o = ops()
+    pi, ps = o.parameter([], np.int64, name="in"), o.parameter([], np.float32, name="s")
+    return ov.Model([st.out_length(pi.output(0), ps.output(0))], [pi, ps], "length")
+
+
+@pytest.mark.parametrize("precision", ("f32", "bf16"))
+def test_output_length_is_the_exact_floor(precision):
+    """floor(L*s) for L up to MAX_LEN and scales up to MAX_SCALE: random float32 scales, the scales k/L and their
+    float32 neighbours (products just below and above an integer), at the f32 and the bf16 hint."""
+    run_ = ov.Core().compile_model(_length_model(), "CPU", {"INFERENCE_PRECISION_HINT": precision})
+    rng = np.random.default_rng(7)
+    pairs = [(int(L), float(s)) for L, s in zip(rng.integers(1, st.MAX_LEN, 300),
+                                                 np.exp(rng.uniform(np.log(1e-5), np.log(st.MAX_SCALE - 1), 300)))]
+    for L in (1, 7, 10, 255, 1000, 4097, st.MAX_LEN - 1):
+        for k in (1, 3, L - 1, L, L + 1, 7 * L // 10, 2 * L):
+            v = np.float32(max(k, 1) / L)
+            pairs += [(L, float(np.nextafter(v, np.float32(0)))), (L, float(v)),
+                      (L, float(np.nextafter(v, np.float32(np.inf))))]
+    pairs += [(10, float(np.float32(0.7))), (5, 0.0), (5, -2.0), (3, 2.0 ** -30)]
+    for L, s in pairs:
+        got = int(run_([np.array(L, np.int64), np.array(s, np.float32)])[0])
+        want = max(0, output_length(L, Fraction(float(np.float32(s))), "floor"))
+        assert got == want, (L, s)
+
+
+def test_proof_refuses_another_map(tmp_path):
+    src = tmp_path / "m.onnx"
+    onnx.save(scales_model("cubic", "half_pixel", axes=[2, 3]), src)
+    ov_model, records = convert(str(src))
+    assert prove(ov_model, records) == []
+    (rec,) = records
+    wrong = dataclasses.replace(rec, ir=dataclasses.replace(rec.ir, coord="asymmetric"))
+    assert any("tap weights differ" in f for f in prove(ov_model, [wrong]))
+
+
+def test_proof_refuses_a_scale_read_otherwise(tmp_path):
+    """The scale the window reads doubled in the produced model: the proof, which puts its parameter in place of
+    the tagged scale and the window's own ops after it, finds the window computing another map."""
+    import openvino.opset13 as op
+
+    src = tmp_path / "m.onnx"
+    onnx.save(scales_model("linear", "asymmetric", axes=[2, 3]), src)
+    ov_model, records = convert(str(src))
+    assert prove(ov_model, records) == []
+    (rec,) = records
+    from resample_bridge.lowering.openvino.graph import TAG
+
+    (scale,) = [o for o in ov_model.get_ops() if TAG in o.get_rt_info() and
+                str(o.get_rt_info()[TAG].astype(str)) == st.tag_of("r", 3, "scale")]
+    users = list(scale.output(0).get_target_inputs())
+    doubled = op.multiply(scale.output(0), op.constant(np.float32(2)))
+    for u in users:
+        u.replace_source_output(doubled.output(0))
+    assert any("axis 3" in f for f in prove(ov_model, records)), prove(ov_model, records)
+
+
+def test_nearest_and_other_modes_keep_their_reason(tmp_path):
+    """Nearest (its ties need the exact quotient by a run-time float) and half_pixel_symmetric have no run-time
+    scale form: the refusal names the field."""
+    (_, ir), = parse_model(scales_model("linear", "half_pixel_symmetric"))
+    assert st.refusal(ir)[1] == "coordinate_transformation_mode"
+    (_, ir), = parse_model(scales_model("nearest", "half_pixel"))
+    assert not st.applies(type("N", (), {"ir": ir}))

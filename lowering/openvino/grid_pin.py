@@ -1,5 +1,5 @@
-"""The coordinate arithmetic that generates a GridSample's grid (a DeformConv's offsets) inside the model, kept in
-float32 under OpenVINO's reduced inference precision (issue 42: "reduced precision may round values, never move an
+"""The coordinate arithmetic that generates a GridSample's grid (a DeformConv's offsets, a Resize's scales / roi fed
+at run time) inside the model, kept in float32 under OpenVINO's reduced inference precision (issue 42: "reduced precision may round values, never move an
 index").
 
 The grid is not ours: the importer converts its producer (ONNX AffineGrid-20 becomes a MatMul of the base grid by
@@ -26,13 +26,28 @@ importer 0.25 / 0.33), its warp_perspective through the PyTorch frontend 0.043 (
 
 from __future__ import annotations
 
+from ...semantics.ir import RuntimeValue
+from ...semantics.opspec import PerOp
+from ..compiled import resize_inputs
 from .graph import all_ops, constant_of, ops
 from .pinned import PRECISE, refined_quotient
 
 GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
-# The input that places the taps, per IR kind: a GridSample's grid, a DeformConv's offsets (its mask is a weight:
-# value rounding only).
-POSITIONS = {"GridSampleIR": (1, "grid"), "DeformConvIR": (2, "offsets")}  # ONNX input order
+
+
+def _resize_positions(ir, inputs: list) -> list:
+    at = resize_inputs(ir, inputs)  # (X, roi, scales, sizes) whatever the op's own order
+    return [at[k] for k, f in ((1, ir.roi), (2, ir.scales)) if isinstance(f, RuntimeValue) and at[k] is not None]
+
+
+def _port(port: int):
+    return lambda ir, inputs: [inputs[port]] if port < len(inputs) and inputs[port] is not None else []
+
+
+# The inputs that place the taps, per op, and their name: a GridSample's grid, a DeformConv's offsets (its mask is
+# a weight: value rounding only), a Resize's scales / roi fed at run time (ONNX input order).
+POSITIONS = PerOp("the inputs that place the taps", resize=(_resize_positions, "scales / roi"),
+                  gridsample=(_port(1), "grid"), deformconv=(_port(2), "offsets"))
 MAX_CONTRACTION = 4  # a MatMul over at most this many terms is coordinate arithmetic (x, y, z, 1), not a layer
 
 _COORDINATE_OPS = frozenset({
@@ -49,21 +64,27 @@ _COORDINATE_OPS = frozenset({
 
 
 def mark(name: str, ir, inputs: list) -> None:
-    """Stamp the op producing the positions ``inputs`` hands node ``name`` (an OpenVINO output, frontend order)."""
-    port, _ = POSITIONS.get(type(ir).__name__, (None, None))
-    if port is None or port >= len(inputs) or inputs[port] is None:
-        return
-    node = inputs[port].get_node()
-    if node.get_type_name() in ("Parameter", "Constant"):
-        return
-    rt = node.get_rt_info()
-    before = str(rt[GRID_OF].astype(str)) if GRID_OF in rt else ""
-    rt[GRID_OF] = ",".join(filter(None, (before, name)))
+    """Stamp the op producing the positions ``inputs`` hands node ``name`` (an OpenVINO output, frontend order):
+    a GridSample's grid, a DeformConv's offsets, a Resize's scales / roi computed in the graph (the scales a
+    run-time form floors into lengths: under the bf16 hint the plugin ran the model's own Concat of [1, 1] and
+    two run-time scales in bf16, 0.8 read as 0.80078: another output length)."""
+    for v in _positions(ir, inputs):
+        node = v.get_node()
+        if node.get_type_name() in ("Parameter", "Constant"):
+            continue
+        rt = node.get_rt_info()
+        before = str(rt[GRID_OF].astype(str)) if GRID_OF in rt else ""
+        rt[GRID_OF] = ",".join(filter(None, (before, name)))
+
+
+def _positions(ir, inputs: list) -> list:
+    """The inputs (OpenVINO outputs) that place ``ir``'s taps."""
+    return POSITIONS.of(ir)[0](ir, inputs)
 
 
 def positions_name(ir) -> str:
-    """What the input that places the taps is called: grid, offsets."""
-    return POSITIONS[type(ir).__name__][1]
+    """What the inputs that place the taps are called: grid, offsets, scales / roi."""
+    return POSITIONS.of(ir)[1]
 
 
 def pin(ov_model) -> dict[str, dict]:

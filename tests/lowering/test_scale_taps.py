@@ -165,3 +165,30 @@ def test_nearest_and_other_modes_keep_their_reason(tmp_path):
     assert st.refusal(ir)[1] == "coordinate_transformation_mode"
     (_, ir), = parse_model(scales_model("nearest", "half_pixel"))
     assert not st.applies(type("N", (), {"ir": ir}))
+
+
+def test_scales_computed_in_the_model_stay_f32_under_bf16(tmp_path):
+    """Scales the model concatenates itself (F.interpolate's [1, 1] + two run-time scales): under the bf16 hint
+    the plugin ran that Concat in bf16 (0.8 read as 0.80078, 30 * 0.8 -> 24 became 24.02 -> 24 but 13 * 3.7692308
+    -> 49 became 48: another output length) until the scales' producer was pinned too (``grid_pin.mark``)."""
+    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode="cubic", coordinate_transformation_mode="align_corners",
+                            cubic_coeff_a=-0.5, name="r")
+    cat = helper.make_node("Concat", ["ones", "S2"], ["S"], axis=0)
+    graph = helper.make_graph([cat, node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 2, "h", "w"]),
+                                                 helper.make_tensor_value_info("S2", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(np.ones(2, np.float32), "ones")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+    xml, src = _written(model, tmp_path)
+    (_, ir), = parse_model(src)
+    bf16 = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    rng = np.random.default_rng(3)
+    for hw, sc in (((13, 30), (3.769230842590332, 0.800000011920929)), ((37, 9), (0.43243247270584106, 0.55037498))):
+        x = rng.standard_normal((2, 2, *hw)).astype(np.float32)
+        s2 = np.array(sc, np.float32)
+        s = np.concatenate([np.ones(2, np.float32), s2])
+        want = run(ir, x, None, s, None)
+        low = bf16({"X": x, "S2": s2})[0]
+        bound = tolerance.float_bound(ir, x, None, s, None)
+        reduced = tolerance.reduced_bound(ir, want, bound, [x, None, s, None], "bf16")
+        assert low.shape == want.shape and not outside(low, want, reduced).any(), (hw, low.shape, want.shape)

@@ -6,7 +6,6 @@ hint differs only by value rounding (``tolerance.reduced_bound``); the proof re-
 produced model and refuses one that computes another map."""
 
 import dataclasses
-import re
 
 import numpy as np
 import onnx
@@ -25,6 +24,7 @@ from resample_bridge.semantics.compare import outside  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.semantics.window_form import window_form  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
+from tests.helpers.written import written_default  # noqa: E402
 from tests.helpers.sandwich import between_identity_convs  # noqa: E402
 
 # (x H, W), (reference H, W): up, down, out == 1, in == 1, odd lengths, extreme ratios both ways
@@ -86,16 +86,7 @@ def _oracle(ir, x, out_hw):
 
 
 def _written(model, tmp_path):
-    """The default conversion, written: (xml path, conversion); no library beside it, standard opsets only."""
-    src = tmp_path / "m.onnx"
-    onnx.save(model, src)
-    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
-    (rec,) = done.records
-    assert rec.rung == 3 and rec.proof.get("form") == at.FORM, rec.summary()
-    assert done.extension is None and not [p for p in (tmp_path / "out").iterdir() if p.suffix == ".so"]
-    versions = set(re.findall(r'<layer [^>]*version="([^"]+)"', (tmp_path / "out" / "m.xml").read_text()))
-    assert versions and all(re.fullmatch(r"opset\d+", v) for v in versions), versions
-    return str(tmp_path / "out" / "m.xml"), str(src)
+    return written_default(model, tmp_path, at.FORM)
 
 
 def _check_runs(model, tmp_path, shapes_list, out_hw_of):

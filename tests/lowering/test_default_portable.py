@@ -1,5 +1,6 @@
 """What the default conversion writes, run the way it is deployed (issue 42): nothing beside the model, and the
-run-time forms (the nearest index form, the antialias window, the GridSample and DeformConv decompositions)
+run-time forms (the nearest index form, the antialias window, the run-time scale window, the GridSample and
+DeformConv decompositions)
 compute onnxruntime's numbers on an AVX2-only (Haswell) and an SSE4.2 (Nehalem) CPU, emulated by Debian's
 qemu-user, and in another OpenVINO release where one is at hand (``RB_OTHER_OPENVINO_PYTHON``: a Python whose
 openvino is another release, e.g. 2025.4.1 in its own venv). Their integer index arithmetic leans on how the CPU
@@ -60,6 +61,21 @@ def written(tmp_path_factory):
         sess = ort.InferenceSession(str(src / "model.onnx"), providers=["CPUExecutionProvider"])
         want = sess.run(None, {i.name: ins[k] for i, k in zip(sess.get_inputs(), ins.files)})[0]
         cases.append((xml, src / "inputs.npz", want, kind))
+    # The run-time scale form (``scale_taps``): no exported model of the corpus feeds a Resize its scales at run
+    # time, so a generated one (cubic, the scales a graph input, lengths onnxruntime's float32 product agrees on)
+    import onnx
+
+    from tests.lowering.test_scale_taps import scales_model
+
+    src = out / "runtime_scales.onnx"
+    onnx.save(scales_model("cubic", "half_pixel", axes=[2, 3]), src)
+    xml = out / "runtime_scales.xml"
+    assert main(["convert", str(src), "-o", str(xml)]) == 0
+    feeds = {"X": np.random.default_rng(5).standard_normal((1, 2, 10, 12)).astype(np.float32),
+             "S": np.array([1.5, 0.75], np.float32)}
+    np.savez(out / "runtime_scales.npz", **feeds)
+    want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    cases.append((xml, out / "runtime_scales.npz", want, "float"))
     assert not list(out.glob("*.so")), "the default wrote a library"
     return cases
 

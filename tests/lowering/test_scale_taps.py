@@ -7,7 +7,6 @@ differs only by value rounding; its output length is the exact floor for every (
 the window from the produced model and refuses one that computes another map."""
 
 import dataclasses
-import re
 from fractions import Fraction
 
 import numpy as np
@@ -18,7 +17,6 @@ from onnx import TensorProto, helper
 ov = pytest.importorskip("openvino")
 ort = pytest.importorskip("onnxruntime")
 
-from resample_bridge import api  # noqa: E402
 from resample_bridge.lowering.openvino import convert  # noqa: E402
 from resample_bridge.lowering.openvino import scale_taps as st  # noqa: E402
 from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
@@ -28,6 +26,7 @@ from resample_bridge.semantics.compare import outside  # noqa: E402
 from resample_bridge.semantics.coords import output_length  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
+from tests.helpers.written import written_default  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 # (H, W) inputs and (sH, sW) scales: 10 * 0.7f is 6.99999988 (length 6; float32's product rounds to 7), one ulp
@@ -48,16 +47,7 @@ def scales_model(mode, coord, exclude=False, hw=("h", "w"), axes=None):
 
 
 def _written(model, tmp_path):
-    """The default conversion, written: (xml path, source path); no library beside it, standard opsets only."""
-    src = tmp_path / "m.onnx"
-    onnx.save(model, src)
-    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
-    (rec,) = done.records
-    assert rec.rung == 3 and rec.proof.get("form") == st.FORM, rec.summary()
-    assert done.extension is None and not [p for p in (tmp_path / "out").iterdir() if p.suffix == ".so"]
-    versions = set(re.findall(r'<layer [^>]*version="([^"]+)"', (tmp_path / "out" / "m.xml").read_text()))
-    assert versions and all(re.fullmatch(r"opset\d+", v) for v in versions), versions
-    return str(tmp_path / "out" / "m.xml"), str(src)
+    return written_default(model, tmp_path, st.FORM)
 
 
 @pytest.mark.parametrize("mode,coord,exclude,axes", [

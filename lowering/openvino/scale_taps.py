@@ -149,6 +149,7 @@ def out_length(in_len, s):
     powers = np.float32(2.0) ** np.arange(_E_LOW, 12, dtype=np.float32)
     count = o.reduce_sum(o.convert(o.greater_equal(s, o.constant(powers)), "i64"), o.constant(np.int64(0)))
     sh = o.subtract(_i64(-_E_LOW + 23 + 1), count).output(0)  # 23 - e, in [12, 48]
+    # powers of two, exact in bf16 too (the plugin runs a Gather of floats in bf16 under that hint, pinned or not)
     table = o.constant(np.float32(2.0) ** np.arange(0, 49, dtype=np.float32))
     m = o.convert(o.floor(o.multiply(o.maximum(s, o.constant(np.float32(0))), o.gather(table, sh, _i64(0)))), "i64")
     mh = o.convert(o.floor(o.multiply(o.convert(m, "f32"), o.constant(np.float32(2.0 ** -12)))), "i64")
@@ -391,7 +392,8 @@ def rung(node, not_native=()):
         tag(y.get_node(), tag_of(node.name, axis, "sum"))
     if str(ir.dtype) != "float32":
         y = o.convert(y, x.get_element_type()).output(0)
-    reason = REASON + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}" + \
+    limit = " (align_corners: out * (in - 1) below 2^31, the integer division's)" if ir.coord == "align_corners" else ""
+    reason = REASON + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}{limit}" + \
         inexact_spellings(not_native)
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
     return Candidate([y], reason, proof={"form": FORM, "axes": list(ir.axes), "fixed": fixed})

@@ -17,6 +17,7 @@ from onnx import TensorProto, helper
 ov = pytest.importorskip("openvino")
 ort = pytest.importorskip("onnxruntime")
 
+from resample_bridge import api  # noqa: E402
 from resample_bridge.lowering.openvino import convert  # noqa: E402
 from resample_bridge.lowering.openvino import scale_taps as st  # noqa: E402
 from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
@@ -182,3 +183,23 @@ def test_scales_computed_in_the_model_stay_f32_under_bf16(tmp_path):
         bound = tolerance.float_bound(ir, x, None, s, None)
         reduced = tolerance.reduced_bound(ir, want, bound, [x, None, s, None], "bf16")
         assert low.shape == want.shape and not outside(low, want, reduced).any(), (hw, low.shape, want.shape)
+
+
+@pytest.mark.compiled
+def test_prefer_fastest_takes_the_extension(tmp_path):
+    """--prefer fastest: the extension, measured faster than the window at every shape tried (the cost model has
+    no rate for a scale known only at run time); its record says so, and it computes the oracle's numbers."""
+    src = tmp_path / "m.onnx"
+    onnx.save(scales_model("linear", "half_pixel", axes=[2, 3]), src)
+    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"), prefer="fastest")
+    (rec,) = done.records
+    assert rec.rung == 4 and "faster than the run-time scale window" in rec.reason, rec.summary()
+    assert any(r == 3 and "exact" in why for r, _, why in rec.tried)
+    core = ov.Core()
+    core.add_extension(done.extension)
+    (_, ir), = parse_model(str(src))
+    x = np.random.default_rng(4).standard_normal((1, 2, 10, 7)).astype(np.float32)
+    s = np.array([0.7, 2.5], np.float32)
+    got = core.compile_model(str(tmp_path / "out" / "m.xml"), "CPU", F32)([x, s])[0]
+    want = run(ir, x, None, s, None)
+    assert got.shape == want.shape and not outside(got, want, tolerance.float_bound(ir, x, None, s, None)).any()

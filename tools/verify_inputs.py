@@ -23,12 +23,12 @@ def input_specs(model, shapes: dict | None = None, given: dict | None = None) ->
 
     shapes, given = shapes or {}, given or {}
     feeds = graph_inputs(model)
-    names = {vi.name for vi in feeds}
+    names = [vi.name for vi in feeds]  # the model's order: the message names them alike on every run
     for n in list(shapes) + list(given):
         if n not in names:
             field = "input-shapes" if n in shapes else "inputs"
             raise BridgeError(f"the model has no input {clip(n, 80)!r} (its inputs: "
-                              f"{', '.join(clip(x, 40) for x in list(names)[:8]) or 'none'})", field=field)
+                              f"{', '.join(clip(x, 40) for x in names[:8]) or 'none'})", field=field)
     specs, total = [], 0
     for vi in feeds:
         t = vi.type.tensor_type

@@ -212,3 +212,19 @@ def test_verify_reads_a_rank_only_the_run_gives(tmp_path, capsys):
     capsys.readouterr()
     assert main(["verify", src, "--converted", xml, "--inputs", os.path.join(d, "inputs.npz")]) == 0
     assert "3 resampling nodes passed, 0 failed" in capsys.readouterr().out
+
+
+def test_an_unknown_input_name_lists_the_models_inputs_in_its_own_order():
+    """The line naming the model's inputs read them from a set: their order changed from run to run."""
+    from onnx import TensorProto, helper
+
+    from resample_bridge.semantics.errors import BridgeError
+    from resample_bridge.tools.verify_inputs import input_specs
+
+    names = ["x", "s", "b", "a"]
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in names],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    with pytest.raises(BridgeError) as e:
+        input_specs(helper.make_model(graph), shapes={"q": [2]})
+    assert "(its inputs: x, s, b, a)" in e.value.message and e.value.field == "input-shapes"

@@ -313,11 +313,32 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     if refused is not None:
         return [f"{rec.node}: the source IR has no run-time scale form ({refused[0]})"]
     tags = tags_in_copy(rec, by_tag, ov_model)
-    out, prev = [], None
-    for axis in rec.proof.get("axes", ()):
+    axes, copied = list(rec.proof.get("axes", ())), list(rec.proof.get("copied", ()))
+    if sorted(axes + copied) != sorted(rec.ir.axes) or not axes:
+        return [f"{rec.node}: the axes computed and left as they are are not the source IR's resized axes"]
+    out = _prove_copied(tags, rec, axes[0], copied)
+    prev = None
+    for axis in axes:
         out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(tags, rec, axis, prev)]
         prev = tags.get(tag_of(rec.node, axis, "sum"))
     return out
+
+
+def _prove_copied(tags, rec, axis: int, copied: list) -> list[str]:
+    """The axes left as they are have scale 1 in the produced model: the scales tensor the tagged scale of a
+    computed ``axis`` reads (Maximum(ReduceSum(Select(one-hot, scales, 0)), 0), as ``_element`` builds it) holds
+    the constant 1 at their positions (``known_values``)."""
+    if not copied:
+        return []
+    op = tags.get(tag_of(rec.node, axis, "scale"))
+    chain = [op]
+    for kind in ("Maximum", "ReduceSum", "Select"):
+        if chain[-1] is None or chain[-1].get_type_name() != kind:
+            return [f"{rec.node}: the scales the axes left as they are rest on are not in the produced model"]
+        chain.append(chain[-1].input_value(1 if kind == "Select" else 0).get_node())
+    known = known_values(chain[-2].input_value(1), len(rec.ir.axes))
+    wrong = [a for a in copied if known[list(rec.ir.axes).index(a)] != 1.0]
+    return [f"{rec.node}: axis {a} is left as it is, but its scale is not the constant 1" for a in wrong]
 
 
 def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
@@ -378,7 +399,10 @@ def rung(node, not_native=()):
         scales = o.convert(scales, "f32").output(0)
     y = x if str(ir.dtype) == "float32" else o.convert(x, "f32").output(0)
     shape_of = o.shape_of(x, "i64").output(0)
+    copied = unit_axes(ir, scales)
     for i, axis in enumerate(ir.axes):
+        if axis in copied:
+            continue
         in_len = _in_length(node, shape_of, axis)
         # A Maximum with 0 ends the scale (a non-positive scale gives length 0): OpenVINO leaves it where it is,
         # and its tag with it (``nearest_index._lengths``)
@@ -390,10 +414,39 @@ def rung(node, not_native=()):
         tag(g, tag_of(node.name, axis, "gather"))
         y = tap_sum(g, weight, rank, axis)
         tag(y.get_node(), tag_of(node.name, axis, "sum"))
+    if y is x:
+        y = o.convert(x, "f32").output(0)
     if str(ir.dtype) != "float32":
         y = o.convert(y, x.get_element_type()).output(0)
     limit = " (align_corners: out * (in - 1) below 2^31, the integer division's)" if ir.coord == "align_corners" else ""
     reason = REASON + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}{limit}" + \
         inexact_spellings(not_native)
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
-    return Candidate([y], reason, proof={"form": FORM, "axes": list(ir.axes), "fixed": fixed})
+    return Candidate([y], reason, proof={"form": FORM, "axes": [a for a in ir.axes if a not in copied],
+                                         "copied": list(copied), "fixed": fixed})
+
+
+def known_values(v, n: int) -> list:
+    """Per position of the 1-D tensor ``v`` (``n`` long), its value where the graph fixes it (a Constant, or a
+    Concat / Convert of parts that are), else None: F.interpolate's scales Concat([1, 1], s) fix the outer two."""
+    node, kind = v.get_node(), v.get_node().get_type_name()
+    if kind == "Constant":
+        data = node.get_data().reshape(-1)
+        return [float(d) for d in data] if len(data) == n else [None] * n
+    if kind == "Convert":
+        return known_values(node.input_value(0), n)
+    if kind == "Concat":
+        out = []
+        for part in node.input_values():
+            shape = part.get_partial_shape()
+            if not shape.is_static or len(shape) != 1:
+                return [None] * n
+            out += known_values(part, shape[0].get_length())
+        return out if len(out) == n else [None] * n
+    return [None] * n
+
+
+def unit_axes(ir: ResizeIR, scales) -> tuple:
+    """The resized axes whose scale the graph fixes at exactly 1 (``known_values``): the window maps such an axis
+    onto itself (``source``), so it is left as it is, no Gather over the whole tensor for nothing."""
+    return tuple(a for a, v in zip(ir.axes, known_values(scales, len(ir.axes))) if v == 1.0)

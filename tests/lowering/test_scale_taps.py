@@ -158,18 +158,43 @@ def test_nearest_and_other_modes_keep_their_reason(tmp_path):
     assert not st.applies(type("N", (), {"ir": ir}))
 
 
-def test_scales_computed_in_the_model_stay_f32_under_bf16(tmp_path):
-    """Scales the model concatenates itself (F.interpolate's [1, 1] + two run-time scales): under the bf16 hint
-    the plugin ran that Concat in bf16 (0.8 read as 0.80078, 30 * 0.8 -> 24 became 24.02 -> 24 but 13 * 3.7692308
-    -> 49 became 48: another output length) until the scales' producer was pinned too (``grid_pin.mark``)."""
-    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode="cubic", coordinate_transformation_mode="align_corners",
+def concat_scales_model(mode="cubic", coord="align_corners"):
+    """F.interpolate's spelling of run-time scales: Concat([1, 1], S2)."""
+    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode=mode, coordinate_transformation_mode=coord,
                             cubic_coeff_a=-0.5, name="r")
     cat = helper.make_node("Concat", ["ones", "S2"], ["S"], axis=0)
     graph = helper.make_graph([cat, node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 2, "h", "w"]),
                                                  helper.make_tensor_value_info("S2", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
                               [onnx.numpy_helper.from_array(np.ones(2, np.float32), "ones")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+
+
+def test_axes_of_a_constant_unit_scale_are_left_as_they_are(tmp_path):
+    """Concat([1, 1], S2): N and C are not gathered (their scale is the model's constant 1); the proof reads that
+    constant back from the produced model and refuses a model where it is another value."""
+    import openvino.opset13 as op
+
+    src = tmp_path / "m.onnx"
+    onnx.save(concat_scales_model("linear", "half_pixel"), src)
+    ov_model, records = convert(str(src))
+    (rec,) = records
+    assert rec.proof["copied"] == [0, 1] and rec.proof["axes"] == [2, 3]
+    assert sum(o.get_type_name() == "Gather" and o.input_value(0).get_partial_shape().rank.get_length() == 4
+               for o in ov_model.get_ops()) == 2  # the taps of H and W only
+    assert prove(ov_model, records) == []
+    (ones,) = [o for o in ov_model.get_ops() if o.get_type_name() == "Constant" and
+               o.get_output_partial_shape(0).to_string() == "[2]" and
+               np.array_equal(o.get_data(), np.ones(2, np.float32))]
+    ones.output(0).replace(op.constant(np.array([1, 2], np.float32)).output(0))
+    assert any("axis 1 is left as it is" in f for f in prove(ov_model, records)), prove(ov_model, records)
+
+
+def test_scales_computed_in_the_model_stay_f32_under_bf16(tmp_path):
+    """Scales the model concatenates itself (F.interpolate's [1, 1] + two run-time scales): under the bf16 hint
+    the plugin ran that Concat in bf16 (0.8 read as 0.80078, 30 * 0.8 -> 24 became 24.02 -> 24 but 13 * 3.7692308
+    -> 49 became 48: another output length) until the scales' producer was pinned too (``grid_pin.mark``)."""
+    model = concat_scales_model()
     xml, src = _written(model, tmp_path)
     (_, ir), = parse_model(src)
     bf16 = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})

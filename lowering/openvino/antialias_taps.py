@@ -243,6 +243,25 @@ def tap_sum(g, weight, rank: int, axis: int):
     return o.reduce_sum(o.multiply(g, w), o.constant(np.int64(axis)), keep_dims=False).output(0)
 
 
+def summed_taps(name: str, y, index, weight, rank: int, axis: int):
+    """One axis of a window form: the Gather of the K taps of ``index`` on ``axis`` ([.., K, out, ..]) and their
+    sum by ``weight`` (``tap_sum``), tagged where the proof finds them (``antialias_proof.taps_read``)."""
+    g = ops().gather(y, index, ops().constant(np.int64(axis)))
+    tag(g, tag_of(name, axis, "gather"))
+    y = tap_sum(g, weight, rank, axis)
+    tag(y.get_node(), tag_of(name, axis, "sum"))
+    return y
+
+
+def as_input(y, x, ir: ResizeIR):
+    """The window form's f32 result ``y`` in the element type of its input ``x`` (a copy of ``x`` where no axis
+    was computed)."""
+    o = ops()
+    if y is x:
+        y = o.convert(x, "f32").output(0)
+    return y if str(ir.dtype) == "float32" else o.convert(y, x.get_element_type()).output(0)
+
+
 def copied(ir: ResizeIR) -> tuple:
     """The resized axes whose run-time size is X's own length there (``RuntimeValue.same_as_input``) and that
     the oracle copies at equal lengths (the IR's ``equal_length_identity``): nothing to compute."""
@@ -275,14 +294,8 @@ def rung(node, not_native=()):
             continue
         in_len, out_len = _out_length(node, shape_of, i, axis, form)
         index, weight = window_graph(form, in_len, out_len, tap_layout(rank, axis))
-        g = o.gather(y, index, o.constant(np.int64(axis)))  # [.., K, out, ..]
-        tag(g, tag_of(node.name, axis, "gather"))
-        y = tap_sum(g, weight, rank, axis)
-        tag(y.get_node(), tag_of(node.name, axis, "sum"))
-    if y is x:
-        y = o.convert(x, "f32").output(0)
-    if str(ir.dtype) != "float32":
-        y = o.convert(y, x.get_element_type()).output(0)
+        y = summed_taps(node.name, y, index, weight, rank, axis)
+    y = as_input(y, x, ir)
     reason = REASON + f", exact for lengths up to {MAX_LEN}" + inexact_spellings(not_native)
     fixed = {axis: _fixed(ir, form, i, dims(x)[axis]) for i, axis in enumerate(ir.axes)}
     return Candidate([y], reason, proof={"form": FORM, "axes": [a for a in ir.axes if a not in skipped],

@@ -39,7 +39,7 @@ from ..index_form import Verdicts, version_of
 from ..passes import Candidate, Refusal
 from ...semantics.messages import plugin_sentence
 from .antialias_proof import taps_read
-from .antialias_taps import tap_layout, tap_sum, taps_mismatch
+from .antialias_taps import as_input, summed_taps, tap_layout, taps_mismatch
 from .graph import dims, ops, tag
 from .index_ops import cached_verdict, floor_div, signature, tag_of
 from ..compiled import resize_inputs
@@ -410,14 +410,8 @@ def rung(node, not_native=()):
         tag(s, tag_of(node.name, axis, "scale"))
         pin_f32([s.output(0)], [scales])
         index, weight, _ = window_graph(ir, in_len, s.output(0), tap_layout(rank, axis))
-        g = o.gather(y, index, _i64(axis))  # [.., K, out, ..]
-        tag(g, tag_of(node.name, axis, "gather"))
-        y = tap_sum(g, weight, rank, axis)
-        tag(y.get_node(), tag_of(node.name, axis, "sum"))
-    if y is x:
-        y = o.convert(x, "f32").output(0)
-    if str(ir.dtype) != "float32":
-        y = o.convert(y, x.get_element_type()).output(0)
+        y = summed_taps(node.name, y, index, weight, rank, axis)
+    y = as_input(y, x, ir)
     limit = " (align_corners: out * (in - 1) below 2^31, the integer division's)" if ir.coord == "align_corners" else ""
     reason = REASON + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}{limit}" + \
         inexact_spellings(not_native)

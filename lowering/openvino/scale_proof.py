@@ -1,0 +1,81 @@
+"""The proof of rung 3's run-time scale window (``scale_taps``): each computed axis' Gather and tap sum read by
+structure (``antialias_proof.taps_read``) and its window subgraph, taken out of the produced model with parameters
+in place of the run-time length and scale, checked over the grid (``scale_taps.grid_verdict``); the axes left as
+they are, by the constant 1 their scale reads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...semantics.messages import plugin_sentence
+from .antialias_proof import taps_read
+from .antialias_taps import tap_layout
+from .graph import ops
+from .index_ops import tag_of
+from .nearest_index import tags_in_copy
+from .scale_taps import grid_verdict, known_values, refusal
+
+
+def prove(rec, by_tag, ov_model) -> list[str]:
+    """Every resized axis has its Gather and tap sum (``antialias_proof.taps_read``), and its window subgraph,
+    taken out of a copy of the produced model with parameters in place of the run-time length and scale it reads
+    (the tagged Maximum ops; a length OpenVINO folded is the static one recorded at lowering), gives the oracle's
+    output length and taps over ``grid``."""
+    refused = refusal(rec.ir)
+    if refused is not None:
+        return [f"{rec.node}: the source IR has no run-time scale form ({refused[0]})"]
+    tags = tags_in_copy(rec, by_tag, ov_model)
+    axes, copied = list(rec.proof.get("axes", ())), list(rec.proof.get("copied", ()))
+    if sorted(axes + copied) != sorted(rec.ir.axes) or not axes:
+        return [f"{rec.node}: the axes computed and left as they are are not the source IR's resized axes"]
+    out = _prove_copied(tags, rec, axes[0], copied)
+    prev = None
+    for axis in axes:
+        out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(tags, rec, axis, prev)]
+        prev = tags.get(tag_of(rec.node, axis, "sum"))
+    return out
+
+
+def _prove_copied(tags, rec, axis: int, copied: list) -> list[str]:
+    """The axes left as they are have scale 1 in the produced model: the scales tensor the tagged scale of a
+    computed ``axis`` reads (Maximum(ReduceSum(Select(one-hot, scales, 0)), 0), as ``_element`` builds it) holds
+    the constant 1 at their positions (``known_values``)."""
+    if not copied:
+        return []
+    op = tags.get(tag_of(rec.node, axis, "scale"))
+    chain = [op]
+    for kind in ("Maximum", "ReduceSum", "Select"):
+        if chain[-1] is None or chain[-1].get_type_name() != kind:
+            return [f"{rec.node}: the scales the axes left as they are rest on are not in the produced model"]
+        chain.append(chain[-1].input_value(1 if kind == "Select" else 0).get_node())
+    known = known_values(chain[-2].input_value(1), len(rec.ir.axes))
+    wrong = [a for a in copied if known[list(rec.ir.axes).index(a)] != 1.0]
+    return [f"{rec.node}: axis {a} is left as it is, but its scale is not the constant 1" for a in wrong]
+
+
+def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
+    import openvino as ov
+
+    read = taps_read(tags, rec, axis, prev)
+    if isinstance(read, str):
+        return [read]
+    o = ops()
+    params, fixed_len = [], None
+    for role, dtype in (("in", np.int64), ("scale", np.float32)):
+        op = tags.get(tag_of(rec.node, axis, role))
+        if op is None or op.get_type_name() == "Constant":
+            known = rec.proof.get("fixed", {}).get(axis) if role == "in" else None
+            if known is None:
+                return [f"the window's run-time {role} is not in the produced model"]
+            fixed_len = int(known)
+            continue
+        p = o.parameter([], dtype, name=role)
+        op.output(0).replace(p.output(0) if op.get_output_element_type(0) == p.get_element_type()
+                             else o.convert(p, op.get_output_element_type(0)).output(0))
+        params.append(p)
+    try:
+        model = ov.Model(list(read), params, "scale_window_proof")
+    except RuntimeError as e:
+        return [f"the window subgraph depends on more than its length and scale ({plugin_sentence(e)})"]
+    verdict = grid_verdict(model, rec.ir, tap_layout(rec.ir.rank, axis), fixed_len)
+    return [] if verdict is None else [verdict]

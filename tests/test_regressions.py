@@ -411,12 +411,12 @@ def test_force_onto_a_directory_leaves_nothing(tmp_path):
 
 
 def _extension_model():
-    # Nearest Resize with its scales fed at run time: Interpolate is exact only under run-time conditions, no
-    # in-graph form decides its ties by a run-time float scale: the extension is needed even by the portable
-    # default (issue 42).
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="nearest")
+    # Antialiased linear Resize with its scales fed at run time: Interpolate has no antialias spelling for run-time
+    # scales and no in-graph form computes its window from a run-time float scale: the extension is needed even
+    # by the portable default (issue 42).
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="linear", antialias=1)
     return single(node, [helper.make_tensor_value_info("X", F, [1, 1, 5, 5]),
-                         helper.make_tensor_value_info("scales", F, [4])], opset=13)
+                         helper.make_tensor_value_info("scales", F, [4])], opset=18)
 
 
 def test_existing_extension_library_is_not_overwritten(tmp_path):

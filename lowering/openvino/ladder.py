@@ -3,7 +3,8 @@
 Resize: native Interpolate (1), Interpolate after an exact rewrite or the convolution form of an integer-ratio
 upsampling or downsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), or the
 matrix form (2: ``matmul_rewrite``: guarded by the chosen rung for inputs not all finite), decomposition (3: tap
-tables for static shapes, nearest's integer index form for run-time lengths), extension (4). GridSample: GridSample-9 (1),
+tables for static shapes, nearest's integer index form for run-time lengths, the run-time scale forms
+``scale_taps`` / ``scale_nearest``), extension (4). GridSample: GridSample-9 (1),
 the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
 ``--allow-conditional`` (``policy_for``; never with ``--strict``).
@@ -19,7 +20,7 @@ from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
 from . import antialias_taps, builtin, conv_rewrite, cost, cost_in_graph, decompose, extension, grid_decompose, \
-    interpolate, matmul_rewrite, nearest_index, scale_taps
+    interpolate, matmul_rewrite, nearest_index, scale_nearest, scale_taps
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -99,10 +100,11 @@ def _decomposition(node, earlier=()):
     got = decompose.rung(node, not_native)
     if not isinstance(got, Refusal):
         return got
-    if scale_taps.applies(node):
-        other = scale_taps.rung(node, not_native)
-        return other if not isinstance(other, Refusal) else \
-            Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
+    for form in (scale_taps, scale_nearest):
+        if form.applies(node):
+            other = form.rung(node, not_native)
+            return other if not isinstance(other, Refusal) else \
+                Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
     if antialias_taps.applies(node):
         other = antialias_taps.rung(node, not_native)
         return other if not isinstance(other, Refusal) else \

@@ -13,6 +13,7 @@ from .antialias_taps import tap_layout
 from .graph import ops
 from .index_ops import tag_of
 from .nearest_index import tags_in_copy
+from . import scale_nearest
 from .scale_taps import grid_verdict, known_values, refusal
 
 
@@ -38,7 +39,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
 
 def _prove_copied(tags, rec, axis: int, copied: list) -> list[str]:
     """The axes left as they are have scale 1 in the produced model: the scales tensor the tagged scale of a
-    computed ``axis`` reads (Maximum(ReduceSum(Select(one-hot, scales, 0)), 0), as ``_element`` builds it) holds
+    computed ``axis`` reads (Maximum(ReduceSum(Select(one-hot, scales, 0)), 0), as ``scale_taps.element`` builds it) holds
     the constant 1 at their positions (``known_values``)."""
     if not copied:
         return []
@@ -54,11 +55,22 @@ def _prove_copied(tags, rec, axis: int, copied: list) -> list[str]:
 
 
 def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
-    import openvino as ov
-
     read = taps_read(tags, rec, axis, prev)
     if isinstance(read, str):
         return [read]
+    cut = _cut(tags, rec, axis, list(read))
+    if isinstance(cut, str):
+        return [cut]
+    verdict = grid_verdict(cut[0], rec.ir, tap_layout(rec.ir.rank, axis), cut[1])
+    return [] if verdict is None else [verdict]
+
+
+def _cut(tags, rec, axis: int, outputs):
+    """(model, fixed length) of the axis' subgraph up to ``outputs`` in the model copy, its run-time length and
+    scale (the tagged ops) replaced by parameters; a length OpenVINO folded is the static one recorded at
+    lowering (then None in place of its parameter). Or why it cannot be taken out."""
+    import openvino as ov
+
     o = ops()
     params, fixed_len = [], None
     for role, dtype in (("in", np.int64), ("scale", np.float32)):
@@ -66,7 +78,7 @@ def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
         if op is None or op.get_type_name() == "Constant":
             known = rec.proof.get("fixed", {}).get(axis) if role == "in" else None
             if known is None:
-                return [f"the window's run-time {role} is not in the produced model"]
+                return f"the run-time {role} is not in the produced model"
             fixed_len = int(known)
             continue
         p = o.parameter([], dtype, name=role)
@@ -74,8 +86,35 @@ def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
                              else o.convert(p, op.get_output_element_type(0)).output(0))
         params.append(p)
     try:
-        model = ov.Model(list(read), params, "scale_window_proof")
+        return ov.Model(outputs, params, "scale_proof"), fixed_len
     except RuntimeError as e:
-        return [f"the window subgraph depends on more than its length and scale ({plugin_sentence(e)})"]
-    verdict = grid_verdict(model, rec.ir, tap_layout(rec.ir.rank, axis), fixed_len)
-    return [] if verdict is None else [verdict]
+        return f"the subgraph depends on more than its length and scale ({plugin_sentence(e)})"
+
+
+def prove_nearest(rec, by_tag, ov_model) -> list[str]:
+    """The run-time scale index form (``scale_nearest``): every computed axis has its Gather (on that axis, fed
+    by the one before), whose index subgraph, cut out as the window's is, gives the oracle's taps over the grid;
+    the axes left as they are read the constant 1."""
+    refused = scale_nearest.refusal(rec.ir)
+    if refused is not None:
+        return [f"{rec.node}: the source IR has no run-time scale index form ({refused[0]})"]
+    tags = tags_in_copy(rec, by_tag, ov_model)
+    axes, copied = list(rec.proof.get("axes", ())), list(rec.proof.get("copied", ()))
+    if sorted(axes + copied) != sorted(rec.ir.axes) or not axes:
+        return [f"{rec.node}: the axes computed and left as they are are not the source IR's resized axes"]
+    out, prev = _prove_copied(tags, rec, axes[0], copied), None
+    for axis in axes:
+        g = tags.get(tag_of(rec.node, axis, "gather"))
+        if g is None or g.get_type_name() != "Gather":
+            why = "no index Gather in the produced model"
+        elif g.input_value(2).get_node().get_type_name() != "Constant" or \
+                int(g.input_value(2).get_node().get_data().reshape(-1)[0]) != axis:
+            why = "the Gather reads another axis"
+        elif prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
+            why = "the Gather does not read the previous axis' result"
+        else:
+            cut = _cut(tags, rec, axis, [g.input_value(1)])
+            why = cut if isinstance(cut, str) else scale_nearest.grid_verdict(cut[0], rec.ir, cut[1])
+        out += [] if why is None else [f"{rec.node}: axis {axis}: {why}"]
+        prev = g
+    return out

@@ -139,10 +139,10 @@ class _Value(GraphValue):
         return _Value(f(self._in(a, self.v), self._in(b, self.v)), self.minus_one)
 
 
-def out_length(in_len, s):
-    """floor(L*s) exactly (i64 scalar) for an i64 scalar L < ``MAX_LEN`` and an f32 scalar s < ``MAX_SCALE``;
-    0 for s <= 0. See the module note: e = floor(log2 s) by comparisons, M = s * 2^(23-e) (exact), L*M =
-    (L*Mh)*2^12 + L*Ml, shifted right by 23 - e."""
+def significand(s):
+    """(M, F) as i64 scalars with s = M * 2^-F exactly, M the 24-bit significand of the f32 scalar s in
+    [2^-24, ``MAX_SCALE``) and F = 23 - floor(log2 s) in [12, 48]: e by comparisons with the powers of two, M by
+    an exact power-of-two scaling. A non-positive s gives M = 0."""
     o = ops()
     powers = np.float32(2.0) ** np.arange(_E_LOW, 12, dtype=np.float32)
     count = o.reduce_sum(o.convert(o.greater_equal(s, o.constant(powers)), "i64"), o.constant(np.int64(0)))
@@ -150,10 +150,25 @@ def out_length(in_len, s):
     # powers of two, exact in bf16 too (the plugin runs a Gather of floats in bf16 under that hint, pinned or not)
     table = o.constant(np.float32(2.0) ** np.arange(0, 49, dtype=np.float32))
     m = o.convert(o.floor(o.multiply(o.maximum(s, o.constant(np.float32(0))), o.gather(table, sh, _i64(0)))), "i64")
+    return m.output(0), sh
+
+
+def halves(m):
+    """(Mh, Ml) with M = Mh * 2^12 + Ml: a length times either stays inside int32."""
+    o = ops()
     mh = o.convert(o.floor(o.multiply(o.convert(m, "f32"), o.constant(np.float32(2.0 ** -12)))), "i64")
-    ml = o.subtract(m, o.multiply(mh, _i64(4096)))
+    return mh.output(0), o.subtract(m, o.multiply(mh, _i64(4096))).output(0)
+
+
+def out_length(in_len, s, parts=None):
+    """floor(L*s) exactly (i64 scalar) for an i64 scalar L < ``MAX_LEN`` and an f32 scalar s < ``MAX_SCALE``;
+    0 for s <= 0. See the module note: L*M = (L*Mh)*2^12 + L*Ml, shifted right by F (``significand``; ``parts``:
+    its (M, F) where already built)."""
     import openvino.opset15 as ops15
 
+    o = ops()
+    m, sh = parts or significand(s)
+    mh, ml = halves(m)
     low = ops15.bitwise_right_shift(o.multiply(in_len, ml), _i64(12))
     total = o.add(o.multiply(in_len, mh), low)
     shift = o.minimum(o.subtract(sh, _i64(12)), _i64(31))
@@ -306,7 +321,7 @@ def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None) -> 
 # The rung
 
 
-def _element(scales, i: int, n: int):
+def element(scales, i: int, n: int):
     """scales[i] (f32 scalar) by a Select and a ReduceSum, exact (the others are 0, whatever they hold): a
     Gather of floats ran in bf16 under the bf16 hint, pinned or not (0.7 read as 0.69921875: every tap moved)."""
     o = ops()
@@ -339,7 +354,7 @@ def rung(node, not_native=()):
         in_len = _in_length(node, shape_of, axis)
         # A Maximum with 0 ends the scale (a non-positive scale gives length 0): OpenVINO leaves it where it is,
         # and its tag with it (``nearest_index._lengths``)
-        s = o.maximum(_element(scales, i, len(ir.axes)), o.constant(np.float32(0)))
+        s = o.maximum(element(scales, i, len(ir.axes)), o.constant(np.float32(0)))
         tag(s, tag_of(node.name, axis, "scale"))
         pin_f32([s.output(0)], [scales])
         index, weight, _ = window_graph(ir, in_len, s.output(0), tap_layout(rank, axis))

@@ -178,29 +178,53 @@ def _runtime_scales_model(mode="linear", coord="half_pixel", axes=None):
 
 @pytest.mark.compiled
 def test_runtime_scales_native_with_its_condition(tmp_path, capsys):
-    """Nearest on H, W with its scales fed at run time: no form computes it from the run-time scale (its ties need
-    the exact quotient), so the default takes the extension; --allow-conditional takes Interpolate with its
-    conditions, which are real; --strict the extension again, exact where Interpolate is not."""
+    """Linear align_corners on H, W with its scales fed at run time, under the reference convention (the formula
+    divides by the fractional L*s - 1): no form computes it from the run-time scale (the run-time scale forms take
+    the integer output length), so the default takes the extension; --allow-conditional takes Interpolate with
+    its conditions, which are real; --strict the extension again, exact where Interpolate is not."""
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import onnx_convention, parse_model
+
+    model = _runtime_scales_model(mode="linear", coord="align_corners", axes=[2, 3])
+    src = tmp_path / "rt.onnx"
+    onnx.save(model, src)
+    with onnx_convention("reference"):
+        (rec,) = convert_to_openvino(str(src), str(tmp_path / "d.xml"))
+        assert rec.rung == 4 and "--allow-conditional" in rec.reason
+        (rec,) = convert_to_openvino(str(src), str(tmp_path / "rt.xml"), allow_conditional=True)
+        assert rec.rung == 1 and "L*s is an integer" in rec.condition
+        (_, ir), = parse_model(model)
+    compiled = ov.Core().compile_model(ov.Core().read_model(str(tmp_path / "rt.xml")), "CPU", F32)
+    x = np.random.default_rng(1).standard_normal((1, 2, 8, 8)).astype(np.float32)
+    holds = np.array([2, 0.75], dtype=np.float32)  # 16 and 6: L*s integers
+    np.testing.assert_allclose(compiled([x, holds])[0], run(ir, x, None, holds, None), atol=1e-5)
+    broken = np.array([1.3, 1.3], dtype=np.float32)  # 8*1.3 = 10.4: the reference divides by 9.4, OpenVINO by 9
+    assert np.abs(compiled([x, broken])[0] - run(ir, x, None, broken, None)).max() > 1e-2
+    assert main(["convert", str(src), "--target", "openvino", "-o", str(tmp_path / "s.xml"), "--strict",
+                 "--onnx-convention", "reference"]) == 0
+    assert "rung 4" in capsys.readouterr().out
+    np.testing.assert_allclose(_run_converted(str(tmp_path / "s.xml"), [x, broken]), run(ir, x, None, broken, None),
+                               atol=1e-5)
+
+
+def test_runtime_scales_nearest_is_exact_in_the_graph_under_every_policy(tmp_path):
+    """Nearest with its scales fed at run time: the default, --allow-conditional and --strict all take the index
+    form computed in integers from the run-time scale (``scale_nearest``): where Interpolate fed the scales copies
+    an axis that keeps its length at a scale other than 1, it does not, and it decides the float32 ties exactly."""
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model
 
     model = _runtime_scales_model(mode="nearest", axes=[2, 3])
     src = tmp_path / "rt.onnx"
     onnx.save(model, src)
-    (rec,) = convert_to_openvino(str(src), str(tmp_path / "d.xml"))
-    assert rec.rung == 4 and "--allow-conditional" in rec.reason
-    (rec,) = convert_to_openvino(str(src), str(tmp_path / "rt.xml"), allow_conditional=True)
-    assert rec.rung == 1 and "keeps its length" in rec.condition
-    compiled = ov.Core().compile_model(ov.Core().read_model(str(tmp_path / "rt.xml")), "CPU", F32)
     (_, ir), = parse_model(model)
     x = np.random.default_rng(1).standard_normal((1, 2, 8, 8)).astype(np.float32)
-    holds = np.array([2, 0.75], dtype=np.float32)  # 16 and 6: lengths change, L*s integers
-    np.testing.assert_array_equal(compiled([x, holds])[0], run(ir, x, None, holds, None))
-    broken = np.array([1.12, 1.12], dtype=np.float32)  # 8*1.12 = 8.96 -> 8: OpenVINO copies the axis
-    assert np.abs(compiled([x, broken])[0] - run(ir, x, None, broken, None)).max() > 1e-2
-    assert main(["convert", str(src), "--target", "openvino", "-o", str(tmp_path / "s.xml"), "--strict"]) == 0
-    assert "rung 4" in capsys.readouterr().out
-    np.testing.assert_array_equal(_run_converted(str(tmp_path / "s.xml"), [x, broken]), run(ir, x, None, broken, None))
+    broken = np.array([1.12, 1.12], dtype=np.float32)  # 8*1.12 = 8.96 -> 8: OpenVINO's Interpolate copies the axis
+    for name, kw in (("d", {}), ("c", {"allow_conditional": True}), ("s", {"strict": True})):
+        (rec,) = convert_to_openvino(str(src), str(tmp_path / f"{name}.xml"), **kw)
+        assert rec.rung == 3 and rec.proof["form"] == "scale_nearest" and not rec.condition, rec.summary()
+        got = _run_converted(str(tmp_path / f"{name}.xml"), [x, broken])
+        np.testing.assert_array_equal(got, run(ir, x, None, broken, None))
 
 
 def test_runtime_scales_linear_is_exact_in_the_graph_under_every_policy(tmp_path):

@@ -19,7 +19,7 @@ from resample_bridge.lowering.openvino.target import CONDITION_KEY  # noqa: E402
 from resample_bridge.lowering.passes import BUILTIN, CUSTOM, DECOMPOSE, NodeRecord, Policy, Rung, climb  # noqa: E402
 from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
-from resample_bridge.translate.onnx import parse_model  # noqa: E402
+from resample_bridge.translate.onnx import onnx_convention, parse_model  # noqa: E402
 from tests.helpers.models import resize_model  # noqa: E402
 
 F = TP.FLOAT
@@ -161,10 +161,10 @@ def test_plugin_sentence_keeps_the_meaning_only():
 # Conditional conversions
 
 
-def _runtime_scales_model():
-    """Nearest on H, W with its scales fed at run time: Interpolate is exact only under run-time conditions, and
-    no in-graph form takes a run-time scale with nearest's ties."""
-    n = helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", axes=[2, 3], name="rt")
+def _runtime_scales_model(coord="half_pixel"):
+    """Linear on H, W with its scales fed at run time."""
+    n = helper.make_node("Resize", ["x", "", "s"], ["y"], mode="linear", coordinate_transformation_mode=coord,
+                         axes=[2, 3], name="rt")
     g = helper.make_graph([n], "g", [vi("x", [1, 2, 8, 8]), vi("s", [2])], [vi("y", None)])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
 
@@ -178,30 +178,33 @@ def test_policy_for():
 
 @pytest.mark.compiled
 def test_conditional_candidates_need_allow_conditional(tmp_path):
+    """Linear align_corners with run-time scales under the reference convention (it divides by the fractional
+    L*s - 1): no run-time scale form takes it, Interpolate fed the scales divides by the integer length."""
     probe.clear_cache()
-    m = _runtime_scales_model()
+    m = _runtime_scales_model(coord="align_corners")
     x = np.random.default_rng(1).standard_normal((1, 2, 8, 8)).astype(np.float32)
-    broken = np.array([1.12, 1.12], np.float32)  # 8*1.12 -> 8: OpenVINO copies the axis, ONNX does not
-    (_, ir), = parse_model(m)
-    want = run(ir, x, None, broken, None)
+    broken = np.array([1.3, 1.3], np.float32)  # 8*1.3 = 10.4: not an integer, the condition fails
+    with onnx_convention("reference"):
+        (_, ir), = parse_model(m)
+        want = run(ir, x, None, broken, None)
 
-    ov_model, (rec,) = _convert(m, tmp_path)   # default: exact for every run-time value
-    assert rec.rung == CUSTOM and rec.condition is None
-    assert any("exact only if" in why for _, _, why in rec.tried)
-    assert "--allow-conditional" in rec.reason
-    assert CONDITION_KEY not in ov_model.get_rt_info()
-    np.testing.assert_array_equal(_openvino(ov_model, [x, broken], extension=True)[0], want)
+        ov_model, (rec,) = _convert(m, tmp_path)   # default: exact for every run-time value
+        assert rec.rung == CUSTOM and rec.condition is None
+        assert any("exact only if" in why for _, _, why in rec.tried)
+        assert "--allow-conditional" in rec.reason
+        assert CONDITION_KEY not in ov_model.get_rt_info()
+        np.testing.assert_allclose(_openvino(ov_model, [x, broken], extension=True)[0], want, atol=1e-5)
 
-    ov_model, (rec,) = _convert(m, tmp_path, allow_conditional=True)
-    assert rec.rung == BUILTIN and "keeps its length" in rec.condition
-    assert np.abs(_openvino(ov_model, [x, broken])[0] - want).max() > 1e-2  # the condition is real
-    assert rec.proof["probes"]["count"] >= 1
-    ov.save_model(ov_model, str(tmp_path / "c.xml"))
-    carried = ov.Core().read_model(str(tmp_path / "c.xml")).get_rt_info()
-    assert "keeps its length" in str(carried[CONDITION_KEY].astype(str))
+        ov_model, (rec,) = _convert(m, tmp_path, allow_conditional=True)
+        assert rec.rung == BUILTIN and "L*s is an integer" in rec.condition
+        assert np.abs(_openvino(ov_model, [x, broken])[0] - want).max() > 1e-2  # the condition is real
+        assert rec.proof["probes"]["count"] >= 1
+        ov.save_model(ov_model, str(tmp_path / "c.xml"))
+        carried = ov.Core().read_model(str(tmp_path / "c.xml")).get_rt_info()
+        assert "L*s is an integer" in str(carried[CONDITION_KEY].astype(str))
 
-    _, (rec,) = _convert(m, tmp_path, allow_conditional=True, strict=True)
-    assert rec.rung == CUSTOM and rec.condition is None
+        _, (rec,) = _convert(m, tmp_path, allow_conditional=True, strict=True)
+        assert rec.rung == CUSTOM and rec.condition is None
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -150,8 +150,8 @@ def test_proof_refuses_a_scale_read_otherwise(tmp_path):
 
 
 def test_nearest_and_other_modes_keep_their_reason(tmp_path):
-    """Nearest (its ties need the exact quotient by a run-time float) and half_pixel_symmetric have no run-time
-    scale form: the refusal names the field."""
+    """half_pixel_symmetric has no run-time scale window: the refusal names the field; nearest is not this
+    form's (``scale_nearest`` takes it)."""
     (_, ir), = parse_model(scales_model("linear", "half_pixel_symmetric"))
     assert st.refusal(ir)[1] == "coordinate_transformation_mode"
     (_, ir), = parse_model(scales_model("nearest", "half_pixel"))

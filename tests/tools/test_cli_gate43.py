@@ -21,9 +21,9 @@ def _run(*args, cwd, env=None):
 
 
 def _runtime_scales_model() -> onnx.ModelProto:
-    """A nearest Resize whose scales are a graph input: only the extension computes it exactly (its ties need the
-    exact quotient by a run-time float; linear and cubic have an in-graph form, ``scale_taps``)."""
-    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], name="scales_at_run_time", mode="nearest")
+    """An antialiased Resize whose scales are a graph input: only the extension computes it exactly (its window's
+    width follows the run-time scale; without antialias linear, cubic and nearest have in-graph forms)."""
+    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], name="scales_at_run_time", mode="linear", antialias=1)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 8, 8]),
                                             helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])

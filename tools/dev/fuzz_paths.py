@@ -15,12 +15,12 @@ LIB = "libresample_bridge_openvino.so"
 
 
 def extension_model():
-    """Nearest Resize with scales fed at run time: Interpolate is exact only under run-time conditions and no
-    in-graph form decides nearest's ties by a run-time float scale, so even the portable default (issue 42) takes
-    the resample-bridge extension and writes the library beside the .xml."""
+    """Antialiased linear Resize with scales fed at run time: Interpolate has no antialias spelling for run-time
+    scales and no in-graph form computes a window whose width follows a run-time scale, so even the portable
+    default (issue 42) takes the resample-bridge extension and writes the library beside the .xml."""
     from onnx import helper
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r_scales", mode="nearest")
-    return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("scales", 1, [4])], [out_vi("Y", 1, 4)], opset=13)
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r_scales", mode="linear", antialias=1)
+    return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("scales", 1, [4])], [out_vi("Y", 1, 4)], opset=18)
 
 
 def _write(d, rel, data=b"user data, keep me\n"):

@@ -1,0 +1,256 @@
+"""Rung 3 for a nearest Resize whose scales are fed at run time (a graph input, or computed in the graph): per
+resized axis the output length and the source index of every output computed in integers from the run-time
+scale, then one Gather. Without it the node needs the extension: OpenVINO's Interpolate fed the scales adds 1e-6
+to L*s before flooring, and a float32 source coordinate decides a tie wrongly (``coords.near_tolerance``: 0.5/s =
+1.49999996 is 1.5 in float32).
+
+Arithmetic. The scale is s = M * 2^-F exactly (``scale_taps.significand``), so each supported coordinate mode's
+source is x = P/M - h with P = N * 2^(F+d) an integer (asymmetric: N = o, d = 0, h = 0; tf_half_pixel_for_nn:
+N = 2o+1, d = -1, h = 0; half_pixel, pytorch_half_pixel: N = 2o+1, d = -1, h = 1/2), and every nearest rule is
+q + base + [k*r against t*M] for q = floor(P/M), r = P - q*M (``_ROUND``). q comes from the float32 quotient
+N*2^d / s (pinned f32, within 1/16 of P/M for a source below 2^18) less one, made exact by its remainder: P - q*M
+= (A - q*Mh) * 2^12 - q*Ml with A = N << (F+d-12) and M = Mh * 2^12 + Ml (``scale_taps.halves``), every term
+inside int32 (OpenVINO's CPU runs i64 as i32) because an output's source lies below its input length: A < 2^30.
+align_corners is o*(L-1)/(out-1), a quotient of integers made exact the same way (``_corner_quotient``).
+
+Proof by numbers (``grid_verdict``): the axis' index subgraph alone, run for every (L, s) of ``scale_taps.grid``
+(scales k/L and their float32 neighbours: the ties and the products beside an integer) against the oracle's own
+taps (``semantics.nearest_scale.oracle_scale_indices``); ``scale_proof.prove_nearest`` re-reads it from the
+produced model.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+import numpy as np
+
+from ...semantics.ir import ResizeIR, RuntimeValue
+from ...semantics.nearest_scale import oracle_scale_indices
+from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
+from ..compiled import resize_inputs
+from ..index_form import axis_key
+from ..passes import Candidate, Refusal
+from . import index_ops
+from .graph import dims, ops, tag
+from .index_ops import cached_verdict, signature, tag_of
+from .interpolate import inexact_spellings
+from .nearest_index import _in_length
+from .pinned import pin_f32, quotient, run_time_minus_one
+from .scale_taps import MAX_LEN, element, grid, halves, out_length, significand, unit_axes
+
+FORM = "scale_nearest"
+MAX_SCALE = 1 << 11  # F + d - 12 >= 0: the numerator's shift is a left shift
+COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
+RULES = ("floor", "ceil", "round_prefer_floor", "round_prefer_ceil", "simple")
+# (N = a*o + b, d, h) of x + h = N * 2^d / s per coordinate mode
+_NUMERATOR = {"asymmetric": (1, 0, 0, 0), "tf_half_pixel_for_nn": (2, 1, -1, 0),
+              "half_pixel": (2, 1, -1, 1), "pytorch_half_pixel": (2, 1, -1, 1)}
+# x = q + r/D - h/2 (0 <= r < D): each rule's pick as q + base + [k*r > t*D] (or >=), None: no comparison
+_ROUND = {
+    (0, "floor"): (0, None), (0, "ceil"): (0, (1, 0, False)),
+    (0, "round_prefer_floor"): (0, (2, 1, False)), (0, "round_prefer_ceil"): (0, (2, 1, True)),
+    (1, "floor"): (-1, (2, 1, True)), (1, "ceil"): (0, (2, 1, False)),
+    (1, "round_prefer_floor"): (-1, (1, 0, False)), (1, "round_prefer_ceil"): (0, None),
+}
+REASON = "run-time scale index decomposition: output length and source indices computed in integers from the " \
+         "run-time scale, one Gather per axis"
+
+
+def applies(node) -> bool:
+    """A nearest Resize whose scales are known only at run time (``node.ir`` is a ResizeIR)."""
+    ir = node.ir
+    return ir.sampler.kind == "nearest" and isinstance(ir.scales, RuntimeValue) and ir.sizes is None
+
+
+def refusal(ir: ResizeIR) -> tuple[str, str] | None:
+    """(why, field) where this form does not express ``ir``, else None."""
+    if ir.coord not in COORDS:
+        return f"coordinate mode {ir.coord} has no run-time scale index form", "coordinate_transformation_mode"
+    if ir.sampler.nearest not in RULES:
+        return f"nearest rounding {ir.sampler.nearest} has no run-time scale index form", "nearest_mode"
+    if ir.roi is not None or ir.pads:
+        return "a roi / pads has no run-time scale form", "roi" if ir.roi is not None else "pads"
+    if ir.exclude_outside:
+        return "exclude_outside turns a pick outside the input into 0", "exclude_outside"
+    if ir.size_rule != "floor":
+        return f"size rule {ir.size_rule} has no run-time scale form (the exact floor only)", "size_rule"
+    if ir.scale_source != "user":
+        return "the formula's scale is out/in, not the given scale", "scale_source"
+    if ir.coord in ("pytorch_half_pixel", "align_corners") and ir.formula_length != "integer":
+        return f"{ir.coord} with the fractional output length L*s", "formula_length"
+    if str(ir.dtype) in OPENVINO_DTYPES["wide"]:
+        return f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type, so a Gather of it is not exact", "dtype"
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The index of one axis
+
+
+def _i64(v):
+    return ops().constant(np.int64(v)).output(0)
+
+
+def _corrected(estimate, remainder_of, den):
+    """(q, r) = (floor(P/den), P - q*den) from an f32 ``estimate`` of P/den within 1/16 of it: q1 = floor(estimate)
+    - 1 is q, q - 1 or q - 2, so its exact remainder ``remainder_of(q1)`` lies in [0, 3*den) and says how many
+    den to add back."""
+    o = ops()
+    q1 = o.subtract(o.convert(o.floor(estimate), "i64"), _i64(1)).output(0)
+    r1 = remainder_of(q1)
+    extra = o.add(o.convert(o.greater_equal(r1, den), "i64"),
+                  o.convert(o.greater_equal(r1, o.multiply(den, _i64(2))), "i64")).output(0)
+    return o.add(q1, extra).output(0), o.subtract(r1, o.multiply(extra, den)).output(0)
+
+
+def _scale_quotient(n, d: int, s, m, f, minus_one):
+    """(q, r) of P/M for P = n * 2^(F+d) (``n`` i64 >= 0): P - q*M = (A - q*Mh) * 2^12 - q*Ml, A = n << (F+d-12)."""
+    import openvino.opset15 as ops15
+
+    o = ops()
+    estimate = quotient(o.multiply(o.convert(n, "f32"), o.constant(np.float32(2.0 ** d))), s, minus_one)
+    mh, ml = halves(m)
+    shift = o.minimum(o.maximum(o.add(f, _i64(d - 12)), _i64(0)), _i64(30))
+    a = ops15.bitwise_left_shift(n, shift)
+    return _corrected(estimate, lambda q: o.subtract(o.multiply(o.subtract(a, o.multiply(q, mh)), _i64(4096)),
+                                                     o.multiply(q, ml)).output(0), m)
+
+
+def _corner_quotient(xi, in_len, den, minus_one):
+    """(q, r) of o*(L-1)/den: o*(L-1) - q*den by the 12-bit halves of L-1 and den, inside int32 for lengths below
+    2^18 (no product o*(L-1) is formed)."""
+    o = ops()
+    span = o.subtract(in_len, _i64(1)).output(0)
+    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
+    estimate = quotient(o.multiply(f(xi), f(span)), f(den), minus_one)
+    (nh, nl), (dh, dl) = halves(span), halves(den)
+    return _corrected(estimate, lambda q: o.add(
+        o.multiply(o.subtract(o.multiply(xi, nh), o.multiply(q, dh)), _i64(4096)),
+        o.subtract(o.multiply(xi, nl), o.multiply(q, dl))).output(0), den)
+
+
+def _picked(q, r, den, h: int, rule: str):
+    """The nearest pick of x = q + r/den - h/2 by ``rule`` (``_ROUND``)."""
+    o = ops()
+    base, test = _ROUND[(h, rule)]
+    idx = q if base == 0 else o.add(q, _i64(base)).output(0)
+    if test is None:
+        return idx
+    k, t, inclusive = test
+    left = r if k == 1 else o.multiply(r, _i64(k))
+    right = _i64(0) if t == 0 else den
+    hit = (o.greater_equal if inclusive else o.greater)(left, right)
+    return o.add(idx, o.convert(hit, "i64")).output(0)
+
+
+def index_graph(ir: ResizeIR, in_len, s):
+    """(index i64 [out], out i64 scalar) of one axis for an i64 scalar ``in_len`` and an f32 scalar ``s``."""
+    o = ops()
+    m, f = significand(s)
+    out_len = out_length(in_len, s, (m, f))
+    xi = o.range(_i64(0), out_len, _i64(1), "i64").output(0)
+    minus_one = run_time_minus_one(in_len, out_len)
+    if ir.coord == "align_corners":
+        den, h = o.maximum(o.subtract(out_len, _i64(1)), _i64(1)).output(0), 0
+        q, r = _corner_quotient(xi, in_len, den, minus_one)
+    else:
+        a, b, d, h = _NUMERATOR[ir.coord]
+        n = o.add(o.multiply(xi, _i64(a)), _i64(b)).output(0) if a != 1 or b else xi
+        q, r = _scale_quotient(n, d, s, m, f, minus_one)
+        den = m
+    rule = ir.sampler.nearest
+    if rule == "simple":  # ceil when downscaling, else floor (the scale read at run time)
+        idx = o.select(o.less(s, o.constant(np.float32(1))), _picked(q, r, den, h, "ceil"),
+                       _picked(q, r, den, h, "floor")).output(0)
+    else:
+        idx = _picked(q, r, den, h, rule)
+    # pytorch_half_pixel and align_corners read source 0 at output length 1 (every rule picks 0 there)
+    if ir.coord in ("pytorch_half_pixel", "align_corners"):
+        idx = o.select(o.equal(out_len, _i64(1)), _i64(0), idx).output(0)
+    idx = o.minimum(o.maximum(idx, _i64(0)), o.subtract(in_len, _i64(1))).output(0)
+    # an axis of scale 1 is copied (tf_half_pixel_for_nn would read o + 1/2 there), and one the IR copies at
+    # equal lengths (``equal_length_identity``)
+    same = o.equal(s, o.constant(np.float32(1)))
+    if ir.equal_length_identity:
+        same = o.logical_or(same, o.equal(in_len, out_len))
+    idx = o.select(same, xi, idx).output(0)
+    pin_f32([idx, out_len], [in_len, s])  # the significand and the estimate: f32 under any hint
+    return idx, out_len
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Proof by numbers of the index subgraph, over the grid of (L, s)
+
+
+@functools.lru_cache(maxsize=None)
+def _oracle(ir: ResizeIR, s: float, in_len: int) -> np.ndarray:
+    return oracle_scale_indices(ir, Fraction(s), in_len)
+
+
+def _standalone(ir: ResizeIR):
+    import openvino as ov
+
+    o = ops()
+    pi, ps = o.parameter([], np.int64, name="in"), o.parameter([], np.float32, name="s")
+    return ov.Model([index_graph(ir, pi.output(0), ps.output(0))[0]], [pi, ps], "scale_index")
+
+
+def grid_verdict(model, ir: ResizeIR, fixed_len: int | None = None) -> str | None:
+    """None when ``model`` (parameters: L i64 unless ``fixed_len`` gives it, s f32; output: the index vector)
+    gives the oracle's taps of one axis of ``ir``, output length included, on OpenVINO CPU for every (L, s) of
+    ``scale_taps.grid`` (L replaced by ``fixed_len``), else where it does not."""
+    one = axis_key(ir)
+
+    def check(run):
+        for L, s in grid(fixed_len):
+            feed = [np.array(s, np.float32)] if fixed_len else [np.array(L, np.int64), np.array(s, np.float32)]
+            got = run.infer(feed)[0].reshape(-1)
+            want = _oracle(one, s, L)
+            if got.shape != want.shape or not np.array_equal(got, want):
+                bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
+                    f"index {int(np.flatnonzero(got != want)[0])}"
+                return f"source indices differ from the oracle's taps at L={L}, s={s!r} ({bad})"
+        return None
+    return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), one, fixed_len), model, "index", check)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The rung
+
+
+def rung(node, not_native=()):
+    """Rung 3 for a nearest Resize with run-time scales (``applies``)."""
+    ir = node.ir
+    refused = refusal(ir)
+    if refused is not None:
+        return Refusal(f"no run-time scale index form: {refused[0]}", refused[1])
+    verdict = grid_verdict(_standalone(ir), ir)
+    if verdict is not None:
+        return Refusal(verdict, "rung")
+    o = ops()
+    x = node.inputs[0]
+    scales = resize_inputs(ir, node.inputs)[2]
+    if scales.get_element_type().get_type_name() != "f32":
+        scales = o.convert(scales, "f32").output(0)
+    shape_of = o.shape_of(x, "i64").output(0)
+    copied = unit_axes(ir, scales)
+    y = x
+    for i, axis in enumerate(ir.axes):
+        if axis in copied:
+            continue
+        in_len = _in_length(node, shape_of, axis)
+        s = o.maximum(element(scales, i, len(ir.axes)), o.constant(np.float32(0)))
+        tag(s, tag_of(node.name, axis, "scale"))
+        pin_f32([s.output(0)], [scales])
+        g = o.gather(y, index_graph(ir, in_len, s.output(0))[0], _i64(axis))
+        tag(g, tag_of(node.name, axis, "gather"))
+        y = g.output(0)
+    if y is x:
+        return Refusal("every scale is the constant 1: nothing to compute", "scales")
+    reason = REASON + f", exact for lengths below {MAX_LEN} and scales below {MAX_SCALE}" + \
+        inexact_spellings(not_native)
+    fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
+    return Candidate([y], reason, proof={"form": FORM, "axes": [a for a in ir.axes if a not in copied],
+                                         "copied": list(copied), "fixed": fixed})

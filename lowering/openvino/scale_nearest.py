@@ -1,22 +1,27 @@
-"""Rung 3 for a nearest Resize whose scales are fed at run time (a graph input, or computed in the graph): per
-resized axis the output length and the source index of every output computed in integers from the run-time
-scale, then one Gather. Without it the node needs the extension: OpenVINO's Interpolate fed the scales adds 1e-6
-to L*s before flooring, and a float32 source coordinate decides a tie wrongly (``coords.near_tolerance``: 0.5/s =
-1.49999996 is 1.5 in float32).
+"""Rung 3 for a nearest Resize whose scales are fed at run time (a graph input, or computed in the graph): the
+output lengths and the source index of every output computed in integers from the run-time scales, for every
+resized axis at once, then one Gather per axis. Without it the node needs the extension: OpenVINO's Interpolate
+fed the scales adds 1e-6 to L*s before flooring, and a float32 source coordinate decides a tie wrongly
+(``coords.near_tolerance``: 0.5/s = 1.49999996 is 1.5 in float32).
 
-Arithmetic. The scale is s = M * 2^-F exactly (``scale_taps.significand``), so each supported coordinate mode's
+Arithmetic. Each scale is s = M * 2^-F exactly (``scale_taps.significand``), so each supported coordinate mode's
 source is x = P/M - h with P = N * 2^(F+d) an integer (asymmetric: N = o, d = 0, h = 0; tf_half_pixel_for_nn:
 N = 2o+1, d = -1, h = 0; half_pixel, pytorch_half_pixel: N = 2o+1, d = -1, h = 1/2), and every nearest rule is
-q + base + [k*r against t*M] for q = floor(P/M), r = P - q*M (``_ROUND``). q comes from the float32 quotient
-N*2^d / s (pinned f32, within 1/16 of P/M for a source below 2^18) less one, made exact by its remainder: P - q*M
-= (A - q*Mh) * 2^12 - q*Ml with A = N << (F+d-12) and M = Mh * 2^12 + Ml (``scale_taps.halves``), every term
+q + base + [k*r against t*M] for q = floor(P/M), r = P - q*M (``_ROUND``). q comes from a float32 estimate of
+P/M (pinned f32, within 1/16 of it for a source below 2^18) less one, made exact by its remainder: P - q*M =
+(A - q*Mh) * 2^12 - q*Ml with A = N << (F+d-12) and M = Mh * 2^12 + Ml (``scale_taps.halves``), every term
 inside int32 (OpenVINO's CPU runs i64 as i32) because an output's source lies below its input length: A < 2^30.
 align_corners is o*(L-1)/(out-1), a quotient of integers made exact the same way (``_corner_quotient``).
 
-Proof by numbers (``grid_verdict``): the axis' index subgraph alone, run for every (L, s) of ``scale_taps.grid``
-(scales k/L and their float32 neighbours: the ties and the products beside an integer) against the oracle's own
-taps (``semantics.nearest_scale.oracle_scale_indices``); ``scale_proof.prove_nearest`` re-reads it from the
-produced model.
+Shape. The axes are computed together, as rows of one [axes, longest output] table (a resized axis costs a
+Gather and a Slice of its row, not its own ~40 small ops: OpenVINO spends about a microsecond per op); the
+scales are read by a one-hot Select and a sum (a Gather of floats runs in bf16 under that hint, pinned or not),
+and a float is never unsqueezed (same), so every op from the scales to the indices runs as written.
+
+Proof by numbers (``grid_verdict``): the index subgraph alone, every axis fed another (L, s) of
+``scale_taps.grid`` (scales k/L and their float32 neighbours: the ties and the products beside an integer),
+against the oracle's own taps (``semantics.nearest_scale.oracle_scale_indices``); ``scale_proof.prove_nearest``
+re-reads it from the produced model.
 """
 
 from __future__ import annotations
@@ -36,14 +41,14 @@ from . import index_ops
 from .graph import dims, ops, tag
 from .index_ops import cached_verdict, signature, tag_of
 from .interpolate import inexact_spellings
-from .nearest_index import _in_length
 from .pinned import pin_f32, quotient, run_time_minus_one
-from .scale_taps import MAX_LEN, element, grid, halves, out_length, significand, unit_axes
+from .scale_taps import MAX_LEN, grid, halves, out_length, significand, unit_axes
 
 FORM = "scale_nearest"
 MAX_SCALE = 1 << 11  # F + d - 12 >= 0: the numerator's shift is a left shift
 COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
 RULES = ("floor", "ceil", "round_prefer_floor", "round_prefer_ceil", "simple")
+JOINT = -1  # the axis number of the tags on the axes' joint lengths and scales
 # (N = a*o + b, d, h) of x + h = N * 2^d / s per coordinate mode
 _NUMERATOR = {"asymmetric": (1, 0, 0, 0), "tf_half_pixel_for_nn": (2, 1, -1, 0),
               "half_pixel": (2, 1, -1, 1), "pytorch_half_pixel": (2, 1, -1, 1)}
@@ -54,8 +59,8 @@ _ROUND = {
     (1, "floor"): (-1, (2, 1, True)), (1, "ceil"): (0, (2, 1, False)),
     (1, "round_prefer_floor"): (-1, (1, 0, False)), (1, "round_prefer_ceil"): (0, None),
 }
-REASON = "run-time scale index decomposition: output length and source indices computed in integers from the " \
-         "run-time scale, one Gather per axis"
+REASON = "run-time scale index decomposition: output lengths and source indices computed in integers from the " \
+         "run-time scales, one Gather per axis"
 
 
 def applies(node) -> bool:
@@ -86,11 +91,17 @@ def refusal(ir: ResizeIR) -> tuple[str, str] | None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# The index of one axis
+# The index table: one row per axis
 
 
 def _i64(v):
     return ops().constant(np.int64(v)).output(0)
+
+
+def _column(v):
+    """An integer or boolean [n] vector as [n, 1], against the outputs' [1, longest] (never a float: see the
+    module note)."""
+    return ops().unsqueeze(v, _i64(1)).output(0)
 
 
 def _corrected(estimate, remainder_of, den):
@@ -105,15 +116,20 @@ def _corrected(estimate, remainder_of, den):
     return o.add(q1, extra).output(0), o.subtract(r1, o.multiply(extra, den)).output(0)
 
 
-def _scale_quotient(n, d: int, s, m, f, minus_one):
-    """(q, r) of P/M for P = n * 2^(F+d) (``n`` i64 >= 0): P - q*M = (A - q*Mh) * 2^12 - q*Ml, A = n << (F+d-12)."""
+def _f32(v):
+    return ops().convert(v, "f32").output(0)
+
+
+def _scale_quotient(n, d: int, m, f, minus_one):
+    """(q, r) of P/M for P = n * 2^(F+d) (``n`` i64 >= 0): P - q*M = (A - q*Mh) * 2^12 - q*Ml, A = n << (F+d-12);
+    the estimate A * 2^12 / M in float32 (A rounded to 24 bits: well within the estimate's 1/16)."""
     import openvino.opset15 as ops15
 
     o = ops()
-    estimate = quotient(o.multiply(o.convert(n, "f32"), o.constant(np.float32(2.0 ** d))), s, minus_one)
     mh, ml = halves(m)
     shift = o.minimum(o.maximum(o.add(f, _i64(d - 12)), _i64(0)), _i64(30))
-    a = ops15.bitwise_left_shift(n, shift)
+    a = ops15.bitwise_left_shift(n, shift).output(0)
+    estimate = quotient(o.multiply(_f32(a), o.constant(np.float32(4096))), _f32(m), minus_one)
     return _corrected(estimate, lambda q: o.subtract(o.multiply(o.subtract(a, o.multiply(q, mh)), _i64(4096)),
                                                      o.multiply(q, ml)).output(0), m)
 
@@ -123,8 +139,7 @@ def _corner_quotient(xi, in_len, den, minus_one):
     2^18 (no product o*(L-1) is formed)."""
     o = ops()
     span = o.subtract(in_len, _i64(1)).output(0)
-    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
-    estimate = quotient(o.multiply(f(xi), f(span)), f(den), minus_one)
+    estimate = quotient(o.multiply(_f32(xi), _f32(span)), _f32(den), minus_one)
     (nh, nl), (dh, dl) = halves(span), halves(den)
     return _corrected(estimate, lambda q: o.add(
         o.multiply(o.subtract(o.multiply(xi, nh), o.multiply(q, dh)), _i64(4096)),
@@ -145,25 +160,27 @@ def _picked(q, r, den, h: int, rule: str):
     return o.add(idx, o.convert(hit, "i64")).output(0)
 
 
-def index_graph(ir: ResizeIR, in_len, s):
-    """(index i64 [out], out i64 scalar) of one axis for an i64 scalar ``in_len`` and an f32 scalar ``s``."""
+def index_table(ir: ResizeIR, in_lens, s):
+    """(index i64 [n, longest], out i64 [n]) for i64 input lengths ``in_lens`` [n] and f32 scales ``s`` [n]: row k
+    holds axis k's source indices, valid up to its output length out[k] (the rest is never read)."""
     o = ops()
     m, f = significand(s)
-    out_len = out_length(in_len, s, (m, f))
-    xi = o.range(_i64(0), out_len, _i64(1), "i64").output(0)
-    minus_one = run_time_minus_one(in_len, out_len)
+    out = out_length(in_lens, s, (m, f))
+    xi = o.unsqueeze(o.range(_i64(0), o.reduce_max(out, _i64(0)), _i64(1), "i64"), _i64(0)).output(0)  # [1, longest]
+    in_len, out_len = _column(in_lens), _column(out)
+    minus_one = run_time_minus_one(o.reduce_min(in_lens, _i64(0)).output(0), o.reduce_min(out, _i64(0)).output(0))
     if ir.coord == "align_corners":
         den, h = o.maximum(o.subtract(out_len, _i64(1)), _i64(1)).output(0), 0
         q, r = _corner_quotient(xi, in_len, den, minus_one)
     else:
         a, b, d, h = _NUMERATOR[ir.coord]
         n = o.add(o.multiply(xi, _i64(a)), _i64(b)).output(0) if a != 1 or b else xi
-        q, r = _scale_quotient(n, d, s, m, f, minus_one)
-        den = m
+        den = _column(m)
+        q, r = _scale_quotient(n, d, den, _column(f), minus_one)
     rule = ir.sampler.nearest
     if rule == "simple":  # ceil when downscaling, else floor (the scale read at run time)
-        idx = o.select(o.less(s, o.constant(np.float32(1))), _picked(q, r, den, h, "ceil"),
-                       _picked(q, r, den, h, "floor")).output(0)
+        down = _column(o.less(s, o.constant(np.float32(1))).output(0))
+        idx = o.select(down, _picked(q, r, den, h, "ceil"), _picked(q, r, den, h, "floor")).output(0)
     else:
         idx = _picked(q, r, den, h, rule)
     # pytorch_half_pixel and align_corners read source 0 at output length 1 (every rule picks 0 there)
@@ -174,10 +191,22 @@ def index_graph(ir: ResizeIR, in_len, s):
     # equal lengths (``equal_length_identity``)
     same = o.equal(s, o.constant(np.float32(1)))
     if ir.equal_length_identity:
-        same = o.logical_or(same, o.equal(in_len, out_len))
-    idx = o.select(same, xi, idx).output(0)
-    pin_f32([idx, out_len], [in_len, s])  # the significand and the estimate: f32 under any hint
-    return idx, out_len
+        same = o.logical_or(same, o.equal(in_lens, out))
+    idx = o.select(_column(same.output(0)), xi, idx).output(0)
+    pin_f32([idx, out], [in_lens, s])  # the significand and the estimate: f32 under any hint
+    return idx, out
+
+
+def rows(idx, out, n: int) -> list:
+    """Row k of the index table cut to its output length out[k], for each of the ``n`` axes."""
+    o = ops()
+    got = []
+    for k in range(n):
+        row = o.gather(idx, _i64(k), _i64(0))
+        stop = o.reshape(o.gather(out, _i64(k), _i64(0)), o.constant(np.array([1], np.int64)), False)
+        got.append(o.slice(row, o.constant(np.array([0], np.int64)), stop, o.constant(np.array([1], np.int64)),
+                           o.constant(np.array([0], np.int64))).output(0))
+    return got
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -189,35 +218,58 @@ def _oracle(ir: ResizeIR, s: float, in_len: int) -> np.ndarray:
     return oracle_scale_indices(ir, Fraction(s), in_len)
 
 
-def _standalone(ir: ResizeIR):
+def standalone(ir: ResizeIR, n: int):
+    """The index subgraph of ``n`` axes alone: parameters the lengths [n] and scales [n], outputs the rows."""
     import openvino as ov
 
     o = ops()
-    pi, ps = o.parameter([], np.int64, name="in"), o.parameter([], np.float32, name="s")
-    return ov.Model([index_graph(ir, pi.output(0), ps.output(0))[0]], [pi, ps], "scale_index")
+    pi, ps = o.parameter([n], np.int64, name="in"), o.parameter([n], np.float32, name="s")
+    idx, out = index_table(ir, pi.output(0), ps.output(0))
+    return ov.Model(rows(idx, out, n), [pi, ps], "scale_index")
 
 
-def grid_verdict(model, ir: ResizeIR, fixed_len: int | None = None) -> str | None:
-    """None when ``model`` (parameters: L i64 unless ``fixed_len`` gives it, s f32; output: the index vector)
-    gives the oracle's taps of one axis of ``ir``, output length included, on OpenVINO CPU for every (L, s) of
-    ``scale_taps.grid`` (L replaced by ``fixed_len``), else where it does not."""
+def _feeds(n: int, fixed: tuple | None):
+    """(lengths, scales) per run: each (L, s) of the grid at some axis, the axes fed different pairs (a row that
+    read another axis' scale shows); lengths None where ``fixed`` (OpenVINO folded them) gives them."""
+    if fixed is not None:
+        pairs = [[(L, s) for _, s in grid()] for L in fixed]
+    else:
+        pairs = [grid()] * n
+    count = max(len(p) for p in pairs)
+    for j in range(count):
+        picked = [p[(j + 7 * k) % len(p)] for k, p in enumerate(pairs)]
+        yield [L for L, _ in picked], [s for _, s in picked]
+
+
+def grid_verdict(model, ir: ResizeIR, n: int, fixed: tuple | None = None) -> str | None:
+    """None when ``model`` (parameters: the lengths [n] i64 unless ``fixed`` gives them, the scales [n] f32;
+    outputs: the n index rows) gives the oracle's taps of ``ir``, output lengths included, on OpenVINO CPU for
+    every (L, s) of ``scale_taps.grid`` at every axis, else where it does not."""
     one = axis_key(ir)
 
     def check(run):
-        for L, s in grid(fixed_len):
-            feed = [np.array(s, np.float32)] if fixed_len else [np.array(L, np.int64), np.array(s, np.float32)]
-            got = run.infer(feed)[0].reshape(-1)
-            want = _oracle(one, s, L)
-            if got.shape != want.shape or not np.array_equal(got, want):
-                bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
-                    f"index {int(np.flatnonzero(got != want)[0])}"
-                return f"source indices differ from the oracle's taps at L={L}, s={s!r} ({bad})"
+        for lengths, scales in _feeds(n, fixed):
+            feed = ([] if fixed else [np.array(lengths, np.int64)]) + [np.array(scales, np.float32)]
+            run.infer(feed)
+            for k, (L, s) in enumerate(zip(lengths, scales)):
+                got, want = run.get_output_tensor(k).data.reshape(-1), _oracle(one, s, L)
+                if got.shape != want.shape or not np.array_equal(got, want):
+                    bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
+                        f"index {int(np.flatnonzero(got != want)[0])}"
+                    return f"source indices differ from the oracle's taps at L={L}, s={s!r} ({bad})"
         return None
-    return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), one, fixed_len), model, "index", check)
+    return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), one, n, fixed), model, "index", check)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # The rung
+
+
+def _picked_scales(scales, positions: list, count: int):
+    """scales[positions] (f32 [n]) by a one-hot Select and a sum over each row, exact (see the module note)."""
+    o = ops()
+    one_hot = o.constant(np.arange(count)[None, :] == np.array(positions)[:, None])
+    return o.reduce_sum(o.select(one_hot, scales, o.constant(np.float32(0))), _i64(1)).output(0)
 
 
 def rung(node, not_native=()):
@@ -226,31 +278,30 @@ def rung(node, not_native=()):
     refused = refusal(ir)
     if refused is not None:
         return Refusal(f"no run-time scale index form: {refused[0]}", refused[1])
-    verdict = grid_verdict(_standalone(ir), ir)
-    if verdict is not None:
-        return Refusal(verdict, "rung")
     o = ops()
     x = node.inputs[0]
     scales = resize_inputs(ir, node.inputs)[2]
     if scales.get_element_type().get_type_name() != "f32":
         scales = o.convert(scales, "f32").output(0)
-    shape_of = o.shape_of(x, "i64").output(0)
     copied = unit_axes(ir, scales)
+    axes = [a for a in ir.axes if a not in copied]
+    if not axes:
+        return Refusal("every scale is the constant 1: nothing to compute", "scales")
+    verdict = grid_verdict(standalone(ir, len(axes)), ir, len(axes))
+    if verdict is not None:
+        return Refusal(verdict, "rung")
+    # A Maximum with 0 ends the lengths and the scales (no-ops here): OpenVINO leaves it where it is, and its tag
+    in_lens = o.maximum(o.gather(o.shape_of(x, "i64"), o.constant(np.array(axes, np.int64)), _i64(0)), _i64(0))
+    s = o.maximum(_picked_scales(scales, [ir.axes.index(a) for a in axes], len(ir.axes)), o.constant(np.float32(0)))
+    tag(in_lens, tag_of(node.name, JOINT, "in"))
+    tag(s, tag_of(node.name, JOINT, "scale"))
+    pin_f32([s.output(0)], [scales])
     y = x
-    for i, axis in enumerate(ir.axes):
-        if axis in copied:
-            continue
-        in_len = _in_length(node, shape_of, axis)
-        s = o.maximum(element(scales, i, len(ir.axes)), o.constant(np.float32(0)))
-        tag(s, tag_of(node.name, axis, "scale"))
-        pin_f32([s.output(0)], [scales])
-        g = o.gather(y, index_graph(ir, in_len, s.output(0))[0], _i64(axis))
+    for axis, row in zip(axes, rows(*index_table(ir, in_lens.output(0), s.output(0)), len(axes))):
+        g = o.gather(y, row, _i64(axis))
         tag(g, tag_of(node.name, axis, "gather"))
         y = g.output(0)
-    if y is x:
-        return Refusal("every scale is the constant 1: nothing to compute", "scales")
     reason = REASON + f", exact for lengths below {MAX_LEN} and scales below {MAX_SCALE}" + \
         inexact_spellings(not_native)
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
-    return Candidate([y], reason, proof={"form": FORM, "axes": [a for a in ir.axes if a not in copied],
-                                         "copied": list(copied), "fixed": fixed})
+    return Candidate([y], reason, proof={"form": FORM, "axes": axes, "copied": list(copied), "fixed": fixed})

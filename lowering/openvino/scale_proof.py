@@ -61,40 +61,39 @@ def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
     cut = _cut(tags, rec, axis, list(read))
     if isinstance(cut, str):
         return [cut]
-    verdict = grid_verdict(cut[0], rec.ir, tap_layout(rec.ir.rank, axis), cut[1])
+    verdict = grid_verdict(cut[0], rec.ir, tap_layout(rec.ir.rank, axis), None if cut[1] is None else int(cut[1]))
     return [] if verdict is None else [verdict]
 
 
-def _cut(tags, rec, axis: int, outputs):
-    """(model, fixed length) of the axis' subgraph up to ``outputs`` in the model copy, its run-time length and
-    scale (the tagged ops) replaced by parameters; a length OpenVINO folded is the static one recorded at
-    lowering (then None in place of its parameter). Or why it cannot be taken out."""
+def _cut(tags, rec, axis: int, outputs, fixed_of=None):
+    """(model, fixed lengths) of the subgraph up to ``outputs`` in the model copy, its run-time lengths and scales
+    (the ops tagged at ``axis``) replaced by parameters of their shapes; lengths OpenVINO folded are the static
+    ones recorded at lowering (``fixed_of()``, then None in place of their parameter). Or why it cannot be taken
+    out."""
     import openvino as ov
 
     o = ops()
-    params, fixed_len = [], None
-    for role, dtype in (("in", np.int64), ("scale", np.float32)):
+    params, fixed = [], None
+    for role in ("in", "scale"):
         op = tags.get(tag_of(rec.node, axis, role))
         if op is None or op.get_type_name() == "Constant":
-            known = rec.proof.get("fixed", {}).get(axis) if role == "in" else None
-            if known is None:
+            fixed = (fixed_of or (lambda: rec.proof.get("fixed", {}).get(axis)))() if role == "in" else None
+            if fixed is None:
                 return f"the run-time {role} is not in the produced model"
-            fixed_len = int(known)
             continue
-        p = o.parameter([], dtype, name=role)
-        op.output(0).replace(p.output(0) if op.get_output_element_type(0) == p.get_element_type()
-                             else o.convert(p, op.get_output_element_type(0)).output(0))
+        p = o.parameter(op.get_output_partial_shape(0), op.get_output_element_type(0), name=role)
+        op.output(0).replace(p.output(0))
         params.append(p)
     try:
-        return ov.Model(outputs, params, "scale_proof"), fixed_len
+        return ov.Model(outputs, params, "scale_proof"), fixed
     except RuntimeError as e:
-        return f"the subgraph depends on more than its length and scale ({plugin_sentence(e)})"
+        return f"the subgraph depends on more than its lengths and scales ({plugin_sentence(e)})"
 
 
 def prove_nearest(rec, by_tag, ov_model) -> list[str]:
     """The run-time scale index form (``scale_nearest``): every computed axis has its Gather (on that axis, fed
-    by the one before), whose index subgraph, cut out as the window's is, gives the oracle's taps over the grid;
-    the axes left as they are read the constant 1."""
+    by the one before); their index rows, cut out of the model copy with parameters in place of the axes' joint
+    lengths and scales, give the oracle's taps over the grid; the axes left as they are read the constant 1."""
     refused = scale_nearest.refusal(rec.ir)
     if refused is not None:
         return [f"{rec.node}: the source IR has no run-time scale index form ({refused[0]})"]
@@ -102,19 +101,20 @@ def prove_nearest(rec, by_tag, ov_model) -> list[str]:
     axes, copied = list(rec.proof.get("axes", ())), list(rec.proof.get("copied", ()))
     if sorted(axes + copied) != sorted(rec.ir.axes) or not axes:
         return [f"{rec.node}: the axes computed and left as they are are not the source IR's resized axes"]
-    out, prev = _prove_copied(tags, rec, axes[0], copied), None
+    out, prev, indices = _prove_copied(tags, rec, scale_nearest.JOINT, copied), None, []
     for axis in axes:
         g = tags.get(tag_of(rec.node, axis, "gather"))
         if g is None or g.get_type_name() != "Gather":
-            why = "no index Gather in the produced model"
-        elif g.input_value(2).get_node().get_type_name() != "Constant" or \
+            return out + [f"{rec.node}: axis {axis}: no index Gather in the produced model"]
+        if g.input_value(2).get_node().get_type_name() != "Constant" or \
                 int(g.input_value(2).get_node().get_data().reshape(-1)[0]) != axis:
-            why = "the Gather reads another axis"
-        elif prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
-            why = "the Gather does not read the previous axis' result"
-        else:
-            cut = _cut(tags, rec, axis, [g.input_value(1)])
-            why = cut if isinstance(cut, str) else scale_nearest.grid_verdict(cut[0], rec.ir, cut[1])
-        out += [] if why is None else [f"{rec.node}: axis {axis}: {why}"]
+            return out + [f"{rec.node}: axis {axis}: the Gather reads another axis"]
+        if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
+            return out + [f"{rec.node}: axis {axis}: the Gather does not read the previous axis' result"]
+        indices.append(g.input_value(1))
         prev = g
-    return out
+    static = [rec.proof.get("fixed", {}).get(a) for a in axes]
+    cut = _cut(tags, rec, scale_nearest.JOINT, indices,
+               lambda: tuple(int(v) for v in static) if None not in static else None)
+    why = cut if isinstance(cut, str) else scale_nearest.grid_verdict(cut[0], rec.ir, len(axes), cut[1])
+    return out + ([] if why is None else [f"{rec.node}: {why}"])

@@ -140,11 +140,13 @@ class _Value(GraphValue):
 
 
 def significand(s):
-    """(M, F) as i64 scalars with s = M * 2^-F exactly, M the 24-bit significand of the f32 scalar s in
-    [2^-24, ``MAX_SCALE``) and F = 23 - floor(log2 s) in [12, 48]: e by comparisons with the powers of two, M by
-    an exact power-of-two scaling. A non-positive s gives M = 0."""
+    """(M, F) as i64 with s = M * 2^-F exactly, M the 24-bit significand of the f32 s (a scalar or a vector, each
+    element) in [2^-24, ``MAX_SCALE``) and F = 23 - floor(log2 s) in [12, 48]: e by comparisons with the powers
+    of two, M by an exact power-of-two scaling. A non-positive s gives M = 0."""
     o = ops()
-    powers = np.float32(2.0) ** np.arange(_E_LOW, 12, dtype=np.float32)
+    # [P, 1, ..]: each power against every scale, summed over the powers (a float is never unsqueezed: under the
+    # bf16 hint the plugin ran an Unsqueeze of floats in bf16, pinned or not)
+    powers = (np.float32(2.0) ** np.arange(_E_LOW, 12, dtype=np.float32)).reshape([-1] + [1] * len(s.get_shape()))
     count = o.reduce_sum(o.convert(o.greater_equal(s, o.constant(powers)), "i64"), o.constant(np.int64(0)))
     sh = o.subtract(_i64(-_E_LOW + 23 + 1), count).output(0)  # 23 - e, in [12, 48]
     # powers of two, exact in bf16 too (the plugin runs a Gather of floats in bf16 under that hint, pinned or not)
@@ -161,7 +163,7 @@ def halves(m):
 
 
 def out_length(in_len, s, parts=None):
-    """floor(L*s) exactly (i64 scalar) for an i64 scalar L < ``MAX_LEN`` and an f32 scalar s < ``MAX_SCALE``;
+    """floor(L*s) exactly (i64) for i64 L < ``MAX_LEN`` and f32 s < ``MAX_SCALE`` (scalars, or vectors elementwise);
     0 for s <= 0. See the module note: L*M = (L*Mh)*2^12 + L*Ml, shifted right by F (``significand``; ``parts``:
     its (M, F) where already built)."""
     import openvino.opset15 as ops15

@@ -81,6 +81,40 @@ def test_other_element_types(dtype, np_dtype, tmp_path):
     _picks_the_oracles_elements(scales_model("asymmetric", "floor", dtype=dtype), tmp_path, CASES[:5], np_dtype)
 
 
+def test_every_axis_its_own_scale(tmp_path):
+    """N, C, H and W resized at once by four different run-time scales (the index table's rows: a row that read
+    another axis' scale or length picks other elements)."""
+    xml, src = written_default(scales_model("asymmetric", "round_prefer_ceil"), tmp_path, sn.FORM)
+    (_, ir), = parse_model(src)
+    x = np.random.default_rng(2).standard_normal((1, 2, 7, 11)).astype(np.float32)
+    compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    for sc in ((2.0, 1.5, 1.5, 0.33333334), (3.0, 2.5, 0.6, 3.0)):
+        s = np.array(sc, np.float32)
+        got, want = compiled([x, s])[0], run(ir, x, None, s, None)
+        assert got.shape == want.shape and np.array_equal(got, want), sc
+
+
+def test_axes_of_a_constant_unit_scale_are_left_as_they_are(tmp_path):
+    """F.interpolate's Concat([1, 1], S2): N and C are not gathered; the proof reads that constant back."""
+    cat = helper.make_node("Concat", ["ones", "S2"], ["S"], axis=0)
+    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode="nearest", name="r")
+    graph = helper.make_graph([cat, node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"]),
+                                                 helper.make_tensor_value_info("S2", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(np.ones(2, np.float32), "ones")])
+    src = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), src)
+    ov_model, records = convert(str(src))
+    (rec,) = records
+    assert rec.proof["copied"] == [0, 1] and rec.proof["axes"] == [2, 3] and prove(ov_model, records) == []
+    assert sum(o.get_type_name() == "Gather" and o.input_value(0).get_partial_shape().rank.get_length() == 4
+               for o in ov_model.get_ops()) == 2
+    (_, ir), = parse_model(str(src))
+    x, s2 = positions(9, 14), np.array([1.5, 0.6], np.float32)
+    got = ov.Core().compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})([x, s2])[0]
+    assert np.array_equal(got, run(ir, x, None, np.array([1, 1, 1.5, 0.6], np.float32), None))
+
+
 def test_resize10_simple_rounding_turns_with_the_run_time_scale(tmp_path):
     """Resize-10 (asymmetric, "simple": ceil when downscaling, floor otherwise) with the scale read at run time."""
     _picks_the_oracles_elements(scales_model(opset=10), tmp_path, [((10, 9), (0.6, 1.5)), ((9, 10), (1.5, 0.6))])
@@ -117,11 +151,11 @@ def test_index_subgraph_is_exact_up_to_the_stated_limits(hint):
     for coord, rule in (("half_pixel", "round_prefer_ceil"), ("asymmetric", "floor"), ("align_corners", "ceil"),
                         ("tf_half_pixel_for_nn", "round_prefer_floor")):
         (_, ir), = parse_model(scales_model(coord, rule))
-        compiled = ov.Core().compile_model(sn._standalone(ir), "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        compiled = ov.Core().compile_model(sn.standalone(ir, 1), "CPU", {"INFERENCE_PRECISION_HINT": hint})
         for L, s in ((sn.MAX_LEN - 1, 0.99999994), (sn.MAX_LEN - 1, 0.05000001), (200003, 20003 / 200003),
                      (100, 2047.0), (3, 2047.9), (1000, 262.1)):
             s = float(np.float32(s))
-            got = compiled([np.array(L, np.int64), np.array(s, np.float32)])[0]
+            got = compiled([np.array([L], np.int64), np.array([s], np.float32)])[0]
             want = oracle_scale_indices(axis_key(ir), s, L)
             assert got.shape == want.shape and np.array_equal(got, want), (coord, rule, L, s)
 
@@ -138,8 +172,8 @@ def test_proof_refuses_another_map(tmp_path):
 
 
 def test_proof_refuses_a_scale_read_otherwise(tmp_path):
-    """The scale the index subgraph reads doubled in the produced model: the proof, which puts its parameter in
-    place of the tagged scale, finds the subgraph computing another map."""
+    """The scales the index table reads doubled in the produced model: the proof, which puts its parameter in
+    place of the tagged scales, finds the table computing another map."""
     import openvino.opset13 as op
     from resample_bridge.lowering.openvino.graph import TAG
 
@@ -148,12 +182,12 @@ def test_proof_refuses_a_scale_read_otherwise(tmp_path):
     ov_model, records = convert(str(src))
     assert prove(ov_model, records) == []
     (scale,) = [o for o in ov_model.get_ops() if TAG in o.get_rt_info() and
-                str(o.get_rt_info()[TAG].astype(str)) == sn.tag_of("r", 3, "scale")]
+                str(o.get_rt_info()[TAG].astype(str)) == sn.tag_of("r", sn.JOINT, "scale")]
     users = list(scale.output(0).get_target_inputs())
     doubled = op.multiply(scale.output(0), op.constant(np.float32(2)))
     for u in users:
         u.replace_source_output(doubled.output(0))
-    assert any("axis 3" in f for f in prove(ov_model, records)), prove(ov_model, records)
+    assert any("differ from the oracle's taps" in f for f in prove(ov_model, records)), prove(ov_model, records)
 
 
 def test_half_pixel_symmetric_keeps_its_reason():

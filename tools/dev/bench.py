@@ -93,6 +93,12 @@ def cases():
         ins = ["x", "", "s"] if scales else ["x", "", "", "sz"]
         return (name, *model(helper.make_node("Resize", ins, ["y"], mode=mode, **attrs), [("x", shape)], inits))
 
+    def run_time_scales(name, shape, mode, scales, **attrs):
+        """A Resize whose scales are a graph input (fed ``scales``): the run-time scale forms' rows."""
+        m, feeds = model(helper.make_node("Resize", ["x", "", "s"], ["y"], mode=mode, **attrs),
+                         [("x", shape), ("s", [len(shape)])])
+        return name, m, {**feeds, "s": np.array(scales, np.float32)}
+
     def gridsample(name, shape, out, **attrs):
         grid = [shape[0], *out, len(out)]
         return (name, *model(helper.make_node("GridSample", ["x", "grid"], ["y"], **attrs),
@@ -126,6 +132,11 @@ def cases():
     # tiles of points for two threads.
     yield deformconv("DeformConv 1x256x32x32 3x3 + mask", [1, 256, 32, 32], 256)
     yield deformconv("DeformConv 1x512x12x12 3x3 + mask", [1, 512, 12, 12], 512)
+    # Scales fed at run time (F.interpolate's scale_factor, traced): no built-in op is exact for every value; the
+    # default computes the lengths and indices / taps in the graph (rung 3), --prefer fastest takes the extension.
+    yield run_time_scales("nearest x2 run-time scales 1x16x120x160", [1, 16, 120, 160], "nearest", [1, 1, 2, 2])
+    yield run_time_scales("linear x0.5 run-time scales 1x16x120x160", [1, 16, 120, 160], "linear",
+                          [1, 1, 0.5, 0.5])
     # uint8 images, as preprocessing graphs resize them: no built-in op rounds them exactly (check says so), and
     # onnxruntime truncates, so no peer is exact; the default against the importer's time.
     m, feeds = resize("", [1, 3, 480, 640], sizes=[1, 3, 224, 224])[1:]

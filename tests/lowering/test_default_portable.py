@@ -61,21 +61,26 @@ def written(tmp_path_factory):
         sess = ort.InferenceSession(str(src / "model.onnx"), providers=["CPUExecutionProvider"])
         want = sess.run(None, {i.name: ins[k] for i, k in zip(sess.get_inputs(), ins.files)})[0]
         cases.append((xml, src / "inputs.npz", want, kind))
-    # The run-time scale form (``scale_taps``): no exported model of the corpus feeds a Resize its scales at run
-    # time, so a generated one (cubic, the scales a graph input, lengths onnxruntime's float32 product agrees on)
+    # The run-time scale forms (``scale_taps``, ``scale_nearest``): no exported model of the corpus feeds a Resize
+    # its scales at run time, so generated ones (the scales a graph input; lengths and picks onnxruntime's float32
+    # arithmetic agrees on)
     import onnx
 
+    from tests.lowering.test_scale_nearest import scales_model as nearest_model
     from tests.lowering.test_scale_taps import scales_model
 
-    src = out / "runtime_scales.onnx"
-    onnx.save(scales_model("cubic", "half_pixel", axes=[2, 3]), src)
-    xml = out / "runtime_scales.xml"
-    assert main(["convert", str(src), "-o", str(xml)]) == 0
-    feeds = {"X": np.random.default_rng(5).standard_normal((1, 2, 10, 12)).astype(np.float32),
-             "S": np.array([1.5, 0.75], np.float32)}
-    np.savez(out / "runtime_scales.npz", **feeds)
-    want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    cases.append((xml, out / "runtime_scales.npz", want, "float"))
+    x = np.random.default_rng(5).standard_normal((1, 2, 10, 12)).astype(np.float32)
+    for name, model, s, kind in (("runtime_scales", scales_model("cubic", "half_pixel", axes=[2, 3]), [1.5, 0.75],
+                                  "float"),
+                                 ("runtime_scales_nearest", nearest_model("half_pixel", "round_prefer_floor"),
+                                  [1, 1, 2.0, 0.5], "nearest")):
+        src, xml = out / f"{name}.onnx", out / f"{name}.xml"
+        onnx.save(model, src)
+        assert main(["convert", str(src), "-o", str(xml)]) == 0
+        feeds = {"X": x, "S": np.array(s, np.float32)}
+        np.savez(out / f"{name}.npz", **feeds)
+        want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        cases.append((xml, out / f"{name}.npz", want, kind))
     assert not list(out.glob("*.so")), "the default wrote a library"
     return cases
 

@@ -67,6 +67,65 @@ def test_a_shape_onnxruntime_gets_wrong_is_judged_against_the_oracle(tmp_path, c
     assert out[-1].startswith("PASSED: 1 output passed, 0 failed, 0 not judged; 1 resampling node passed"), out[-1]
 
 
+def _converted_and_verified(src, tmp_path, capsys, **feeds):
+    """(xml, feeds file, verify's lines): ``src`` converted with the default and verified on ``feeds``, which must
+    pass against the oracle-corrected reference."""
+    path = tmp_path / "feeds.npz"
+    np.savez(path, **feeds)
+    xml = str(tmp_path / "m.xml")
+    assert main(["convert", src, "-o", xml]) == 0
+    capsys.readouterr()
+    assert main(["verify", src, "--converted", xml, "--inputs", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert any("oracle-corrected reference" in ln for ln in out), out
+    return xml, str(path), out
+
+
+def test_run_time_scales_on_a_float32_tie_are_judged_against_the_oracle(tmp_path, capsys):
+    """A nearest Resize whose scales are a graph input (the default: rung 3's run-time scale index form), fed 0.7
+    on a length 10: onnxruntime floors the float32 product (7 rows; the spec's exact floor is 6) and computes
+    the source in float32 (3.5 / 0.7f is 5.0, exactly 5.00000009: another element at round_prefer_floor). Both are
+    onnxruntime's own departures (translate/onnxruntime.py), so the output is judged against the oracle-corrected
+    reference; verify said "the graph around it was read wrong" and FAILED before. A file that computes
+    something else still fails."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode="nearest", name="r",
+                            coordinate_transformation_mode="half_pixel")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 10, 7]),
+                                            helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    src = saved(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path,
+                "m.onnx")
+    xml, feeds, out = _converted_and_verified(src, tmp_path, capsys, X=np.random.default_rng(0).standard_normal(
+        (1, 2, 10, 7)).astype(np.float32), S=np.array([1, 1, 0.7, 0.7], np.float32))
+    assert out[-1].startswith("PASSED: 1 output passed, 0 failed, 0 not judged; 1 resampling node passed"), out[-1]
+    (coord,) = [a for a in graph.node[0].attribute if a.name == "coordinate_transformation_mode"]
+    coord.s = b"asymmetric"  # the file computes half_pixel; the model now says asymmetric
+    other = saved(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path,
+                  "o.onnx")
+    assert main(["verify", other, "--converted", xml, "--inputs", feeds]) == 1
+
+
+def test_two_departures_of_onnxruntime_at_once_are_named(tmp_path, capsys):
+    """uint8 cubic antialias tf_crop_and_resize with its roi fed at run time (fuzz 5252-0075, written by the
+    extension, exact): onnxruntime casts the extrapolation value -1.24 to 255 (its IR's named departure) and
+    truncates the taps' integer sum (within one step of its IR): both at once were "the graph around it was read
+    wrong" and verify FAILED a model equal to the oracle; judged against the oracle-corrected reference now."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    node = helper.make_node("Resize", ["X", "roi", "scales"], ["Y"], name="resize", mode="cubic", antialias=1,
+                            coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-1.23757255)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.UINT8, [2, 1, 7, 6]),
+                                            helper.make_tensor_value_info("roi", TensorProto.FLOAT, [8])],
+                              [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
+                              [numpy_helper.from_array(np.array([1, 1, 0.35, 2.5], np.float32), "scales")])
+    src = saved(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10), tmp_path,
+                "m.onnx")
+    _converted_and_verified(src, tmp_path, capsys, X=np.random.default_rng(0).integers(0, 256, (2, 1, 7, 6)).astype(
+        np.uint8), roi=np.array([0.25, -0.2, -0.2, 0.1, 1.2278395, 0.75, 0.9, 1], np.float32))
+
+
 def test_dynamic_dimensions_are_never_guessed(tmp_path, capsys):
     src = saved(resize_model((1, 3, "H", "W"), scales=[1, 1, 2, 2], mode="nearest"), tmp_path, "d.onnx")
     assert main(["verify", src]) == 2

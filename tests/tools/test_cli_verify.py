@@ -88,19 +88,21 @@ def test_run_time_scales_on_a_float32_tie_are_judged_against_the_oracle(tmp_path
     onnxruntime's own departures (translate/onnxruntime.py), so the output is judged against the oracle-corrected
     reference; verify said "the graph around it was read wrong" and FAILED before. A file that computes
     something else still fails."""
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper, numpy_helper
 
     node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode="nearest", name="r",
                             coordinate_transformation_mode="half_pixel")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 10, 7]),
-                                            helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    cat = helper.make_node("Concat", ["ones", "S2"], ["S"], axis=0)  # F.interpolate's: computed in the graph
+    graph = helper.make_graph([cat, node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 10, 7]),
+                                                 helper.make_tensor_value_info("S2", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.ones(2, np.float32), "ones")])
     src = saved(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path,
                 "m.onnx")
     xml, feeds, out = _converted_and_verified(src, tmp_path, capsys, X=np.random.default_rng(0).standard_normal(
-        (1, 2, 10, 7)).astype(np.float32), S=np.array([1, 1, 0.7, 0.7], np.float32))
+        (1, 2, 10, 7)).astype(np.float32), S2=np.array([0.7, 0.7], np.float32))
     assert out[-1].startswith("PASSED: 1 output passed, 0 failed, 0 not judged; 1 resampling node passed"), out[-1]
-    (coord,) = [a for a in graph.node[0].attribute if a.name == "coordinate_transformation_mode"]
+    (coord,) = [a for a in graph.node[1].attribute if a.name == "coordinate_transformation_mode"]
     coord.s = b"asymmetric"  # the file computes half_pixel; the model now says asymmetric
     other = saved(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path,
                   "o.onnx")
@@ -108,15 +110,16 @@ def test_run_time_scales_on_a_float32_tie_are_judged_against_the_oracle(tmp_path
 
 
 def test_two_departures_of_onnxruntime_at_once_are_named(tmp_path, capsys):
-    """uint8 cubic antialias tf_crop_and_resize with its roi fed at run time (fuzz 5252-0075, written by the
+    """uint8 cubic antialias tf_crop_and_resize with its roi computed in the graph (fuzz 5252-0075, written by the
     extension, exact): onnxruntime casts the extrapolation value -1.24 to 255 (its IR's named departure) and
     truncates the taps' integer sum (within one step of its IR): both at once were "the graph around it was read
     wrong" and verify FAILED a model equal to the oracle; judged against the oracle-corrected reference now."""
     from onnx import TensorProto, helper, numpy_helper
 
-    node = helper.make_node("Resize", ["X", "roi", "scales"], ["Y"], name="resize", mode="cubic", antialias=1,
+    node = helper.make_node("Resize", ["X", "r", "scales"], ["Y"], name="resize", mode="cubic", antialias=1,
                             coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-1.23757255)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.UINT8, [2, 1, 7, 6]),
+    graph = helper.make_graph([helper.make_node("Identity", ["roi"], ["r"]), node], "g",
+                              [helper.make_tensor_value_info("X", TensorProto.UINT8, [2, 1, 7, 6]),
                                             helper.make_tensor_value_info("roi", TensorProto.FLOAT, [8])],
                               [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
                               [numpy_helper.from_array(np.array([1, 1, 0.35, 2.5], np.float32), "scales")])
@@ -124,6 +127,24 @@ def test_two_departures_of_onnxruntime_at_once_are_named(tmp_path, capsys):
                 "m.onnx")
     _converted_and_verified(src, tmp_path, capsys, X=np.random.default_rng(0).integers(0, 256, (2, 1, 7, 6)).astype(
         np.uint8), roi=np.array([0.25, -0.2, -0.2, 0.1, 1.2278395, 0.75, 0.9, 1], np.float32))
+
+
+def test_a_graph_input_parameter_is_not_our_reading_of_the_graph(tmp_path, capsys):
+    """int8 antialias linear with its scales a graph input (fuzz 6363-0099, the extension, equal to the oracle and
+    to onnx.reference): onnxruntime is off by up to 128, a departure no IR field names. A scale fed as a graph
+    input is read as it is, so the difference is onnxruntime's own: judged against the oracle-corrected reference,
+    not "the graph around it was read wrong" (FAILED before)."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="resize", mode="linear", antialias=1,
+                            coordinate_transformation_mode="asymmetric")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.INT8, [2, 3, 2]),
+                                            helper.make_tensor_value_info("scales", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("Y", TensorProto.INT8, None)])
+    src = saved(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), tmp_path,
+                "m.onnx")
+    _converted_and_verified(src, tmp_path, capsys, X=np.random.default_rng(1).integers(-128, 128, (2, 3, 2)).astype(
+        np.int8), scales=np.array([1, 1, 2.249], np.float32))
 
 
 def test_dynamic_dimensions_are_never_guessed(tmp_path, capsys):

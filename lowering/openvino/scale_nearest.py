@@ -42,7 +42,7 @@ from .graph import dims, ops, tag
 from .index_ops import cached_verdict, signature, tag_of
 from .interpolate import inexact_spellings
 from .pinned import pin_f32, quotient, run_time_minus_one
-from .scale_taps import MAX_LEN, grid, halves, out_length, significand, unit_axes
+from .scale_taps import MAX_LEN, grid, halves, out_length, scale_refusal, significand, unit_axes
 
 FORM = "scale_nearest"
 MAX_SCALE = 1 << 11  # F + d - 12 >= 0: the numerator's shift is a left shift
@@ -75,16 +75,11 @@ def refusal(ir: ResizeIR) -> tuple[str, str] | None:
         return f"coordinate mode {ir.coord} has no run-time scale index form", "coordinate_transformation_mode"
     if ir.sampler.nearest not in RULES:
         return f"nearest rounding {ir.sampler.nearest} has no run-time scale index form", "nearest_mode"
-    if ir.roi is not None or ir.pads:
-        return "a roi / pads has no run-time scale form", "roi" if ir.roi is not None else "pads"
     if ir.exclude_outside:
         return "exclude_outside turns a pick outside the input into 0", "exclude_outside"
-    if ir.size_rule != "floor":
-        return f"size rule {ir.size_rule} has no run-time scale form (the exact floor only)", "size_rule"
-    if ir.scale_source != "user":
-        return "the formula's scale is out/in, not the given scale", "scale_source"
-    if ir.coord in ("pytorch_half_pixel", "align_corners") and ir.formula_length != "integer":
-        return f"{ir.coord} with the fractional output length L*s", "formula_length"
+    shared = scale_refusal(ir)
+    if shared is not None:
+        return shared
     if str(ir.dtype) in OPENVINO_DTYPES["wide"]:
         return f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type, so a Gather of it is not exact", "dtype"
     return None

@@ -80,10 +80,8 @@ def applies(node) -> bool:
         isinstance(ir.scales, RuntimeValue) and ir.sizes is None
 
 
-def refusal(ir: ResizeIR) -> tuple[str, str] | None:
-    """(why, field) where this form does not express ``ir``, else None."""
-    if ir.coord not in COORDS:
-        return f"coordinate mode {ir.coord} has no run-time scale form", "coordinate_transformation_mode"
+def scale_refusal(ir: ResizeIR) -> tuple[str, str] | None:
+    """(why, field) where a run-time scale's length and map are not ``ir``'s (this form's and scale_nearest's)."""
     if ir.roi is not None or ir.pads:
         return "a roi / pads has no run-time scale form", "roi" if ir.roi is not None else "pads"
     if ir.size_rule != "floor":
@@ -92,6 +90,16 @@ def refusal(ir: ResizeIR) -> tuple[str, str] | None:
         return "the formula's scale is out/in, not the given scale", "scale_source"
     if ir.coord in ("pytorch_half_pixel", "align_corners") and ir.formula_length != "integer":
         return f"{ir.coord} with the fractional output length L*s", "formula_length"
+    return None
+
+
+def refusal(ir: ResizeIR) -> tuple[str, str] | None:
+    """(why, field) where this form does not express ``ir``, else None."""
+    if ir.coord not in COORDS:
+        return f"coordinate mode {ir.coord} has no run-time scale form", "coordinate_transformation_mode"
+    shared = scale_refusal(ir)
+    if shared is not None:
+        return shared
     if ir.coord == "pytorch_half_pixel" and ir.length1 != "zero":
         return f"pytorch_half_pixel reads {ir.length1} at output length 1", "length1"
     if str(ir.dtype) not in _FLOATS:
@@ -105,10 +113,6 @@ def refusal(ir: ResizeIR) -> tuple[str, str] | None:
 
 def _i64(v):
     return ops().constant(np.int64(v)).output(0)
-
-
-def _i64_vector(v):
-    return ops().constant(np.array(v, np.int64)).output(0)
 
 
 def _f32(v):
@@ -230,7 +234,7 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
         # the weight of tap x0 + i is the distance of the other tap, x0 + 1 - i, from the source: 1 - t and t,
         # each |a float of an integer - the source|, the spelling the plugin keeps in f32 (with a Floor or a sum
         # it turned our Multiply by -1 into a new one of its own, which ran in bf16 under the bf16 hint)
-        other = o.add(o.convert(left, "i64"), o.unsqueeze(_i64_vector([1, 0]), across))
+        other = o.add(o.convert(left, "i64"), o.unsqueeze(o.constant(np.array([1, 0], np.int64)), across))
         d = o.abs(minus(o.convert(other, "f32").output(0), src, minus_one))
         # a Select (a no-op: d <= 1) ends the f32 chain: the plugin fused the Abs and the Add before it into the
         # tap sum's Multiply, which runs in bf16 under the hint, and the source was read there in bf16

@@ -22,19 +22,28 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     taken out of a copy of the produced model with parameters in place of the run-time length and scale it reads
     (the tagged Maximum ops; a length OpenVINO folded is the static one recorded at lowering), gives the oracle's
     output length and taps over ``grid``."""
-    refused = refusal(rec.ir)
-    if refused is not None:
-        return [f"{rec.node}: the source IR has no run-time scale form ({refused[0]})"]
-    tags = tags_in_copy(rec, by_tag, ov_model)
-    axes, copied = list(rec.proof.get("axes", ())), list(rec.proof.get("copied", ()))
-    if sorted(axes + copied) != sorted(rec.ir.axes) or not axes:
-        return [f"{rec.node}: the axes computed and left as they are are not the source IR's resized axes"]
+    opened = _opened(rec, by_tag, ov_model, refusal, "run-time scale form")
+    if isinstance(opened, list):
+        return opened
+    tags, axes, copied = opened
     out = _prove_copied(tags, rec, axes[0], copied)
     prev = None
     for axis in axes:
         out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(tags, rec, axis, prev)]
         prev = tags.get(tag_of(rec.node, axis, "sum"))
     return out
+
+
+def _opened(rec, by_tag, ov_model, refusal_of, form: str):
+    """(tags in a model copy, computed axes, axes left as they are) of a run-time scale form's record, or the
+    failures that end its proof first: a source IR the form does not express, axes that are not the IR's."""
+    refused = refusal_of(rec.ir)
+    if refused is not None:
+        return [f"{rec.node}: the source IR has no {form} ({refused[0]})"]
+    axes, copied = list(rec.proof.get("axes", ())), list(rec.proof.get("copied", ()))
+    if sorted(axes + copied) != sorted(rec.ir.axes) or not axes:
+        return [f"{rec.node}: the axes computed and left as they are are not the source IR's resized axes"]
+    return tags_in_copy(rec, by_tag, ov_model), axes, copied
 
 
 def _prove_copied(tags, rec, axis: int, copied: list) -> list[str]:
@@ -94,13 +103,10 @@ def prove_nearest(rec, by_tag, ov_model) -> list[str]:
     """The run-time scale index form (``scale_nearest``): every computed axis has its Gather (on that axis, fed
     by the one before); their index rows, cut out of the model copy with parameters in place of the axes' joint
     lengths and scales, give the oracle's taps over the grid; the axes left as they are read the constant 1."""
-    refused = scale_nearest.refusal(rec.ir)
-    if refused is not None:
-        return [f"{rec.node}: the source IR has no run-time scale index form ({refused[0]})"]
-    tags = tags_in_copy(rec, by_tag, ov_model)
-    axes, copied = list(rec.proof.get("axes", ())), list(rec.proof.get("copied", ()))
-    if sorted(axes + copied) != sorted(rec.ir.axes) or not axes:
-        return [f"{rec.node}: the axes computed and left as they are are not the source IR's resized axes"]
+    opened = _opened(rec, by_tag, ov_model, scale_nearest.refusal, "run-time scale index form")
+    if isinstance(opened, list):
+        return opened
+    tags, axes, copied = opened
     out, prev, indices = _prove_copied(tags, rec, scale_nearest.JOINT, copied), None, []
     for axis in axes:
         g = tags.get(tag_of(rec.node, axis, "gather"))

@@ -33,7 +33,7 @@ from . import error_bound as eb
 from .coords import bind_resize
 from .ir import ResizeIR, RuntimeValue
 from .nearest_index import _BASE, Linear, NoNearestIndex, integer_scales, run_time_form_refusal
-from .taps import axis_taps, cubic_inner, cubic_outer
+from .taps import axis_taps, cubic_inner, cubic_outer, raw_filter, source_coords, stretch
 
 ZERO = Linear(0, 0, 0)
 # The scalars of the identity map src = o, f = 1: each output reads its own element with weight 1 (every other
@@ -200,8 +200,40 @@ def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None
     t = axis_taps(axis, bound.sampler, bound.exclude_outside)
     K = t.weight.shape[1]
     slope, terms = eb._axis_slopes(axis, bound.sampler, bool(bound.exclude_outside), K)
-    allow = eb.C_W * eb.U * (K * np.abs(t.weight) + terms) + slope * eb._axis_dc(axis)[:, None]
-    return dense(t.index, t.weight, in_len), dense(t.index, allow, in_len)
+    dc = eb._axis_dc(axis)
+    allow = eb.C_W * eb.U * (K * np.abs(t.weight) + terms) + slope * dc[:, None]
+    moved_index, moved = _moved_weights(axis, bound.sampler, bool(bound.exclude_outside), K, dc)
+    allow = np.maximum(dense(t.index, allow, in_len),
+                       dense(t.index, eb.C_W * eb.U * (K * np.abs(t.weight) + terms), in_len) +
+                       dense(moved_index, moved, in_len))
+    return dense(t.index, t.weight, in_len), allow
+
+
+def _moved_weights(axis, sampler, exclude_outside: bool, K: int, dc: np.ndarray):
+    """(index, change) [out, K + 2]: how far each tap's weight moves when the source moves by its float32 error
+    dc either way, plus the rounding of the filter's terms there, on the window widened by a tap each side: the
+    slope and terms at the exact source (``_axis_slopes``) miss a kink within dc of it, a tap the rounded source
+    brings inside the filter's support (antialias' edge at R / f: the exact tap just outside has weight 0, slope 0
+    and no terms there; its float32 evaluation ~f*dc, Keys' outer piece a few ulps of its terms ~15). Float64:
+    its own error is far below the float32 allowance it widens."""
+    f = float(stretch(sampler, axis.filter_scale, axis.stretch_clamp))
+    m = K // 2 + 1
+    src = np.array([float(v) for v in source_coords(axis)])
+    x0 = np.ceil(src) - 1
+    taps = x0[:, None] + np.arange(1 - m, m + 1)[None, :]  # [out, K + 2]
+    kept = ((taps >= 0) & (taps < axis.in_len)) if exclude_outside else np.ones(taps.shape, bool)
+
+    def weights(c):
+        """(weights, the float32 rounding allowance of their filter's terms: ``error_bound``'s C_W*u*T/|S|)."""
+        d = (taps - c[:, None]) * f
+        w = raw_filter(d, sampler) * kept
+        total = np.abs(w.sum(axis=1, keepdims=True)) if sampler.antialias or exclude_outside else np.ones((1, 1))
+        rounding = eb.C_W * eb.U * kept * eb.filter_terms(d, sampler) / np.where(total != 0, total, 1)
+        return np.where(total != 0, w / np.where(total != 0, total, 1), w), rounding
+
+    (w0, _), (up, r_up), (down, r_down) = weights(src), weights(src + dc), weights(src - dc)
+    change = np.maximum(np.abs(up - w0) + r_up, np.abs(down - w0) + r_down)
+    return np.clip(taps, 0, axis.in_len - 1).astype(np.int64), change
 
 
 def dense(index, weight, in_len: int) -> np.ndarray:

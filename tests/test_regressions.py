@@ -411,12 +411,13 @@ def test_force_onto_a_directory_leaves_nothing(tmp_path):
 
 
 def _extension_model():
-    # Antialiased linear Resize with its scales fed at run time: Interpolate has no antialias spelling for run-time
-    # scales and no in-graph form computes its window from a run-time float scale: the extension is needed even
-    # by the portable default (issue 42).
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="linear", antialias=1)
+    # half_pixel_symmetric linear Resize with its scales fed at run time: Interpolate has no such mode and no
+    # in-graph form computes its map (it reads the fractional output length L*s) from a run-time float scale: the
+    # extension is needed even by the portable default (issue 42).
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="linear",
+                            coordinate_transformation_mode="half_pixel_symmetric")
     return single(node, [helper.make_tensor_value_info("X", F, [1, 1, 5, 5]),
-                         helper.make_tensor_value_info("scales", F, [4])], opset=18)
+                         helper.make_tensor_value_info("scales", F, [4])], opset=19)
 
 
 def test_existing_extension_library_is_not_overwritten(tmp_path):

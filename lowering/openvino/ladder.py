@@ -4,7 +4,7 @@ Resize: native Interpolate (1), Interpolate after an exact rewrite or the convol
 upsampling or downsampling (2: ``conv_rewrite``; where Interpolate is exact too, the cost model chooses), or the
 matrix form (2: ``matmul_rewrite``: guarded by the chosen rung for inputs not all finite), decomposition (3: tap
 tables for static shapes, nearest's integer index form for run-time lengths, the run-time scale forms
-``scale_taps`` / ``scale_nearest``), extension (4). GridSample: GridSample-9 (1),
+``scale_taps`` / ``scale_nearest``; ``scale_taps`` also takes a static scale on run-time lengths), extension (4). GridSample: GridSample-9 (1),
 the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
 ``--allow-conditional`` (``policy_for``; never with ``--strict``).

@@ -14,7 +14,7 @@ from .graph import ops
 from .index_ops import tag_of
 from .nearest_index import tags_in_copy
 from . import scale_nearest
-from .scale_taps import grid_verdict, known_values, refusal
+from .scale_taps import grid_verdict, known_values, refusal, static_scale
 
 
 def prove(rec, by_tag, ov_model) -> list[str]:
@@ -67,34 +67,37 @@ def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
     read = taps_read(tags, rec, axis, prev)
     if isinstance(read, str):
         return [read]
-    cut = _cut(tags, rec, axis, list(read))
+    cut = _cut(tags, rec, axis, list(read), scale_of=lambda: static_scale(rec.ir, axis))
     if isinstance(cut, str):
         return [cut]
-    verdict = grid_verdict(cut[0], rec.ir, tap_layout(rec.ir.rank, axis), None if cut[1] is None else int(cut[1]))
+    model, fixed_len, fixed_scale = cut
+    verdict = grid_verdict(model, rec.ir, tap_layout(rec.ir.rank, axis), None if fixed_len is None else int(fixed_len),
+                           fixed_scale)
     return [] if verdict is None else [verdict]
 
 
-def _cut(tags, rec, axis: int, outputs, fixed_of=None):
-    """(model, fixed lengths) of the subgraph up to ``outputs`` in the model copy, its run-time lengths and scales
-    (the ops tagged at ``axis``) replaced by parameters of their shapes; lengths OpenVINO folded are the static
-    ones recorded at lowering (``fixed_of()``, then None in place of their parameter). Or why it cannot be taken
-    out."""
+def _cut(tags, rec, axis: int, outputs, fixed_of=None, scale_of=lambda: None):
+    """(model, fixed lengths, fixed scale) of the subgraph up to ``outputs`` in the model copy, its run-time
+    lengths and scales (the ops tagged at ``axis``) replaced by parameters of their shapes; lengths OpenVINO folded
+    are the static ones recorded at lowering (``fixed_of()``), a scale it folded the source IR's static one
+    (``scale_of()``), each then None in place of its parameter: the grid then runs the model's own constant
+    against the oracle at the IR's value. Or why it cannot be taken out."""
     import openvino as ov
 
     o = ops()
-    params, fixed = [], None
-    for role in ("in", "scale"):
+    params, fixed = [], {}
+    for role, given in (("in", fixed_of or (lambda: rec.proof.get("fixed", {}).get(axis))), ("scale", scale_of)):
         op = tags.get(tag_of(rec.node, axis, role))
         if op is None or op.get_type_name() == "Constant":
-            fixed = (fixed_of or (lambda: rec.proof.get("fixed", {}).get(axis)))() if role == "in" else None
-            if fixed is None:
+            fixed[role] = given()
+            if fixed[role] is None:
                 return f"the run-time {role} is not in the produced model"
             continue
         p = o.parameter(op.get_output_partial_shape(0), op.get_output_element_type(0), name=role)
         op.output(0).replace(p.output(0))
         params.append(p)
     try:
-        return ov.Model(outputs, params, "scale_proof"), fixed
+        return ov.Model(outputs, params, "scale_proof"), fixed.get("in"), fixed.get("scale")
     except RuntimeError as e:
         return f"the subgraph depends on more than its lengths and scales ({plugin_sentence(e)})"
 

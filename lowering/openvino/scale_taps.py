@@ -3,7 +3,10 @@ per resized axis the output length, the source coordinate of every output and it
 graph from the run-time scale, then one Gather of the K taps and their weighted sum (``antialias_taps.tap_sum``).
 No native op takes the node: OpenVINO's Interpolate adds 1e-6 to L*s before flooring and copies an axis that
 keeps its length at a scale other than 1 (``interpolate._RUNTIME_CONDITIONS``), so without this form the node
-needs the extension, which ties the model to one CPU and one OpenVINO release.
+needs the extension, which ties the model to one CPU and one OpenVINO release. The same holds for a static
+non-integer scale on an input whose lengths are known only at run time (F.interpolate(x, scale_factor=1.5)
+exported with dynamic H / W): no tap table can be built, so the scale enters the same window as a constant, and
+its proof runs the window the produced model holds (the scale folded into it) over many lengths at that scale.
 
 The output length floor(L*s) is the exact floor of the product of an integer and a float32 (``size_rule`` floor:
 10 * 0.7f is 6.99999988, length 6, where the float32 product rounds to 7). It is computed in integers
@@ -26,24 +29,21 @@ two, 1 and its neighbours) against the oracle's taps (``window_form.oracle_table
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
-from ...semantics.coords import output_length
 from ...semantics.ir import ResizeIR, RuntimeValue
-from ...semantics.taps import cubic_inner, cubic_outer
-from ...semantics.window_form import oracle_table
-from ..compiled.build import cache_root, project_hash
-from ..index_form import Verdicts, version_of
+from ...semantics.nearest_index import NoNearestIndex
+from ...semantics.taps import cubic_inner, cubic_outer, window_radius
+from ...semantics.window_form import window_form
 from ..passes import Candidate, Refusal
-from .antialias_taps import as_input, summed_taps, tap_layout, taps_mismatch
+from .antialias_taps import as_input, summed_taps, tap_layout
 from .graph import dims, ops, tag
-from .index_ops import cached_verdict, floor_div, signature, tag_of
+from .index_ops import floor_div, tag_of
 from ..compiled import resize_inputs
 from .interpolate import inexact_spellings
 from .nearest_index import _in_length
 from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
+from .scale_grid import grid, grid_verdict, static_scale  # noqa: F401  (grid: the nearest form's too)
 
 FORM = "scale_taps"
 MAX_LEN = 1 << 18  # L * (a 12-bit half of the significand) < 2^30: inside int32
@@ -54,30 +54,27 @@ _FLOATS = ("float32", "float16", "bfloat16")
 REASON = "run-time scale window decomposition: output length, source coordinates and tap weights computed in " \
          "the graph from the run-time scale (integer length, float32 coordinates and weights), one Gather of the " \
          "K taps and their weighted sum per axis"
+STATIC_REASON = "static scale window decomposition on run-time lengths: output length, source coordinates and " \
+    "tap weights computed in the graph from the input's run-time length and the model's scale (integer length, " \
+    "float32 coordinates and weights), one Gather of the K taps and their weighted sum per axis"
 
 
-class _Verdicts(Verdicts):
-    """The verdict store of this form's grid proofs, in a file of its own hashed from the sources they rest on."""
-
-    def _file(self):
-        from pathlib import Path
-
-        if self.sources is None:
-            here = Path(__file__).resolve().parent
-            self.sources = project_hash(here.parents[1] / "semantics", here / "scale_taps.py", here / "pinned.py",
-                                        extra=f"scale grid {self.runtime()}")
-        return cache_root() / f"scale-grid-{self.sources}.json"
-
-
-VERDICTS = _Verdicts(version_of("openvino"))
 
 
 def applies(node) -> bool:
-    """A linear / cubic Resize (no antialias) whose scales are known only at run time (rung 3 of the Resize ladder
-    asks: ``node.ir`` is a ResizeIR)."""
+    """A linear / cubic Resize (no antialias) whose scales are known only at run time, or whose static scales
+    resize an axis of a length known only at run time (F.interpolate(scale_factor=1.5) exported with dynamic H / W:
+    Interpolate's scales mode adds 1e-6 to L*s, and no table can be built) (rung 3 of the Resize ladder asks:
+    ``node.ir`` is a ResizeIR)."""
     ir = node.ir
-    return ir.sampler.kind in ("linear", "cubic") and not ir.sampler.antialias and \
-        isinstance(ir.scales, RuntimeValue) and ir.sizes is None
+    if ir.sampler.kind not in ("linear", "cubic") or ir.sizes is not None or ir.scales is None:
+        return False
+    if isinstance(ir.scales, RuntimeValue):
+        return True
+    shape = dims(node.inputs[0])
+    on_run_time_lengths = shape is None or any(shape[a] is None for a in ir.axes)
+    # antialias with a static scale: the exact integer window (``antialias_taps``) where it has one
+    return on_run_time_lengths and (not ir.sampler.antialias or isinstance(window_form(ir), NoNearestIndex))
 
 
 def scale_refusal(ir: ResizeIR) -> tuple[str, str] | None:
@@ -104,6 +101,8 @@ def refusal(ir: ResizeIR) -> tuple[str, str] | None:
         return f"pytorch_half_pixel reads {ir.length1} at output length 1", "length1"
     if str(ir.dtype) not in _FLOATS:
         return f"{ir.dtype}: the run-time scale form sums float32 weights", "dtype"
+    if ir.sampler.antialias and ir.filter_stretch != "clamped":
+        return f"filter stretch {ir.filter_stretch} (OpenVINO's own) has no run-time scale form", "filter_stretch"
     return None
 
 
@@ -213,6 +212,32 @@ def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one):
     return o.select(same, x, src).output(0)
 
 
+def _filter(ir: ResizeIR, d):
+    """``taps``' filter at the taps' distances ``d`` (a ``_Value``, already stretched by f under antialias): the
+    triangle, or Keys' two pieces; 0 past the support. Both are continuous at every piece's end, so a distance
+    rounded across one moves the weight within the error bound, never a tap."""
+    o = ops()
+    one, two = o.constant(np.float32(1)), o.constant(np.float32(2))
+    if ir.sampler.kind == "linear":
+        return o.select(o.less(d.v, one), (1 - d).v, o.constant(np.float32(0))).output(0)
+    a = float(ir.sampler.cubic_a)
+    w = o.select(o.less_equal(d.v, one), cubic_inner(d, a).v, cubic_outer(d, a).v)
+    return o.select(o.less(d.v, two), w, o.constant(np.float32(0))).output(0)
+
+
+def _antialias_offsets(ir: ResizeIR, f, in_len, minus_one):
+    """[K] i64: the taps 1-m .. m around the source's left neighbour, m = ceil(R / f) for the stretch f = min(s, 1)
+    (``taps.tap_count``), in float32: where its rounding gives one tap fewer, that tap lies at the support's end,
+    where the filter is 0 (its weight, within the error bound of 0, is dropped). m is kept in 1 .. R*L + 1: a
+    stretch below 1/L gives no output (floor(L*s) = 0), and a scale of 0 no infinite window."""
+    o = ops()
+    R = window_radius(ir.sampler)
+    m = o.ceiling(quotient(_f32(R), f, minus_one))
+    most = o.add(o.multiply(o.convert(in_len, "f32"), _f32(R)), _f32(1))
+    m = o.convert(o.minimum(o.maximum(m, _f32(1)), most), "i64")
+    return o.range(o.subtract(_i64(1), m), o.add(m, _i64(1)), _i64(1), "i64").output(0)
+
+
 def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
     """(index i64 [K, out], weight f32 [K, out], out i64 scalar) of one axis for an i64 scalar ``in_len`` and
     an f32 scalar ``s``; [out, K] where ``taps_axis`` is 1."""
@@ -224,11 +249,19 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
     minus_one = run_time_minus_one(in_len, out_len)
     src = source(ir, xi, in_len, out_len, s, minus_one)
     left = o.floor(src).output(0)
-    linear = ir.sampler.kind == "linear"
-    first, K = (0, 2) if linear else (-1, 4)
-    taps = o.unsqueeze(o.constant(np.arange(first, first + K, dtype=np.int64)), across).output(0)  # [K, 1]
+    linear, antialias = ir.sampler.kind == "linear", ir.sampler.antialias
+    if antialias:
+        f = o.minimum(s, _f32(1)).output(0)
+        taps = o.unsqueeze(_antialias_offsets(ir, f, in_len, minus_one), across).output(0)  # [K, 1] at run time
+    else:
+        first, K = (0, 2) if linear else (-1, 4)
+        taps = o.unsqueeze(o.constant(np.arange(first, first + K, dtype=np.int64)), across).output(0)  # [K, 1]
     pos = o.add(o.convert(left, "i64"), taps).output(0)
-    if linear:
+    if antialias:
+        d = _Value(o.multiply(o.abs(minus(o.convert(pos, "f32").output(0), src, minus_one)), f).output(0),
+                   minus_one)
+        w = _filter(ir, d)
+    elif linear:
         # taps.linear_filter at distances t and 1 - t, each a difference of two tensors (a constant minus a
         # tensor is an op the plugin rewrites, losing its f32 pin)
         # the weight of tap x0 + i is the distance of the other tap, x0 + 1 - i, from the source: 1 - t and t,
@@ -240,14 +273,14 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
         # tap sum's Multiply, which runs in bf16 under the hint, and the source was read there in bf16
         w = o.select(o.less(d, _f32(2)), d, _f32(0)).output(0)
     else:
-        d = _Value(o.abs(minus(o.convert(pos, "f32").output(0), src, minus_one)).output(0), minus_one)
-        a = float(ir.sampler.cubic_a)
-        w = o.select(o.less_equal(d.v, o.constant(np.float32(1))), cubic_inner(d, a).v, cubic_outer(d, a).v)
-        w = o.select(o.less(d.v, o.constant(np.float32(2))), w, o.constant(np.float32(0))).output(0)
+        w = _filter(ir, _Value(o.abs(minus(o.convert(pos, "f32").output(0), src, minus_one)).output(0), minus_one))
     last = o.subtract(in_len, _i64(1)).output(0)
-    if ir.exclude_outside:
-        inside = o.logical_and(o.greater_equal(pos, _i64(0)), o.less_equal(pos, last))
-        w = o.select(inside, w, o.constant(np.float32(0))).output(0)
+    if ir.exclude_outside or antialias:
+        # antialias: the weights divided by their sum; exclude_outside: the taps outside the input dropped first
+        # (one normalisation over the taps kept equals the oracle's two wherever their sum is not 0)
+        if ir.exclude_outside:
+            inside = o.logical_and(o.greater_equal(pos, _i64(0)), o.less_equal(pos, last))
+            w = o.select(inside, w, o.constant(np.float32(0))).output(0)
         total = o.reduce_sum(w, along, keep_dims=True)
         nonzero = o.not_equal(total, o.constant(np.float32(0)))
         w = o.select(nonzero, quotient(w, o.select(nonzero, total, o.constant(np.float32(1))), minus_one),
@@ -258,31 +291,7 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Proof by numbers of the window subgraph, over a grid of (L, s)
-
-
-def _neighbours(s: float) -> list[float]:
-    v = np.float32(s)
-    return [float(np.nextafter(v, np.float32(0))), float(v), float(np.nextafter(v, np.float32(np.inf)))]
-
-
-# The scales every length is tried with: round ones (0.7f: 10 * 0.7f rounds up to 7 in float32), powers of two,
-# 1, and one far below any useful scale; each with its float32 neighbours.
-_SCALES = (0.1, 0.25, 0.3, 1 / 3, 0.5, 0.6, 0.7, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.7, 8.0, 2 ** -20)
-_LENGTHS = tuple(range(1, 11)) + (17, 31, 100, 1000)
-FULL_CHECK = 160  # pairs with more outputs than this have their length checked, not their taps (the oracle's
-# Fraction tables take ~0.1 ms per output): the coordinates of long axes are the probes' part
-
-
-def grid(length: int | None = None) -> list[tuple[int, float]]:
-    """(L, s) pairs: every L of ``_LENGTHS`` (or the one ``length``) with ``_SCALES`` and the scales k/L, each
-    with its float32 neighbours (the products just below and above an integer)."""
-    pairs = set()
-    for L in (length,) if length else _LENGTHS:
-        ks = range(1, 2 * L + 1, max(1, L // 6))
-        for s in _SCALES + tuple(k / L for k in ks):
-            pairs.update((L, v) for v in _neighbours(s))
-    return sorted(pairs)
+# The proof's standalone window
 
 
 def _standalone(ir: ResizeIR, taps_axis: int):
@@ -292,35 +301,6 @@ def _standalone(ir: ResizeIR, taps_axis: int):
     pi, ps = o.parameter([], np.int64, name="in"), o.parameter([], np.float32, name="s")
     index, weight, _ = window_graph(ir, pi.output(0), ps.output(0), taps_axis)
     return ov.Model([index, weight], [pi, ps], "scale_window")
-
-
-def grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int | None = None) -> str | None:
-    """None when ``model`` (parameters: L i64 unless ``fixed_len`` gives it, s f32; outputs: index and weight
-    [K, out], [out, K] where ``taps_axis`` is 1) gives the oracle's output length and taps of one axis of ``ir``
-    on OpenVINO CPU for every (L, s) of ``grid`` (L replaced by ``fixed_len``), else where it does not."""
-    key = (signature(model), ir.sampler, ir.coord, ir.exclude_outside, ir.equal_length_identity, taps_axis,
-           fixed_len)
-    return cached_verdict(VERDICTS, key, model, "scale window",
-                          lambda run: _grid_mismatch(run, ir, taps_axis, fixed_len))
-
-
-def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None) -> str | None:
-    for L, s in grid(fixed_len):
-        want_len = output_length(L, Fraction(s), ir.size_rule)
-        run.infer([np.array(s, np.float32)] if fixed_len else [np.array(L, np.int64), np.array(s, np.float32)])
-        index, weight = (run.get_output_tensor(k).data for k in (0, 1))
-        index, weight = (index.T, weight.T) if taps_axis == 0 else (index, weight)  # [out, K]
-        if index.shape != weight.shape or index.shape[0] != want_len:
-            return f"the output length is {index.shape[0]}, not {want_len}, at L={L}, s={s!r}"
-        if want_len == 0 or want_len > FULL_CHECK:
-            continue
-        if index.min() < 0 or index.max() >= L:
-            return f"the window subgraph reads outside the input at L={L}, s={s!r}"
-        want, allow = oracle_table(ir, L, want_len, Fraction(s))
-        why = taps_mismatch(index, weight, L, want, allow, f"L={L}, s={s!r}")
-        if why is not None:
-            return why
-    return None
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -348,7 +328,10 @@ def rung(node, not_native=()):
             return Refusal(verdict, "rung")
     o = ops()
     x = node.inputs[0]
-    scales = resize_inputs(ir, node.inputs)[2]
+    fixed_scales = [static_scale(ir, a) for a in ir.axes]
+    # the IR's static scales, one per resized axis (the node's own input lists every axis)
+    scales = o.constant(np.array(fixed_scales, np.float32)).output(0) if None not in fixed_scales else \
+        resize_inputs(ir, node.inputs)[2]
     if scales.get_element_type().get_type_name() != "f32":
         scales = o.convert(scales, "f32").output(0)
     y = x if str(ir.dtype) == "float32" else o.convert(x, "f32").output(0)
@@ -367,7 +350,7 @@ def rung(node, not_native=()):
         y = summed_taps(node.name, y, index, weight, rank, axis)
     y = as_input(y, x, ir)
     limit = " (align_corners: out * (in - 1) below 2^31, the integer division's)" if ir.coord == "align_corners" else ""
-    reason = REASON + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}{limit}" + \
+    reason = (STATIC_REASON if None not in fixed_scales else REASON) + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}{limit}" + \
         inexact_spellings(not_native)
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
     return Candidate([y], reason, proof={"form": FORM, "axes": [a for a in ir.axes if a not in copied],

@@ -136,12 +136,20 @@ def test_constant_scales_on_dynamic_input(mode, scale, coord, tmp_path):
                 lambda s: (int(s[0][2] * scale), int(s[0][3] * scale)))
 
 
-def test_a_scale_without_an_int32_length_is_refused_naming_the_field(tmp_path):
+def test_a_scale_without_an_int32_length_takes_the_float_window(tmp_path):
+    """0.6f = 10066330 / 2^24: the integer window's floor(in*P/Q) leaves int32, so the scale window computed in
+    float32 from the scale (``scale_taps``, proven over lengths at that scale) takes the node, not the extension;
+    the written model computes the oracle's numbers."""
     src = tmp_path / "m.onnx"
-    onnx.save(scaled_model("cubic", "half_pixel", True, 0.6), src)
-    _, (rec,) = convert(str(src), prefer="builtin")
-    assert rec.rung == 4
-    assert any("floor(in*s) leaves int32" in why and "scale 0.6" in why for _, _, why in rec.tried), rec.tried
+    model = scaled_model("cubic", "half_pixel", True, 0.6)
+    onnx.save(model, src)
+    ov_model, (rec,) = convert(str(src), prefer="builtin")
+    assert rec.rung == 3 and rec.proof["form"] == "scale_taps", rec.summary()
+    (_, ir), = parse_model(str(src))
+    x = np.random.default_rng(2).standard_normal((1, 2, 17, 40)).astype(np.float32)
+    got = ov.Core().compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([x])[0]
+    want = run(ir, x, None, None, None)
+    assert got.shape == want.shape and not outside(got, want, tolerance.float_bound(ir, x, None, None, None)).any()
 
 
 def test_proof_refuses_another_map(tmp_path):

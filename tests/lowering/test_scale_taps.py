@@ -1,10 +1,11 @@
-"""Resize linear / cubic with its scales fed at run time on OpenVINO: rung 3's window computed in the graph from the
-run-time scale (lowering/openvino/scale_taps.py). The default conversion writes no library and only standard
-opsets; the written model, run on OpenVINO CPU at several input shapes and scales (the exact floor of L*s where
-float32's product rounds up to an integer, scales one ulp beside 1, length 1, up and down), equals the oracle
-within the float32 error bound and onnxruntime where both give the same output length, and under the bf16 hint
-differs only by value rounding; its output length is the exact floor for every (L, s) tried; the proof re-reads
-the window from the produced model and refuses one that computes another map."""
+"""Resize linear / cubic (antialias too) with its scales fed at run time, or a static scale on run-time lengths, on
+OpenVINO: rung 3's window computed in the graph from the scale (lowering/openvino/scale_taps.py). The default
+conversion writes no library and only standard opsets; the written model, run on OpenVINO CPU at several input
+shapes and scales (the exact floor of L*s where float32's product rounds up to an integer, scales one ulp beside
+1, length 1, up and down), equals the oracle within the float32 error bound and onnxruntime where both give the
+same output length, and under the bf16 hint differs only by value rounding; its output length is the exact floor
+for every (L, s) tried; the proof re-reads the window from the produced model and refuses one that computes
+another map."""
 
 import dataclasses
 from fractions import Fraction
@@ -36,8 +37,9 @@ CASES = [((10, 7), (0.7, 0.7)), ((10, 7), (2.0, 2.0)), ((9, 33), (1.0000001, 0.9
          ((33, 64), (0.5, 3.7)), ((33, 64), (3.0, 0.1)), ((1, 5), (4.0, 1.0)), ((20, 30), (1.5, 1 / 3))]
 
 
-def scales_model(mode, coord, exclude=False, hw=("h", "w"), axes=None):
+def scales_model(mode, coord, exclude=False, hw=("h", "w"), axes=None, antialias=False):
     kw = dict(axes=axes) if axes else {}
+    kw.update(antialias=1) if antialias else None
     node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode=mode, coordinate_transformation_mode=coord,
                             exclude_outside=int(exclude), name="r", **kw)
     n = len(axes) if axes else 4
@@ -51,36 +53,48 @@ def _written(model, tmp_path):
     return written_default(model, tmp_path, st.FORM)
 
 
-@pytest.mark.parametrize("mode,coord,exclude,axes", [
-    ("linear", "half_pixel", False, None), ("cubic", "half_pixel", False, [2, 3]),
-    ("linear", "pytorch_half_pixel", False, [2, 3]), ("cubic", "asymmetric", True, None),
-    ("linear", "align_corners", False, [2, 3]), ("cubic", "align_corners", False, None)])
-def test_default_is_in_graph_and_exact(mode, coord, exclude, axes, tmp_path):
-    model = scales_model(mode, coord, exclude, axes=axes)
+@pytest.mark.parametrize("mode,coord,exclude,axes,antialias", [
+    ("linear", "half_pixel", False, None, False), ("cubic", "half_pixel", False, [2, 3], False),
+    ("linear", "pytorch_half_pixel", False, [2, 3], False), ("cubic", "asymmetric", True, None, False),
+    ("linear", "align_corners", False, [2, 3], False), ("cubic", "align_corners", False, None, False),
+    # antialias: the window's width follows the run-time scale (K = 2*ceil(R / min(s, 1)) taps)
+    ("linear", "half_pixel", False, [2, 3], True), ("cubic", "half_pixel", True, None, True),
+    ("linear", "asymmetric", False, None, True), ("cubic", "align_corners", False, [2, 3], True)])
+def test_default_is_in_graph_and_exact(mode, coord, exclude, axes, antialias, tmp_path):
+    model = scales_model(mode, coord, exclude, axes=axes, antialias=antialias)
     xml, src = _written(model, tmp_path)
+    runs = [(hw, None if sc is None else np.array(([] if axes else [1.0, 1.0]) + list(sc), np.float32))
+            for hw, sc in CASES]
+    assert _exact_runs(xml, src, runs, seed=0) >= len(CASES) - 2
+
+
+def _exact_runs(xml, src, runs, seed: int) -> int:
+    """Each (H, W), scales (None: the model's own) of ``runs`` fed to the written model: within the oracle's
+    float32 bound at the f32 hint, its reduced bound at bf16, and onnxruntime's numbers where its output length
+    is the oracle's (it floors float32's product: 10 * 0.7f -> 7, compared elsewhere). How many were compared."""
     (_, ir), = parse_model(src)
     core = ov.Core()
     f32 = core.compile_model(xml, "CPU", F32)
     bf16 = core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
     sess = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     atol, rtol = tolerance.model_tolerance(np.float32)
     compared = 0
-    for hw, sc in CASES:
+    for hw, s in runs:
         x = rng.standard_normal((1, 2, *hw)).astype(np.float32)
-        s = np.array(([] if axes else [1.0, 1.0]) + list(sc), np.float32)
+        feeds = [x] if s is None else [x, s]
         want = run(ir, x, None, s, None)
         bound = tolerance.float_bound(ir, x, None, s, None)
-        got = f32([x, s])[0]
-        assert got.shape == want.shape and not outside(got, want, bound).any(), (hw, sc, np.abs(got - want).max())
-        low = bf16([x, s])[0]
+        got = f32(feeds)[0]
+        assert got.shape == want.shape and not outside(got, want, bound).any(), (hw, s, np.abs(got - want).max())
+        low = bf16(feeds)[0]
         reduced = tolerance.reduced_bound(ir, want, bound, [x, None, s, None], "bf16")
-        assert low.shape == want.shape and not outside(low, want, reduced).any(), (hw, sc, np.abs(low - want).max())
-        ref = sess.run(None, {"X": x, "S": s})[0]
-        if ref.shape == want.shape:  # onnxruntime floors float32's product (10 * 0.7f -> 7): compared elsewhere
+        assert low.shape == want.shape and not outside(low, want, reduced).any(), (hw, s, np.abs(low - want).max())
+        ref = sess.run(None, dict(zip(("X", "S"), feeds)))[0]
+        if ref.shape == want.shape and ref.size:
             compared += 1
             np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol * max(1.0, float(np.abs(ref).max())))
-    assert compared >= len(CASES) - 2
+    return compared
 
 
 def test_the_exact_floor_where_float32_rounds_up(tmp_path):
@@ -118,14 +132,18 @@ def test_output_length_is_the_exact_floor(precision):
         assert got == want, (L, s)
 
 
-def test_proof_refuses_another_map(tmp_path):
+@pytest.mark.parametrize("antialias", (False, True))
+def test_proof_refuses_another_map(antialias, tmp_path):
+    """The record's IR given another coordinate mode, or the antialias flag flipped (another window width on
+    downscales): the window the produced model holds is refused."""
     src = tmp_path / "m.onnx"
-    onnx.save(scales_model("cubic", "half_pixel", axes=[2, 3]), src)
+    onnx.save(scales_model("cubic", "half_pixel", axes=[2, 3], antialias=antialias), src)
     ov_model, records = convert(str(src))
     assert prove(ov_model, records) == []
     (rec,) = records
-    wrong = dataclasses.replace(rec, ir=dataclasses.replace(rec.ir, coord="asymmetric"))
-    assert any("tap weights differ" in f for f in prove(ov_model, [wrong]))
+    for other in (dataclasses.replace(rec.ir, coord="asymmetric"),
+                  dataclasses.replace(rec.ir, sampler=dataclasses.replace(rec.ir.sampler, antialias=not antialias))):
+        assert any("tap weights differ" in f for f in prove(ov_model, [dataclasses.replace(rec, ir=other)])), other
 
 
 def test_proof_refuses_a_scale_read_otherwise(tmp_path):
@@ -228,3 +246,39 @@ def test_prefer_fastest_takes_the_extension(tmp_path):
     got = core.compile_model(str(tmp_path / "out" / "m.xml"), "CPU", F32)([x, s])[0]
     want = run(ir, x, None, s, None)
     assert got.shape == want.shape and not outside(got, want, tolerance.float_bound(ir, x, None, s, None)).any()
+
+
+def static_scales_model(mode, coord, scales=(1.0, 1.0, 0.7, 1.7)):
+    """F.interpolate(x, scale_factor=...) exported with dynamic H / W: the scales a constant of the model, the
+    lengths known only at run time (no tap table can be built; Interpolate's scales mode adds 1e-6 to L*s)."""
+    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode=mode, coordinate_transformation_mode=coord, name="r")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(np.array(scales, np.float32), "S")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
+
+
+@pytest.mark.parametrize("mode,coord", [("linear", "half_pixel"), ("cubic", "align_corners"),
+                                        ("linear", "pytorch_half_pixel"), ("cubic", "asymmetric")])
+def test_static_scale_on_run_time_lengths_is_in_graph_and_exact(mode, coord, tmp_path):
+    """A static non-integer scale on dynamic H / W took the extension by default (a library beside the model); now
+    the same window with the scale a constant: exact against the oracle (10 * 0.7f: 6 rows) and onnxruntime where
+    both give one length, value rounding only under the bf16 hint."""
+    xml, src = _written(static_scales_model(mode, coord), tmp_path)
+    hws = ((10, 7), (3, 1), (33, 64), (9, 33), (20, 30))
+    assert _exact_runs(xml, src, [(hw, None) for hw in hws], seed=5) >= 2
+    x = np.zeros((1, 2, 10, 7), np.float32)  # 10 * 0.7f = 6.99999988: 6 rows, the exact floor
+    assert ov.Core().compile_model(xml, "CPU", F32)([x])[0].shape == (1, 2, 6, 11)
+
+
+def test_proof_of_a_static_scale_runs_the_model_s_own_constant(tmp_path):
+    """OpenVINO folds the static scale into the window's constants: the proof runs the window the produced model
+    holds at the source IR's scale over many lengths. The record's IR given another scale (0.7 -> 0.75), the
+    same model is refused on that axis."""
+    src = tmp_path / "m.onnx"
+    onnx.save(static_scales_model("linear", "half_pixel"), src)
+    ov_model, records = convert(str(src))
+    (rec,) = records
+    assert rec.rung == 3 and rec.proof["form"] == st.FORM and prove(ov_model, records) == []
+    other = dataclasses.replace(rec.ir, scales=(Fraction(float(np.float32(0.75))), rec.ir.scales[1]))
+    assert any("axis 2" in f for f in prove(ov_model, [dataclasses.replace(rec, ir=other)]))

@@ -118,9 +118,11 @@ def test_batched_check_agrees_with_one_model_per_node(tmp_path):
 
 @pytest.mark.compiled
 def test_input_fixes_shapes_for_check(tmp_path, capsys):
-    """Dynamic H/W: no tap table can be built, so resample-bridge needs its extension (rung 4); with
+    """Dynamic H/W: no tap table can be built, and half_pixel_symmetric's map reads the fractional length L*s,
+    which no in-graph form computes from a run-time length, so resample-bridge needs its extension (rung 4); with
     --input the shapes are static before anything reads the model and the decomposition (rung 3) is exact."""
-    p = saved(resize_model((1, 1, "H", "W"), scales=[1, 1, 2, 2], name="cub", **WRONG), tmp_path)
+    p = saved(resize_model((1, 1, "H", "W"), scales=[1, 1, 2, 2], name="cub", **WRONG,
+                           coordinate_transformation_mode="half_pixel_symmetric"), tmp_path)
     main(["check", p, "--json"])
     dynamic = strict_json(capsys.readouterr().out)["nodes"][0]["resample_bridge"]["rung"]
     main(["check", p, "--json", "--input", "X[1,1,6,6]"])

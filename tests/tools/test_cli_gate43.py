@@ -21,9 +21,11 @@ def _run(*args, cwd, env=None):
 
 
 def _runtime_scales_model() -> onnx.ModelProto:
-    """An antialiased Resize whose scales are a graph input: only the extension computes it exactly (its window's
-    width follows the run-time scale; without antialias linear, cubic and nearest have in-graph forms)."""
-    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], name="scales_at_run_time", mode="linear", antialias=1)
+    """A half_pixel_symmetric Resize whose scales are a graph input: only the extension computes it exactly (its
+    map reads the fractional output length L*s; in the other modes linear, cubic, antialias and nearest have
+    in-graph forms)."""
+    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], name="scales_at_run_time", mode="linear",
+                            coordinate_transformation_mode="half_pixel_symmetric")
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 8, 8]),
                                             helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])

@@ -15,12 +15,13 @@ LIB = "libresample_bridge_openvino.so"
 
 
 def extension_model():
-    """Antialiased linear Resize with scales fed at run time: Interpolate has no antialias spelling for run-time
-    scales and no in-graph form computes a window whose width follows a run-time scale, so even the portable
+    """half_pixel_symmetric linear Resize with scales fed at run time: Interpolate has no such mode and no in-graph
+    form computes its map (it reads the fractional output length L*s) from a run-time scale, so even the portable
     default (issue 42) takes the resample-bridge extension and writes the library beside the .xml."""
     from onnx import helper
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r_scales", mode="linear", antialias=1)
-    return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("scales", 1, [4])], [out_vi("Y", 1, 4)], opset=18)
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r_scales", mode="linear",
+                            coordinate_transformation_mode="half_pixel_symmetric")
+    return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("scales", 1, [4])], [out_vi("Y", 1, 4)], opset=19)
 
 
 def _write(d, rel, data=b"user data, keep me\n"):

@@ -1,0 +1,120 @@
+"""The proof by numbers of the run-time scale window (``scale_taps``): the window subgraph of one axis, compiled
+alone on CPU, run over a grid of (L, s) against the oracle's output length (``coords.output_length``) and taps
+(``window_form.oracle_table``). The grid: every length to 10 and a few long ones with round scales, powers of two,
+the scales k/L and their float32 neighbours (the products just below and above an integer) and the model's own
+static scales; where the produced model holds its scale as a constant (a static scale on run-time lengths), that
+scale with every length to 64 and longer ones. Verdicts are cached per machine and OpenVINO release."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ...semantics.coords import output_length
+from ...semantics.ir import ResizeIR, RuntimeValue
+from ...semantics.window_form import oracle_table
+from ..compiled.build import cache_root, project_hash
+from ..index_form import Verdicts, version_of
+from .antialias_taps import taps_mismatch
+from .index_ops import cached_verdict, signature
+
+
+class _Verdicts(Verdicts):
+    """The verdict store of this form's grid proofs, in a file of its own hashed from the sources they rest on."""
+
+    def _file(self):
+        from pathlib import Path
+
+        if self.sources is None:
+            here = Path(__file__).resolve().parent
+            self.sources = project_hash(here.parents[1] / "semantics", here / "scale_taps.py", here / "scale_grid.py",
+                                        here / "pinned.py",
+                                        extra=f"scale grid {self.runtime()}")
+        return cache_root() / f"scale-grid-{self.sources}.json"
+
+
+VERDICTS = _Verdicts(version_of("openvino"))
+
+
+def static_scale(ir: ResizeIR, axis: int) -> float | None:
+    """The float32 scale of ``axis`` where the IR fixes it, else None (fed at run time)."""
+    if isinstance(ir.scales, RuntimeValue) or ir.scales is None:
+        return None
+    return float(np.float32(float(ir.scales[list(ir.axes).index(axis)])))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Proof by numbers of the window subgraph, over a grid of (L, s)
+
+
+def _neighbours(s: float) -> list[float]:
+    v = np.float32(s)
+    return [float(np.nextafter(v, np.float32(0))), float(v), float(np.nextafter(v, np.float32(np.inf)))]
+
+
+# The scales every length is tried with: round ones (0.7f: 10 * 0.7f rounds up to 7 in float32), powers of two,
+# 1, and one far below any useful scale; each with its float32 neighbours.
+_SCALES = (0.1, 0.25, 0.3, 1 / 3, 0.5, 0.6, 0.7, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.7, 8.0, 2 ** -20)
+_LENGTHS = tuple(range(1, 11)) + (17, 31, 100, 1000)
+# A scale the model fixes is tried with every length to 64 and longer ones whose products land on all residues
+_FIXED_LENGTHS = tuple(range(1, 65)) + (97, 100, 127, 128, 255, 256, 1000, 1023, 4096, 65535)
+FULL_CHECK = 160  # pairs with more outputs than this have their length checked, not their taps (the oracle's
+# Fraction tables take ~0.1 ms per output): the coordinates of long axes are the probes' part
+
+
+def grid(length: int | None = None, scales: tuple = ()) -> list[tuple[int, float]]:
+    """(L, s) pairs: every L of ``_LENGTHS`` (or the one ``length``) with ``_SCALES``, the scales k/L and the
+    model's own static ``scales``, each with its float32 neighbours (the products just below and above an
+    integer)."""
+    pairs = set()
+    for L in (length,) if length else _LENGTHS:
+        ks = range(1, 2 * L + 1, max(1, L // 6))
+        for s in _SCALES + tuple(k / L for k in ks) + tuple(scales):
+            pairs.update((L, v) for v in _neighbours(s))
+    return sorted(pairs)
+
+
+def fixed_scale_grid(s: float, length: int | None = None) -> list[tuple[int, float]]:
+    """(L, s) for one scale the produced model holds as a constant: every L of ``_FIXED_LENGTHS`` (or the one
+    ``length``), those whose product L*s falls just below or on an integer among them."""
+    return [(L, s) for L in ((length,) if length else _FIXED_LENGTHS)]
+
+
+def _static_scales(ir: ResizeIR) -> tuple:
+    """The IR's static scales (float32 values), () where they are fed at run time."""
+    return tuple(sorted({static_scale(ir, a) for a in ir.axes})) if static_scale(ir, ir.axes[0]) is not None else ()
+
+
+def grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int | None = None,
+                 fixed_scale: float | None = None) -> str | None:
+    """None when ``model`` (parameters: L i64 unless ``fixed_len`` gives it, s f32 unless ``fixed_scale`` does;
+    outputs: index and weight [K, out], [out, K] where ``taps_axis`` is 1) gives the oracle's output length and
+    taps of one axis of ``ir`` on OpenVINO CPU for every (L, s) of ``grid`` with the IR's static scales
+    (``fixed_scale_grid`` where the scale is fixed), else where it does not."""
+    key = (signature(model), ir.sampler, ir.coord, ir.exclude_outside, ir.equal_length_identity, taps_axis,
+           fixed_len, fixed_scale, _static_scales(ir))
+    return cached_verdict(VERDICTS, key, model, "scale window",
+                          lambda run: _grid_mismatch(run, ir, taps_axis, fixed_len, fixed_scale))
+
+
+def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None,
+                   fixed_scale: float | None) -> str | None:
+    pairs = grid(fixed_len, _static_scales(ir)) if fixed_scale is None else fixed_scale_grid(fixed_scale, fixed_len)
+    for L, s in pairs:
+        want_len = output_length(L, Fraction(s), ir.size_rule)
+        feeds = ([] if fixed_len else [np.array(L, np.int64)]) + ([] if fixed_scale else [np.array(s, np.float32)])
+        run.infer(feeds)
+        index, weight = (run.get_output_tensor(k).data for k in (0, 1))
+        index, weight = (index.T, weight.T) if taps_axis == 0 else (index, weight)  # [out, K]
+        if index.shape != weight.shape or index.shape[0] != want_len:
+            return f"the output length is {index.shape[0]}, not {want_len}, at L={L}, s={s!r}"
+        if want_len == 0 or want_len > FULL_CHECK:
+            continue
+        if index.min() < 0 or index.max() >= L:
+            return f"the window subgraph reads outside the input at L={L}, s={s!r}"
+        want, allow = oracle_table(ir, L, want_len, Fraction(s))
+        why = taps_mismatch(index, weight, L, want, allow, f"L={L}, s={s!r}")
+        if why is not None:
+            return why
+    return None

@@ -137,6 +137,15 @@ def cases():
     yield run_time_scales("nearest x2 run-time scales 1x16x120x160", [1, 16, 120, 160], "nearest", [1, 1, 2, 2])
     yield run_time_scales("linear x0.5 run-time scales 1x16x120x160", [1, 16, 120, 160], "linear",
                           [1, 1, 0.5, 0.5])
+    yield run_time_scales("linear AA x0.5 run-time scales 1x3x480x640", [1, 3, 480, 640], "linear",
+                          [1, 1, 0.5, 0.5], antialias=1)
+    # A static non-integer scale on H / W known only at run time (F.interpolate(scale_factor=1.5) exported with
+    # dynamic axes): no tap table, Interpolate's scales mode adds 1e-6: the same window with the scale a constant.
+    name, m, feeds = resize("linear x1.5 static scale, dynamic H/W 1x16x120x160", [1, 16, 120, 160],
+                            scales=[1, 1, 1.5, 1.5])
+    for d, symbol in zip(m.graph.input[0].type.tensor_type.shape.dim[2:], "hw"):
+        d.dim_param = symbol
+    yield name, m, feeds
     # uint8 images, as preprocessing graphs resize them: no built-in op rounds them exactly (check says so), and
     # onnxruntime truncates, so no peer is exact; the default against the importer's time.
     m, feeds = resize("", [1, 3, 480, 640], sizes=[1, 3, 224, 224])[1:]

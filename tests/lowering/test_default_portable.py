@@ -72,6 +72,8 @@ def written(tmp_path_factory):
     x = np.random.default_rng(5).standard_normal((1, 2, 10, 12)).astype(np.float32)
     for name, model, s, kind in (("runtime_scales", scales_model("cubic", "half_pixel", axes=[2, 3]), [1.5, 0.75],
                                   "float"),
+                                 ("runtime_scales_antialias", scales_model("linear", "half_pixel", axes=[2, 3],
+                                                                           antialias=True), [0.5, 0.3], "float"),
                                  ("runtime_scales_nearest", nearest_model("half_pixel", "round_prefer_floor"),
                                   [1, 1, 2.0, 0.5], "nearest")):
         src, xml = out / f"{name}.onnx", out / f"{name}.xml"

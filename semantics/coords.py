@@ -39,6 +39,9 @@ class BoundAxis:
     pad_begin: int = 0
     pad_end: int = 0
     stretch_clamp: bool = True  # antialias stretch min(filter_scale, 1); False: filter_scale as is
+    # The magnitude of the map's own intermediates beyond a*dst + b, which a float32 evaluation rounds relative to:
+    # half_pixel_symmetric's offset L/2 * (1 - out / (L*s)) (``error_bound._axis_dc``)
+    map_terms: Fraction = Fraction(0)
 
     def src(self, o: int) -> Fraction:
         return self.a * o + self.b
@@ -223,8 +226,9 @@ def bind_resize(ir: ResizeIR, in_shape: Sequence[int], runtime: dict | None = No
             nearest = "ceil" if used[i] < 1 else "floor"
         valid = (Fraction(0), Fraction(lens[i] - 1)) if ir.coord == "tf_crop_and_resize" and not copy else None
         pb, pe = pad_of(ax)
+        symmetric = ir.coord == "half_pixel_symmetric" and not copy and flen[i] != out[i]
         bound = BoundAxis(ax, lens[i], out[i], a, b, Fraction(1) if copy else used[i], nearest, valid, pb, pe,
-                          stretch_clamp=not unclamped)
+                          stretch_clamp=not unclamped, map_terms=Fraction(lens[i], 2) if symmetric else Fraction(0))
         if not bound.is_identity(ir.exclude_outside):
             axes.append(bound)
     for ax in range(ir.rank):

@@ -194,10 +194,11 @@ def _window_edge(y: np.ndarray, new_y: np.ndarray, axis, sampler: Sampler, K: in
 
 
 def _axis_dc(axis) -> np.ndarray:
-    """The float32 error of each output's source coordinate a*o + b: C_COORD roundings of its terms."""
+    """The float32 error of each output's source coordinate a*o + b: C_COORD roundings of its terms (and of the
+    map's own intermediates, ``BoundAxis.map_terms``)."""
     o = np.arange(axis.out_len, dtype=np.float64)
     src = np.array([float(s) for s in source_coords(axis)], dtype=np.float64).reshape(axis.out_len)
-    return C_COORD * U * (np.abs(src) + abs(float(axis.a)) * (o + 1) + abs(float(axis.b)))
+    return C_COORD * U * (np.abs(src) + abs(float(axis.a)) * (o + 1) + abs(float(axis.b)) + float(axis.map_terms))
 
 
 @cache_if_hashable(maxsize=1024)

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from resample_bridge.tools.dev.fuzz import cli_command, run_process
 from resample_bridge.tools.dev.fuzz_classify import CTRL, message_problems
 from resample_bridge.tools.dev.fuzz_exec import oracle, run_onnxruntime, run_openvino
-from tests.helpers.models import resize_model
+from tests.helpers.models import EXTENSION_ONLY, resize_model, roi_initializer
 
 F, I32, U8 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.UINT8
 LIB = "libresample_bridge_openvino.so"
@@ -411,13 +411,11 @@ def test_force_onto_a_directory_leaves_nothing(tmp_path):
 
 
 def _extension_model():
-    # half_pixel_symmetric linear Resize with its scales fed at run time: Interpolate has no such mode and no
-    # in-graph form computes its map (it reads the fractional output length L*s) from a run-time float scale: the
-    # extension is needed even by the portable default (issue 42).
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="r", mode="linear",
-                            coordinate_transformation_mode="half_pixel_symmetric")
+    # tf_crop_and_resize with its scales fed at run time: no in-graph form computes it, so the extension is
+    # needed even by the portable default (issue 42; ``EXTENSION_ONLY``).
+    node = helper.make_node("Resize", ["X", "roi", "scales"], ["Y"], name="r", **EXTENSION_ONLY)
     return single(node, [helper.make_tensor_value_info("X", F, [1, 1, 5, 5]),
-                         helper.make_tensor_value_info("scales", F, [4])], opset=19)
+                         helper.make_tensor_value_info("scales", F, [4])], [roi_initializer()], opset=19)
 
 
 def test_existing_extension_library_is_not_overwritten(tmp_path):

@@ -49,7 +49,7 @@ FORM = "scale_taps"
 MAX_LEN = 1 << 18  # L * (a 12-bit half of the significand) < 2^30: inside int32
 MAX_SCALE = 1 << 12  # the exponent's comparisons and the shift's table cover scales below 2^12 (and down to 2^-24)
 _E_LOW = -24  # s < 2^-24: the exponent reads -25, and floor(L*s) = 0 for every L < 2^24
-COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")
+COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "half_pixel_symmetric")
 _FLOATS = ("float32", "float16", "bfloat16")
 REASON = "run-time scale window decomposition: output length, source coordinates and tap weights computed in " \
          "the graph from the run-time scale (integer length, float32 coordinates and weights), one Gather of the " \
@@ -180,6 +180,20 @@ def out_length(in_len, s, parts=None):
     return o.maximum(ops15.bitwise_right_shift(total, shift), _i64(0)).output(0)
 
 
+def _symmetric_source(xi, in_len, out_len, s, minus_one):
+    """half_pixel_symmetric's offset + (o + 1/2)/s - 1/2, offset = L/2 * (1 - out / (L*s)), as
+    (2o + 1 + rho) / (2s) - 1/2 with rho = L*s - out in [0, 1): no cancellation between the offset and the
+    quotient. rho's only rounding is the float32 product L*s (exact where L*s is an integer, as the spec's own
+    offset is then exactly 0; else within u*L*s, the offset's L/2 that the error bound counts:
+    ``BoundAxis.map_terms``); the difference with out is exact (Sterbenz). No float is multiplied by a constant
+    (the plugin rewrote such a Multiply into one of its own, unpinned): 2s is s + s."""
+    o = ops()
+    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
+    rho = minus(o.multiply(f(in_len), s).output(0), f(out_len), minus_one)
+    num = o.add(f(o.add(o.add(xi, xi), _i64(1))), rho).output(0)
+    return minus(quotient(num, o.add(s, s).output(0), minus_one), 0.5, minus_one)
+
+
 def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one):
     """The source coordinate (f32) of outputs ``xi`` (i64) by ``coords.affine``'s map for ``ir.coord`` with the given
     scale; an axis whose scale is exactly 1 maps each output onto itself (every mode here does at s = 1), and an
@@ -199,7 +213,9 @@ def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one):
         part = quotient(f(o.subtract(num, o.multiply(whole, span))), f(span), minus_one)
         src = o.add(f(whole), part)
         src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
-    else:  # half_pixel, pytorch_half_pixel
+    elif ir.coord == "half_pixel_symmetric" and ir.formula_length != "integer":
+        src = _symmetric_source(xi, in_len, out_len, s, minus_one)
+    else:  # half_pixel, pytorch_half_pixel (half_pixel_symmetric of the integer length: no offset)
         src = minus(quotient(o.add(x, half), s, minus_one), 0.5, minus_one)
         if ir.coord == "pytorch_half_pixel":
             src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)

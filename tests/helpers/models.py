@@ -28,6 +28,18 @@ def resize_model(x_shape, *, scales=None, sizes=None, roi=None, opset=19, name="
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
 
 
+# A Resize that no in-graph form computes where its scales are fed at run time or its lengths known only then:
+# tf_crop_and_resize's crop box (the roi below, an initializer input) has no run-time form, so even the portable
+# default writes the extension. One place for the tests that need a library written.
+EXTENSION_ONLY = dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize")
+EXTENSION_ROI = [0, 0, 0.1, 0.2, 1, 1, 0.8, 0.9]
+
+
+def roi_initializer(name: str = "roi"):
+    """``EXTENSION_ROI`` as a float32 initializer named ``name``."""
+    return numpy_helper.from_array(np.array(EXTENSION_ROI, np.float32), name)
+
+
 def strict_json(text: str):
     """``json.loads`` that refuses NaN / Infinity (which strict JSON has no spelling for)."""
     def no_constant(c):

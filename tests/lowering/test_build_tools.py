@@ -38,13 +38,13 @@ def _real_cmake() -> str | None:
 
 
 def _needs_extension_model(path: Path):
-    """A dynamic-shape antialias cubic downscale in half_pixel_symmetric (its map reads the fractional length
-    L*s): only the extension computes it (rung 4)."""
+    """A dynamic-shape downscale under a crop box (``EXTENSION_ONLY``): only the extension computes it (rung 4)."""
+    from tests.helpers.models import EXTENSION_ONLY, roi_initializer
+
     scales = numpy_helper.from_array(__import__("numpy").array([1, 1, 0.35, 0.35], "float32"), "scales")
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="aa", mode="cubic", antialias=1,
-                            exclude_outside=1, coordinate_transformation_mode="half_pixel_symmetric")
+    node = helper.make_node("Resize", ["X", "roi", "scales"], ["Y"], name="aa", **EXTENSION_ONLY)
     g = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 3, "H", "W"])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [scales])
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [scales, roi_initializer()])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), path)
 
 

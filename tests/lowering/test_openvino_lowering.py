@@ -15,7 +15,8 @@ from resample_bridge.tools.cli import main  # noqa: E402
 from resample_bridge.tools.verify_openvino import verify_openvino  # noqa: E402
 from resample_bridge.tools.convert import convert_to_openvino  # noqa: E402
 from tests.helpers.conformance import conformance_cases, frozen_case  # noqa: E402
-from tests.helpers.models import chain_model, const, real_models, resize_model  # noqa: E402
+from tests.helpers.models import (EXTENSION_ONLY, EXTENSION_ROI, chain_model, const, real_models,  # noqa: E402
+                                  resize_model)
 
 CASES = conformance_cases()
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -128,9 +129,8 @@ def test_dynamic_shape_goes_to_the_extension_and_is_exact_at_two_shapes(tmp_path
     from resample_bridge.semantics.reference import run
     from resample_bridge.translate.onnx import parse_model
 
-    # half_pixel_symmetric reads the fractional length L*s: no in-graph form on a run-time length
-    m = resize_model((1, 1, 4, 4), scales=[1, 1, 1.5, 0.6], mode="cubic", antialias=1,
-                     coordinate_transformation_mode="half_pixel_symmetric")
+    # tf_crop_and_resize's crop box: no in-graph form on a run-time length (``EXTENSION_ONLY``)
+    m = resize_model((1, 1, 4, 4), scales=[1, 1, 1.5, 0.6], roi=EXTENSION_ROI, **EXTENSION_ONLY)
     m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "h"
     src = tmp_path / "dyn.onnx"
     onnx.save(m, src)
@@ -150,10 +150,9 @@ def test_without_the_extension_a_dynamic_shape_is_refused_with_the_reason(tmp_pa
         raise BridgeError("cmake was not found (needed to build the extension)")
 
     monkeypatch.setattr(compiled, "openvino_node", unavailable)  # a machine without a C++ toolchain
-    # a non-integer scale on a dynamic axis in a mode whose map reads the fractional length L*s: no built-in op or
-    # in-graph form is proven for every value of it
-    m = resize_model((1, 1, 4, 4), scales=[1, 1, 1.5, 1], mode="linear",
-                     coordinate_transformation_mode="half_pixel_symmetric")
+    # a non-integer scale on a dynamic axis under a crop box: no built-in op or in-graph form is proven for every
+    # value of it (``EXTENSION_ONLY``)
+    m = resize_model((1, 1, 4, 4), scales=[1, 1, 1.5, 1], roi=EXTENSION_ROI, **EXTENSION_ONLY)
     m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "h"
     src = tmp_path / "dyn.onnx"
     onnx.save(m, src)

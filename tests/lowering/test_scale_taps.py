@@ -59,7 +59,9 @@ def _written(model, tmp_path):
     ("linear", "align_corners", False, [2, 3], False), ("cubic", "align_corners", False, None, False),
     # antialias: the window's width follows the run-time scale (K = 2*ceil(R / min(s, 1)) taps)
     ("linear", "half_pixel", False, [2, 3], True), ("cubic", "half_pixel", True, None, True),
-    ("linear", "asymmetric", False, None, True), ("cubic", "align_corners", False, [2, 3], True)])
+    ("linear", "asymmetric", False, None, True), ("cubic", "align_corners", False, [2, 3], True),
+    # half_pixel_symmetric: its offset L/2 * (1 - out / (L*s)) from the run-time length and scale
+    ("linear", "half_pixel_symmetric", False, [2, 3], False), ("cubic", "half_pixel_symmetric", True, None, True)])
 def test_default_is_in_graph_and_exact(mode, coord, exclude, axes, antialias, tmp_path):
     model = scales_model(mode, coord, exclude, axes=axes, antialias=antialias)
     xml, src = _written(model, tmp_path)
@@ -168,10 +170,10 @@ def test_proof_refuses_a_scale_read_otherwise(tmp_path):
 
 
 def test_nearest_and_other_modes_keep_their_reason(tmp_path):
-    """half_pixel_symmetric has no run-time scale window: the refusal names the field; nearest is not this
-    form's (``scale_nearest`` takes it)."""
-    (_, ir), = parse_model(scales_model("linear", "half_pixel_symmetric"))
-    assert st.refusal(ir)[1] == "coordinate_transformation_mode"
+    """tf_crop_and_resize has no run-time scale window: the refusal names the field (its crop box, roi, is refused
+    first where it has one); nearest is not this form's (``scale_nearest`` takes it)."""
+    (_, ir), = parse_model(scales_model("linear", "half_pixel"))
+    assert st.refusal(dataclasses.replace(ir, coord="tf_crop_and_resize"))[1] == "coordinate_transformation_mode"
     (_, ir), = parse_model(scales_model("nearest", "half_pixel"))
     assert not st.applies(type("N", (), {"ir": ir}))
 

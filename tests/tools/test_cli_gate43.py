@@ -21,14 +21,14 @@ def _run(*args, cwd, env=None):
 
 
 def _runtime_scales_model() -> onnx.ModelProto:
-    """A half_pixel_symmetric Resize whose scales are a graph input: only the extension computes it exactly (its
-    map reads the fractional output length L*s; in the other modes linear, cubic, antialias and nearest have
-    in-graph forms)."""
-    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], name="scales_at_run_time", mode="linear",
-                            coordinate_transformation_mode="half_pixel_symmetric")
+    """A tf_crop_and_resize Resize whose scales are a graph input: only the extension computes it exactly (no
+    in-graph form takes its crop box with a run-time scale; ``EXTENSION_ONLY``)."""
+    from tests.helpers.models import EXTENSION_ONLY, roi_initializer
+
+    node = helper.make_node("Resize", ["X", "roi", "S"], ["Y"], name="scales_at_run_time", **EXTENSION_ONLY)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 8, 8]),
                                             helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [roi_initializer()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
 
 

@@ -7,6 +7,8 @@ needs the extension, which ties the model to one CPU and one OpenVINO release. T
 non-integer scale on an input whose lengths are known only at run time (F.interpolate(x, scale_factor=1.5)
 exported with dynamic H / W): no tap table can be built, so the scale enters the same window as a constant, and
 its proof runs the window the produced model holds (the scale folded into it) over many lengths at that scale.
+Antialias widens the window with the scale: K = 2*ceil(R / min(s, 1)) taps, known at run time, their weights
+divided by their sum (``_antialias_offsets``, ``_filter``).
 
 The output length floor(L*s) is the exact floor of the product of an integer and a float32 (``size_rule`` floor:
 10 * 0.7f is 6.99999988, length 6, where the float32 product rounds to 7). It is computed in integers
@@ -59,10 +61,8 @@ STATIC_REASON = "static scale window decomposition on run-time lengths: output l
     "float32 coordinates and weights), one Gather of the K taps and their weighted sum per axis"
 
 
-
-
 def applies(node) -> bool:
-    """A linear / cubic Resize (no antialias) whose scales are known only at run time, or whose static scales
+    """A linear / cubic Resize (antialias too) whose scales are known only at run time, or whose static scales
     resize an axis of a length known only at run time (F.interpolate(scale_factor=1.5) exported with dynamic H / W:
     Interpolate's scales mode adds 1e-6 to L*s, and no table can be built) (rung 3 of the Resize ladder asks:
     ``node.ir`` is a ResizeIR)."""

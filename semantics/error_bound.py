@@ -221,11 +221,19 @@ def _axis_slopes(axis, sampler: Sampler, exclude_outside: bool, K: int) -> tuple
             w0, up, down = (_weights(sampler, t + s, f, m, inside) for s in (0, h, -h))
             d = np.array([float((i - t) * f) for i in range(1 - m, m + 1)])
             kept = np.ones(K) if inside is None else np.array(inside, dtype=float)
-            total = abs(float(sum(kept * raw_filter(d, sampler)))) if sampler.antialias or inside else 1.0
+            _, total = filter_sum(d, sampler, kept, bool(sampler.antialias or inside))
             memo[(t, inside)] = ([float(max(abs(u - w), abs(w - dn)) / h) for w, u, dn in zip(w0, up, down)],
-                                 kept * filter_terms(d, sampler) / (total or 1.0))
+                                 kept * filter_terms(d, sampler) / np.abs(total))
         slope[o], terms[o] = memo[(t, inside)]
     return slope, terms
+
+
+def filter_sum(d: np.ndarray, sampler: Sampler, kept: np.ndarray, normalised: bool) -> tuple:
+    """(the kept taps' filter values at distances d [..., K], the sum [..., 1] the weights are divided by: their
+    own under antialias / exclude_outside (``normalised``) where it is not 0, else 1)."""
+    w = raw_filter(d, sampler) * kept
+    total = w.sum(axis=-1, keepdims=True) if normalised else np.ones(w.shape[:-1] + (1,))
+    return w, np.where(total != 0, total, 1.0)
 
 
 def filter_terms(d: np.ndarray, sampler: Sampler) -> np.ndarray:

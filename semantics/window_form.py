@@ -33,7 +33,7 @@ from . import error_bound as eb
 from .coords import bind_resize
 from .ir import ResizeIR, RuntimeValue
 from .nearest_index import _BASE, Linear, NoNearestIndex, integer_scales, run_time_form_refusal
-from .taps import axis_taps, cubic_inner, cubic_outer, raw_filter, source_coords, stretch
+from .taps import axis_taps, cubic_inner, cubic_outer, source_coords, stretch
 
 ZERO = Linear(0, 0, 0)
 # The scalars of the identity map src = o, f = 1: each output reads its own element with weight 1 (every other
@@ -201,11 +201,10 @@ def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None
     K = t.weight.shape[1]
     slope, terms = eb._axis_slopes(axis, bound.sampler, bool(bound.exclude_outside), K)
     dc = eb._axis_dc(axis)
-    allow = eb.C_W * eb.U * (K * np.abs(t.weight) + terms) + slope * dc[:, None]
+    rounding = eb.C_W * eb.U * (K * np.abs(t.weight) + terms)
     moved_index, moved = _moved_weights(axis, bound.sampler, bool(bound.exclude_outside), K, dc)
-    allow = np.maximum(dense(t.index, allow, in_len),
-                       dense(t.index, eb.C_W * eb.U * (K * np.abs(t.weight) + terms), in_len) +
-                       dense(moved_index, moved, in_len))
+    allow = np.maximum(dense(t.index, rounding + slope * dc[:, None], in_len),
+                       dense(t.index, rounding, in_len) + dense(moved_index, moved, in_len))
     return dense(t.index, t.weight, in_len), allow
 
 
@@ -226,10 +225,8 @@ def _moved_weights(axis, sampler, exclude_outside: bool, K: int, dc: np.ndarray)
     def weights(c):
         """(weights, the float32 rounding allowance of their filter's terms: ``error_bound``'s C_W*u*T/|S|)."""
         d = (taps - c[:, None]) * f
-        w = raw_filter(d, sampler) * kept
-        total = np.abs(w.sum(axis=1, keepdims=True)) if sampler.antialias or exclude_outside else np.ones((1, 1))
-        rounding = eb.C_W * eb.U * kept * eb.filter_terms(d, sampler) / np.where(total != 0, total, 1)
-        return np.where(total != 0, w / np.where(total != 0, total, 1), w), rounding
+        w, total = eb.filter_sum(d, sampler, kept, bool(sampler.antialias or exclude_outside))
+        return w / total, eb.C_W * eb.U * kept * eb.filter_terms(d, sampler) / np.abs(total)
 
     (w0, _), (up, r_up), (down, r_down) = weights(src), weights(src + dc), weights(src - dc)
     change = np.maximum(np.abs(up - w0) + r_up, np.abs(down - w0) + r_down)

@@ -77,13 +77,14 @@ def grid(length: int | None = None, scales: tuple = ()) -> list[tuple[int, float
 
 def fixed_scale_grid(s: float, length: int | None = None) -> list[tuple[int, float]]:
     """(L, s) for one scale the produced model holds as a constant: every L of ``_FIXED_LENGTHS`` (or the one
-    ``length``), those whose product L*s falls just below or on an integer among them."""
+    ``length``)."""
     return [(L, s) for L in ((length,) if length else _FIXED_LENGTHS)]
 
 
 def _static_scales(ir: ResizeIR) -> tuple:
     """The IR's static scales (float32 values), () where they are fed at run time."""
-    return tuple(sorted({static_scale(ir, a) for a in ir.axes})) if static_scale(ir, ir.axes[0]) is not None else ()
+    scales = [static_scale(ir, a) for a in ir.axes]
+    return () if None in scales else tuple(sorted(set(scales)))
 
 
 def grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int | None = None,

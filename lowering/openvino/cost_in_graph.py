@@ -1,12 +1,12 @@
 """The cost model's choice among the in-graph forms, which all need nothing beside the model: rung 2's
 convolution form (``conv_rewrite``) instead of Interpolate, and the matrix form (``matmul_rewrite``) instead of the
-rung the ladder chose, each where estimated ``CONV_MARGIN`` (the matrix form: ``MATMUL_MARGIN``) times faster
-(``faster_conv``). Their rates are read
-at the node's plane (``cost_plane``: Interpolate's time per output grows with the plane, the matrix form's per
-multiply-accumulate shrinks with it), and the matrix form, a planar op as the decomposition is, pays the reorders
-OpenVINO's CPU plugin puts between it and the blocked layouts of Conv layers on each side that does not meet the
-model's inputs or outputs (``boundary``), as the extension does (``cost.estimate``)."""
-
+rung the ladder chose, each where estimated ``CONV_MARGIN`` (the matrix form: ``MATMUL_MARGIN``) times faster at
+f32 and no slower (``REDUCED_PAR``) at the CPU's own lower default precision (bf16 here; ``faster_conv``). Their rates are read at
+the node's plane (``cost_plane``: Interpolate's time per output grows with the plane, the matrix form's per
+multiply-accumulate shrinks with it) and in its context (``cost_plane.context``: fed by the model's input or by
+another op, its output the model's or another op's: OpenVINO's CPU plugin hands each form other layouts), and the
+matrix form, a planar op as the decomposition is, pays the reorders the plugin puts between it and the blocked
+layouts of a Conv that reads its output (``boundary``), as the extension does (``cost.estimate``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,13 +16,17 @@ from .boundary import NOT_AT_BOUNDARY
 from .cost import REFERENCE_OUTPUTS, Calibration, _keys, _static_elements, chosen_name
 from .cost_timing import few_key, fixed_key, int_key, rung_class
 
-__all__ = ["CONV_MARGIN", "MATMUL_MARGIN", "faster_conv"]
+__all__ = ["CONV_MARGIN", "MATMUL_MARGIN", "REDUCED_PAR", "faster_conv"]
 
-CONV_MARGIN = 1.1  # the in-graph forms against the chosen rung: both need nothing beside the model
+CONV_MARGIN = 1.1  # the in-graph forms against the chosen rung at f32: both need nothing beside the model
 # The matrix form's estimate reads two more rates (per multiply-accumulate by plane, its guard's per element): on
 # 1x256x20x20 and 1x64x40x40, linear x2, estimated 1.1-1.2x faster than Interpolate or the convolution form, it
 # was measured 0.7-1.2x their speed from one run to the next on a busy 2-core machine (AMD EPYC Zen 4).
 MATMUL_MARGIN = 1.3
+# At the CPU's lower default precision a form may be estimated this much slower and still be "no slower": the
+# rates' resolution there (the matrix form on 1x64x40x40 linear x2 alone, bf16: estimated 0.93x Interpolate's
+# speed, measured 1.03x); the forms the plane rates timed alone had taken ran 2.5-9x slower.
+REDUCED_PAR = 0.9
 PLANAR = ("decomposition", "matmul")  # run in the plain layout: reordered from and to a Conv's blocked one
 
 
@@ -38,9 +42,24 @@ def faster_conv(node, record, table: Calibration, form: str = "conv") -> tuple[s
     faster, est = got
     if faster is None:
         return None, est
+    # And not slower at the lower precision the CPU runs a model at by default (bf16 here), where the table has
+    # its rates: a form faster at f32 alone would make the model slower where it is deployed as it comes.
+    for view in cost_plane.reduced(table):
+        low_est = _conv_estimate(node.ir, view, chosen, form, sides)[1]
+        u = "ms" if low_est and f"{form}_ms" in low_est else "ns"
+        if low_est is None or f"{form}_{u}" not in low_est:
+            continue
+        est[view.precision] = low_est
+        low = low_est[f"chosen_{u}"] / low_est[f"{form}_{u}"]
+        if low < REDUCED_PAR:
+            return None, est
+        faster = min(faster, low)
     u = "ms" if f"{form}_ms" in est else "ns"
+    low = "".join(f", {p}: {est[p][f'{form}_{u}']:.3g} against {est[p]['chosen_' + u]:.3g}" for p in cost_plane.REDUCED
+                  if p in est)
+    per = " per output" * (u == "ns")
     return (f"cost model: {faster:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
-            f"{est[f'{form}_{u}']:.3g} {u} against {est['chosen_' + u]:.3g} {u}{' per output' * (u == 'ns')})"), est
+            f"{est[f'{form}_{u}']:.3g} {u} against {est['chosen_' + u]:.3g} {u}{per}{low})"), est
 
 
 def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = "conv",
@@ -63,11 +82,12 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
     # Resized lengths known only at run time: per output element, fixed costs spread over REFERENCE_OUTPUTS.
     n_out, unit = (sizes[1], 1e6) if sizes else (REFERENCE_OUTPUTS, REFERENCE_OUTPUTS)
     plane = _plane(ir, shape, sizes)
+    fed = cost_plane.context(sides)  # its input another op's, not the model's: the rates timed fed by a Conv
     t, rates = {}, {}
     for side, cls in (("chosen", chosen), (form, form)):  # the matrix form: its time (ms) for a rate
         key = None if cls == "matmul" else _keys(ir, cls, sizes is None or sizes[0] <= sizes[1], shape, table)[0]
-        rates[side] = cost_matmul.time_ms(ir, shape, table, plane, n_out) if key is None else \
-            cost_plane.rate(table, key, None if key.endswith((few_key(""), int_key(""))) else plane)
+        rates[side] = cost_matmul.time_ms(ir, shape, table, plane, n_out, fed) if key is None else \
+            cost_plane.rate(table, key, None if key.endswith((few_key(""), int_key(""))) else plane, fed)
         if rates[side] is None:
             return None, None
         t[side] = rates[side] if key is None else ((table.rate(fixed_key(key)) or 0.0) + rates[side] * n_out) / unit
@@ -76,8 +96,9 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
     est = {f"chosen_{per}": t["chosen"], f"{form}_{per}": t[form], "margin": margin, "rates": table.where}
     if sizes and (form in PLANAR) != (chosen in PLANAR) and not all(sides):
         planar = form if form in PLANAR else "chosen"
+        # The rates timed fed by a Conv (``cost_plane.fed_key``) hold the input side's reorder.
         reorders = (table.rate(cost_plane.LAYOUT) or table.rate("layout") or 0.0) * \
-            (sizes[0] * (not sides[0]) + sizes[1] * (not sides[1])) / 1e6
+            (sizes[0] * (bool(fed) and not _fed_rates(table, plane)) + sizes[1] * (not sides[1])) / 1e6
         t[planar] += reorders
         est[f"{planar}_{per}"], est["reorders_ms"] = t[planar], reorders
     if sizes is None or sizes[2]:
@@ -87,6 +108,12 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
                                                  rates["chosen"] < margin * rates[form]):
         return None, est
     return t["chosen"] / t[form], est
+
+
+def _fed_rates(table, plane: int | None) -> bool:
+    """Whether ``table`` has the matrix form's rates timed fed by a Conv, read at ``plane``."""
+    return plane is not None and any(table.rate(cost_plane.fed_key(cost_plane.plane_key(cost_plane.MATMUL_KEY, s)))
+                                     is not None for s in cost_plane.PLANES)
 
 
 def _plane(ir, shape, sizes) -> int | None:

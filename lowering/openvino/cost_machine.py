@@ -40,7 +40,7 @@ def cache_file() -> Path:
     import openvino
 
     # The calibration models' own source too: a rate timed (or found missing) by other models is not reused.
-    models = hashlib.sha256(Path(cost_timing.__file__).read_bytes()).hexdigest()[:16]
+    models = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (cost_timing, cost_plane))).hexdigest()[:16]
     key = project_hash(KERNELS_DIR, extra=f"cost layout openvino {openvino.__version__} models {models}")
     return cache_root() / f"cost-{key}.json"
 

@@ -10,10 +10,20 @@ So each in-graph class is also timed at ``PLANES``: as many outputs at each, the
 smaller plane (the issue's channel grid 16 / 64 / 256; at most ``cost_timing.FEW`` channels keep their own
 rates), all forms of one plane and sampler in one interleaved run (their order is what decides). A node's rate
 is interpolated in log plane size between the timed planes (``rate``), clamped at the ends; its fixed cost per
-call stays the class's (``cost_timing``: a few microseconds, next to the 0.1-5 ms these planes take)."""
+call stays the class's (``cost_timing``: a few microseconds, next to the 0.1-5 ms these planes take).
+
+Each form is timed alone and where a model mostly has it: fed by a Conv (``_after_conv``, ``fed_key``), by the
+plugin's count of its own ops (``_profiled_ms``: not the Conv's, nor the reorder to the model's output, which the
+forms share); each at f32 and at this CPU's own default precision where that is lower (``REDUCED``: bf16 here).
+Fed by a model's input, Interpolate runs another layout than after a Conv: linear x2 1x64x48x48 alone 2.07 ms at
+f32, 0.52 at bf16, against the convolution form's 0.48; after a Conv, 1x32x60x80 x2 -> Conv, Interpolate 0.62 /
+0.41 ms (f32 / bf16), the convolution form 0.63 / 1.35 (under bf16 the plugin runs that depthwise ConvTranspose
+in its general kernel). The rates timed alone sent such nodes to the convolution form: whole models under the
+bf16 default 3-9x slower than the importer's (AMD EPYC Zen 4, AVX-512, 2 cores)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import tempfile
@@ -36,6 +46,10 @@ FORMS = ("builtin", "conv", "matmul", "matmul+guard")
 MATMUL_KEY = "matmul/mac"  # cost_matmul.KEY (that module imports this one)
 GUARD = "matmul/guard"  # cost_matmul.GUARD: its plane rates per element in and out (``_timed``)
 LAYOUT = "layout/matmul"  # ns per element in and out: the matrix form between Conv layers, beyond its time alone
+# Lower precisions a CPU may run a model at by default (OpenVINO's INFERENCE_PRECISION_HINT): the plane rates are
+# also timed at the one this CPU defaults to, filed under ``at(key, precision)``.
+REDUCED = ("bf16", "f16")
+FEEDER = "feeder"  # the Conv that feeds a calibration's node (``_after_conv``)
 
 
 def plane_key(key: str, side: int) -> str:
@@ -43,13 +57,64 @@ def plane_key(key: str, side: int) -> str:
     return f"{key}/plane{side}"
 
 
-def rate(table, key: str, plane: int | None) -> float | None:
+def at(key: str, precision: str) -> str:
+    """The key of a plane rate timed under the ``precision`` hint (one of ``REDUCED``)."""
+    return f"{key}@{precision}"
+
+
+@functools.cache
+def default_precision() -> str:
+    """This CPU's own default inference precision (OpenVINO's: bf16 where the CPU has it), "f32" otherwise."""
+    import openvino as ov
+
+    got = ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT")
+    got = got.get_type_name() if hasattr(got, "get_type_name") else str(got).lower()
+    return got if got in REDUCED else "f32"
+
+
+class Reduced:
+    """A table's view at a reduced precision: each plane rate read as timed under that hint (``at``), every other
+    rate (fixed costs, reorders, the classes' own) as the table has it."""
+
+    def __init__(self, table, precision: str):
+        self.table, self.precision, self.where = table, precision, table.where
+
+    def rate(self, key: str) -> float | None:
+        return self.table.rate(at(key, self.precision) if "/plane" in key else key)
+
+
+def reduced(table) -> list:
+    """The views (``Reduced``) of ``table`` at each lower precision it has plane rates for; a table timed on
+    this machine: at this CPU's default where that is lower."""
+    found = {k.rsplit("@", 1)[1] for k in table.rates if "/plane" in k and "@" in k}
+    if getattr(table, "timer", None) is not None and (mine := default_precision()) != "f32":
+        found.add(mine)
+    return [Reduced(table, p) for p in REDUCED if p in found]
+
+
+def fed_key(key: str, to_output: bool = False) -> str:
+    """The key of a plane rate timed with the node fed by a Conv (``_after_conv``), not by the model's input;
+    ``to_output``: the reorder of its output to the model's output counted in (the node's output is the model's)."""
+    return f"{key}/fed{'-out' if to_output else ''}"
+
+
+def context(sides: tuple) -> str | None:
+    """The rates a node's ``sides`` (input, output at the model's boundary: ``boundary``) read: None (alone: fed
+    by the model's input), "fed" (between other ops), "fed-out" (fed by another op, its output the model's)."""
+    return None if sides[0] else "fed-out" if sides[1] else "fed"
+
+
+def rate(table, key: str, plane: int | None, fed: str | None = None) -> float | None:
     """``key``'s rate at ``plane`` elements (the smaller of a node's input and output planes: the calibration's
     upscale input and downscale output are ``side`` x ``side``): interpolated in log plane size between the planes
     the table has it at, clamped at the ends; the key's own rate (timed at ``SHAPE`` apart from the other forms)
-    where ``plane`` is None or the table has it at no plane."""
-    points = [] if plane is None else \
-        sorted((s * s, r) for s in PLANES if (r := table.rate(plane_key(key, s))) is not None)
+    where ``plane`` is None or the table has it at no plane. ``fed`` (``context``): the node's input is not the
+    model's (a Conv's, as a model's resize is mostly): the rates timed so, where the table has them."""
+    def at_planes(name):
+        return [] if plane is None else sorted((s * s, r) for s in PLANES if (r := table.rate(name(s))) is not None)
+
+    points = (fed and at_planes(lambda s: fed_key(plane_key(key, s), fed == "fed-out"))) or \
+        at_planes(lambda s: plane_key(key, s))
     if not points:
         return table.rate(key)
     if plane <= points[0][0]:
@@ -80,6 +145,7 @@ def time_rates(key: str, convert) -> dict:
     against Interpolate)."""
     if key == LAYOUT:
         return _layout(convert)
+    key = key.split("@", 1)[0].removesuffix("/fed").removesuffix("/fed-out")  # one run times every context
     side = int(key.rsplit("/plane", 1)[1])
     base = key.rsplit("/plane", 1)[0]
     if base in (MATMUL_KEY, GUARD):
@@ -91,14 +157,52 @@ def time_rates(key: str, convert) -> dict:
 
 
 def _timed(kind: str, aa: bool, up: bool, side: int, convert) -> dict:
-    import onnx
+    """The forms' rates at ``side``, alone (fed by the model's input) and fed by a Conv (``fed_key``), each at
+    f32 and at this CPU's lower default precision (``at``)."""
     import openvino as ov
 
     core = ov.Core()
     made, feeds, n_out = cost_timing._model(kind, aa, up, "half_pixel", base=PLANES[side])
     (_, ir), = parse_model(made)
     in_shape = feeds[0].shape
-    runs, names = [], []
+    out = {}
+    for fed in (False, True):
+        models, names = _forms(_after_conv(made, in_shape[1]) if fed else made, kind, aa, up, convert)
+        for precision in ("f32",) + ((default_precision(),) if default_precision() != "f32" else ()):
+            hint = {"INFERENCE_PRECISION_HINT": precision, "PERF_COUNT": fed}
+            runs = [(core.compile_model(m, "CPU", hint), feeds) for m in models]
+            # Alone: an inference's own cost stays in (about 0.05 ms over 590 k outputs: under 0.1 ns each).
+            got = _profiled_ms(runs) if fed else [(ms,) for ms in cost_timing._median_ms(runs)]
+            for i, where in enumerate(("fed", "fed-out") if fed else (None,)):
+                t = {form: ms[i] * 1e6 for form, ms in zip(names, got)}
+                out.update(_rates(t, kind, aa, up, side, ir, in_shape, feeds[0].size, n_out,
+                                  lambda k, w=where, p=precision: _named(k, w, p)))
+    return out
+
+
+def _named(key: str, where: str | None, precision: str) -> str:
+    """``key`` as timed in the context ``where`` (``context``) at ``precision``."""
+    key = fed_key(key, where == "fed-out") if where else key
+    return key if precision == "f32" else at(key, precision)
+
+
+def _rates(t: dict, kind, aa, up, side, ir, in_shape, n_in: int, n_out: int, name) -> dict:
+    """{rate key (``name``d): ns per output element, the matrix form's per multiply-accumulate} of the forms'
+    times ``t`` (ns)."""
+    out = {name(plane_key(key_of(form, kind, aa, up), side)): t[form] / n_out for form in FORMS[:2] if form in t}
+    if "matmul" in t:
+        out[name(plane_key(MATMUL_KEY, side))] = t["matmul"] / matmul_rewrite.macs(
+            matmul_rewrite.plan(ir, in_shape), in_shape)
+        # The If copies X in and Y out of its branch: a rate per element in and out, not per input alone.
+        out[name(plane_key(GUARD, side))] = max(t["matmul+guard"] - t["matmul"], 0.0) / (n_in + n_out)
+    return out
+
+
+def _forms(made, kind: str, aa: bool, up: bool, convert) -> tuple[list, list]:
+    """([OpenVINO model], [form]): ``made`` converted by ``convert`` with each of ``FORMS`` it has forced."""
+    import onnx
+
+    models, names = [], []
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "m.onnx")
         onnx.save(made, path)
@@ -108,18 +212,49 @@ def _timed(kind: str, aa: bool, up: bool, side: int, convert) -> dict:
                 model, (rec,) = convert(path, prefer="builtin", allow_conditional=form == "matmul")
             if (rec.proof.get("form") or ("builtin" if rec.rung in (1, 2) else None)) != form.split("+")[0]:
                 continue  # no such form for this sampler and ratio
-            runs.append((core.compile_model(model, "CPU", cost_timing.F32), feeds))
+            models.append(model)
             names.append(form)
-    # An inference's own cost stays in (about 0.05 ms over 590 k outputs: under 0.1 ns each): a difference with
-    # an inference of nothing came out 0 on a busy machine (the convolution form's nearest x2, 2 of 3 timings).
-    t = {form: ms * 1e6 for form, ms in zip(names, cost_timing._median_ms(runs))}
-    out = {plane_key(key_of(form, kind, aa, up), side): t[form] / n_out for form in FORMS[:2] if form in t}
-    if "matmul" in t:
-        out[plane_key(MATMUL_KEY, side)] = t["matmul"] / matmul_rewrite.macs(matmul_rewrite.plan(ir, in_shape),
-                                                                          in_shape)
-        # The If copies X in and Y out of its branch: a rate per element in and out, not per input alone.
-        out[plane_key(GUARD, side)] = max(t["matmul+guard"] - t["matmul"], 0.0) / (feeds[0].size + n_out)
-    return out
+    return models, names
+
+
+def _after_conv(made, channels: int):
+    """``made`` with its input fed through a 3x3 Conv (``FEEDER``) of ``channels``, as a model's resize is:
+    OpenVINO's CPU plugin then hands it the layout and precision a model's Conv does."""
+    from onnx import helper, numpy_helper
+
+    g = made.graph
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((channels, channels, 3, 3)).astype(
+        np.float32) * 0.1, "feeder_w")
+    conv = helper.make_node("Conv", [g.input[0].name, "feeder_w"], ["feeder_y"], name=FEEDER, pads=[1] * 4)
+    nodes = [conv] + [helper.make_node(n.op_type, ["feeder_y" if i == g.input[0].name else i for i in n.input],
+                                       list(n.output), name=n.name, **{a.name: helper.get_attribute_value(a)
+                                                                       for a in n.attribute}) for n in g.node]
+    fed = helper.make_graph(nodes, g.name, list(g.input), list(g.output), list(g.initializer) + [w])
+    return helper.make_model(fed, opset_imports=made.opset_import, ir_version=made.ir_version)
+
+
+def _profiled_ms(runs: list, repeats: int = 15) -> list:
+    """(median ms, with the reorder to the model's output) of each (compiled model, its inputs) by the plugin's
+    own count of its ops (PERF_COUNT), run in turns; the feeding Conv and the reorder into it are not the node's.
+    Between other ops the reorder to the model's output is not either (the next op takes the layout the node
+    gives), but where its output is the model's it is (Interpolate's in the layout a Conv hands it, 1x19x32x32
+    cubic x4: the plugin's reference reorder, 0.7 ms of a 1.05 ms model)."""
+    def own(request) -> tuple:
+        got = [(p.real_time.total_seconds(), "/sink_port_" in p.node_name) for p in request.profiling_info
+               if p.node_name != FEEDER and not p.node_name.endswith("_" + FEEDER)]
+        return sum(t for t, sink in got if not sink) * 1e3, sum(t for t, _ in got) * 1e3
+
+    requests = [(c.create_infer_request(), v) for c, v in runs]
+    ts: list = [[] for _ in runs]
+    for r, v in requests:
+        r.infer(v)
+    order = np.random.default_rng(0)
+    for _ in range(repeats):
+        for i in order.permutation(len(requests)):
+            r, v = requests[i]
+            r.infer(v)
+            ts[i].append(own(r))
+    return [tuple(float(np.median([t[i] for t in times])) for i in range(2)) for times in ts]
 
 
 def _layout(convert) -> dict:

@@ -44,7 +44,7 @@ def test_the_shipped_table_never_takes_the_form_measured_slower(tmp_path, case):
     """Each case's two forms were measured 1.5x or more apart (``cost_order.CASES``); the default conversion with
     the shipped reference table does not take the slower (the faster, or a third form), and computes the
     oracle's numbers."""
-    *_, faster, slower, measured = case
+    *_, faster, slower, measured, _hint = case
     assert measured[1] >= 1.5 * measured[0]
     m, ov_model, rec = _taken(tmp_path, case)
     assert cost_order.taken(rec) != slower, rec.summary()
@@ -87,3 +87,56 @@ def test_fewer_channels_than_the_planes_were_timed_with_keep_the_class_rates(cha
     (_, ir), = parse_model(cost_order.model((1, channels, 24, 32), 2, {"mode": "nearest"}, False))
     got, est = cost_in_graph._conv_estimate(ir, table, "builtin", "conv")
     assert got == (None if faster is None else pytest.approx(faster)), est
+
+
+def _plane_table(alone: tuple, fed: tuple, fed_low: tuple | None = None) -> cost.Calibration:
+    """Interpolate's and the convolution form's linear x2 rates (builtin, conv) at every plane: alone (fed by the
+    model's input), fed by a Conv (its output to another op's or the model's), and so at bf16 where given."""
+    rates = {}
+    for cls, a, f, low in zip(("builtin", "conv"), alone, fed, fed_low or (None, None)):
+        key = f"{cls}/linear/plain/up"
+        for side in cost_plane.PLANES:
+            rates[plane_key(key, side)] = a
+            for out in (False, True):
+                rates[cost_plane.fed_key(plane_key(key, side), out)] = f
+                if low is not None:
+                    rates[cost_plane.at(cost_plane.fed_key(plane_key(key, side), out), "bf16")] = low
+    return cost.Calibration(rates, "the test's table")
+
+
+@pytest.mark.parametrize("sides, faster", [((True, True), 10.0), ((True, False), 10.0), ((False, False), None),
+                                           ((False, True), None)])
+def test_a_node_fed_by_another_op_reads_the_rates_timed_so(sides, faster):
+    """Alone (fed by the model's input) Interpolate runs another layout than after a Conv: here 10x the
+    convolution form's time alone, the same fed. The side that decides is the input's."""
+    (_, ir), = parse_model(cost_order.model((1, 16, 24, 32), 2, {}, False))
+    got, est = cost_in_graph._conv_estimate(ir, _plane_table((10.0, 1.0), (1.0, 1.0)), "builtin", "conv", sides)
+    assert got == (None if faster is None else pytest.approx(faster)), est
+
+
+@pytest.mark.parametrize("low, taken", [(None, "conv"), ((1.0, 3.0), "builtin"), ((3.0, 1.0), "conv")],
+                         ids=["no-bf16-rates", "slower-at-bf16", "faster-at-bf16"])
+def test_a_form_faster_at_f32_only_is_not_taken_where_the_cpu_defaults_to_bf16(tmp_path, low, taken):
+    """Between Conv layers, a convolution form estimated 3x faster at f32 but 3x slower at the CPU's default bf16
+    keeps Interpolate (the model runs at bf16 as it comes); taken, its reason gives the bf16 estimate beside."""
+    case = ("", (1, 16, 24, 32), 2, {}, True)
+    _, _, rec = _taken(tmp_path, case, _plane_table((1.0, 1.0), (3.0, 1.0), low))
+    assert cost_order.taken(rec) == taken, rec.summary()
+    if taken == "conv" and low is not None:
+        assert "bf16" in rec.extra["in_graph_cost"] and "bf16: " in rec.reason, rec.summary()
+
+
+@pytest.mark.parametrize("sides, faster", [((False, True), 10.0), ((False, False), None)],
+                         ids=["output-the-models", "between-ops"])
+def test_a_node_whose_output_is_the_models_reads_the_rates_with_that_reorder(sides, faster):
+    """Fed by a Conv, Interpolate's output to the model's output takes the plugin's reorder (timed in:
+    ``fed-out``), to another op not (``fed``): here 10x the convolution form's time to the output, alike between."""
+    rates = {}
+    for cls, to_out in (("builtin", 10.0), ("conv", 1.0)):
+        for side in cost_plane.PLANES:
+            key = plane_key(f"{cls}/linear/plain/up", side)
+            rates[cost_plane.fed_key(key)], rates[cost_plane.fed_key(key, True)] = 1.0, to_out
+    (_, ir), = parse_model(cost_order.model((1, 16, 24, 32), 2, {}, False))
+    got, est = cost_in_graph._conv_estimate(ir, cost.Calibration(rates, "t"), "builtin", "conv", sides)
+    assert got == (None if faster is None else pytest.approx(faster)), est
+    assert cost_plane.context(sides) == ("fed-out" if sides[1] else "fed")

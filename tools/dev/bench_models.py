@@ -4,7 +4,10 @@ interleaved runs, ms. Where the importer is not exact ("OV exact?" from ``check`
 no peer.
 
     python tools/dev/bench_models.py [--repeats 20] [--rounds 2] [--only SUBSTRING] [--corpus] [--allow-conditional]
+                                     [--hint f32|bf16|f16]
 
+``--hint``: the inference precision every column's OpenVINO models run at (default f32; bf16 is this CPU's own
+default, as a model is deployed unless told otherwise; onnxruntime runs float32 whatever it is).
 ``--allow-conditional``: both conversions take forms exact under stated run-time conditions (the matrix form:
 finite inputs). ``--before TABLE``: the second column is the default converted with the cost model's rates of
 TABLE (a before/after of a new reference table, timed interleaved) instead of ``--prefer fastest``;
@@ -132,7 +135,7 @@ def converted_twice(path: str, allow_conditional: bool = False, before: str | No
 
 
 def measure(name: str, model, feeds, repeats: int, order, allow_conditional: bool = False, hold: bool = False,
-            before: str | None = None) -> tuple:
+            before: str | None = None, hint: str = "f32") -> tuple:
     """(name, the default's (builtin) rungs, --prefer fastest's rungs (``before``: the default's with that
     table), OV exact?, ms default, fastest, importer, onnxruntime)."""
     import onnx
@@ -140,7 +143,7 @@ def measure(name: str, model, feeds, repeats: int, order, allow_conditional: boo
     import openvino as ov
 
     from resample_bridge.lowering import compiled
-    from resample_bridge.lowering.openvino import F32, conv_rewrite
+    from resample_bridge.lowering.openvino import conv_rewrite
     from resample_bridge.tools.check_openvino import check_openvino
 
     core = ov.Core()
@@ -171,7 +174,8 @@ def measure(name: str, model, feeds, repeats: int, order, allow_conditional: boo
         if imported is not None:
             todo["imp"] = imported
         keys = sorted(todo)
-        built = {keys[i]: core.compile_model(todo[keys[i]], "CPU", F32) for i in order.permutation(len(keys))}
+        cfg = {"INFERENCE_PRECISION_HINT": hint}
+        built = {keys[i]: core.compile_model(todo[keys[i]], "CPU", cfg) for i in order.permutation(len(keys))}
         rungs = {key: _choices(recs) for key, (_, recs) in converted.items()}
         imp = built.get("imp")
         ours, fastest = built["ours"], built["fastest"]
@@ -227,6 +231,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hold-forms", action="store_true", help="rung 2's in-graph forms held back (before/after)")
     ap.add_argument("--before", help="the second column: the default with this cost table's rates")
     ap.add_argument("--changed-only", action="store_true", help="with --before: the models whose choices differ")
+    ap.add_argument("--hint", default="f32", choices=("f32", "bf16", "f16"), help="OpenVINO's inference precision")
     args = ap.parse_args(argv)
     def cases(only):
         return [c for c in models() if only in c[0]] + (list(corpus(only)) if args.corpus else [])
@@ -234,14 +239,14 @@ def main(argv=None) -> int:
     if args.one:
         (case,) = [c for c in cases(args.one) if c[0] == args.one]
         print(json.dumps(measure(*case, args.repeats, np.random.default_rng(args.seed), args.allow_conditional,
-                                 args.hold_forms, args.before)))
+                                 args.hold_forms, args.before, args.hint)))
         return 0
     names = [name for name, model, _ in cases(args.only)
              if not (args.before and args.changed_only) or changed(model, args.allow_conditional, args.before)]
     options = ("--allow-conditional",) * args.allow_conditional + ("--hold-forms",) * args.hold_forms + \
-        (("--before", args.before) if args.before else ())
+        (("--before", args.before) if args.before else ()) + ("--hint", args.hint)
     rows = [measure_apart(name, args.repeats, seed, args.rounds, options) for seed, name in enumerate(names)]
-    print(f"whole models: OpenVINO {ov.__version__} CPU f32 hint ({os.cpu_count()} cores), onnxruntime "
+    print(f"whole models: OpenVINO {ov.__version__} CPU {args.hint} hint ({os.cpu_count()} cores), onnxruntime "
           f"{ort.__version__}; median of {args.repeats} interleaved runs, the fastest of {args.rounds} processes per "
           f"model, ms")
     head = (f"{'model':<44} {'rungs':>8} {'default':>7} {'fastest':>7} {'OV imp.':>7} {'OV exact?':>9} {'ORT':>7} "

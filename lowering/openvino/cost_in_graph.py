@@ -14,7 +14,7 @@ import numpy as np
 from . import cost_matmul, cost_plane
 from .boundary import NOT_AT_BOUNDARY
 from .cost import REFERENCE_OUTPUTS, Calibration, _keys, _static_elements, chosen_name
-from .cost_timing import few_key, fixed_key, int_key, rung_class
+from .cost_timing import FEW, few_key, fixed_key, int_key, rung_class
 
 __all__ = ["CONV_MARGIN", "MATMUL_MARGIN", "REDUCED_PAR", "faster_conv"]
 
@@ -83,22 +83,25 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
     n_out, unit = (sizes[1], 1e6) if sizes else (REFERENCE_OUTPUTS, REFERENCE_OUTPUTS)
     plane = _plane(ir, shape, sizes)
     fed = cost_plane.context(sides)  # its input another op's, not the model's: the rates timed fed by a Conv
+    narrow = plane is not None and cost_plane.is_narrow(shape[1])
     t, rates = {}, {}
     for side, cls in (("chosen", chosen), (form, form)):  # the matrix form: its time (ms) for a rate
         key = None if cls == "matmul" else _keys(ir, cls, sizes is None or sizes[0] <= sizes[1], shape, table)[0]
-        rates[side] = cost_matmul.time_ms(ir, shape, table, plane, n_out, fed) if key is None else \
-            cost_plane.rate(table, key, None if key.endswith((few_key(""), int_key(""))) else plane, fed)
+        rates[side] = cost_matmul.time_ms(ir, shape, table, plane, n_out, fed, narrow) if key is None else \
+            cost_plane.rate(table, key, None if key.endswith((few_key(""), int_key(""))) else plane, fed, narrow)
         if rates[side] is None:
             return None, None
         t[side] = rates[side] if key is None else ((table.rate(fixed_key(key)) or 0.0) + rates[side] * n_out) / unit
     per = "ms" if sizes else "ns"
     margin = MATMUL_MARGIN if form == "matmul" else CONV_MARGIN
     est = {f"chosen_{per}": t["chosen"], f"{form}_{per}": t[form], "margin": margin, "rates": table.where}
-    if sizes and (form in PLANAR) != (chosen in PLANAR) and not all(sides):
+    # The rates timed in the node's context (``cost_plane.fed_key``: between Conv layers, or fed by one into the
+    # model's output) hold its reorders.
+    if sizes and (form in PLANAR) != (chosen in PLANAR) and not all(sides) and not (
+            fed and _fed_rates(table, plane, narrow, fed)):
         planar = form if form in PLANAR else "chosen"
-        # The rates timed fed by a Conv (``cost_plane.fed_key``) hold the input side's reorder.
         reorders = (table.rate(cost_plane.LAYOUT) or table.rate("layout") or 0.0) * \
-            (sizes[0] * (bool(fed) and not _fed_rates(table, plane)) + sizes[1] * (not sides[1])) / 1e6
+            (sizes[0] * (not sides[0]) + sizes[1] * (not sides[1])) / 1e6
         t[planar] += reorders
         est[f"{planar}_{per}"], est["reorders_ms"] = t[planar], reorders
     if sizes is None or sizes[2]:
@@ -110,18 +113,19 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
     return t["chosen"] / t[form], est
 
 
-def _fed_rates(table, plane: int | None) -> bool:
-    """Whether ``table`` has the matrix form's rates timed fed by a Conv, read at ``plane``."""
-    return plane is not None and any(table.rate(cost_plane.fed_key(cost_plane.plane_key(cost_plane.MATMUL_KEY, s)))
-                                     is not None for s in cost_plane.PLANES)
+def _fed_rates(table, plane: int | None, narrow: bool, fed: str) -> bool:
+    """Whether ``table`` has the matrix form's rates timed in the context ``fed``, read at ``plane``."""
+    return plane is not None and any(table.rate(cost_plane.fed_key(cost_plane.plane_key(
+        cost_plane.MATMUL_KEY, s, narrow), fed == "fed-out")) is not None for s in cost_plane.planes(narrow))
 
 
 def _plane(ir, shape, sizes) -> int | None:
     """The node's plane (``cost_plane``: the smaller of its input's and output's spatial elements, as calibrated), None
-    where its sizes are known only at run time, it resamples the batch or channel axis, or it has fewer channels
-    than the planes were timed with (``cost_plane.LEAST_CHANNELS``: its class's own rates, or those at few)."""
+    where its sizes are known only at run time, it resamples the batch or channel axis, or it has no more channels
+    than ``cost_timing.FEW`` (its class's own rates, or those at few); fewer than ``cost_plane.LEAST_CHANNELS`` read
+    the narrow planes (``cost_plane.is_narrow``) where the table has them."""
     axes = getattr(ir, "axes", None)  # the resized axes: a Resize's; GridSample and DeformConv have no plane rates
-    if sizes is None or axes is None or {0, 1} & set(axes) or (shape[1] or 0) < cost_plane.LEAST_CHANNELS:
+    if sizes is None or axes is None or {0, 1} & set(axes) or (shape[1] or 0) <= FEW:
         return None
     per_plane = int(np.prod([1 if d is None else d for d in shape[:2]]))
     return min(sizes[0], sizes[1]) // per_plane

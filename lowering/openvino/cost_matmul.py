@@ -18,20 +18,22 @@ KEY = cost_plane.MATMUL_KEY  # ns per multiply-accumulate
 GUARD = cost_plane.GUARD  # the default policy's finite-input guard (``matmul_rewrite.guarded``)
 
 
-def time_ms(ir, shape, table, plane: int | None = None, n_out: int = 0, fed: str | None = None) -> float | None:
+def time_ms(ir, shape, table, plane: int | None = None, n_out: int = 0, fed: str | None = None,
+            narrow: bool = False) -> float | None:
     """The form's estimated ms on ``shape`` (``n_out`` output elements) with its guard (``--allow-conditional``
     drops it: estimated a little slower there than it runs), its rates read at ``plane`` (``cost_plane.rate``,
-    ``fed``: ``cost_plane.context``); None where it has no plan there or the table no rate."""
+    ``fed``: ``cost_plane.context``; ``narrow``: ``cost_plane.is_narrow``); None where it has no plan there or the table no rate."""
     axes = matmul_rewrite.plan(ir, shape)
-    rate = None if isinstance(axes, str) else cost_plane.rate(table, KEY, plane, fed)
+    rate = None if isinstance(axes, str) else cost_plane.rate(table, KEY, plane, fed, narrow)
     if rate is None:
         return None
     # The If copies X in and Y out of its branch: timed by plane, a rate per element in and out (``cost_plane``);
     # else the identity If's, per input element.
-    by_plane = plane is not None and any(table.rate(cost_plane.plane_key(GUARD, s)) is not None
-                                         for s in cost_plane.PLANES)
+    by_plane = plane is not None and any(table.rate(cost_plane.plane_key(GUARD, s, narrow)) is not None
+                                         for s in cost_plane.planes(narrow))
     elements = int(np.prod(shape)) + n_out * by_plane
-    guard = (table.rate(fixed_key(GUARD)) or 0.0) + (cost_plane.rate(table, GUARD, plane, fed) or 0.0) * elements
+    guard = (table.rate(fixed_key(GUARD)) or 0.0) + (cost_plane.rate(table, GUARD, plane, fed, narrow) or 0.0) * \
+        elements
     return ((table.rate(fixed_key(KEY)) or 0.0) + rate * matmul_rewrite.macs(axes, shape) + guard) / 1e6
 
 

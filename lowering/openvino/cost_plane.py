@@ -7,19 +7,21 @@ map, where the matrix form was then taken at 1.3x Interpolate's time. The matrix
 multiply-accumulate moves the other way (0.009 ns at 96x96, 0.018 at 24x24: its rows are short).
 
 So each in-graph class is also timed at ``PLANES``: as many outputs at each, the channels making up for the
-smaller plane (the issue's channel grid 16 / 64 / 256; at most ``cost_timing.FEW`` channels keep their own
-rates), all forms of one plane and sampler in one interleaved run (their order is what decides). A node's rate
-is interpolated in log plane size between the timed planes (``rate``), clamped at the ends; its fixed cost per
-call stays the class's (``cost_timing``: a few microseconds, next to the 0.1-5 ms these planes take).
+smaller plane (the issue's channel grid 16 / 64 / 256), and 5-15 channels at ``NARROW_PLANES`` (at most
+``cost_timing.FEW`` keep their class's own rates), all forms of one plane and sampler in one interleaved run
+(their order is what decides). A node's rate is interpolated in log plane size between the timed planes
+(``rate``), clamped at the ends; its fixed cost per call stays the class's (``cost_timing``: a few microseconds,
+next to the 0.1-5 ms these planes take).
 
-Each form is timed alone and where a model mostly has it: fed by a Conv (``_after_conv``, ``fed_key``), by the
-plugin's count of its own ops (``_profiled_ms``: not the Conv's, nor the reorder to the model's output, which the
-forms share); each at f32 and at this CPU's own default precision where that is lower (``REDUCED``: bf16 here).
-Fed by a model's input, Interpolate runs another layout than after a Conv: linear x2 1x64x48x48 alone 2.07 ms at
-f32, 0.52 at bf16, against the convolution form's 0.48; after a Conv, 1x32x60x80 x2 -> Conv, Interpolate 0.62 /
-0.41 ms (f32 / bf16), the convolution form 0.63 / 1.35 (under bf16 the plugin runs that depthwise ConvTranspose
-in its general kernel). The rates timed alone sent such nodes to the convolution form: whole models under the
-bf16 default 3-9x slower than the importer's (AMD EPYC Zen 4, AVX-512, 2 cores)."""
+Each form is timed in three contexts (``context``): alone, fed by the model's input (a wall-clock median); fed by
+a Conv, its output the model's ("fed-out"); between two Conv layers ("fed": a model's neck), the last two by the
+plugin's count of the node's own ops and reorders (``_profiled_ms``); each at f32 and at this CPU's own default
+precision where that is lower (``REDUCED``: bf16 here). Fed by a model's input, Interpolate runs another layout
+than after a Conv: linear x2 1x64x48x48 alone 2.07 ms at f32, 0.52 at bf16, against the convolution form's 0.48;
+between Conv layers, 1x32x60x80 x2, Interpolate 0.62 / 0.41 ms (f32 / bf16), the convolution form 0.63 / 1.35
+(under bf16 the plugin runs that depthwise ConvTranspose in its general kernel). The rates timed alone had
+sent such nodes to the convolution form: models under the bf16 default 1.5-6x slower than the importer's (AMD
+EPYC Zen 4, AVX-512, 2 cores)."""
 
 from __future__ import annotations
 
@@ -42,6 +44,12 @@ PLANES = {192: (1, 16, 192, 192), SHAPE[-1]: SHAPE, 48: (1, 64, 48, 48), 24: (1,
 # A node of fewer channels keeps its class's own rates: with 8 channels (a U-Net decoder's 1x8x24x32 nearest x2,
 # between Conv layers) the plane rates sent it to the convolution form and the whole model ran 1.1-1.5x slower.
 LEAST_CHANNELS = min(shape[1] for shape in PLANES.values())
+# Fewer channels (above ``cost_timing.FEW``: a U-Net decoder's 8, a head's 12) read planes of their own, timed at
+# NARROW channels: the plugin's blocks are half empty there and Interpolate's time per output is not the planes'
+# (8 channels between Conv layers, nearest x2 96x96 at bf16: the convolution form 2.3x Interpolate's time, which
+# the class's own rates, timed alone at 16 channels, had estimated faster).
+NARROW = 8
+NARROW_PLANES = {side: (1, NARROW, side, side) for side in (48, SHAPE[-1], 192)}
 FORMS = ("builtin", "conv", "matmul", "matmul+guard")
 MATMUL_KEY = "matmul/mac"  # cost_matmul.KEY (that module imports this one)
 GUARD = "matmul/guard"  # cost_matmul.GUARD: its plane rates per element in and out (``_timed``)
@@ -49,12 +57,22 @@ LAYOUT = "layout/matmul"  # ns per element in and out: the matrix form between C
 # Lower precisions a CPU may run a model at by default (OpenVINO's INFERENCE_PRECISION_HINT): the plane rates are
 # also timed at the one this CPU defaults to, filed under ``at(key, precision)``.
 REDUCED = ("bf16", "f16")
-FEEDER = "feeder"  # the Conv that feeds a calibration's node (``_after_conv``)
+FEEDER, DRAIN = "feeder", "drain"  # the Conv layers that feed and read a calibration's node (``_after_conv``)
 
 
-def plane_key(key: str, side: int) -> str:
-    """The key of ``key``'s rate timed on a ``side`` x ``side`` plane (``PLANES``)."""
-    return f"{key}/plane{side}"
+def plane_key(key: str, side: int, narrow: bool = False) -> str:
+    """The key of ``key``'s rate timed on a ``side`` x ``side`` plane (``PLANES``; ``narrow``: ``NARROW_PLANES``)."""
+    return f"{key}/plane{side}" + (f"c{NARROW}" if narrow else "")
+
+
+def planes(narrow: bool) -> dict:
+    """{side: calibration input shape} of the wide or the ``narrow`` planes."""
+    return NARROW_PLANES if narrow else PLANES
+
+
+def is_narrow(channels: int | None) -> bool:
+    """Whether a node of ``channels`` reads the narrow planes (``NARROW``)."""
+    return channels is not None and cost_timing.FEW < channels < LEAST_CHANNELS
 
 
 def at(key: str, precision: str) -> str:
@@ -93,8 +111,8 @@ def reduced(table) -> list:
 
 
 def fed_key(key: str, to_output: bool = False) -> str:
-    """The key of a plane rate timed with the node fed by a Conv (``_after_conv``), not by the model's input;
-    ``to_output``: the reorder of its output to the model's output counted in (the node's output is the model's)."""
+    """The key of a plane rate timed with the node fed by a Conv (``_after_conv``), not by the model's input:
+    read by another Conv ("fed"), or ``to_output``: its output the model's ("fed-out"), the reorder to it counted."""
     return f"{key}/fed{'-out' if to_output else ''}"
 
 
@@ -104,17 +122,19 @@ def context(sides: tuple) -> str | None:
     return None if sides[0] else "fed-out" if sides[1] else "fed"
 
 
-def rate(table, key: str, plane: int | None, fed: str | None = None) -> float | None:
+def rate(table, key: str, plane: int | None, fed: str | None = None, narrow: bool = False) -> float | None:
     """``key``'s rate at ``plane`` elements (the smaller of a node's input and output planes: the calibration's
     upscale input and downscale output are ``side`` x ``side``): interpolated in log plane size between the planes
     the table has it at, clamped at the ends; the key's own rate (timed at ``SHAPE`` apart from the other forms)
     where ``plane`` is None or the table has it at no plane. ``fed`` (``context``): the node's input is not the
-    model's (a Conv's, as a model's resize is mostly): the rates timed so, where the table has them."""
+    model's (a Conv's, as a model's resize is mostly): the rates timed so, where the table has them. ``narrow``
+    (``is_narrow``): the narrow planes' rates, where the table has them."""
     def at_planes(name):
-        return [] if plane is None else sorted((s * s, r) for s in PLANES if (r := table.rate(name(s))) is not None)
+        return [] if plane is None else \
+            sorted((s * s, r) for s in planes(narrow) if (r := table.rate(name(s))) is not None)
 
-    points = (fed and at_planes(lambda s: fed_key(plane_key(key, s), fed == "fed-out"))) or \
-        at_planes(lambda s: plane_key(key, s))
+    points = (fed and at_planes(lambda s: fed_key(plane_key(key, s, narrow), fed == "fed-out"))) or \
+        at_planes(lambda s: plane_key(key, s, narrow))
     if not points:
         return table.rate(key)
     if plane <= points[0][0]:
@@ -129,12 +149,13 @@ def keys() -> list:
     """The keys ``calibrate`` times: per plane, each sampler and direction a built-in op or the convolution form
     takes, and the matrix form's."""
     out = []
-    for side in PLANES:
-        for kind, aa in cost_timing.SAMPLERS:
-            for up in (True, False):
-                out += [plane_key(key_of("builtin", kind, aa, up), side)]
-                out += [plane_key(key_of("conv", kind, aa, up), side)] if not (aa and up) else []
-        out.append(plane_key(MATMUL_KEY, side))
+    for narrow in (False, True):
+        for side in planes(narrow):
+            for kind, aa in cost_timing.SAMPLERS:
+                for up in (True, False):
+                    out += [plane_key(key_of("builtin", kind, aa, up), side, narrow)]
+                    out += [plane_key(key_of("conv", kind, aa, up), side, narrow)] if not (aa and up) else []
+            out.append(plane_key(MATMUL_KEY, side, narrow))
     return out
 
 
@@ -146,37 +167,39 @@ def time_rates(key: str, convert) -> dict:
     if key == LAYOUT:
         return _layout(convert)
     key = key.split("@", 1)[0].removesuffix("/fed").removesuffix("/fed-out")  # one run times every context
-    side = int(key.rsplit("/plane", 1)[1])
-    base = key.rsplit("/plane", 1)[0]
+    base, tail = key.rsplit("/plane", 1)
+    narrow = tail.endswith(f"c{NARROW}")
+    side = int(tail.removesuffix(f"c{NARROW}"))
     if base in (MATMUL_KEY, GUARD):
         kind, aa, up = "linear", False, True
     else:
         _, kind, rest = base.split("/", 2)
         aa, up = rest.startswith("aa/"), rest.endswith("/up")
-    return _timed(kind, aa, up, side, convert)
+    return _timed(kind, aa, up, side, convert, narrow)
 
 
-def _timed(kind: str, aa: bool, up: bool, side: int, convert) -> dict:
+def _timed(kind: str, aa: bool, up: bool, side: int, convert, narrow: bool = False) -> dict:
     """The forms' rates at ``side``, alone (fed by the model's input) and fed by a Conv (``fed_key``), each at
     f32 and at this CPU's lower default precision (``at``)."""
     import openvino as ov
 
     core = ov.Core()
-    made, feeds, n_out = cost_timing._model(kind, aa, up, "half_pixel", base=PLANES[side])
+    made, feeds, n_out = cost_timing._model(kind, aa, up, "half_pixel", base=planes(narrow)[side])
     (_, ir), = parse_model(made)
     in_shape = feeds[0].shape
     out = {}
-    for fed in (False, True):
-        models, names = _forms(_after_conv(made, in_shape[1]) if fed else made, kind, aa, up, convert)
+    # Alone; fed by a Conv, its output the model's ("fed-out"); between two Conv layers ("fed").
+    for where in (None, "fed-out", "fed"):
+        models, names = _forms(_after_conv(made, in_shape[1], drain=where == "fed") if where else made, kind, aa,
+                               up, convert)
         for precision in ("f32",) + ((default_precision(),) if default_precision() != "f32" else ()):
-            hint = {"INFERENCE_PRECISION_HINT": precision, "PERF_COUNT": fed}
+            hint = {"INFERENCE_PRECISION_HINT": precision, "PERF_COUNT": bool(where)}
             runs = [(core.compile_model(m, "CPU", hint), feeds) for m in models]
             # Alone: an inference's own cost stays in (about 0.05 ms over 590 k outputs: under 0.1 ns each).
-            got = _profiled_ms(runs) if fed else [(ms,) for ms in cost_timing._median_ms(runs)]
-            for i, where in enumerate(("fed", "fed-out") if fed else (None,)):
-                t = {form: ms[i] * 1e6 for form, ms in zip(names, got)}
-                out.update(_rates(t, kind, aa, up, side, ir, in_shape, feeds[0].size, n_out,
-                                  lambda k, w=where, p=precision: _named(k, w, p)))
+            got = _profiled_ms(runs) if where else cost_timing._median_ms(runs)
+            t = {form: ms * 1e6 for form, ms in zip(names, got)}
+            out.update(_rates(t, kind, aa, up, (side, narrow), ir, in_shape, feeds[0].size, n_out,
+                              lambda k, w=where, p=precision: _named(k, w, p)))
     return out
 
 
@@ -186,15 +209,15 @@ def _named(key: str, where: str | None, precision: str) -> str:
     return key if precision == "f32" else at(key, precision)
 
 
-def _rates(t: dict, kind, aa, up, side, ir, in_shape, n_in: int, n_out: int, name) -> dict:
+def _rates(t: dict, kind, aa, up, plane: tuple, ir, in_shape, n_in: int, n_out: int, name) -> dict:
     """{rate key (``name``d): ns per output element, the matrix form's per multiply-accumulate} of the forms'
-    times ``t`` (ns)."""
-    out = {name(plane_key(key_of(form, kind, aa, up), side)): t[form] / n_out for form in FORMS[:2] if form in t}
+    times ``t`` (ns) on ``plane`` (side, narrow)."""
+    out = {name(plane_key(key_of(form, kind, aa, up), *plane)): t[form] / n_out for form in FORMS[:2] if form in t}
     if "matmul" in t:
-        out[name(plane_key(MATMUL_KEY, side))] = t["matmul"] / matmul_rewrite.macs(
+        out[name(plane_key(MATMUL_KEY, *plane))] = t["matmul"] / matmul_rewrite.macs(
             matmul_rewrite.plan(ir, in_shape), in_shape)
         # The If copies X in and Y out of its branch: a rate per element in and out, not per input alone.
-        out[name(plane_key(GUARD, side))] = max(t["matmul+guard"] - t["matmul"], 0.0) / (n_in + n_out)
+        out[name(plane_key(GUARD, *plane))] = max(t["matmul+guard"] - t["matmul"], 0.0) / (n_in + n_out)
     return out
 
 
@@ -217,32 +240,40 @@ def _forms(made, kind: str, aa: bool, up: bool, convert) -> tuple[list, list]:
     return models, names
 
 
-def _after_conv(made, channels: int):
+def _after_conv(made, channels: int, drain: bool = False):
     """``made`` with its input fed through a 3x3 Conv (``FEEDER``) of ``channels``, as a model's resize is:
-    OpenVINO's CPU plugin then hands it the layout and precision a model's Conv does."""
+    OpenVINO's CPU plugin then hands it the layout and precision a model's Conv does; ``drain``: its output read by
+    another (``DRAIN``), whose layout and precision the plugin then fits the node's output to."""
     from onnx import helper, numpy_helper
 
     g = made.graph
-    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((channels, channels, 3, 3)).astype(
-        np.float32) * 0.1, "feeder_w")
-    conv = helper.make_node("Conv", [g.input[0].name, "feeder_w"], ["feeder_y"], name=FEEDER, pads=[1] * 4)
-    nodes = [conv] + [helper.make_node(n.op_type, ["feeder_y" if i == g.input[0].name else i for i in n.input],
-                                       list(n.output), name=n.name, **{a.name: helper.get_attribute_value(a)
-                                                                       for a in n.attribute}) for n in g.node]
-    fed = helper.make_graph(nodes, g.name, list(g.input), list(g.output), list(g.initializer) + [w])
-    return helper.make_model(fed, opset_imports=made.opset_import, ir_version=made.ir_version)
+    rng = np.random.default_rng(0)
+    w = [numpy_helper.from_array((rng.standard_normal((channels, channels, 3, 3)) * 0.1).astype(np.float32),
+                                 f"{name}_w") for name in (FEEDER, DRAIN)]
+    x, y = g.input[0].name, g.output[0].name
+    feeder = helper.make_node("Conv", [x, w[0].name], [f"{FEEDER}_y"], name=FEEDER, pads=[1] * 4)
+    nodes = [feeder] + [helper.make_node(n.op_type, [f"{FEEDER}_y" if i == x else i for i in n.input],
+                                         [f"{y}_drained" if drain and o == y else o for o in n.output], name=n.name,
+                                         **{a.name: helper.get_attribute_value(a) for a in n.attribute})
+                        for n in g.node]
+    inits = list(g.initializer) + w[:1 + drain]
+    if drain:
+        nodes.append(helper.make_node("Conv", [f"{y}_drained", w[1].name], [y], name=DRAIN, pads=[1] * 4))
+    graph = helper.make_graph(nodes, g.name, list(g.input), list(g.output), inits)
+    return helper.make_model(graph, opset_imports=made.opset_import, ir_version=made.ir_version)
 
 
 def _profiled_ms(runs: list, repeats: int = 15) -> list:
-    """(median ms, with the reorder to the model's output) of each (compiled model, its inputs) by the plugin's
-    own count of its ops (PERF_COUNT), run in turns; the feeding Conv and the reorder into it are not the node's.
-    Between other ops the reorder to the model's output is not either (the next op takes the layout the node
-    gives), but where its output is the model's it is (Interpolate's in the layout a Conv hands it, 1x19x32x32
-    cubic x4: the plugin's reference reorder, 0.7 ms of a 1.05 ms model)."""
-    def own(request) -> tuple:
-        got = [(p.real_time.total_seconds(), "/sink_port_" in p.node_name) for p in request.profiling_info
-               if p.node_name != FEEDER and not p.node_name.endswith("_" + FEEDER)]
-        return sum(t for t, sink in got if not sink) * 1e3, sum(t for t, _ in got) * 1e3
+    """Median ms of each (compiled model, its inputs) by the plugin's own count of its ops (PERF_COUNT), run in
+    turns: the Conv layers around the node (``FEEDER``, ``DRAIN``) and the reorders into the feeder and to the
+    model's output after the drain are not the node's; without a drain the reorder to the model's output is
+    (Interpolate's in the layout a Conv hands it, 1x19x32x32 cubic x4: the plugin's reference reorder, 0.7 ms of a
+    1.05 ms model), and with one the reorders into it are."""
+    def own(request) -> float:
+        drained = any(p.node_name == DRAIN for p in request.profiling_info)
+        return sum(p.real_time.total_seconds() for p in request.profiling_info
+                   if p.node_name not in (FEEDER, DRAIN) and not p.node_name.endswith("_" + FEEDER)
+                   and not (drained and "/sink_port_" in p.node_name)) * 1e3
 
     requests = [(c.create_infer_request(), v) for c, v in runs]
     ts: list = [[] for _ in runs]
@@ -254,7 +285,7 @@ def _profiled_ms(runs: list, repeats: int = 15) -> list:
             r, v = requests[i]
             r.infer(v)
             ts[i].append(own(r))
-    return [tuple(float(np.median([t[i] for t in times])) for i in range(2)) for times in ts]
+    return [float(np.median(t)) for t in ts]
 
 
 def _layout(convert) -> dict:

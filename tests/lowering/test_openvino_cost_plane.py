@@ -140,3 +140,19 @@ def test_a_node_whose_output_is_the_models_reads_the_rates_with_that_reorder(sid
     got, est = cost_in_graph._conv_estimate(ir, cost.Calibration(rates, "t"), "builtin", "conv", sides)
     assert got == (None if faster is None else pytest.approx(faster)), est
     assert cost_plane.context(sides) == ("fed-out" if sides[1] else "fed")
+
+
+@pytest.mark.parametrize("channels, faster", [(4, None), (8, 10.0), (12, 10.0), (16, None)])
+def test_narrow_nodes_read_the_narrow_planes(channels, faster):
+    """5-15 channels read the planes timed at ``cost_plane.NARROW`` channels (here Interpolate 10x the convolution
+    form's time there, alike on the wide planes and in the class's own rates); at most ``cost_timing.FEW`` read
+    the class's rates."""
+    up = {"builtin": "builtin/nearest/plain/up", "conv": "conv/nearest/plain/up"}
+    rates = {up["builtin"]: 1.0, up["conv"]: 1.0}
+    for cls, narrow_rate in (("builtin", 10.0), ("conv", 1.0)):
+        for narrow in (False, True):
+            for side in cost_plane.planes(narrow):
+                rates[cost_plane.fed_key(plane_key(up[cls], side, narrow))] = narrow_rate if narrow else 1.0
+    (_, ir), = parse_model(cost_order.model((1, channels, 24, 32), 2, {"mode": "nearest"}, False))
+    got, est = cost_in_graph._conv_estimate(ir, cost.Calibration(rates, "t"), "builtin", "conv", (False, False))
+    assert got == (None if faster is None else pytest.approx(faster)), est

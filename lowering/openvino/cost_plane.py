@@ -196,7 +196,8 @@ def _timed(kind: str, aa: bool, up: bool, side: int, convert, narrow: bool = Fal
             hint = {"INFERENCE_PRECISION_HINT": precision, "PERF_COUNT": bool(where)}
             runs = [(core.compile_model(m, "CPU", hint), feeds) for m in models]
             # Alone: an inference's own cost stays in (about 0.05 ms over 590 k outputs: under 0.1 ns each).
-            got = _profiled_ms(runs) if where else cost_timing._median_ms(runs)
+            got = _profiled_ms(runs, made.graph.output[0].name if where == "fed" else None) if where else \
+                cost_timing._median_ms(runs)
             t = {form: ms * 1e6 for form, ms in zip(names, got)}
             out.update(_rates(t, kind, aa, up, (side, narrow), ir, in_shape, feeds[0].size, n_out,
                               lambda k, w=where, p=precision: _named(k, w, p)))
@@ -263,16 +264,16 @@ def _after_conv(made, channels: int, drain: bool = False):
     return helper.make_model(graph, opset_imports=made.opset_import, ir_version=made.ir_version)
 
 
-def _profiled_ms(runs: list, repeats: int = 15) -> list:
+def _profiled_ms(runs: list, drained: str | None = None, repeats: int = 15) -> list:
     """Median ms of each (compiled model, its inputs) by the plugin's own count of its ops (PERF_COUNT), run in
-    turns: the Conv layers around the node (``FEEDER``, ``DRAIN``) and the reorders into the feeder and to the
-    model's output after the drain are not the node's; without a drain the reorder to the model's output is
-    (Interpolate's in the layout a Conv hands it, 1x19x32x32 cubic x4: the plugin's reference reorder, 0.7 ms of a
-    1.05 ms model), and with one the reorders into it are."""
+    turns: the Conv layers around the node (``FEEDER``; ``drained``: the drain, which the plugin names after the
+    model's output it gives) and the reorders into the feeder and to the model's output after the drain are not
+    the node's; without a drain the reorder to the model's output is (Interpolate's in the layout a Conv hands it,
+    1x19x32x32 cubic x4: the plugin's reference reorder, 0.7 ms of a 1.05 ms model), and with one the reorders into
+    it are."""
     def own(request) -> float:
-        drained = any(p.node_name == DRAIN for p in request.profiling_info)
         return sum(p.real_time.total_seconds() for p in request.profiling_info
-                   if p.node_name not in (FEEDER, DRAIN) and not p.node_name.endswith("_" + FEEDER)
+                   if p.node_name not in (FEEDER, DRAIN, drained) and not p.node_name.endswith("_" + FEEDER)
                    and not (drained and "/sink_port_" in p.node_name)) * 1e3
 
     requests = [(c.create_infer_request(), v) for c, v in runs]

@@ -23,7 +23,6 @@ The bound, with u = 2^-24 (float32's unit roundoff), per output element:
   included), so a coordinate error moves the result by the *gap* between the values it blends, not by their
   size: centring on the result y keeps a large common offset (values near 1e6 that differ by little) from
   loosening the bound. Separable axes propagate (values, bound, sum of |w x|).
-
 The constants are 4: each term above is at most 2-3 float32 roundings of its terms (multiply, add, the scale's
 own reciprocal; a sum of K products rounds at most K-1 times plus the products); 4 leaves room for a fused
 (FMA) or reordered evaluation and float32 intermediates between separable passes without loosening the bound
@@ -56,9 +55,7 @@ from .reference import (_coordinate_padding, contract_taps, deform_geometry, def
 from .taps import _weights, axis_taps, cache_if_hashable, raw_filter, source_coords, stretch
 
 U = 2.0 ** -24  # float32 unit roundoff
-C_COORD = 4
-C_W = 4
-C_SUM = 4
+C_COORD = C_W = C_SUM = 4  # the constants of the module docstring's bound, each term's roundings and room
 # The step of the one-sided differences that give a weight's slope: small against any coordinate error that
 # matters, large against float64's rounding of the weights (the slope is then exact to ~1e-10).
 _H = 2.0 ** -20

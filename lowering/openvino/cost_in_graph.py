@@ -1,12 +1,14 @@
 """The cost model's choice among the in-graph forms, which all need nothing beside the model: rung 2's
 convolution form (``conv_rewrite``) instead of Interpolate, and the matrix form (``matmul_rewrite``) instead of the
 rung the ladder chose, each where estimated ``CONV_MARGIN`` (the matrix form: ``MATMUL_MARGIN``) times faster at
-f32 and no slower (``REDUCED_PAR``) at the CPU's own lower default precision (bf16 here; ``faster_conv``). Their rates are read at
-the node's plane (``cost_plane``: Interpolate's time per output grows with the plane, the matrix form's per
-multiply-accumulate shrinks with it) and in its context (``cost_plane.context``: fed by the model's input or by
-another op, its output the model's or another op's: OpenVINO's CPU plugin hands each form other layouts), and the
-matrix form, a planar op as the decomposition is, pays the reorders the plugin puts between it and the blocked
-layouts of a Conv that reads its output (``boundary``), as the extension does (``cost.estimate``)."""
+f32 and no slower (``REDUCED_PAR``) at the CPU's own lower default precision (bf16 here; ``faster_conv``). Their
+rates are read at the node's plane (``cost_plane``: Interpolate's time per output grows with the plane, the matrix
+form's per multiply-accumulate shrinks with it) and in its context (``cost_plane.context``: fed by the model's
+input or by another op, its output the model's or another op's: OpenVINO's CPU plugin hands each form other
+layouts), and the matrix form, a planar op as the decomposition is, pays the reorders the plugin puts between it
+and the blocked layouts of the Conv layers around it where its rates were not timed there (``boundary``), as the
+extension does (``cost.estimate``)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,11 +57,11 @@ def faster_conv(node, record, table: Calibration, form: str = "conv") -> tuple[s
             return None, est
         faster = min(faster, low)
     u = "ms" if f"{form}_ms" in est else "ns"
-    low = "".join(f", {p}: {est[p][f'{form}_{u}']:.3g} against {est[p]['chosen_' + u]:.3g}" for p in cost_plane.REDUCED
-                  if p in est)
+    beside = "".join(f", {p}: {est[p][f'{form}_{u}']:.3g} against {est[p]['chosen_' + u]:.3g}"
+                     for p in cost_plane.REDUCED if p in est)
     per = " per output" * (u == "ns")
     return (f"cost model: {faster:.2g}x faster than {chosen_name(record)} on {table.where} (estimated "
-            f"{est[f'{form}_{u}']:.3g} {u} against {est['chosen_' + u]:.3g} {u}{per}{low})"), est
+            f"{est[f'{form}_{u}']:.3g} {u} against {est['chosen_' + u]:.3g} {u}{per}{beside})"), est
 
 
 def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = "conv",

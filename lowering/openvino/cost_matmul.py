@@ -22,7 +22,8 @@ def time_ms(ir, shape, table, plane: int | None = None, n_out: int = 0, fed: str
             narrow: bool = False) -> float | None:
     """The form's estimated ms on ``shape`` (``n_out`` output elements) with its guard (``--allow-conditional``
     drops it: estimated a little slower there than it runs), its rates read at ``plane`` (``cost_plane.rate``,
-    ``fed``: ``cost_plane.context``; ``narrow``: ``cost_plane.is_narrow``); None where it has no plan there or the table no rate."""
+    ``fed``: ``cost_plane.context``; ``narrow``: ``cost_plane.is_narrow``); None where it has no plan there or the
+    table no rate."""
     axes = matmul_rewrite.plan(ir, shape)
     rate = None if isinstance(axes, str) else cost_plane.rate(table, KEY, plane, fed, narrow)
     if rate is None:

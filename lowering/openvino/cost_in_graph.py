@@ -100,7 +100,7 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
     # The rates timed in the node's context (``cost_plane.fed_key``: between Conv layers, or fed by one into the
     # model's output) hold its reorders.
     if sizes and (form in PLANAR) != (chosen in PLANAR) and not all(sides) and not (
-            fed and _fed_rates(table, plane, narrow, fed)):
+            fed and plane is not None and cost_plane.has_planes(table, cost_plane.MATMUL_KEY, narrow, fed)):
         planar = form if form in PLANAR else "chosen"
         reorders = (table.rate(cost_plane.LAYOUT) or table.rate("layout") or 0.0) * \
             (sizes[0] * (not sides[0]) + sizes[1] * (not sides[1])) / 1e6
@@ -113,12 +113,6 @@ def _conv_estimate(ir, table: Calibration, chosen: str = "builtin", form: str = 
                                                  rates["chosen"] < margin * rates[form]):
         return None, est
     return t["chosen"] / t[form], est
-
-
-def _fed_rates(table, plane: int | None, narrow: bool, fed: str) -> bool:
-    """Whether ``table`` has the matrix form's rates timed in the context ``fed``, read at ``plane``."""
-    return plane is not None and any(table.rate(cost_plane.fed_key(cost_plane.plane_key(
-        cost_plane.MATMUL_KEY, s, narrow), fed == "fed-out")) is not None for s in cost_plane.planes(narrow))
 
 
 def _plane(ir, shape, sizes) -> int | None:

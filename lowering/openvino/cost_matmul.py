@@ -30,8 +30,7 @@ def time_ms(ir, shape, table, plane: int | None = None, n_out: int = 0, fed: str
         return None
     # The If copies X in and Y out of its branch: timed by plane, a rate per element in and out (``cost_plane``);
     # else the identity If's, per input element.
-    by_plane = plane is not None and any(table.rate(cost_plane.plane_key(GUARD, s, narrow)) is not None
-                                         for s in cost_plane.planes(narrow))
+    by_plane = plane is not None and cost_plane.has_planes(table, GUARD, narrow)
     elements = int(np.prod(shape)) + n_out * by_plane
     guard = (table.rate(fixed_key(GUARD)) or 0.0) + (cost_plane.rate(table, GUARD, plane, fed, narrow) or 0.0) * \
         elements

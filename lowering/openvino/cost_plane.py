@@ -122,6 +122,12 @@ def context(sides: tuple) -> str | None:
     return None if sides[0] else "fed-out" if sides[1] else "fed"
 
 
+def has_planes(table, key: str, narrow: bool = False, fed: str | None = None) -> bool:
+    """Whether ``table`` has ``key`` timed at any of the (``narrow``) planes, in the context ``fed``."""
+    return any(table.rate(fed_key(plane_key(key, s, narrow), fed == "fed-out") if fed else plane_key(key, s, narrow))
+               is not None for s in planes(narrow))
+
+
 def rate(table, key: str, plane: int | None, fed: str | None = None, narrow: bool = False) -> float | None:
     """``key``'s rate at ``plane`` elements (the smaller of a node's input and output planes: the calibration's
     upscale input and downscale output are ``side`` x ``side``): interpolated in log plane size between the planes

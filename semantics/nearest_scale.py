@@ -116,15 +116,60 @@ def _user_map(coord: str, n: int, m: int):
 
 
 def _formula_length_refusal(ir: ResizeIR, s: Fraction) -> NoNearestIndex | None:
-    """The fractional formula length in*s enters align_corners and half_pixel_symmetric always, and
-    pytorch_half_pixel where in*s == 1 (s = 1/2^E): no constant form then."""
+    """The fractional formula length in*s enters align_corners always and pytorch_half_pixel where in*s == 1
+    (s = 1/2^E): no constant form then; half_pixel_symmetric's has its own (``CentredIndex``) for the user scale."""
     if ir.formula_length != "fractional":
         return None
-    if ir.coord in ("align_corners", "half_pixel_symmetric") or (ir.coord == "pytorch_half_pixel" and
-                                                                 s.numerator == 1):
+    if ir.coord == "align_corners" or (ir.coord == "pytorch_half_pixel" and s.numerator == 1) or \
+            (ir.coord == "half_pixel_symmetric" and ir.scale_source == "ratio"):  # the ratio's map, the user's offset
         return NoNearestIndex(f"{ir.coord} divides by the fractional output length in*{float(s)}",
                               "formula_length")
     return None
+
+
+# A rule seen from the input's far end: pick(in-1 - y) = in-1 - pick'(y) (a tie goes the other way)
+_MIRROR = {"floor": "ceil", "ceil": "floor", "round_prefer_floor": "round_prefer_ceil",
+           "round_prefer_ceil": "round_prefer_floor"}
+
+
+@dataclass(frozen=True)
+class CentredIndex(ScaleIndex):
+    """half_pixel_symmetric at its fractional output length in*s (ONNX's formula, onnxruntime's): the source
+    x = (in-1)/2 + (2o+1-out) / (2s) reads in and out through its centring offset, so no constant (p, q, r) holds.
+    The map is symmetric about the input's centre: with s = n/m, c = (in-1) mod 2, B = (in-1-c)/2 and
+    a = |2o+1-out|, an output on the far half (2o+1 >= out) has x = B + v and one on the near half
+    x = in-1 - (B + v), v = (a*m + c*n) / (2n), where the mirrored rule picks. Each pick of v is a constant
+    floor((p*a + q) / r), a < out below ``MAX_LEN``: ``picks[mirrored][c]`` (compacted as the user scale's)."""
+
+    picks: tuple = ()
+
+    @property
+    def constant(self) -> bool:
+        return True
+
+    def indices(self, in_len: int):
+        last, out = int(in_len) - 1, self.out_len(in_len)
+        n = 2 * np.arange(out, dtype=np.int64) + 1 - out
+        a, c = np.abs(n), last % 2
+        base = (last - c) // 2
+        (p, q, r), (pm, qm, rm) = self.picks[0][c], self.picks[1][c]
+        idx = np.where(n >= 0, base + (p * a + q) // r, last - base - (pm * a + qm) // rm)
+        return np.clip(idx, 0, max(last, 0))
+
+
+def _centred(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> CentredIndex | NoNearestIndex:
+    n, m = s.numerator, s.denominator
+    picks = []
+    for rule in (ir.sampler.nearest, _MIRROR[ir.sampler.nearest]):
+        row = []
+        for c in (0, 1):
+            p, q, r = (f.c_one for f in _rounded(Linear(0, 0, m), Linear(0, 0, c * n), Linear(0, 0, 2 * n), rule))
+            if r >= MAX_R or p // r >= MAX_LEN:
+                return NoNearestIndex(f"scale {float(s)} = {n}/{m}: the index's divisor {r} or step {p // r} "
+                                      f"leaves int32 arithmetic", "scales")
+            row.append(compact(p, q, r))
+        picks.append(tuple(row))
+    return CentredIndex(s, ir.size_rule, ratio_form, picks=tuple(picks))
 
 
 def _axis(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> ScaleIndex | NoNearestIndex:
@@ -141,6 +186,8 @@ def _axis(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> ScaleIndex | N
         ratio_form = dataclasses.replace(ratio_form, out1=None)  # in*s != 1 here: out == 1 reads the map
     if ir.scale_source == "ratio" or ir.coord == "align_corners":  # align_corners reads out and in only
         return ScaleIndex(s, ir.size_rule, ratio_form)
+    if ir.coord == "half_pixel_symmetric" and ir.formula_length == "fractional":
+        return _centred(ir, s, ratio_form)
     p, q, r = _rounded(*_user_map(ir.coord, n, m), ir.sampler.nearest)
     if r.c_one >= MAX_R or p.c_one // r.c_one >= MAX_LEN:
         return NoNearestIndex(f"scale {float(s)} = {n}/{m}: the index's divisor {r.c_one} or step "
@@ -180,4 +227,4 @@ def oracle_scale_indices(ir: ResizeIR, scale: Fraction, in_len: int):
     return axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside).index[:, 0]
 
 
-__all__ = ["ScaleIndex", "scale_indices", "oracle_scale_indices", "MAX_LEN"]
+__all__ = ["ScaleIndex", "CentredIndex", "scale_indices", "oracle_scale_indices", "MAX_LEN"]

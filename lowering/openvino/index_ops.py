@@ -5,7 +5,10 @@ subgraph, by which their proofs cache and find it.
 OpenVINO's CPU plugin runs i64 as i32 (measured: an i64 Multiply wraps at 2^31) and divides integers in
 float32 (measured: Divide and FloorMod of i64 values past 2^24 are wrong; Divide truncates toward zero although
 the op says python_division), so every division here is OpenVINO's integer Divide as an estimate, fixed by its
-exact integer remainder (``floor_div``): integer ops all, which no bf16 / f16 precision hint touches.
+exact integer remainder (``floor_div``): integer ops all, which no bf16 / f16 precision hint touches. It compares
+integers in float32 too (measured: GreaterEqual, Greater and Equal of 33587987 and 33587988 answer as if equal;
+Maximum and Minimum are exact), so a comparison of values that may pass 2^24 is written as the sign of their
+exact difference against 0.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...semantics.ir import ResizeIR
 from ...semantics.nearest_index import NoNearestIndex
-from ...semantics.nearest_scale import COMPACT_R, DIGIT_BITS, DIGITS, HALF_BITS, MAX_LEN, ScaleIndex, \
+from ...semantics.nearest_scale import COMPACT_R, DIGIT_BITS, DIGITS, HALF_BITS, MAX_LEN, CentredIndex, ScaleIndex, \
     oracle_scale_indices, scale_indices
 from ..passes import Refusal
 from ..index_form import axis_key
@@ -71,7 +71,9 @@ def _floor_div_limbs(x, b: int, d: int, r: int):
         q = floor_div(t, rc, r)
         rem = o.subtract(t, o.multiply(q, rc)).output(0)
         quotient = q if quotient is None else o.add(o.multiply(quotient, _const(base)), q).output(0)
-    carry = o.convert(o.greater_equal(o.add(rem, _const(d)), rc), "i64").output(0)  # R + d < 2r
+    # R + d >= r as the sign of R + d - r: the CPU plugin compares integers in float32 (measured: 33587987 >=
+    # 33587988 is true there), and the sign of an integer survives that rounding; R + d < 2r
+    carry = o.convert(o.greater_equal(o.subtract(o.add(rem, _const(d)), rc), _const(0)), "i64").output(0)
     return o.add(quotient, carry).output(0)
 
 
@@ -101,20 +103,56 @@ def length_graph(form: ScaleIndex, in_len):
     return o.convert(o.floor(product), "i64").output(0)
 
 
+def _constant_floor(x, p: int, q: int, r: int):
+    """floor((p*x + q) / r) for x (i64) in [0, ``MAX_LEN``) and constants p, q >= 0, r > 0: p = a*r + b and
+    q = c*r + d reduced here, then floor((b*x + d) / r) by one division fixed by its remainder where r is below
+    ``COMPACT_R`` (b*x + d below 2^30), else by the long division over x's digits."""
+    o = ops()
+    (a, b), (c, d) = divmod(p, r), divmod(q, r)
+    if not b:
+        part = _const(int(d >= r))
+    elif r < COMPACT_R:
+        part = floor_div(o.add(o.multiply(x, _const(b)), _const(d)).output(0), _const(r), r)
+    else:
+        part = _floor_div_limbs(x, b, d, r)
+    return o.add(o.add(o.multiply(x, _const(a)), _const(c)), part).output(0)
+
+
+def _centred_graph(form: CentredIndex, in_len, out_len):
+    """``CentredIndex``'s two mirrored halves: each pick a constant floor of a = |2o+1-out| per parity of in-1,
+    chosen by a Select on that parity; clamped into [0, in-1]."""
+    import openvino.opset15 as ops15
+
+    o = ops()
+    x = o.range(_const(0), out_len, _const(1), "i64").output(0)
+    n = o.subtract(o.add(o.add(x, x), _const(1)), out_len).output(0)  # 2o + 1 - out
+    a = o.maximum(n, o.multiply(n, _const(-1))).output(0)
+    last = o.maximum(o.subtract(in_len, _const(1)), _const(0)).output(0)
+    odd = o.equal(ops15.bitwise_and(last, _const(1)), _const(1)).output(0)  # c = (in-1) mod 2
+    base = ops15.bitwise_right_shift(last, _const(1)).output(0)  # B = (in-1-c) / 2
+
+    def pick(row):
+        return o.select(odd, _constant_floor(a, *row[1]), _constant_floor(a, *row[0])).output(0)
+
+    far = o.add(base, pick(form.picks[0]))
+    near = o.subtract(o.subtract(last, base), pick(form.picks[1]))
+    idx = o.select(o.greater_equal(n, _const(0)), far, near)
+    return o.minimum(o.maximum(idx, _const(0)), last).output(0)
+
+
 def axis_graph(form: ScaleIndex, in_len):
     """(index vector [out] i64, out) for the i64 scalar ``in_len``."""
 
     out_len = length_graph(form, in_len)
+    if isinstance(form, CentredIndex):
+        return _centred_graph(form, in_len, out_len), out_len
     if not form.constant or form.form.r.c_one < COMPACT_R:
         # the ratio out / in (the sizes form at the computed length), or a compacted user scale (r < 2^14: b*x + d
         # below 2^30): one division fixed by its remainder
         return index_graph(form.form, in_len, out_len), out_len
     o = ops()
     x = o.range(_const(0), out_len, _const(1), "i64").output(0)
-    p, q, r = form.form.p.c_one, form.form.q.c_one, form.form.r.c_one
-    (a, b), (c, d) = divmod(p, r), divmod(q, r)
-    idx = _floor_div_limbs(x, b, d, r) if b else _const(int(d >= r))
-    idx = o.add(o.add(o.multiply(x, _const(a)), _const(c)), idx).output(0)
+    idx = _constant_floor(x, form.form.p.c_one, form.form.q.c_one, form.form.r.c_one)
     return finish_index(form.form, idx, x, in_len, out_len), out_len
 
 

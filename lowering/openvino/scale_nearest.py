@@ -106,8 +106,11 @@ def _corrected(estimate, remainder_of, den):
     o = ops()
     q1 = o.subtract(o.convert(o.floor(estimate), "i64"), _i64(1)).output(0)
     r1 = remainder_of(q1)
-    extra = o.add(o.convert(o.greater_equal(r1, den), "i64"),
-                  o.convert(o.greater_equal(r1, o.multiply(den, _i64(2))), "i64")).output(0)
+    # each test as the sign of a difference: the CPU plugin compares integers in float32, which rounds r1 past
+    # 2^24 (an integer's sign survives that rounding)
+    zero = _i64(0)
+    extra = o.add(o.convert(o.greater_equal(o.subtract(r1, den), zero), "i64"),
+                  o.convert(o.greater_equal(o.subtract(r1, o.multiply(den, _i64(2))), zero), "i64")).output(0)
     return o.add(q1, extra).output(0), o.subtract(r1, o.multiply(extra, den)).output(0)
 
 

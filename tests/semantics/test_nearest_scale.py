@@ -11,8 +11,8 @@ import pytest
 
 from resample_bridge.semantics.ir import ResizeIR, RuntimeValue, Sampler
 from resample_bridge.semantics.nearest_index import NoNearestIndex
-from resample_bridge.semantics.nearest_scale import COMPACT_R, MAX_LEN, ScaleIndex, compact, oracle_scale_indices, \
-    scale_indices
+from resample_bridge.semantics.nearest_scale import COMPACT_R, MAX_LEN, CentredIndex, ScaleIndex, compact, \
+    oracle_scale_indices, scale_indices
 
 COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners", "tf_half_pixel_for_nn",
           "half_pixel_symmetric")
@@ -46,6 +46,25 @@ def test_equals_oracle_taps(coord, rounding, rule):
         _check(_ir(coord, rounding, (s, F32[0]), size_rule=rule), range(1, 201))
 
 
+@pytest.mark.parametrize("rule", ("floor", "floor_fp32", "floor_eps"))
+@pytest.mark.parametrize("rounding", ROUNDINGS)
+def test_centred_half_pixel_symmetric_equals_oracle_taps(rounding, rule):
+    """half_pixel_symmetric at the fractional output length in*s (onnxruntime's): its offset reads in and out, and
+    the two mirrored halves (``CentredIndex``) pick the oracle's taps at odd and even input lengths."""
+    for s in F32:
+        ir = _ir("half_pixel_symmetric", rounding, (s, F32[0]), size_rule=rule, formula_length="fractional")
+        assert all(isinstance(f, CentredIndex) for f in scale_indices(ir))
+        _check(ir, range(1, 201))
+
+
+def test_centred_largest_supported_lengths():
+    for s in (0.6, 2.5, 0.999, 1.001):
+        ir = _ir("half_pixel_symmetric", "round_prefer_ceil", (float(np.float32(s)),) * 2, formula_length="fractional")
+        form = scale_indices(ir)[0]
+        top = form.max_in()
+        _check(ir, (top, top - 1, top - 7, 4097, 4096))
+
+
 @pytest.mark.parametrize("source,flen,length1,equal", [("ratio", "integer", "zero", False),
                                                        ("user", "fractional", "minus_half", False),
                                                        ("ratio", "fractional", "zero", True),
@@ -55,7 +74,8 @@ def test_every_ir_field(source, flen, length1, equal):
     for coord, rounding in itertools.product(COORDS, ROUNDINGS):
         ir = _ir(coord, rounding, F32[:2], scale_source=source, formula_length=flen, length1=length1,
                  equal_length_identity=equal)
-        if flen == "fractional" and coord in ("align_corners", "half_pixel_symmetric"):
+        if flen == "fractional" and (coord == "align_corners" or
+                                     coord == "half_pixel_symmetric" and source == "ratio"):
             assert scale_indices(ir).field == "formula_length"
             continue
         _check(ir, range(1, 81))

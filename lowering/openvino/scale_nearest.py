@@ -12,6 +12,8 @@ P/M (pinned f32, within 1/16 of it for a source below 2^18) less one, made exact
 (A - q*Mh) * 2^12 - q*Ml with A = N << (F+d-12) and M = Mh * 2^12 + Ml (``scale_taps.halves``), every term
 inside int32 (OpenVINO's CPU runs i64 as i32) because an output's source lies below its input length: A < 2^30.
 align_corners is o*(L-1)/(out-1), a quotient of integers made exact the same way (``_corner_quotient``).
+half_pixel_symmetric's offset reads L and out: its map is symmetric about the input's centre, so each half picks
+from |2o+1-out| / (2s) the way tf_half_pixel_for_nn / half_pixel do, per parity of L-1 (``_centred``).
 
 Shape. The axes are computed together, as rows of one [axes, longest output] table (a resized axis costs a
 Gather and a Slice of its row, not its own ~40 small ops: OpenVINO spends about a microsecond per op); the
@@ -46,7 +48,8 @@ from .scale_taps import MAX_LEN, grid, halves, out_length, scale_refusal, signif
 
 FORM = "scale_nearest"
 MAX_SCALE = 1 << 11  # F + d - 12 >= 0: the numerator's shift is a left shift
-COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
+COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners",
+          "half_pixel_symmetric")
 RULES = ("floor", "ceil", "round_prefer_floor", "round_prefer_ceil", "simple")
 JOINT = -1  # the axis number of the tags on the axes' joint lengths and scales
 # (N = a*o + b, d, h) of x + h = N * 2^d / s per coordinate mode
@@ -59,6 +62,9 @@ _ROUND = {
     (1, "floor"): (-1, (2, 1, True)), (1, "ceil"): (0, (2, 1, False)),
     (1, "round_prefer_floor"): (-1, (1, 0, False)), (1, "round_prefer_ceil"): (0, None),
 }
+# A rule seen from the input's far end: pick(L-1 - y) = L-1 - pick'(y) (half_pixel_symmetric's near half)
+_MIRROR = {"floor": "ceil", "ceil": "floor", "round_prefer_floor": "round_prefer_ceil",
+           "round_prefer_ceil": "round_prefer_floor"}
 REASON = "run-time scale index decomposition: output lengths and source indices computed in integers from the " \
          "run-time scales, one Gather per axis"
 
@@ -158,6 +164,44 @@ def _picked(q, r, den, h: int, rule: str):
     return o.add(idx, o.convert(hit, "i64")).output(0)
 
 
+def _rule_pick(q, r, den, h: int, rule: str, s, mirrored: bool = False):
+    """``_picked`` by ``rule``, or by its mirror (``_MIRROR``); Resize-10's "simple" (ceil when downscaling, else
+    floor) reads the run-time scale."""
+    o = ops()
+    if rule == "simple":
+        down = _column(o.less(s, o.constant(np.float32(1))).output(0))
+        low, high = ("floor", "ceil") if mirrored else ("ceil", "floor")
+        return o.select(down, _picked(q, r, den, h, low), _picked(q, r, den, h, high)).output(0)
+    return _picked(q, r, den, h, _MIRROR[rule] if mirrored else rule)
+
+
+def _centred(ir: ResizeIR, xi, in_len, out_len, m, f, s, minus_one):
+    """half_pixel_symmetric at its fractional output length L*s: x = (L-1)/2 + (2o+1-out) / (2s), symmetric about
+    the input's centre (``semantics.nearest_scale.CentredIndex``). With c = (L-1) mod 2, B = (L-1-c)/2 and
+    a = |2o+1-out|, v = a / (2s) + c/2 = q + r/M + c/2 for (q, r) of a * 2^(F-1) / M; the far half (2o+1 >= out)
+    picks B + pick(v), the near one L-1-B - pick'(v) by the mirrored rule; v = (q+1) + r/M - 1/2 where c = 1."""
+    import openvino.opset15 as ops15
+
+    o = ops()
+    n = o.subtract(o.add(o.add(xi, xi), _i64(1)), out_len).output(0)  # 2o + 1 - out, [n, longest]
+    a = o.maximum(n, o.multiply(n, _i64(-1))).output(0)
+    den = _column(m)
+    q, r = _scale_quotient(a, -1, den, _column(f), minus_one)
+    q_up = o.add(q, _i64(1)).output(0)
+    last = o.maximum(o.subtract(in_len, _i64(1)), _i64(0)).output(0)
+    odd = o.equal(ops15.bitwise_and(last, _i64(1)), _i64(1)).output(0)
+    base = ops15.bitwise_right_shift(last, _i64(1)).output(0)
+    rule = ir.sampler.nearest
+
+    def pick(mirrored):
+        return o.select(odd, _rule_pick(q_up, r, den, 1, rule, s, mirrored),
+                        _rule_pick(q, r, den, 0, rule, s, mirrored)).output(0)
+
+    far = o.add(base, pick(False))
+    near = o.subtract(o.subtract(last, base), pick(True))
+    return o.select(o.greater_equal(n, _i64(0)), far, near).output(0)
+
+
 def index_table(ir: ResizeIR, in_lens, s):
     """(index i64 [n, longest], out i64 [n]) for i64 input lengths ``in_lens`` [n] and f32 scales ``s`` [n]: row k
     holds axis k's source indices, valid up to its output length out[k] (the rest is never read)."""
@@ -167,20 +211,18 @@ def index_table(ir: ResizeIR, in_lens, s):
     xi = o.unsqueeze(o.range(_i64(0), o.reduce_max(out, _i64(0)), _i64(1), "i64"), _i64(0)).output(0)  # [1, longest]
     in_len, out_len = _column(in_lens), _column(out)
     minus_one = run_time_minus_one(o.reduce_min(in_lens, _i64(0)).output(0), o.reduce_min(out, _i64(0)).output(0))
-    if ir.coord == "align_corners":
-        den, h = o.maximum(o.subtract(out_len, _i64(1)), _i64(1)).output(0), 0
-        q, r = _corner_quotient(xi, in_len, den, minus_one)
+    if ir.coord == "half_pixel_symmetric" and ir.formula_length == "fractional":
+        idx = _centred(ir, xi, in_len, out_len, m, f, s, minus_one)
     else:
-        a, b, d, h = _NUMERATOR[ir.coord]
-        n = o.add(o.multiply(xi, _i64(a)), _i64(b)).output(0) if a != 1 or b else xi
-        den = _column(m)
-        q, r = _scale_quotient(n, d, den, _column(f), minus_one)
-    rule = ir.sampler.nearest
-    if rule == "simple":  # ceil when downscaling, else floor (the scale read at run time)
-        down = _column(o.less(s, o.constant(np.float32(1))).output(0))
-        idx = o.select(down, _picked(q, r, den, h, "ceil"), _picked(q, r, den, h, "floor")).output(0)
-    else:
-        idx = _picked(q, r, den, h, rule)
+        if ir.coord == "align_corners":
+            den, h = o.maximum(o.subtract(out_len, _i64(1)), _i64(1)).output(0), 0
+            q, r = _corner_quotient(xi, in_len, den, minus_one)
+        else:  # half_pixel_symmetric at the integer length: half_pixel
+            a, b, d, h = _NUMERATOR.get(ir.coord, _NUMERATOR["half_pixel"])
+            n = o.add(o.multiply(xi, _i64(a)), _i64(b)).output(0) if a != 1 or b else xi
+            den = _column(m)
+            q, r = _scale_quotient(n, d, den, _column(f), minus_one)
+        idx = _rule_pick(q, r, den, h, ir.sampler.nearest, s)
     # pytorch_half_pixel and align_corners read source 0 at output length 1 (every rule picks 0 there)
     if ir.coord in ("pytorch_half_pixel", "align_corners"):
         idx = o.select(o.equal(out_len, _i64(1)), _i64(0), idx).output(0)

@@ -71,7 +71,9 @@ def _picks_the_oracles_elements(model, tmp_path, cases, dtype=np.float32):
 @pytest.mark.parametrize("coord,rule", [
     ("half_pixel", "round_prefer_floor"), ("half_pixel", "round_prefer_ceil"), ("asymmetric", "floor"),
     ("asymmetric", "round_prefer_ceil"), ("pytorch_half_pixel", "floor"), ("pytorch_half_pixel", "ceil"),
-    ("tf_half_pixel_for_nn", "round_prefer_ceil"), ("align_corners", "round_prefer_floor"), ("half_pixel", "ceil")])
+    ("tf_half_pixel_for_nn", "round_prefer_ceil"), ("align_corners", "round_prefer_floor"), ("half_pixel", "ceil"),
+    ("half_pixel_symmetric", "round_prefer_floor"), ("half_pixel_symmetric", "round_prefer_ceil"),
+    ("half_pixel_symmetric", "floor"), ("half_pixel_symmetric", "ceil")])
 def test_default_is_in_graph_and_picks_the_oracles_elements(coord, rule, tmp_path):
     _picks_the_oracles_elements(scales_model(coord, rule), tmp_path, CASES)
 
@@ -149,7 +151,7 @@ def test_index_subgraph_is_exact_up_to_the_stated_limits(hint):
     """The index subgraph alone at lengths up to MAX_LEN - 1 and scales up to MAX_SCALE: no int32 intermediate
     overflows (align_corners forms no product o*(L-1)), the estimate stays f32 under the bf16 hint."""
     for coord, rule in (("half_pixel", "round_prefer_ceil"), ("asymmetric", "floor"), ("align_corners", "ceil"),
-                        ("tf_half_pixel_for_nn", "round_prefer_floor")):
+                        ("tf_half_pixel_for_nn", "round_prefer_floor"), ("half_pixel_symmetric", "round_prefer_ceil")):
         (_, ir), = parse_model(scales_model(coord, rule))
         compiled = ov.Core().compile_model(sn.standalone(ir, 1), "CPU", {"INFERENCE_PRECISION_HINT": hint})
         for L, s in ((sn.MAX_LEN - 1, 0.99999994), (sn.MAX_LEN - 1, 0.05000001), (200003, 20003 / 200003),
@@ -190,6 +192,14 @@ def test_proof_refuses_a_scale_read_otherwise(tmp_path):
     assert any("differ from the oracle's taps" in f for f in prove(ov_model, records)), prove(ov_model, records)
 
 
-def test_half_pixel_symmetric_keeps_its_reason():
-    (_, ir), = parse_model(scales_model("half_pixel_symmetric"))
-    assert sn.refusal(ir)[1] == "coordinate_transformation_mode"
+def test_half_pixel_symmetric_at_every_length_and_scale_of_the_grid():
+    """half_pixel_symmetric's offset reads L and out (its two mirrored halves per parity of L-1): the index subgraph
+    alone against the oracle's taps over the proof's whole (L, s) grid, every rounding, at the f32 and bf16 hints."""
+    for rule in ("floor", "ceil", "round_prefer_floor", "round_prefer_ceil"):
+        (_, ir), = parse_model(scales_model("half_pixel_symmetric", rule))
+        for hint in HINTS:
+            compiled = ov.Core().compile_model(sn.standalone(ir, 1), "CPU", {"INFERENCE_PRECISION_HINT": hint})
+            for L, s in sn.grid():
+                got = compiled([np.array([L], np.int64), np.array([s], np.float32)])[0]
+                want = oracle_scale_indices(axis_key(ir), s, L)
+                assert got.shape == want.shape and np.array_equal(got, want), (rule, hint, L, s)

@@ -98,6 +98,16 @@ def output_length(in_len: int, scale: Fraction, rule: str) -> int:
     raise BridgeError(f"unknown size rule {rule!r}", field="size_rule")
 
 
+def plain_coord(ir: ResizeIR) -> str:
+    """The coordinate mode whose map equals ``ir``'s at every length: half_pixel for half_pixel_symmetric where the
+    length its offset divides by is the integer output length (given sizes, stretched; or the integer formula
+    length), as its offset L/2 * (1 - out / formula length) is then 0 (``affine``); else ``ir.coord``."""
+    if ir.coord == "half_pixel_symmetric" and (ir.formula_length == "integer" or
+                                               (ir.sizes is not None and ir.aspect_policy == "stretch")):
+        return "half_pixel"
+    return ir.coord
+
+
 def affine(coord: str, in_len: int, out_len: int, scale: Fraction, formula_len: Fraction,
            roi: tuple[Fraction, Fraction] | None, length1: str) -> tuple[Fraction, Fraction]:
     """(a, b) with src = a*dst + b for one axis.

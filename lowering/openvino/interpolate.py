@@ -4,13 +4,14 @@ under which it is exact."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from fractions import Fraction
 
 import numpy as np
 
 from ...semantics.compare import against_oracle
-from ...semantics.coords import bind_resize
+from ...semantics.coords import bind_resize, plain_coord
 from ...semantics.taps import cache_if_hashable
 from ...semantics.errors import BridgeError
 from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_params, is_static
@@ -319,14 +320,15 @@ def _runtime_interpolate(node):
     mode = interpolate_mode(ir)
     if mode is None:
         return "antialias / exclude_outside have no native spelling with run-time scales"
-    if ir.coord not in OPENVINO_COORD_MODES:
+    coord = plain_coord(ir)  # half_pixel_symmetric of given sizes is half_pixel
+    if coord not in OPENVINO_COORD_MODES:
         return f"coordinate mode {ir.coord} has no native spelling"
     why = tov.dtype_reason("Interpolate", ir.sampler.kind, np_dtype(node.inputs[0].get_element_type()).name)
     if why is not None:
         return why
     inputs = resize_inputs(ir, node.inputs)  # (X, roi, scales, sizes) also for Upsample / Resize-10
     calc, values = ("scales", inputs[2]) if isinstance(ir.scales, RuntimeValue) else ("sizes", inputs[3])
-    op = build(node.inputs[0], dict(mode, coord=ir.coord, calc=calc, values=values, axes=list(ir.axes)))
+    op = build(node.inputs[0], dict(mode, coord=coord, calc=calc, values=values, axes=list(ir.axes)))
     try:
         got = tov.parse_node(op)
     except BridgeError as e:
@@ -339,6 +341,8 @@ def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
     """(True, conditions under which ``got`` computes ``ir``'s numbers) or (False, why it never does)."""
 
     calc = "scales" if isinstance(ir.scales, RuntimeValue) else "sizes"
+    if plain_coord(ir) != ir.coord:  # the same map at every length (``coords.plain_coord``)
+        ir = dataclasses.replace(ir, coord=plain_coord(ir))
     conditions = []
     for f in field_differences(ir, got):
         if f.name in RUNTIME_SOURCES:

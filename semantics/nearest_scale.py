@@ -128,7 +128,7 @@ def _formula_length_refusal(ir: ResizeIR, s: Fraction) -> NoNearestIndex | None:
 
 
 # A rule seen from the input's far end: pick(in-1 - y) = in-1 - pick'(y) (a tie goes the other way)
-_MIRROR = {"floor": "ceil", "ceil": "floor", "round_prefer_floor": "round_prefer_ceil",
+MIRRORED = {"floor": "ceil", "ceil": "floor", "round_prefer_floor": "round_prefer_ceil",
            "round_prefer_ceil": "round_prefer_floor"}
 
 
@@ -160,7 +160,7 @@ class CentredIndex(ScaleIndex):
 def _centred(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> CentredIndex | NoNearestIndex:
     n, m = s.numerator, s.denominator
     picks = []
-    for rule in (ir.sampler.nearest, _MIRROR[ir.sampler.nearest]):
+    for rule in (ir.sampler.nearest, MIRRORED[ir.sampler.nearest]):
         row = []
         for c in (0, 1):
             p, q, r = (f.c_one for f in _rounded(Linear(0, 0, m), Linear(0, 0, c * n), Linear(0, 0, 2 * n), rule))
@@ -174,7 +174,7 @@ def _centred(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> CentredInde
 
 def _axis(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> ScaleIndex | NoNearestIndex:
     n, m = s.numerator, s.denominator
-    if m & (m - 1) or m == 1:
+    if m & (m - 1):  # a whole number too, beside a fractional scale (whole ones alone: ``integer_scales``)
         return NoNearestIndex(f"scale {float(s)} = {n}/{m} is not a binary fraction", "scales")
     if ir.size_rule == "floor" and (n >= 1 << 2 * HALF_BITS or m.bit_length() - 1 > HALF_BITS + 30):
         return NoNearestIndex(f"scale {float(s)} = {n}/{m}: floor(in*s) needs more than a float32 scale's "

@@ -124,6 +124,25 @@ def finish_index(form: NearestIndex, idx, x, in_len, out_len):
     return idx
 
 
+def centred(x, in_len, out_len, sides):
+    """half_pixel_symmetric's index from the two mirrored halves of its map (``semantics.nearest_scale``
+    ``CentredIndex``): a = |2o+1-out| for the outputs ``x``, c = (in-1) mod 2 and B = (in-1-c)/2; ``sides(a, odd)``
+    gives (the far half's pick of v = a/(2s) + c/2, the near half's by the mirrored rule), odd the boolean c.
+    Returns the index (B + the far pick where 2o+1 >= out, in-1-B - the near pick elsewhere) and in-1 (>= 0)."""
+    import openvino.opset15 as ops15
+
+    o = ops()
+    one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
+    n = o.subtract(o.add(o.add(x, x), one), out_len).output(0)  # 2o + 1 - out
+    a = o.maximum(n, o.multiply(n, o.constant(np.int64(-1)))).output(0)
+    last = o.maximum(o.subtract(in_len, one), zero).output(0)
+    odd = o.equal(ops15.bitwise_and(last, one), one).output(0)
+    base = ops15.bitwise_right_shift(last, one).output(0)
+    far, near = sides(a, odd)
+    idx = o.select(o.greater_equal(n, zero), o.add(base, far), o.subtract(o.subtract(last, base), near))
+    return idx.output(0), last
+
+
 def signature(model) -> tuple:
     """The structure of a compiled-alone index subgraph: op types, attributes, constants, wiring."""
     order = {op.get_friendly_name(): k for k, op in enumerate(model.get_ordered_ops())}

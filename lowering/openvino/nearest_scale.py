@@ -31,7 +31,7 @@ from ..passes import Refusal
 from ..index_form import axis_key
 from .graph import ops
 from . import index_ops
-from .index_ops import cached_verdict, finish_index, floor_div, index_graph, signature, upstream_names
+from .index_ops import cached_verdict, centred, finish_index, floor_div, index_graph, signature, upstream_names
 
 FORM = "nearest_scale"
 REASON = ("index decomposition: output lengths by the node's size rule and source indices computed in integers from "
@@ -119,24 +119,16 @@ def _constant_floor(x, p: int, q: int, r: int):
 
 
 def _centred_graph(form: CentredIndex, in_len, out_len):
-    """``CentredIndex``'s two mirrored halves: each pick a constant floor of a = |2o+1-out| per parity of in-1,
-    chosen by a Select on that parity; clamped into [0, in-1]."""
-    import openvino.opset15 as ops15
-
+    """``CentredIndex``'s two mirrored halves (``index_ops.centred``): each pick a constant floor of a per parity of
+    in-1, chosen by a Select on that parity; clamped into [0, in-1]."""
     o = ops()
     x = o.range(_const(0), out_len, _const(1), "i64").output(0)
-    n = o.subtract(o.add(o.add(x, x), _const(1)), out_len).output(0)  # 2o + 1 - out
-    a = o.maximum(n, o.multiply(n, _const(-1))).output(0)
-    last = o.maximum(o.subtract(in_len, _const(1)), _const(0)).output(0)
-    odd = o.equal(ops15.bitwise_and(last, _const(1)), _const(1)).output(0)  # c = (in-1) mod 2
-    base = ops15.bitwise_right_shift(last, _const(1)).output(0)  # B = (in-1-c) / 2
 
-    def pick(row):
-        return o.select(odd, _constant_floor(a, *row[1]), _constant_floor(a, *row[0])).output(0)
+    def sides(a, odd):
+        return [o.select(odd, _constant_floor(a, *row[1]), _constant_floor(a, *row[0])).output(0)
+                for row in form.picks]
 
-    far = o.add(base, pick(form.picks[0]))
-    near = o.subtract(o.subtract(last, base), pick(form.picks[1]))
-    idx = o.select(o.greater_equal(n, _const(0)), far, near)
+    idx, last = centred(x, in_len, out_len, sides)
     return o.minimum(o.maximum(idx, _const(0)), last).output(0)
 
 

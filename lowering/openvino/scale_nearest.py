@@ -34,14 +34,14 @@ from fractions import Fraction
 import numpy as np
 
 from ...semantics.ir import ResizeIR, RuntimeValue
-from ...semantics.nearest_scale import oracle_scale_indices
+from ...semantics.nearest_scale import MIRRORED, oracle_scale_indices
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..compiled import resize_inputs
 from ..index_form import axis_key
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
-from .index_ops import cached_verdict, signature, tag_of
+from .index_ops import cached_verdict, centred, signature, tag_of
 from .interpolate import inexact_spellings
 from .pinned import pin_f32, quotient, run_time_minus_one
 from .scale_taps import MAX_LEN, grid, halves, out_length, scale_refusal, significand, unit_axes
@@ -62,9 +62,6 @@ _ROUND = {
     (1, "floor"): (-1, (2, 1, True)), (1, "ceil"): (0, (2, 1, False)),
     (1, "round_prefer_floor"): (-1, (1, 0, False)), (1, "round_prefer_ceil"): (0, None),
 }
-# A rule seen from the input's far end: pick(L-1 - y) = L-1 - pick'(y) (half_pixel_symmetric's near half)
-_MIRROR = {"floor": "ceil", "ceil": "floor", "round_prefer_floor": "round_prefer_ceil",
-           "round_prefer_ceil": "round_prefer_floor"}
 REASON = "run-time scale index decomposition: output lengths and source indices computed in integers from the " \
          "run-time scales, one Gather per axis"
 
@@ -165,41 +162,31 @@ def _picked(q, r, den, h: int, rule: str):
 
 
 def _rule_pick(q, r, den, h: int, rule: str, s, mirrored: bool = False):
-    """``_picked`` by ``rule``, or by its mirror (``_MIRROR``); Resize-10's "simple" (ceil when downscaling, else
+    """``_picked`` by ``rule``, or by its mirror (``MIRRORED``); Resize-10's "simple" (ceil when downscaling, else
     floor) reads the run-time scale."""
     o = ops()
     if rule == "simple":
         down = _column(o.less(s, o.constant(np.float32(1))).output(0))
         low, high = ("floor", "ceil") if mirrored else ("ceil", "floor")
         return o.select(down, _picked(q, r, den, h, low), _picked(q, r, den, h, high)).output(0)
-    return _picked(q, r, den, h, _MIRROR[rule] if mirrored else rule)
+    return _picked(q, r, den, h, MIRRORED[rule] if mirrored else rule)
 
 
 def _centred(ir: ResizeIR, xi, in_len, out_len, m, f, s, minus_one):
     """half_pixel_symmetric at its fractional output length L*s: x = (L-1)/2 + (2o+1-out) / (2s), symmetric about
-    the input's centre (``semantics.nearest_scale.CentredIndex``). With c = (L-1) mod 2, B = (L-1-c)/2 and
-    a = |2o+1-out|, v = a / (2s) + c/2 = q + r/M + c/2 for (q, r) of a * 2^(F-1) / M; the far half (2o+1 >= out)
-    picks B + pick(v), the near one L-1-B - pick'(v) by the mirrored rule; v = (q+1) + r/M - 1/2 where c = 1."""
-    import openvino.opset15 as ops15
-
+    the input's centre (``index_ops.centred``). v = a / (2s) + c/2 = q + r/M + c/2 for (q, r) of a * 2^(F-1) / M,
+    and v = (q+1) + r/M - 1/2 where c = 1."""
     o = ops()
-    n = o.subtract(o.add(o.add(xi, xi), _i64(1)), out_len).output(0)  # 2o + 1 - out, [n, longest]
-    a = o.maximum(n, o.multiply(n, _i64(-1))).output(0)
     den = _column(m)
-    q, r = _scale_quotient(a, -1, den, _column(f), minus_one)
-    q_up = o.add(q, _i64(1)).output(0)
-    last = o.maximum(o.subtract(in_len, _i64(1)), _i64(0)).output(0)
-    odd = o.equal(ops15.bitwise_and(last, _i64(1)), _i64(1)).output(0)
-    base = ops15.bitwise_right_shift(last, _i64(1)).output(0)
-    rule = ir.sampler.nearest
 
-    def pick(mirrored):
-        return o.select(odd, _rule_pick(q_up, r, den, 1, rule, s, mirrored),
-                        _rule_pick(q, r, den, 0, rule, s, mirrored)).output(0)
+    def sides(a, odd):
+        q, r = _scale_quotient(a, -1, den, _column(f), minus_one)
+        q_up = o.add(q, _i64(1)).output(0)
+        return [o.select(odd, _rule_pick(q_up, r, den, 1, ir.sampler.nearest, s, mirrored),
+                         _rule_pick(q, r, den, 0, ir.sampler.nearest, s, mirrored)).output(0)
+                for mirrored in (False, True)]
 
-    far = o.add(base, pick(False))
-    near = o.subtract(o.subtract(last, base), pick(True))
-    return o.select(o.greater_equal(n, _i64(0)), far, near).output(0)
+    return centred(xi, in_len, out_len, sides)[0]
 
 
 def index_table(ir: ResizeIR, in_lens, s):

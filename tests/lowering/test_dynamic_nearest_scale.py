@@ -38,7 +38,10 @@ KINDS = [("half_pixel", "round_prefer_ceil", 0.6, 0.6), ("pytorch_half_pixel", "
          ("half_pixel", "round_prefer_ceil", 0.999, 1.001),
          # half_pixel_symmetric: its offset reads in and out (``CentredIndex``), 1.001f through the long division
          ("half_pixel_symmetric", "round_prefer_floor", 1.5, 0.6), ("half_pixel_symmetric", "ceil", 0.999, 2.5),
-         ("half_pixel_symmetric", "round_prefer_ceil", 1.001, 0.75), ("half_pixel_symmetric", "floor", 0.6, 1.7)]
+         ("half_pixel_symmetric", "round_prefer_ceil", 1.001, 0.75), ("half_pixel_symmetric", "floor", 0.6, 1.7),
+         # a whole number beside a fraction (F.interpolate(scale_factor=(2, 1.5)))
+         ("half_pixel", "round_prefer_floor", 2.0, 1.5), ("tf_half_pixel_for_nn", "floor", 0.6, 3.0),
+         ("half_pixel_symmetric", "round_prefer_ceil", 2.0, 0.6)]
 
 
 def scaled_model(coord, rounding, sh, sw, around=False):

@@ -18,7 +18,7 @@ COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners", "tf
           "half_pixel_symmetric")
 ROUNDINGS = ("floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
 F32 = [float(np.float32(v)) for v in (0.6, 1.7, 2.5, 1 / 3, 0.999, 1.001, 7.3, 0.01, 0.1, 0.75, 1.5, 3.3, 123.45,
-                                      0.0625, 0.5)]
+                                      0.0625, 0.5, 2.0, 3.0)]
 
 
 def _ir(coord, rounding, scales, **kw):

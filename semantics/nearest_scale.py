@@ -127,6 +127,15 @@ def _formula_length_refusal(ir: ResizeIR, s: Fraction) -> NoNearestIndex | None:
     return None
 
 
+def _int32_refusal(s: Fraction, p: int, r: int) -> NoNearestIndex | None:
+    """Why floor((p*x + q) / r) leaves the lowerings' int32 arithmetic (a divisor from ``MAX_R``, a step from
+    ``MAX_LEN``), or None."""
+    if r >= MAX_R or p // r >= MAX_LEN:
+        return NoNearestIndex(f"scale {float(s)} = {s.numerator}/{s.denominator}: the index's divisor {r} or step "
+                              f"{p // r} leaves int32 arithmetic", "scales")
+    return None
+
+
 # A rule seen from the input's far end: pick(in-1 - y) = in-1 - pick'(y) (a tie goes the other way)
 MIRRORED = {"floor": "ceil", "ceil": "floor", "round_prefer_floor": "round_prefer_ceil",
            "round_prefer_ceil": "round_prefer_floor"}
@@ -164,9 +173,9 @@ def _centred(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> CentredInde
         row = []
         for c in (0, 1):
             p, q, r = (f.c_one for f in _rounded(Linear(0, 0, m), Linear(0, 0, c * n), Linear(0, 0, 2 * n), rule))
-            if r >= MAX_R or p // r >= MAX_LEN:
-                return NoNearestIndex(f"scale {float(s)} = {n}/{m}: the index's divisor {r} or step {p // r} "
-                                      f"leaves int32 arithmetic", "scales")
+            refused = _int32_refusal(s, p, r)
+            if refused is not None:
+                return refused
             row.append(compact(p, q, r))
         picks.append(tuple(row))
     return CentredIndex(s, ir.size_rule, ratio_form, picks=tuple(picks))
@@ -189,9 +198,9 @@ def _axis(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> ScaleIndex | N
     if ir.coord == "half_pixel_symmetric" and ir.formula_length == "fractional":
         return _centred(ir, s, ratio_form)
     p, q, r = _rounded(*_user_map(ir.coord, n, m), ir.sampler.nearest)
-    if r.c_one >= MAX_R or p.c_one // r.c_one >= MAX_LEN:
-        return NoNearestIndex(f"scale {float(s)} = {n}/{m}: the index's divisor {r.c_one} or step "
-                              f"{p.c_one // r.c_one} leaves int32 arithmetic", "scales")
+    refused = _int32_refusal(s, p.c_one, r.c_one)
+    if refused is not None:
+        return refused
     p, q, r = (Linear(0, 0, v) for v in compact(p.c_one, q.c_one, r.c_one))
     return ScaleIndex(s, ir.size_rule, dataclasses.replace(ratio_form, p=p, q=q, r=r))
 

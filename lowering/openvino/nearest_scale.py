@@ -110,7 +110,7 @@ def _constant_floor(x, p: int, q: int, r: int):
     o = ops()
     (a, b), (c, d) = divmod(p, r), divmod(q, r)
     if not b:
-        part = _const(int(d >= r))
+        part = _const(0)  # d < r
     elif r < COMPACT_R:
         part = floor_div(o.add(o.multiply(x, _const(b)), _const(d)).output(0), _const(r), r)
     else:

@@ -383,7 +383,11 @@ def test_this_machine_times_only_the_rates_a_conversion_needs_once(tmp_path, mon
     once = ["builtin/linear/plain/up/few", "conv/linear/plain/up/few", "matmul/mac", "call"]
     unweighed = "builtin/linear/plain/up/few" if rec.proof.get("form") == "conv" else "conv/linear/plain/up/few"
     weighed = [k for k in once if k != unweighed]
-    assert list(dict.fromkeys(timed)) == once and all(timed.count(k) in (1, 3) for k in once), (timed, rec.rung)
+    # the call's cost is read where the convolution form's saving is weighed against it, which only some measured
+    # rates reach (cost_in_graph's short-circuit): its place beside the matrix form's rate is the machine's
+    first = list(dict.fromkeys(timed))
+    assert first[:2] == once[:2] and sorted(first) == sorted(once) and all(timed.count(k) in (1, 3) for k in once), \
+        (timed, rec.rung)
     cached = json.loads(own.read_text())
     assert set(timed) | {"extension/linear/plain/up/few"} <= set(cached) and all(v >= 0 for v in cached.values())
     assert all(cached.get(cost_machine.runs_key(k), 1) == timed.count(k) for k in once), timed

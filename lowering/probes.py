@@ -134,15 +134,25 @@ def runtime_probes(ir: ResizeIR, role: str, x_shape, dtype, conditional: bool) -
     axes = list(ir.axes)
     spatial = [i >= len(axes) - 2 for i in range(len(axes))]  # the last two listed axes
     factors = [2.0] if conditional else [2.0, 1.5, 0.75, 0.5, 1.05]  # 1.05: a length kept, scale not 1
+    rows = [(f, spatial, "") for f in factors]
+    # The other listed axes may be resized too unless the graph pins them to X's own length: a batch or channel
+    # axis is where a runtime's op may resize differently or not at all (OpenVINO's CPU cubic read out of bounds
+    # there; a candidate exact only where they keep their length says so in a condition). One probe doubles them
+    # all, the last two kept (a rank-6 input doubled everywhere is 64x its size).
+    value = getattr(ir, role, None)
+    pinned = set(value.same_as_input) if isinstance(value, RuntimeValue) else set()
+    outer = [not s and i not in pinned for i, s in enumerate(spatial)]
+    if any(outer) and not conditional:
+        rows.append((2.0, outer, " on the outer axes"))
     out = []
     if role == "scales":
-        for f in factors:
-            out.append((np.array([f if s else 1.0 for s in spatial], dtype=dt), f"scales x{f}"))
+        for f, which, what in rows:
+            out.append((np.array([f if s else 1.0 for s in which], dtype=dt), f"scales x{f}{what}"))
     elif role == "sizes":
         lens = [x_shape[a] for a in axes]
-        for f in factors:
-            out.append((np.array([max(1, int(L * f)) if s else L for L, s in zip(lens, spatial)], dtype=dt),
-                        f"sizes x{f}"))
+        for f, which, what in rows:
+            out.append((np.array([max(1, int(L * f)) if s else L for L, s in zip(lens, which)], dtype=dt),
+                        f"sizes x{f}{what}"))
     elif role == "roi":
         k = len(axes)
         out.append((np.array([0.0] * k + [1.0] * k, dtype=dt), "full roi"))

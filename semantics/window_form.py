@@ -1,5 +1,6 @@
-"""The antialias tap window in exact integer arithmetic of the run-time lengths (in, out): the form a
-decomposition computes in the graph when a linear / cubic antialias Resize has lengths known only at run time.
+"""The tap window in exact integer arithmetic of the run-time lengths (in, out): the form a decomposition
+computes in the graph when a linear / cubic Resize has lengths known only at run time (antialias or not: without
+it the stretch is f = 1 and the weights are not divided by their sum, as in the oracle).
 
 It is ``coords.affine`` + ``taps._window_taps`` / ``taps._weights`` rewritten so that every decision (which
 input a tap reads, whether it lies inside the filter's support, inside the input, in which Keys piece) is an
@@ -58,6 +59,9 @@ class WindowForm:
     exclude_outside: bool
     scale: Fraction | None = None
     copy_equal: bool = False  # an axis whose lengths agree is copied (``equal_length_identity``)
+    # The weights divided by their sum: antialias or exclude_outside (``error_bound.filter_sum``'s rule). Plain
+    # linear / cubic weights sum to 1 in exact arithmetic; dividing by a float32 sum would add a rounding.
+    normalise: bool = True
 
     @property
     def radius(self) -> int:
@@ -94,8 +98,9 @@ class WindowForm:
         pos = x0 + i
         if self.exclude_outside:
             weight = np.where((pos >= 0) & (pos < in_len), weight, 0.0)
-        total = weight.sum(axis=1, keepdims=True)
-        weight = np.where(total != 0, weight / np.where(total != 0, total, 1.0), weight)
+        if self.normalise:
+            total = weight.sum(axis=1, keepdims=True)
+            weight = np.where(total != 0, weight / np.where(total != 0, total, 1.0), weight)
         return np.clip(pos, 0, in_len - 1), weight
 
     def weights(self, n, den, absolute, select, to_float):
@@ -114,12 +119,12 @@ class WindowForm:
 
 
 def window_form(ir: ResizeIR) -> WindowForm | NoNearestIndex:
-    """The window form shared by every resized axis of a linear / cubic antialias Resize, or why there is none
+    """The window form shared by every resized axis of a linear / cubic Resize, or why there is none
     (``field``: the IR field that decides it)."""
     s = ir.sampler
-    if s.kind not in ("linear", "cubic") or not s.antialias:
-        return NoNearestIndex("not a linear / cubic antialias resize", "antialias")
-    if ir.filter_stretch != "clamped":
+    if s.kind not in ("linear", "cubic"):
+        return NoNearestIndex("not a linear / cubic resize", "mode")
+    if s.antialias and ir.filter_stretch != "clamped":
         return NoNearestIndex(f"filter stretch {ir.filter_stretch} (OpenVINO's own)", "filter_stretch")
     refused = run_time_form_refusal(ir)
     if refused is not None:
@@ -127,10 +132,13 @@ def window_form(ir: ResizeIR) -> WindowForm | NoNearestIndex:
     # An axis the IR copies at equal lengths is copied bit for bit: the identity's scalars give weights 0 and 1
     # exactly, where the general ones (in/out) leave a float32 division's rounding.
     common = dict(kind=s.kind, cubic_a=float(s.cubic_a or 0), exclude_outside=bool(ir.exclude_outside),
-                  copy_equal=bool(ir.equal_length_identity))
-    if ir.sizes is not None or integer_scales(ir) is not None:
-        return _sizes_form(ir, common)
-    return _scale_form(ir, common)
+                  copy_equal=bool(ir.equal_length_identity), normalise=bool(s.antialias or ir.exclude_outside))
+    form = _sizes_form(ir, common) if ir.sizes is not None or integer_scales(ir) is not None else \
+        _scale_form(ir, common)
+    if isinstance(form, NoNearestIndex) or s.antialias:
+        return form
+    one = Linear(0, 0, 1)  # no antialias: the filter is never stretched (f = 1)
+    return dataclasses.replace(form, fn=one, fd=one, f_min_out=False)
 
 
 def _out1(ir: ResizeIR) -> Fraction | None:

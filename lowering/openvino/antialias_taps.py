@@ -1,7 +1,7 @@
-"""Rung 3 for linear / cubic antialias Resize whose lengths are known only at run time (a dynamic input shape,
-sizes computed in the graph, or a static scale on a dynamic input): the tap window of every output computed in
-the graph from the run-time lengths (``semantics.window_form``, which mirrors ``coords.affine`` and
-``taps._window_taps`` / ``taps._weights``), then one Gather of all K taps per resized axis and their weighted
+"""Rung 3 for linear / cubic Resize (antialias, or one no Interpolate takes) whose lengths are known only at run
+time (a dynamic input shape, sizes computed in the graph, or a static scale on a dynamic input): the tap window
+of every output computed in the graph from the run-time lengths (``semantics.window_form``, which mirrors
+``coords.affine`` and ``taps._window_taps`` / ``taps._weights``), then one Gather of all K taps per resized axis and their weighted
 sum (``tap_sum``: a MatMul by the weights on the next-to-last axis, a Multiply by them summed by a MatMul by
 ones on the last, a Multiply and ReduceSum on another). K = 2*ceil(R / f) is itself computed from the lengths,
 so any scale has its window (a static scale's K folds to a constant); the Gather's [.., K, out, ..]
@@ -49,7 +49,7 @@ MAX_LEN = 16000  # (2*2 + 4) * 16000^2 < 2^31: cubic's numerators stay inside in
 GRID = [(i, o) for i in range(1, 17) for o in range(1, 17)] + [(200, 3), (3, 200), (401, 1), (1, 401), (97, 100)]
 # Past the error bound's own allowance per weight: a few float32 subnormals (a weight of 0 computed as 0).
 WEIGHT_FLOOR = 1e-30
-REASON = "antialias window decomposition: tap positions and weights computed in the graph from the run-time " \
+REASON = "window decomposition: tap positions and weights computed in the graph from the run-time " \
          "lengths (integer window, float32 weights), one Gather of the K taps and their weighted sum per axis"
 
 
@@ -72,9 +72,11 @@ _FLOATS = ("float32", "float16", "bfloat16")
 
 
 def applies(node) -> bool:
-    """A linear / cubic antialias Resize whose lengths are known only at run time."""
+    """A linear / cubic Resize whose lengths are known only at run time. Without antialias, rung 1 takes most
+    (Interpolate fed the run-time sizes); this form takes what it cannot: a batch or channel axis resized
+    (``interpolate.outer_resized``), a length one static Interpolate does not hold for every length."""
     ir = node.ir
-    return isinstance(ir, ResizeIR) and ir.sampler.antialias and ir.sampler.kind in ("linear", "cubic") and \
+    return isinstance(ir, ResizeIR) and ir.sampler.kind in ("linear", "cubic") and \
         (not is_static(dims(node.inputs[0])) or isinstance(ir.sizes, RuntimeValue))
 
 
@@ -129,9 +131,11 @@ def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
     if form.exclude_outside:
         inside = o.logical_and(o.greater_equal(pos, zero), o.less_equal(pos, last))
         w = o.select(inside, w, o.constant(np.float32(0))).output(0)
-    total = o.reduce_sum(w, along, keep_dims=True)
-    nonzero = o.not_equal(total, o.constant(np.float32(0)))
-    w = o.select(nonzero, quotient(w, o.select(nonzero, total, o.constant(np.float32(1))), minus_one), w).output(0)
+    if form.normalise:
+        total = o.reduce_sum(w, along, keep_dims=True)
+        nonzero = o.not_equal(total, o.constant(np.float32(0)))
+        w = o.select(nonzero, quotient(w, o.select(nonzero, total, o.constant(np.float32(1))), minus_one),
+                     w).output(0)
     index = o.minimum(o.maximum(pos, zero), last).output(0)
     pin_f32([index, w], [in_len, out_len])
     return index, w

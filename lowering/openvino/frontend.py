@@ -20,9 +20,9 @@ from ..plan import Choice, Plan
 from ..probes import probe_sets
 from . import grid_pin
 from .boundary import NOT_AT_BOUNDARY
-from .graph import compile_f32, dims, np_dtype, ops, tag
+from .graph import compile_f32, dims, np_dtype, ops, same_output, shape_entries, tag
 from .ladder import TARGET, lower
-from ...semantics.ir import is_static
+from ...semantics.ir import RuntimeValue, is_static
 from ...translate.onnx import NodeView, _parse_checked, parse_view, resampling_nodes
 
 _ATTRS = {
@@ -154,7 +154,8 @@ def conversion_extensions(opset: int | None = None, fallback: str = "decompose",
             if irs is not None and view.name in irs:
                 ir = with_frontend_shapes(irs[view.name], inputs)
             else:
-                ir = parse_view(view, opset or _infer_opset(op_type, view.attrs, len(view.inputs)))
+                ir = with_frontend_pins(parse_view(view, opset or _infer_opset(op_type, view.attrs,
+                                                                                  len(view.inputs))), inputs)
             return emitted(planner.choose(view.name, ir, inputs, (sides or {}).get(view.name, NOT_AT_BOUNDARY)))
 
         return ConversionExtension(op_type, convert)
@@ -284,6 +285,24 @@ def with_frontend_shapes(ir, inputs: list):
             inputs[0].get_element_type().is_static():
         changes["dtype"] = np_dtype(inputs[0].get_element_type()).name
     return dataclasses.replace(ir, **changes) if changes else ir
+
+
+def with_frontend_pins(ir, inputs: list):
+    """``ir`` with the run-time sizes' entries that OpenVINO's graph computes as X's own length
+    (``RuntimeValue.same_as_input``), for a node the hook parsed from the frontend's view, where the ONNX model's
+    shapes could not show them (an input of unknown rank there): TorchScript's F.interpolate(x,
+    size=skip.shape[2:]) writes Concat(Shape(x)[:2], Shape(skip)[2:]), which keeps N and C."""
+    sizes = getattr(ir, "sizes", None)
+    if not isinstance(sizes, RuntimeValue) or sizes.same_as_input or len(inputs) < 4 or inputs[3] is None:
+        return ir
+    entries = shape_entries(inputs[3])
+    if entries is None or len(entries) != len(ir.axes):
+        return ir
+    x, shape = inputs[0], dims(inputs[0]) or ()
+    pins = tuple(i for i, (e, a) in enumerate(zip(entries, ir.axes))
+                 if (isinstance(e, tuple) and e[2] == a and same_output(e[1], x)) or
+                 (isinstance(e, int) and a < len(shape) and e == shape[a]))
+    return dataclasses.replace(ir, sizes=RuntimeValue(sizes.source, same_as_input=pins)) if pins else ir
 
 
 def conversion_message(e: Exception) -> str:

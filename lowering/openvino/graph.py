@@ -62,6 +62,74 @@ def dims(out) -> tuple | None:
     return tuple(d.get_length() if d.is_static else None for d in ps)
 
 
+# Ops through which a 1-D shape value keeps its entries (an integer Convert, a reshape to 1-D).
+_SHAPE_PASS = ("Convert", "Unsqueeze", "Squeeze", "Reshape")
+_SHAPE_DEPTH = 12
+
+
+def shape_entries(out, depth: int = _SHAPE_DEPTH) -> list | None:
+    """The entries of a 1-D integer value computed from shapes, as OpenVINO's graph builds it: per entry an int
+    (a constant), ("dim", output, axis) (an input's length there: ShapeOf picked by Gather / Slice with constant
+    indices) or None (unknown); None when even its length is unknown. The OpenVINO-side twin of the ONNX
+    parser's partial values (``translate/onnx_fold.py``), for a node the hook parsed without them."""
+    ps = out.get_partial_shape()
+    if depth == 0 or ps.rank.get_length() > 1 or (ps.rank.get_length() == 1 and not ps[0].is_static):
+        return None
+    n = ps[0].get_length() if ps.rank.get_length() == 1 else 1
+    op, kind = out.get_node(), out.get_node().get_type_name()
+    if kind == "Constant":
+        return [int(v) for v in np.asarray(op.get_data()).reshape(-1)]
+    if kind == "ShapeOf":
+        return [("dim", op.input_value(0), k) for k in range(n)]
+    if kind in _SHAPE_PASS and (kind != "Convert" or out.get_element_type().is_integral_number()):
+        got = shape_entries(op.input_value(0), depth - 1)
+        return got if got is not None and len(got) == n else None
+    if kind == "Concat":
+        parts = [shape_entries(op.input_value(i), depth - 1) for i in range(op.get_input_size())]
+        return None if any(p is None for p in parts) else [e for p in parts for e in p]
+    picked = _picked(op, kind)
+    if picked is not None:
+        src = shape_entries(op.input_value(0), depth - 1)
+        if src is not None and all(-len(src) <= k < len(src) for k in picked) and len(picked) == n:
+            return [src[k] for k in picked]
+    return [None] * n
+
+
+def _picked(op, kind: str) -> list | None:
+    """The indices a Gather (axis 0) or Slice (one axis, constant start / stop / step) reads of a 1-D value."""
+    consts = [_small_constant(op.input_value(i)) for i in range(1, op.get_input_size())]
+    if any(c is None for c in consts):
+        return None
+    if kind == "Gather" and int(np.asarray(consts[1]).reshape(-1)[0]) == 0:
+        return [int(v) for v in np.asarray(consts[0]).reshape(-1)]
+    if kind == "Slice" and all(np.asarray(c).size == 1 for c in consts):
+        length = op.input_value(0).get_partial_shape()[0]
+        if length.is_static:
+            start, stop, step = (int(np.asarray(c).reshape(-1)[0]) for c in consts[:3])
+            return list(range(length.get_length()))[slice(start, stop, step)]
+    return None
+
+
+def _small_constant(out, depth: int = 3):
+    """A Constant's value, the static shape a ShapeOf reads, or one of these broadcast to another (the ONNX
+    frontend's Slice steps: Broadcast(1, ShapeOf(starts))); None for anything else."""
+    op, kind = out.get_node(), out.get_node().get_type_name()
+    if kind == "Constant":
+        return op.get_data()
+    if kind == "ShapeOf" and op.input_value(0).get_partial_shape().is_static:
+        return np.array(op.input_value(0).get_shape(), np.int64)
+    if kind == "Broadcast" and op.get_input_size() == 2 and depth > 0:
+        value, shape = (_small_constant(op.input_value(i), depth - 1) for i in (0, 1))
+        if value is not None and shape is not None:
+            return np.broadcast_to(value, tuple(int(d) for d in np.asarray(shape).reshape(-1)))
+    return None
+
+
+def same_output(a, b) -> bool:
+    """Whether two OpenVINO outputs are one tensor (the same node's same port)."""
+    return a.get_index() == b.get_index() and a.get_node().get_name() == b.get_node().get_name()
+
+
 def constant_of(op, port: int):
     src = op.input_value(port).get_node()
     return src.get_data() if src.get_type_name() == "Constant" else None

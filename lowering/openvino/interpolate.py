@@ -337,6 +337,24 @@ def _runtime_interpolate(node):
     return (op, conditions) if ok else conditions
 
 
+def first_spatial(rank: int) -> int:
+    """The first axis OpenVINO's CPU Interpolate resizes linear / cubic on at this rank. Measured (2026.4.1, sizes
+    fed at run time, each axis x2 and x0.5 alone): rank 4 linear on axis 0 and rank 5 on axes 0 and 1 throw at
+    inference ("only supports resize on spatial dimensions"); rank 4 cubic on axis 1 and rank 3 cubic on axis 0
+    compute garbage (values near 1e35: a read out of bounds); every axis from this one is exact at ranks 1-5."""
+    return {1: 0, 2: 0, 3: 1}.get(rank, 2)
+
+
+def outer_resized(ir: ResizeIR) -> tuple:
+    """The listed axes before ``first_spatial`` that the run-time scales / sizes may resize (the graph does not
+    pin them to X's own length: ``RuntimeValue.same_as_input``); linear / cubic only (nearest measured exact)."""
+    value = ir.scales if isinstance(ir.scales, RuntimeValue) else ir.sizes
+    if ir.sampler.kind == "nearest" or not isinstance(value, RuntimeValue):
+        return ()
+    pinned = {ir.axes[i] for i in value.same_as_input}
+    return tuple(a for a in ir.axes if a < first_spatial(ir.rank) and a not in pinned)
+
+
 def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
     """(True, conditions under which ``got`` computes ``ir``'s numbers) or (False, why it never does)."""
 
@@ -363,4 +381,8 @@ def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
         if f.name not in _RUNTIME_CONDITIONS:
             return False, f"Interpolate differs in {f.name} ({f.a} vs {f.b})"
         conditions.append(_RUNTIME_CONDITIONS[f.name])
+    outer = outer_resized(ir)
+    if outer:
+        conditions.append(f"the run-time {calc} keep the length of axis {', '.join(map(str, outer))} (OpenVINO's "
+                          f"CPU Interpolate resizes {ir.sampler.kind} on the spatial axes only)")
     return True, conditions

@@ -64,10 +64,23 @@ def test_grid_probes_sit_on_and_beside_the_ties(align):
 
 def test_runtime_probes_conditional_take_only_the_easy_case():
     ir = _resize(scales=RuntimeValue("s"))
-    assert len(runtime_probes(ir, "scales", (1, 1, 4, 4), "float32", conditional=True)) == 1
+    easy = runtime_probes(ir, "scales", (1, 1, 4, 4), "float32", conditional=True)
+    assert [a.tolist() for a, _ in easy] == [[1, 1, 2, 2]]  # x2 on the spatial axes (N, C: a condition)
     many = runtime_probes(ir, "scales", (1, 1, 4, 4), "float32", conditional=False)
     assert len(many) > 2 and any((a % 1 != 0).any() for a, _ in many)
-    assert all(a[:2].tolist() == [1.0, 1.0] for a, _ in many)  # N and C untouched
+    assert sum(a[:2].tolist() != [1.0, 1.0] for a, _ in many) == 1  # N and C resized by one probe only
+
+
+def test_runtime_probes_resize_every_axis_the_graph_does_not_pin():
+    """A batch or channel axis fed at run time may be resized (OpenVINO's CPU cubic read out of bounds there):
+    one probe resizes them, but never one the graph pins to X's own length (F.interpolate's
+    Concat(Shape(x)[:2], ...))."""
+    free = _resize(sizes=RuntimeValue("s"))
+    got = [a.tolist() for a, _ in runtime_probes(free, "sizes", (2, 3, 4, 5), "int64", conditional=False)]
+    assert got[0] == [2, 3, 8, 10] and got[-1] == [4, 6, 4, 5] and len(got) == 6
+    pinned = _resize(sizes=RuntimeValue("s", same_as_input=(0, 1)))
+    got = [a.tolist() for a, _ in runtime_probes(pinned, "sizes", (2, 3, 4, 5), "int64", conditional=False)]
+    assert all(a[:2] == [2, 3] for a in got) and len(got) == 5
 
 
 def test_concrete_shapes_try_several_lengths_for_an_unknown_dimension():

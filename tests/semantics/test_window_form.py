@@ -1,4 +1,4 @@
-"""The antialias window form (semantics.window_form) equals the oracle's own taps (``taps.axis_taps``, as a dense
+"""The window form (semantics.window_form), antialias or plain, equals the oracle's own taps (``taps.axis_taps``, as a dense
 [out, in] matrix with clamped taps summed) for every in, out in 1..40, linear and cubic, every coordinate mode it
 takes, with and without exclude_outside, sizes and static scales; and it refuses what it cannot express, naming
 the field."""
@@ -19,10 +19,11 @@ COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners", "tf
           "half_pixel_symmetric")
 
 
-def _parsed(mode, coord, exclude, scales=None, convention="spec"):
-    """The IR translate.onnx gives an antialias Resize-19 on dynamic H/W: run-time sizes, or static scales."""
+def _parsed(mode, coord, exclude, scales=None, convention="spec", antialias=True):
+    """The IR translate.onnx gives an antialias (or plain) Resize-19 on dynamic H/W: run-time sizes, or static
+    scales."""
     inputs = ["X", "", "S"] if scales is not None else ["X", "", "", "S"]
-    node = helper.make_node("Resize", inputs, ["Y"], mode=mode, antialias=1, exclude_outside=int(exclude),
+    node = helper.make_node("Resize", inputs, ["Y"], mode=mode, antialias=int(antialias), exclude_outside=int(exclude),
                             coordinate_transformation_mode=coord, cubic_coeff_a=-0.5)
     inits = [helper.make_tensor("S", TensorProto.FLOAT, [4], [1, 1, scales, scales])] if scales is not None else []
     graph_inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, "h", "w"])]
@@ -61,6 +62,18 @@ def test_sizes_equal_oracle(mode, coord, exclude):
 
 
 @pytest.mark.parametrize("mode,exclude", list(itertools.product(("linear", "cubic"), (False, True))))
+@pytest.mark.parametrize("coord", COORDS)
+def test_plain_sizes_equal_oracle(mode, coord, exclude):
+    """Without antialias the filter is not stretched (f = 1, K = 2R) and, without exclude_outside, the weights
+    are not divided by their sum (the oracle's rule; their sum is 1 in exact arithmetic only)."""
+    ir = _parsed(mode, coord, exclude, antialias=False)
+    form = window_form(ir)
+    assert form.normalise == exclude and (form.fn(7, 3), form.fd(7, 3)) == (1, 1)
+    lengths = list(range(1, 17)) + [31, 40]
+    _check(ir, [(i, o) for i in lengths for o in lengths] + [(1000, 3), (3, 1000)])
+
+
+@pytest.mark.parametrize("mode,exclude", list(itertools.product(("linear", "cubic"), (False, True))))
 @pytest.mark.parametrize("coord", ("asymmetric", "half_pixel", "tf_half_pixel_for_nn"))
 @pytest.mark.parametrize("scale", (0.5, 0.75, 0.125, 1.5, 3.0))
 def test_scales_equal_oracle(mode, coord, exclude, scale):
@@ -74,8 +87,8 @@ def test_refusals_name_the_field():
     assert window_form(_parsed("cubic", "half_pixel", True, scales=0.6)).field == "scales"
     assert window_form(_parsed("cubic", "align_corners", True, scales=0.5)).field == "coordinate_transformation_mode"
     ir = _parsed("cubic", "half_pixel", True)
-    assert window_form(dataclasses.replace(ir, sampler=dataclasses.replace(ir.sampler, antialias=False))).field \
-        == "antialias"
+    assert window_form(dataclasses.replace(ir, sampler=dataclasses.replace(ir.sampler, kind="nearest"))).field \
+        == "mode"
     assert window_form(dataclasses.replace(ir, scales=RuntimeValue("s"), sizes=None)).field == "scales"
     assert isinstance(window_form(dataclasses.replace(ir, pads=(0,) * 8)), NoNearestIndex)
 

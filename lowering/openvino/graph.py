@@ -79,8 +79,9 @@ def shape_entries(out, depth: int = _SHAPE_DEPTH) -> list | None:
     op, kind = out.get_node(), out.get_node().get_type_name()
     if kind == "Constant":
         return [int(v) for v in np.asarray(op.get_data()).reshape(-1)]
-    if kind == "ShapeOf":
-        return [("dim", op.input_value(0), k) for k in range(n)]
+    if kind == "ShapeOf":  # a static length is a constant, whichever tensor it is read from
+        src = op.input_value(0).get_partial_shape()
+        return [src[k].get_length() if src[k].is_static else ("dim", op.input_value(0), k) for k in range(n)]
     if kind in _SHAPE_PASS and (kind != "Convert" or out.get_element_type().is_integral_number()):
         got = shape_entries(op.input_value(0), depth - 1)
         return got if got is not None and len(got) == n else None

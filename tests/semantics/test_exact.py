@@ -111,3 +111,18 @@ def test_diff_of_two_sampler_kinds_names_the_kind():
                     for k in (sa, sb))
             assert not np.array_equal(run(a, x), run(b, x))
             assert "sampler.kind" in [f.name for f in diff(a, b).fields]
+
+
+def test_a_cast_past_the_largest_value_is_infinity_without_a_warning():
+    """ONNX's cast of a float beyond the type's range is infinity; numpy's warning for it reached verify's stderr
+    with the oracle's source path (fuzz seed 5151: float16 cubic GridSample overshooting 65504)."""
+    import warnings
+
+    from resample_bridge.semantics.reference import cast_like
+
+    y = np.array([1e6, -1e6, 1.5, 3.5e38])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        half, bf16 = cast_like(y, np.float16), cast_like(y, "bfloat16")
+    assert half.tolist() == [np.inf, -np.inf, 1.5, np.inf]
+    assert bf16.astype(np.float64).tolist()[:3] == [999424.0, -999424.0, 1.5] and np.isinf(bf16[3].astype(float))

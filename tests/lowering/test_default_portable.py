@@ -1,6 +1,6 @@
 """What the default conversion writes, run the way it is deployed (issue 42): nothing beside the model, and the
-run-time forms (the nearest index form, the antialias window, the run-time scale window, the GridSample and
-DeformConv decompositions)
+run-time forms (the nearest index form, the run-time window with and without antialias, the run-time scale
+window, the GridSample and DeformConv decompositions)
 compute onnxruntime's numbers on an AVX2-only (Haswell) and an SSE4.2 (Nehalem) CPU, emulated by Debian's
 qemu-user, and in another OpenVINO release where one is at hand (``RB_OTHER_OPENVINO_PYTHON``: a Python whose
 openvino is another release, e.g. 2025.4.1 in its own venv). Their integer index arithmetic leans on how the CPU
@@ -87,6 +87,25 @@ def written(tmp_path_factory):
         np.savez(out / f"{name}.npz", **feeds)
         want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
         cases.append((xml, out / f"{name}.npz", want, kind))
+    # The plain run-time window (no antialias): sizes fed at run time that resize C too, where no Interpolate is
+    # exact; onnxruntime refuses cubic on C, so the oracle's numbers
+    from onnx import TensorProto, helper
+
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="cubic")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None] * 4),
+                                            helper.make_tensor_value_info("S", TensorProto.INT64, [4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    src, xml = out / "runtime_sizes_channels.onnx", out / "runtime_sizes_channels.xml"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), src)
+    assert main(["convert", str(src), "-o", str(xml)]) == 0
+    feeds = {"X": np.random.default_rng(6).standard_normal((2, 3, 7, 9)).astype(np.float32),
+             "S": np.array([2, 6, 10, 5], np.int64)}
+    np.savez(out / "runtime_sizes_channels.npz", **feeds)
+    (_, ir), = parse_model(str(src))
+    cases.append((xml, out / "runtime_sizes_channels.npz", run(ir, feeds["X"], None, None, feeds["S"]), "float"))
     assert not list(out.glob("*.so")), "the default wrote a library"
     return cases
 

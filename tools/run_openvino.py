@@ -9,7 +9,7 @@ import tempfile
 
 from ..lowering.compiled import openvino_extension
 from ..lowering.openvino.frontend import openvino_error_reason
-from ..lowering.openvino.graph import F32, Compiled
+from ..lowering.openvino.graph import F32, Compiled, compile_checked
 from ..lowering.openvino.target import convert
 from ..lowering.openvino.write import EXTENSION_NAME
 from ..lowering.passes import CUSTOM
@@ -53,7 +53,7 @@ def _run_openvino(core, ov_model, feeds: dict, observe: list[str], precision: st
         ov_model.add_outputs(extra)
     params = {n for p in ov_model.inputs for n in p.get_names()}
     try:
-        compiled = Compiled(core.compile_model(ov_model, "CPU", {**F32, "INFERENCE_PRECISION_HINT": precision}))
+        compiled = Compiled(compile_checked(core, ov_model, {**F32, "INFERENCE_PRECISION_HINT": precision}))
         res = compiled({k: v for k, v in feeds.items() if k in params})
     except Exception as e:
         raise BridgeError(f"OpenVINO cannot run the converted model: {_ov_reason(e)}", field="converted") from None

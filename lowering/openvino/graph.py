@@ -157,11 +157,37 @@ def observing(ov_model, observe: list):
     return m
 
 
+# Measured (OpenVINO 2026.4.1 CPU): an Interpolate in linear_onnx mode on an input above rank 5 aborts the whole
+# process at inference ("free(): invalid pointer", SIGABRT: no exception to catch; OpenVINO's own importer writes
+# it for a rank-6 linear Resize) or refuses its axes. Nearest, cubic and the older linear mode run there.
+MAX_LINEAR_ONNX_RANK = 5
+
+
+def cpu_aborts(ov_model) -> str | None:
+    """Why running ``ov_model`` on OpenVINO's CPU would abort the process (checked before compiling it), or None."""
+    for op in all_ops(ov_model):
+        if op.get_type_name() == "Interpolate" and op.get_attributes().get("mode") == "linear_onnx":
+            rank = op.input_value(0).get_partial_shape().rank
+            if rank.is_static and rank.get_length() > MAX_LINEAR_ONNX_RANK:
+                return f"OpenVINO's CPU Interpolate in linear_onnx mode aborts the process at inference above rank " \
+                       f"{MAX_LINEAR_ONNX_RANK} (here {rank.get_length()}; measured: free(): invalid pointer)"
+    return None
+
+
+def compile_checked(core, ov_model, config: dict):
+    """``core.compile_model`` on CPU, refused with RuntimeError (in one sentence) where running it would abort
+    the process (``cpu_aborts``)."""
+    why = cpu_aborts(ov_model)
+    if why is not None:
+        raise RuntimeError(why)
+    return core.compile_model(ov_model, "CPU", config)
+
+
 def compile_f32(ov_model, core=None):
     """``ov_model`` compiled for CPU in f32; calling it returns outputs whose bfloat16 ones are typed so."""
     import openvino as ov
 
-    return Compiled((core or ov.Core()).compile_model(ov_model, "CPU", F32))
+    return Compiled(compile_checked(core or ov.Core(), ov_model, F32))
 
 
 def np_dtype(element_type):

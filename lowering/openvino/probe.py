@@ -20,7 +20,7 @@ from ...semantics.opspec import PerOp
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, Candidate, Refusal, Rung
 from ..probes import DYNAMIC_LENGTHS, concrete_shapes, probe_sets, roles
-from .graph import F32, Compiled, dims, np_dtype
+from .graph import F32, Compiled, compile_checked, dims, np_dtype
 from ...semantics.reference import deformconv_out_shape, run
 from .. import compiled
 
@@ -142,7 +142,7 @@ def _compile(model, rung):
     if rung.number == CUSTOM:
 
         core.add_extension(compiled.openvino_extension())
-    return Compiled(core.compile_model(model, "CPU", F32))
+    return Compiled(compile_checked(core, model, F32))
 
 
 def prove_candidate(rung, node, candidate: Candidate):

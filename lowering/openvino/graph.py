@@ -73,7 +73,8 @@ def shape_entries(out, depth: int = _SHAPE_DEPTH) -> list | None:
     indices) or None (unknown); None when even its length is unknown. The OpenVINO-side twin of the ONNX
     parser's partial values (``translate/onnx_fold.py``), for a node the hook parsed without them."""
     ps = out.get_partial_shape()
-    if depth == 0 or ps.rank.get_length() > 1 or (ps.rank.get_length() == 1 and not ps[0].is_static):
+    if depth == 0 or not ps.rank.is_static or ps.rank.get_length() > 1 or \
+            (ps.rank.get_length() == 1 and not ps[0].is_static):
         return None
     n = ps[0].get_length() if ps.rank.get_length() == 1 else 1
     op, kind = out.get_node(), out.get_node().get_type_name()

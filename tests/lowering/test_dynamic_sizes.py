@@ -156,6 +156,7 @@ def test_frontend_pins_the_lengths_its_graph_copies_from_x():
                     o.constant(np.array([1])), o.constant(np.array([0])))
     assert pins(o.concat([other, hw], 0)) == (1,)  # another tensor's lengths: its static C = 8 only
     assert pins(o.concat([data, hw], 0)) == ()
+    assert pins(o.parameter(ov.PartialShape.dynamic(), np.int64)) == ()  # no rank: nothing read, no error
     pinned = dataclasses.replace(ir, sizes=RuntimeValue("s", same_as_input=(0, 1)))
     assert with_frontend_pins(pinned, [x.output(0), None, None, o.concat([data, hw], 0).output(0)]) is pinned
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..semantics.nearest_index import INT32_MAX_OUT, NearestIndex, NoNearestIndex, nearest_index, \
     oracle_nearest_indices
-from ..semantics.ir import ResizeIR, RuntimeValue
+from ..semantics.ir import ResizeIR
 from .passes import Refusal
 from .compiled.build import cache_root, project_hash
 
@@ -48,12 +48,10 @@ _EQUAL_LENGTHS = (1, 2, 3, 4, 5, 7, 8, 16, 31, 64, 1000, 4097, INT32_MAX_OUT)
 def copied_axes(ir: ResizeIR) -> tuple:
     """The resized axes an index form leaves as they are: their run-time size is X's own length there by the
     graph's arithmetic (``RuntimeValue.same_as_input``), and the oracle copies an axis of equal lengths."""
-    sizes = ir.sizes
-    if not isinstance(sizes, RuntimeValue) or not sizes.same_as_input:
+    pinned = ir.pinned_axes()
+    if not pinned or not all(np.array_equal(oracle_indices(ir, n, n), np.arange(n)) for n in _EQUAL_LENGTHS):
         return ()
-    if not all(np.array_equal(oracle_indices(ir, n, n), np.arange(n)) for n in _EQUAL_LENGTHS):
-        return ()
-    return tuple(ir.axes[i] for i in sizes.same_as_input)
+    return pinned
 
 
 def axis_key(ir: ResizeIR) -> ResizeIR:

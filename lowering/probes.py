@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..semantics.coords import bind_resize, unnormalize
-from ..semantics.ir import GridSampleIR, ResizeIR, RuntimeValue
+from ..semantics.ir import GridSampleIR, ResizeIR, RuntimeValue, pinned_positions
 from ..semantics.opspec import PerOp
 
 # Representative lengths for an unknown dimension: a small one, a prime, an even one. Several, because a
@@ -140,7 +140,7 @@ def runtime_probes(ir: ResizeIR, role: str, x_shape, dtype, conditional: bool) -
     # there; a candidate exact only where they keep their length says so in a condition). One probe doubles them
     # all, the last two kept (a rank-6 input doubled everywhere is 64x its size).
     value = getattr(ir, role, None)
-    pinned = set(value.same_as_input) if isinstance(value, RuntimeValue) else set()
+    pinned = pinned_positions(value)
     outer = [not s and i not in pinned for i, s in enumerate(spatial)]
     if any(outer) and not conditional:
         rows.append((2.0, outer, " on the outer axes"))

@@ -69,6 +69,12 @@ class RuntimeValue:
         return f"<runtime {self.source}>"
 
 
+def pinned_positions(value) -> frozenset:
+    """The positions of a run-time scales / sizes value that the graph pins to the input's own length
+    (``RuntimeValue.same_as_input``); none for a static value or none at all."""
+    return frozenset(value.same_as_input) if isinstance(value, RuntimeValue) else frozenset()
+
+
 Static = Union[tuple, None]
 
 
@@ -129,6 +135,12 @@ class ResizeIR:
     filter_stretch: str = "clamped"  # see FILTER_STRETCHES
 
     kind = "resize"
+
+    def pinned_axes(self, value=None) -> tuple:
+        """The resized axes whose run-time ``value`` (default: the sizes) the graph pins to X's own length
+        there, in the order the op lists them (``pinned_positions``)."""
+        pinned = pinned_positions(self.sizes if value is None else value)
+        return tuple(a for i, a in enumerate(self.axes) if i in pinned)
 
     def __post_init__(self):
         # A NaN extrapolation_value is a valid value (the spec takes any float): one NaN object, so that the

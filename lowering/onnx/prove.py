@@ -22,7 +22,7 @@ import numpy as np
 
 from ...semantics.compare import against_oracle
 from ...semantics.errors import BridgeError, first_line
-from ...semantics.ir import RuntimeValue, has_runtime_params, is_static
+from ...semantics.ir import RuntimeValue, has_runtime_params, is_static, pinned_positions
 from ...semantics.opspec import spec
 from ...semantics.reference import run as oracle
 from ...semantics.taps import axis_taps
@@ -320,7 +320,7 @@ def _index_shapes(ir):
     ``INDEX_PROBES``, the static ones as they are; other unknown lengths 2; a size the graph's arithmetic makes
     X's own length (``RuntimeValue.same_as_input``) fed as that length."""
     shape = ir.input_shape or (None,) * ir.rank
-    same = set(ir.sizes.same_as_input) if isinstance(ir.sizes, RuntimeValue) else set()
+    same = pinned_positions(ir.sizes)
     for k in range(len(INDEX_PROBES)):
         dims, outs = [d if d is not None else 2 for d in shape], []
         for j, axis in enumerate(ir.axes):

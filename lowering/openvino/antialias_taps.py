@@ -269,10 +269,7 @@ def as_input(y, x, ir: ResizeIR):
 def copied(ir: ResizeIR) -> tuple:
     """The resized axes whose run-time size is X's own length there (``RuntimeValue.same_as_input``) and that
     the oracle copies at equal lengths (the IR's ``equal_length_identity``): nothing to compute."""
-    sizes = ir.sizes
-    if not isinstance(sizes, RuntimeValue) or not ir.equal_length_identity:
-        return ()
-    return tuple(ir.axes[i] for i in sizes.same_as_input)
+    return ir.pinned_axes() if ir.equal_length_identity else ()
 
 
 def rung(node, not_native=()):

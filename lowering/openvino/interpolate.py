@@ -351,7 +351,7 @@ def outer_resized(ir: ResizeIR) -> tuple:
     value = ir.scales if isinstance(ir.scales, RuntimeValue) else ir.sizes
     if ir.sampler.kind == "nearest" or not isinstance(value, RuntimeValue):
         return ()
-    pinned = {ir.axes[i] for i in value.same_as_input}
+    pinned = ir.pinned_axes(value)
     return tuple(a for a in ir.axes if a < first_spatial(ir.rank) and a not in pinned)
 
 

@@ -31,7 +31,7 @@ from ..semantics.equivalence import diff, off_ties
 from ..semantics.reference import run as oracle, runtime_values
 from ..translate.onnx_shapes import graph_inputs
 from ..translate.onnx_walk import node_name
-from ..translate.onnxruntime import ort_rounds_integers_otherwise, ort_semantics
+from ..translate.onnxruntime import at_run_time, ort_rounds_integers_otherwise, ort_semantics
 
 # Lengths a dynamic dimension takes in the probes: the model's shape (the probe convention of every verb: 1 for
 # batch and channels, 16 elsewhere), then two shapes whose spatial lengths swap their ratio (3:2, 2:3; multiples
@@ -325,7 +325,7 @@ def _first_deviation(model, names, irs, consts, values, fixed):
             exact = oracle(ir, *args)
             if against_oracle(ir, got, exact, args).ok:
                 continue
-            ort_ir = ort_semantics(ir)
+            ort_ir = ort_semantics(at_run_time(ir, args))  # its rules on the lengths this run has
             ort_want = oracle(ort_ir, *args) if ort_ir != ir else exact
             # onnxruntime's named departures (its IR), its float32 ties (nearest), its truncated integer results
             # (within one step of its IR's, so that a departure of both kinds at once is still named: uint8

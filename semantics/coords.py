@@ -142,6 +142,23 @@ def affine(coord: str, in_len: int, out_len: int, scale: Fraction, formula_len: 
     raise BridgeError(f"unknown coordinate mode {coord!r}", field="coordinate_transformation_mode")
 
 
+def axis_roi(ir, axis: int) -> tuple[Fraction, Fraction] | None:
+    """tf_crop_and_resize's crop box (start, end) on ``axis`` where the model fixes it, else None (fed at run time,
+    or another mode)."""
+    if ir.coord != "tf_crop_and_resize" or ir.roi is None or isinstance(ir.roi, RuntimeValue):
+        return None
+    i, n = list(ir.axes).index(axis), len(ir.axes)
+    return Fraction(ir.roi[i]), Fraction(ir.roi[n + i])
+
+
+def crop_inside(ir) -> bool:
+    """tf_crop_and_resize whose fixed crop box lies inside [0, 1] on every resized axis: every source coordinate
+    then lies inside the input (a mean of its ends, scaled by in - 1), so no output takes the extrapolation value,
+    whatever the lengths, and a rounded coordinate clamped to the input is as close to the exact one."""
+    boxes = [axis_roi(ir, a) for a in ir.axes]
+    return bool(boxes) and None not in boxes and all(0 <= r <= 1 for box in boxes for r in box)
+
+
 def _static(value, name: str, runtime: dict | None):
     """The IR's value, or the run-time value supplied for it."""
     if isinstance(value, RuntimeValue):

@@ -191,14 +191,16 @@ def _scale_form(ir: ResizeIR, common: dict) -> WindowForm | NoNearestIndex:
                       Linear(0, 0, Q), False, None, scale=s, **common)
 
 
-def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None = None):
-    """The oracle's own taps of one axis of ``ir`` from in_len to out_len (given, or of the static ``scale``) as
+def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None = None, roi=None):
+    """The oracle's own taps of one axis of ``ir`` from in_len to out_len (given, or of the static ``scale``; the
+    axis' crop box ``roi`` (start, end) for tf_crop_and_resize) as
     dense [out, in] matrices (clamped taps summed): the weights ``WindowForm.table`` must equal, and how far a
     float32 evaluation of them may land (the error bound's per-tap allowance, ``error_bound``: the coordinate's
     error times the weight's slope, and the filter's and the normalisation's roundings). An axis the oracle
     copies is the identity."""
     given = dict(sizes=None, scales=(scale,)) if scale is not None else dict(sizes=(int(out_len),), scales=None)
-    one = dataclasses.replace(ir, rank=1, axes=(0,), roi=None, input_shape=None, pads=(), **given)
+    one = dataclasses.replace(ir, rank=1, axes=(0,), roi=tuple(roi) if roi is not None else None, input_shape=None,
+                              pads=(), **given)
     bound = bind_resize(one, (int(in_len),))
     if not bound.axes:
         return np.eye(out_len, in_len), np.zeros((out_len, in_len))

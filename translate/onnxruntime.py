@@ -18,16 +18,38 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue
 from ..semantics.opspec import PerOp
+from ..semantics.reference import runtime_values
 
 
 def ort_semantics(ir):
     """The IR of what onnxruntime's CPU provider computes for a node whose ONNX-spec IR is ``ir``."""
     return ORT_SEMANTICS.of(ir)(ir)
+
+
+def at_run_time(ir, args):
+    """``ir`` with what one run fed it (``args``: the node's inputs in the oracle's order) as static values, where
+    onnxruntime's rules read them (``AT_RUN_TIME``)."""
+    return AT_RUN_TIME.of(ir)(ir, args)
+
+
+def _resize_at_run_time(ir: ResizeIR, args) -> ResizeIR:
+    """The input shape and the roi / scales / sizes one run fed: onnxruntime's rules on unit-scale and
+    equal-length axes are stated on known values (``_drop_identity_axes``); left run-time they go unsaid
+    (tf_crop_and_resize fed sizes equal to its input's lengths: onnxruntime copies the tensor, the spec crops it)."""
+    if not args or args[0] is None:
+        return ir
+    fields = {"input_shape": tuple(int(d) for d in np.shape(args[0]))}
+    for key, values in runtime_values(ir, args).items():
+        if values is not None:
+            fields[key] = tuple(int(v) for v in values) if key == "sizes" else \
+                tuple(Fraction(float(np.float32(v))) for v in values)
+    return dataclasses.replace(ir, **fields)
 
 
 def _deformconv(ir: DeformConvIR) -> DeformConvIR:
@@ -177,3 +199,6 @@ def _gridsample(ir: GridSampleIR) -> GridSampleIR:
 
 
 ORT_SEMANTICS = PerOp("onnxruntime semantics", resize=_resize, gridsample=_gridsample, deformconv=_deformconv)
+# GridSample and DeformConv: no rule of onnxruntime's reads a run-time value (their IRs hold none)
+AT_RUN_TIME = PerOp("onnxruntime's rules at run time", resize=_resize_at_run_time, gridsample=lambda ir, args: ir,
+                    deformconv=lambda ir, args: ir)

@@ -16,7 +16,7 @@ from ...semantics.ir import ResizeIR, RuntimeValue
 from ...semantics.window_form import oracle_table
 from ..compiled.build import cache_root, project_hash
 from ..index_form import Verdicts, version_of
-from .antialias_taps import taps_mismatch
+from .antialias_taps import GRID, taps_mismatch
 from .index_ops import cached_verdict, signature
 
 
@@ -88,19 +88,20 @@ def _static_scales(ir: ResizeIR) -> tuple:
 
 
 def grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int | None = None,
-                 fixed_scale: float | None = None) -> str | None:
+                 fixed_scale: float | None = None, roi=None) -> str | None:
     """None when ``model`` (parameters: L i64 unless ``fixed_len`` gives it, s f32 unless ``fixed_scale`` does;
     outputs: index and weight [K, out], [out, K] where ``taps_axis`` is 1) gives the oracle's output length and
-    taps of one axis of ``ir`` on OpenVINO CPU for every (L, s) of ``grid`` with the IR's static scales
-    (``fixed_scale_grid`` where the scale is fixed), else where it does not."""
-    key = (signature(model), ir.sampler, ir.coord, ir.exclude_outside, ir.equal_length_identity, taps_axis,
-           fixed_len, fixed_scale, _static_scales(ir))
+    taps of one axis of ``ir`` (with the axis' crop box ``roi``: ``coords.axis_roi``) on OpenVINO CPU for every
+    (L, s) of ``grid`` with the IR's static scales (``fixed_scale_grid`` where the scale is fixed), else where it
+    does not."""
+    key = (signature(model), ir.sampler, ir.coord, ir.exclude_outside, ir.equal_length_identity,
+           ir.unit_scale_identity, taps_axis, fixed_len, fixed_scale, _static_scales(ir), roi)
     return cached_verdict(VERDICTS, key, model, "scale window",
-                          lambda run: _grid_mismatch(run, ir, taps_axis, fixed_len, fixed_scale))
+                          lambda run: _grid_mismatch(run, ir, taps_axis, fixed_len, fixed_scale, roi))
 
 
 def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None,
-                   fixed_scale: float | None) -> str | None:
+                   fixed_scale: float | None, roi=None) -> str | None:
     pairs = grid(fixed_len, _static_scales(ir)) if fixed_scale is None else fixed_scale_grid(fixed_scale, fixed_len)
     for L, s in pairs:
         want_len = output_length(L, Fraction(s), ir.size_rule)
@@ -114,8 +115,40 @@ def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None,
             continue
         if index.min() < 0 or index.max() >= L:
             return f"the window subgraph reads outside the input at L={L}, s={s!r}"
-        want, allow = oracle_table(ir, L, want_len, Fraction(s))
+        want, allow = oracle_table(ir, L, want_len, Fraction(s), roi)
         why = taps_mismatch(index, weight, L, want, allow, f"L={L}, s={s!r}")
+        if why is not None:
+            return why
+    return None
+
+
+# (in, out) of the window from given output lengths: every pair to 16, extreme ratios both ways (the integer
+# window's ``antialias_taps.GRID``) and longer ones near 1 and 1.5x either way
+SIZES_GRID = GRID + [(100, 150), (150, 100), (159, 160), (160, 159), (64, 63)]
+
+
+def sizes_grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int | None = None,
+                       fixed_out: int | None = None, roi=None) -> str | None:
+    """``grid_verdict`` for the window given its output length (parameters: in, then out, i64, each unless
+    ``fixed_len`` / ``fixed_out`` gives it): the oracle's taps for every (in, out) of ``SIZES_GRID``."""
+    key = ("sizes", signature(model), ir.sampler, ir.coord, ir.exclude_outside, taps_axis, fixed_len, fixed_out, roi)
+    return cached_verdict(VERDICTS, key, model, "sizes window",
+                          lambda run: _sizes_mismatch(run, ir, taps_axis, fixed_len, fixed_out, roi))
+
+
+def _sizes_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len, fixed_out, roi) -> str | None:
+    for L, out in sorted({(fixed_len or i, fixed_out or o) for i, o in SIZES_GRID}):
+        if out == 0 or L == 0 or out > FULL_CHECK:
+            continue
+        run.infer([np.array(v, np.int64) for v, f in ((L, fixed_len), (out, fixed_out)) if f is None])
+        index, weight = (run.get_output_tensor(k).data for k in (0, 1))
+        index, weight = (index.T, weight.T) if taps_axis == 0 else (index, weight)  # [out, K]
+        if index.shape != weight.shape or index.shape[0] != out:
+            return f"the window has {index.shape[0]} rows, not {out}, at in={L}, out={out}"
+        if index.min() < 0 or index.max() >= L:
+            return f"the window subgraph reads outside the input at in={L}, out={out}"
+        want, allow = oracle_table(ir, L, out, None, roi)
+        why = taps_mismatch(index, weight, L, want, allow, f"in={L}, out={out}")
         if why is not None:
             return why
     return None

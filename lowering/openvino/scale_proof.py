@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...semantics.coords import axis_roi
 from ...semantics.messages import plugin_sentence
 from .antialias_proof import taps_read
 from .antialias_taps import tap_layout
@@ -14,7 +15,7 @@ from .graph import ops
 from .index_ops import tag_of
 from .nearest_index import tags_in_copy
 from . import scale_nearest
-from .scale_taps import grid_verdict, known_values, refusal, static_scale
+from .scale_taps import crop_copied, grid_verdict, known_values, refusal, sizes_grid_verdict, static_scale
 
 
 def prove(rec, by_tag, ov_model) -> list[str]:
@@ -26,7 +27,12 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     if isinstance(opened, list):
         return opened
     tags, axes, copied = opened
-    out = _prove_copied(tags, rec, axes[0], copied)
+    if rec.ir.sizes is None:
+        out = _prove_copied(tags, rec, axes[0], copied)
+    elif copied != list(crop_copied(rec.ir)):  # a fact of the source graph's arithmetic, as the window's
+        out = [f"{rec.node}: the axes left as they are are not those the source pins to its own length whole"]
+    else:
+        out = []
     prev = None
     for axis in axes:
         out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(tags, rec, axis, prev)]
@@ -67,26 +73,41 @@ def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
     read = taps_read(tags, rec, axis, prev)
     if isinstance(read, str):
         return [read]
-    cut = _cut(tags, rec, axis, list(read), scale_of=lambda: static_scale(rec.ir, axis))
+    sized = rec.ir.sizes is not None
+    if sized != (rec.proof.get("given") == "sizes"):
+        return ["the window reads its output length otherwise than the source IR gives it"]
+    second = ("out", lambda: _static_size(rec.ir, axis)) if sized else ("scale", lambda: static_scale(rec.ir, axis))
+    cut = _cut(tags, rec, axis, list(read), second=second)
     if isinstance(cut, str):
         return [cut]
-    model, fixed_len, fixed_scale = cut
-    verdict = grid_verdict(model, rec.ir, tap_layout(rec.ir.rank, axis), None if fixed_len is None else int(fixed_len),
-                           fixed_scale)
+    model, fixed_len, fixed_second = cut
+    fixed_len = None if fixed_len is None else int(fixed_len)
+    if sized:
+        verdict = sizes_grid_verdict(model, rec.ir, tap_layout(rec.ir.rank, axis), fixed_len,
+                                     None if fixed_second is None else int(fixed_second), axis_roi(rec.ir, axis))
+    else:
+        verdict = grid_verdict(model, rec.ir, tap_layout(rec.ir.rank, axis), fixed_len, fixed_second,
+                               axis_roi(rec.ir, axis))
     return [] if verdict is None else [verdict]
 
 
-def _cut(tags, rec, axis: int, outputs, fixed_of=None, scale_of=lambda: None):
-    """(model, fixed lengths, fixed scale) of the subgraph up to ``outputs`` in the model copy, its run-time
+def _static_size(ir, axis: int) -> int | None:
+    """The IR's output length of ``axis`` where it fixes it, else None (fed at run time)."""
+    return None if not isinstance(ir.sizes, tuple) else int(ir.sizes[list(ir.axes).index(axis)])
+
+
+def _cut(tags, rec, axis: int, outputs, fixed_of=None, second=("scale", lambda: None)):
+    """(model, fixed lengths, fixed second) of the subgraph up to ``outputs`` in the model copy, its run-time
     lengths and scales (the ops tagged at ``axis``) replaced by parameters of their shapes; lengths OpenVINO folded
-    are the static ones recorded at lowering (``fixed_of()``), a scale it folded the source IR's static one
-    (``scale_of()``), each then None in place of its parameter: the grid then runs the model's own constant
-    against the oracle at the IR's value. Or why it cannot be taken out."""
+    are the static ones recorded at lowering (``fixed_of()``); the ``second`` role (the scale, or the output
+    length) folded is the source IR's static value (its function), each then None in place of its parameter:
+    the grid then runs the model's own constant against the oracle at the IR's value. Or why it cannot be taken
+    out."""
     import openvino as ov
 
     o = ops()
     params, fixed = [], {}
-    for role, given in (("in", fixed_of or (lambda: rec.proof.get("fixed", {}).get(axis))), ("scale", scale_of)):
+    for role, given in (("in", fixed_of or (lambda: rec.proof.get("fixed", {}).get(axis))), second):
         op = tags.get(tag_of(rec.node, axis, role))
         if op is None or op.get_type_name() == "Constant":
             fixed[role] = given()
@@ -97,7 +118,7 @@ def _cut(tags, rec, axis: int, outputs, fixed_of=None, scale_of=lambda: None):
         op.output(0).replace(p.output(0))
         params.append(p)
     try:
-        return ov.Model(outputs, params, "scale_proof"), fixed.get("in"), fixed.get("scale")
+        return ov.Model(outputs, params, "scale_proof"), fixed.get("in"), fixed.get(second[0])
     except RuntimeError as e:
         return f"the subgraph depends on more than its lengths and scales ({plugin_sentence(e)})"
 

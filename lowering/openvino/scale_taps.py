@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...semantics.coords import axis_roi, crop_inside
 from ...semantics.ir import ResizeIR, RuntimeValue
 from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.taps import cubic_inner, cubic_outer, window_radius
@@ -43,19 +44,23 @@ from .graph import dims, ops, tag
 from .index_ops import floor_div, tag_of
 from ..compiled import resize_inputs
 from .interpolate import inexact_spellings
-from .nearest_index import _in_length
+from .nearest_index import _in_length, _lengths
 from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
-from .scale_grid import grid, grid_verdict, static_scale  # noqa: F401  (grid: the nearest form's too)
+from .scale_grid import grid, grid_verdict, sizes_grid_verdict, static_scale  # noqa: F401  (grid: the nearest form's too)
 
 FORM = "scale_taps"
 MAX_LEN = 1 << 18  # L * (a 12-bit half of the significand) < 2^30: inside int32
 MAX_SCALE = 1 << 12  # the exponent's comparisons and the shift's table cover scales below 2^12 (and down to 2^-24)
 _E_LOW = -24  # s < 2^-24: the exponent reads -25, and floor(L*s) = 0 for every L < 2^24
-COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "half_pixel_symmetric")
+COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "half_pixel_symmetric",
+          "tf_crop_and_resize")
 _FLOATS = ("float32", "float16", "bfloat16")
 REASON = "run-time scale window decomposition: output length, source coordinates and tap weights computed in " \
          "the graph from the run-time scale (integer length, float32 coordinates and weights), one Gather of the " \
          "K taps and their weighted sum per axis"
+SIZES_REASON = "crop window decomposition: source coordinates inside the crop box and tap weights computed in the " \
+    "graph from the run-time input and output lengths (float32 coordinates and weights), one Gather of the K taps " \
+    "and their weighted sum per axis"
 STATIC_REASON = "static scale window decomposition on run-time lengths: output length, source coordinates and " \
     "tap weights computed in the graph from the input's run-time length and the model's scale (integer length, " \
     "float32 coordinates and weights), one Gather of the K taps and their weighted sum per axis"
@@ -67,20 +72,29 @@ def applies(node) -> bool:
     Interpolate's scales mode adds 1e-6 to L*s, and no table can be built) (rung 3 of the Resize ladder asks:
     ``node.ir`` is a ResizeIR)."""
     ir = node.ir
-    if ir.sampler.kind not in ("linear", "cubic") or ir.sizes is not None or ir.scales is None:
+    if ir.sampler.kind not in ("linear", "cubic"):
+        return False
+    shape = dims(node.inputs[0])
+    on_run_time_lengths = shape is None or any(shape[a] is None for a in ir.axes)
+    if ir.sizes is not None:
+        # tf_crop_and_resize given its output lengths: the same float window from them (its map, a product of
+        # the crop box and both lengths, has no integer window: ``antialias_taps``)
+        return ir.coord == "tf_crop_and_resize" and (isinstance(ir.sizes, RuntimeValue) or on_run_time_lengths)
+    if ir.scales is None:
         return False
     if isinstance(ir.scales, RuntimeValue):
         return True
-    shape = dims(node.inputs[0])
-    on_run_time_lengths = shape is None or any(shape[a] is None for a in ir.axes)
     # antialias with a static scale: the exact integer window (``antialias_taps``) where it has one
     return on_run_time_lengths and (not ir.sampler.antialias or isinstance(window_form(ir), NoNearestIndex))
 
 
 def scale_refusal(ir: ResizeIR) -> tuple[str, str] | None:
     """(why, field) where a run-time scale's length and map are not ``ir``'s (this form's and scale_nearest's)."""
-    if ir.roi is not None or ir.pads:
-        return "a roi / pads has no run-time scale form", "roi" if ir.roi is not None else "pads"
+    if ir.pads:
+        return "OpenVINO pads have no run-time scale form", "pads"
+    if (ir.roi is not None or ir.coord == "tf_crop_and_resize") and not crop_inside(ir):
+        return "a crop box (roi) outside [0, 1] or fed at run time: whether an output lies outside the input " \
+               "(the extrapolation value) is a decision a float32 coordinate cannot make", "roi"
     if ir.size_rule != "floor":
         return f"size rule {ir.size_rule} has no run-time scale form (the exact floor only)", "size_rule"
     if ir.scale_source != "user":
@@ -94,6 +108,8 @@ def refusal(ir: ResizeIR) -> tuple[str, str] | None:
     """(why, field) where this form does not express ``ir``, else None."""
     if ir.coord not in COORDS:
         return f"coordinate mode {ir.coord} has no run-time scale form", "coordinate_transformation_mode"
+    if ir.sizes is not None:
+        return _sizes_refusal(ir)
     shared = scale_refusal(ir)
     if shared is not None:
         return shared
@@ -103,6 +119,26 @@ def refusal(ir: ResizeIR) -> tuple[str, str] | None:
         return f"{ir.dtype}: the run-time scale form sums float32 weights", "dtype"
     if ir.sampler.antialias and ir.filter_stretch != "clamped":
         return f"filter stretch {ir.filter_stretch} (OpenVINO's own) has no run-time scale form", "filter_stretch"
+    return None
+
+
+def _sizes_refusal(ir: ResizeIR) -> tuple[str, str] | None:
+    """(why, field) where the window from given output lengths (tf_crop_and_resize's only) does not express ``ir``."""
+    if ir.coord != "tf_crop_and_resize":
+        return f"{ir.coord} given the output lengths takes the integer window (antialias_taps)", "sizes"
+    if not crop_inside(ir):
+        return "a crop box (roi) outside [0, 1] or fed at run time: whether an output lies outside the input " \
+               "(the extrapolation value) is a decision a float32 coordinate cannot make", "roi"
+    if ir.aspect_policy != "stretch":
+        return f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded common scale", \
+            "keep_aspect_ratio_policy"
+    if ir.sampler.antialias:
+        return "antialias given the output lengths stretches the filter by out/in, a float32 quotient here", \
+            "antialias"
+    if ir.pads:
+        return "OpenVINO pads have no run-time form", "pads"
+    if str(ir.dtype) not in _FLOATS:
+        return f"{ir.dtype}: the window sums float32 weights", "dtype"
     return None
 
 
@@ -194,10 +230,34 @@ def _symmetric_source(xi, in_len, out_len, s, minus_one):
     return minus(quotient(num, o.add(s, s).output(0), minus_one), 0.5, minus_one)
 
 
-def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one):
+def _held(c: float, minus_one):
+    """The constant c in [-1, 1] as max(c, -1) of the run-time -1: a value the plugin does not see as a constant,
+    so a product with it is not rewritten into an op of its own that loses the f32 pin (``_symmetric_source``)."""
+    return ops().maximum(_f32(c), minus_one).output(0)
+
+
+def _crop_source(xi, in_len, out_len, roi, minus_one):
+    """tf_crop_and_resize's r0*(L-1) + o*(r1-r0)*(L-1)/(out-1) ((r0+r1)/2 * (L-1) at out = 1) for a crop box
+    inside [0, 1] (``coords.crop_inside``), clamped to [0, L-1], where the exact coordinate lies: the clamp only
+    brings a rounded one closer. Roundings: r1-r0 and (r0+r1)/2 as float32 constants, the products, the quotient,
+    the sum: within the error bound's C_COORD roundings of the map's terms (|a|*o, |b|)."""
+    o = ops()
+    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
+    r0, r1 = roi
+    span = f(o.subtract(in_len, _i64(1)))
+    steps = f(o.maximum(o.subtract(out_len, _i64(1)), _i64(1)))
+    slope = quotient(o.multiply(_held(float(r1 - r0), minus_one), span).output(0), steps, minus_one)
+    src = o.add(o.multiply(_held(float(r0), minus_one), span), o.multiply(f(xi), slope)).output(0)
+    middle = o.multiply(_held(float((r0 + r1) / 2), minus_one), span).output(0)
+    src = o.select(o.equal(out_len, _i64(1)), middle, src).output(0)
+    return o.minimum(o.maximum(src, _f32(0)), span).output(0)
+
+
+def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one, roi=None):
     """The source coordinate (f32) of outputs ``xi`` (i64) by ``coords.affine``'s map for ``ir.coord`` with the given
-    scale; an axis whose scale is exactly 1 maps each output onto itself (every mode here does at s = 1), and an
-    axis the IR copies at equal lengths (``equal_length_identity``) too."""
+    scale (and the axis' crop box ``roi``: ``coords.axis_roi``); an axis whose scale is exactly 1 maps each output
+    onto itself (every mode here but tf_crop_and_resize does at s = 1; the IR's ``unit_scale_identity`` copies
+    it), and an axis the IR copies at equal lengths (``equal_length_identity``) too."""
     o = ops()
     f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
     half = o.constant(np.float32(0.5))
@@ -213,6 +273,8 @@ def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one):
         part = quotient(f(o.subtract(num, o.multiply(whole, span))), f(span), minus_one)
         src = o.add(f(whole), part)
         src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
+    elif ir.coord == "tf_crop_and_resize":
+        src = _crop_source(xi, in_len, out_len, roi, minus_one)
     elif ir.coord == "half_pixel_symmetric" and ir.formula_length != "integer":
         src = _symmetric_source(xi, in_len, out_len, s, minus_one)
     else:  # half_pixel, pytorch_half_pixel (half_pixel_symmetric of the integer length: no offset)
@@ -222,10 +284,12 @@ def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one):
     # At L = 1 every tap reads the one element and the oracle copies it: a source of 0 gives the weights 1 and 0s
     # exactly (any other leaves their sum's rounding)
     src = o.select(o.equal(in_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
-    same = o.equal(s, o.constant(np.float32(1)))
+    crop = ir.coord == "tf_crop_and_resize"
+    same = o.equal(s, o.constant(np.float32(1))) if s is not None and (not crop or ir.unit_scale_identity) else None
     if ir.equal_length_identity or ir.coord == "align_corners":  # align_corners: a map of the lengths alone
-        same = o.logical_or(same, o.equal(in_len, out_len))
-    return o.select(same, x, src).output(0)
+        equal = o.equal(in_len, out_len)
+        same = equal if same is None else o.logical_or(same, equal)
+    return src if same is None else o.select(same, x, src).output(0)
 
 
 def _filter(ir: ResizeIR, d):
@@ -254,16 +318,17 @@ def _antialias_offsets(ir: ResizeIR, f, in_len, minus_one):
     return o.range(o.subtract(_i64(1), m), o.add(m, _i64(1)), _i64(1), "i64").output(0)
 
 
-def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
+def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0, roi=None, out_len=None):
     """(index i64 [K, out], weight f32 [K, out], out i64 scalar) of one axis for an i64 scalar ``in_len`` and
-    an f32 scalar ``s``; [out, K] where ``taps_axis`` is 1."""
+    an f32 scalar ``s`` (and the axis' crop box ``roi``), or the given i64 scalar ``out_len`` (s None: a
+    tf_crop_and_resize given its sizes, no antialias); [out, K] where ``taps_axis`` is 1."""
     o = ops()
-    out_len = out_length(in_len, s)
+    out_len = out_length(in_len, s) if out_len is None else out_len
     along, across = _i64(taps_axis), _i64(1 - taps_axis)
     # [1, out], unsqueezed before its conversion: an Unsqueeze of floats ran in bf16 under the hint, pinned or not
     xi = o.unsqueeze(o.range(_i64(0), out_len, _i64(1), "i64"), along).output(0)
     minus_one = run_time_minus_one(in_len, out_len)
-    src = source(ir, xi, in_len, out_len, s, minus_one)
+    src = source(ir, xi, in_len, out_len, s, minus_one, roi)
     left = o.floor(src).output(0)
     linear, antialias = ir.sampler.kind == "linear", ir.sampler.antialias
     if antialias:
@@ -302,7 +367,7 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
         w = o.select(nonzero, quotient(w, o.select(nonzero, total, o.constant(np.float32(1))), minus_one),
                      w).output(0)
     index = o.minimum(o.maximum(pos, _i64(0)), last).output(0)
-    pin_f32([index, w, out_len], [in_len, s])
+    pin_f32([index, w, out_len], [in_len, s if s is not None else out_len])
     return index, w, out_len
 
 
@@ -310,12 +375,18 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0):
 # The proof's standalone window
 
 
-def _standalone(ir: ResizeIR, taps_axis: int):
+def _standalone(ir: ResizeIR, taps_axis: int, roi=None):
+    """The window of one axis alone, its parameters the run-time length and scale (or output length where the IR
+    gives sizes)."""
     import openvino as ov
 
     o = ops()
+    if ir.sizes is not None:
+        pi, po = o.parameter([], np.int64, name="in"), o.parameter([], np.int64, name="out")
+        index, weight, _ = window_graph(ir, pi.output(0), None, taps_axis, roi, po.output(0))
+        return ov.Model([index, weight], [pi, po], "sizes_window")
     pi, ps = o.parameter([], np.int64, name="in"), o.parameter([], np.float32, name="s")
-    index, weight, _ = window_graph(ir, pi.output(0), ps.output(0), taps_axis)
+    index, weight, _ = window_graph(ir, pi.output(0), ps.output(0), taps_axis, roi)
     return ov.Model([index, weight], [pi, ps], "scale_window")
 
 
@@ -338,10 +409,13 @@ def rung(node, not_native=()):
     if refused is not None:
         return Refusal(f"no run-time scale form: {refused[0]}", refused[1])
     rank = ir.rank
-    for along in sorted({tap_layout(rank, a) for a in ir.axes}):
-        verdict = grid_verdict(_standalone(ir, along), ir, along)
+    verdict_of = sizes_grid_verdict if ir.sizes is not None else grid_verdict
+    for along, roi in sorted({(tap_layout(rank, a), axis_roi(ir, a)) for a in ir.axes}, key=str):
+        verdict = verdict_of(_standalone(ir, along, roi), ir, along, roi=roi)
         if verdict is not None:
             return Refusal(verdict, "rung")
+    if ir.sizes is not None:
+        return _sizes_rung(node, not_native)
     o = ops()
     x = node.inputs[0]
     fixed_scales = [static_scale(ir, a) for a in ir.axes]
@@ -362,7 +436,7 @@ def rung(node, not_native=()):
         s = o.maximum(element(scales, i, len(ir.axes)), o.constant(np.float32(0)))
         tag(s, tag_of(node.name, axis, "scale"))
         pin_f32([s.output(0)], [scales])
-        index, weight, _ = window_graph(ir, in_len, s.output(0), tap_layout(rank, axis))
+        index, weight, _ = window_graph(ir, in_len, s.output(0), tap_layout(rank, axis), axis_roi(ir, axis))
         y = summed_taps(node.name, y, index, weight, rank, axis)
     y = as_input(y, x, ir)
     limit = " (align_corners: out * (in - 1) below 2^31, the integer division's)" if ir.coord == "align_corners" else ""
@@ -371,6 +445,34 @@ def rung(node, not_native=()):
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
     return Candidate([y], reason, proof={"form": FORM, "axes": [a for a in ir.axes if a not in copied],
                                          "copied": list(copied), "fixed": fixed})
+
+
+def crop_copied(ir: ResizeIR) -> tuple:
+    """The resized axes the window given sizes leaves as they are: the graph's arithmetic makes their size X's own
+    length (``ResizeIR.pinned_axes``) and their crop box is the whole axis, (0, 1), where the crop's map is the
+    identity (src = o*(L-1)/(L-1))."""
+    return tuple(a for a in ir.pinned_axes() if axis_roi(ir, a) == (0, 1))
+
+
+def _sizes_rung(node, not_native):
+    """The window per resized axis from its run-time input and given output lengths (``nearest_index._lengths``),
+    tagged "in" / "out" for the proof; the axes ``crop_copied`` left as they are."""
+    ir, o = node.ir, ops()
+    x = node.inputs[0]
+    y = x if str(ir.dtype) == "float32" else o.convert(x, "f32").output(0)
+    shape_of = o.shape_of(x, "i64").output(0)
+    copied = crop_copied(ir)
+    for i, axis in enumerate(ir.axes):
+        if axis in copied:
+            continue
+        in_len, out_len = _lengths(node, shape_of, i, axis)
+        index, weight, _ = window_graph(ir, in_len, None, tap_layout(ir.rank, axis), axis_roi(ir, axis), out_len)
+        y = summed_taps(node.name, y, index, weight, ir.rank, axis)
+    fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
+    reason = SIZES_REASON + f", exact for lengths up to {MAX_LEN}" + inexact_spellings(not_native)
+    return Candidate([as_input(y, x, ir)], reason, proof={
+        "form": FORM, "axes": [a for a in ir.axes if a not in copied], "copied": list(copied), "fixed": fixed,
+        "given": "sizes"})
 
 
 def known_values(v, n: int) -> list:

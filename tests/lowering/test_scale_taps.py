@@ -37,15 +37,17 @@ CASES = [((10, 7), (0.7, 0.7)), ((10, 7), (2.0, 2.0)), ((9, 33), (1.0000001, 0.9
          ((33, 64), (0.5, 3.7)), ((33, 64), (3.0, 0.1)), ((1, 5), (4.0, 1.0)), ((20, 30), (1.5, 1 / 3))]
 
 
-def scales_model(mode, coord, exclude=False, hw=("h", "w"), axes=None, antialias=False):
+def scales_model(mode, coord, exclude=False, hw=("h", "w"), axes=None, antialias=False, roi=None):
+    """Resize of X [1, 2, h, w] by the run-time scales S (``roi``: tf_crop_and_resize's crop box, a constant)."""
     kw = dict(axes=axes) if axes else {}
     kw.update(antialias=1) if antialias else None
-    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode=mode, coordinate_transformation_mode=coord,
-                            exclude_outside=int(exclude), name="r", **kw)
+    node = helper.make_node("Resize", ["X", "roi" if roi is not None else "", "S"], ["Y"], mode=mode,
+                            coordinate_transformation_mode=coord, exclude_outside=int(exclude), name="r", **kw)
     n = len(axes) if axes else 4
+    inits = [onnx.numpy_helper.from_array(np.array(roi, np.float32), "roi")] if roi is not None else []
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, *hw]),
                                             helper.make_tensor_value_info("S", TensorProto.FLOAT, [n])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
 
 
@@ -170,10 +172,10 @@ def test_proof_refuses_a_scale_read_otherwise(tmp_path):
 
 
 def test_nearest_and_other_modes_keep_their_reason(tmp_path):
-    """tf_crop_and_resize has no run-time scale window: the refusal names the field (its crop box, roi, is refused
-    first where it has one); nearest is not this form's (``scale_nearest`` takes it)."""
+    """tf_crop_and_resize without a fixed crop box inside [0, 1] has no run-time scale window: the refusal names the
+    roi; nearest is not this form's (``scale_nearest`` takes it)."""
     (_, ir), = parse_model(scales_model("linear", "half_pixel"))
-    assert st.refusal(dataclasses.replace(ir, coord="tf_crop_and_resize"))[1] == "coordinate_transformation_mode"
+    assert st.refusal(dataclasses.replace(ir, coord="tf_crop_and_resize"))[1] == "roi"
     (_, ir), = parse_model(scales_model("nearest", "half_pixel"))
     assert not st.applies(type("N", (), {"ir": ir}))
 
@@ -250,13 +252,15 @@ def test_prefer_fastest_takes_the_extension(tmp_path):
     assert got.shape == want.shape and not outside(got, want, tolerance.float_bound(ir, x, None, s, None)).any()
 
 
-def static_scales_model(mode, coord, scales=(1.0, 1.0, 0.7, 1.7)):
+def static_scales_model(mode, coord, scales=(1.0, 1.0, 0.7, 1.7), roi=None):
     """F.interpolate(x, scale_factor=...) exported with dynamic H / W: the scales a constant of the model, the
     lengths known only at run time (no tap table can be built; Interpolate's scales mode adds 1e-6 to L*s)."""
-    node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode=mode, coordinate_transformation_mode=coord, name="r")
+    node = helper.make_node("Resize", ["X", "roi" if roi is not None else "", "S"], ["Y"], mode=mode,
+                            coordinate_transformation_mode=coord, name="r")
+    inits = [onnx.numpy_helper.from_array(np.array(v, np.float32), k) for k, v in (("S", scales), ("roi", roi))
+             if v is not None]
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-                              [onnx.numpy_helper.from_array(np.array(scales, np.float32), "S")])
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10)
 
 
@@ -284,3 +288,166 @@ def test_proof_of_a_static_scale_runs_the_model_s_own_constant(tmp_path):
     assert rec.rung == 3 and rec.proof["form"] == st.FORM and prove(ov_model, records) == []
     other = dataclasses.replace(rec.ir, scales=(Fraction(float(np.float32(0.75))), rec.ir.scales[1]))
     assert any("axis 2" in f for f in prove(ov_model, [dataclasses.replace(rec, ir=other)]))
+
+
+# tf_crop_and_resize's crop boxes (starts of N, C, H, W, then ends): inside [0, 1], a flipped one, the whole input
+CROPS = {"inside": [0, 0, 0.1, 0.2, 1, 1, 0.8, 0.9], "flipped": [0, 0, 0.9, 0.0, 1, 1, 0.05, 1.0],
+         "whole": [0, 0, 0, 0, 1, 1, 1, 1]}
+
+
+@pytest.mark.parametrize("mode,crop,exclude,antialias", [
+    ("linear", "inside", False, False), ("cubic", "inside", False, False), ("linear", "flipped", False, False),
+    ("cubic", "whole", True, False), ("linear", "inside", False, True), ("cubic", "flipped", False, True)])
+def test_crop_inside_the_input_is_in_graph_and_exact(mode, crop, exclude, antialias, tmp_path):
+    """tf_crop_and_resize with a fixed crop box inside [0, 1] and run-time scales took the extension by default:
+    every source then lies inside the input, so the window's float32 coordinate (clamped to the input) decides no
+    extrapolation; exact against the oracle and onnxruntime, value rounding only under the bf16 hint. No axis
+    keeps its length: onnxruntime copies such an axis (scale exactly 1, or any scale under antialias), crop or not
+    (its own convention, ``translate.onnxruntime``), where the spec crops it."""
+    model = scales_model(mode, "tf_crop_and_resize", exclude, antialias=antialias, roi=CROPS[crop])
+    xml, src = _written(model, tmp_path)
+    runs = [(hw, np.array([1.0, 1.0, *sc], np.float32)) for hw, sc in CASES
+            if all(output_length(n, Fraction(float(np.float32(v))), "floor") != n for n, v in zip(hw, sc))]
+    assert _exact_runs(xml, src, runs, seed=3) >= len(runs) - 2
+
+
+@pytest.mark.parametrize("mode", ("linear", "cubic"))
+def test_crop_inside_with_a_static_scale_on_run_time_lengths(mode, tmp_path):
+    """The same crop with the scales a constant of the model on dynamic H / W (the window's scale folded)."""
+    model = static_scales_model(mode, "tf_crop_and_resize", roi=CROPS["inside"])
+    xml, src = _written(model, tmp_path)
+    assert _exact_runs(xml, src, [(hw, None) for hw in ((10, 7), (3, 1), (33, 64), (1, 2))], seed=6) >= 2
+
+
+@pytest.mark.parametrize("roi", ([0, 0, -0.1, 0.2, 1, 1, 0.8, 0.9], [0, 0, 0.1, 0.2, 1, 1, 0.8, 1.25]))
+def test_crop_reaching_outside_the_input_is_refused_by_the_window(roi, tmp_path):
+    """A crop box past [0, 1] on one axis: outputs there take the extrapolation value, a decision the float32
+    coordinate cannot make exactly: the window refuses it, naming the roi; the conversion takes the extension."""
+    model = scales_model("linear", "tf_crop_and_resize", roi=roi)
+    (_, ir), = parse_model(model)
+    assert st.refusal(ir)[1] == "roi"
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
+    (rec,) = done.records
+    assert rec.rung == 4 and "roi" in rec.reason, rec.summary()
+
+
+def test_proof_refuses_another_crop(tmp_path):
+    """The proof runs the window the produced model holds against the source IR's crop box: given another box on
+    W (0.2 -> 0.25), the same model is refused on that axis."""
+    src = tmp_path / "m.onnx"
+    onnx.save(scales_model("cubic", "tf_crop_and_resize", roi=CROPS["inside"]), src)
+    ov_model, records = convert(str(src))
+    (rec,) = records
+    assert rec.rung == 3 and rec.proof["form"] == st.FORM and prove(ov_model, records) == []
+    roi = list(rec.ir.roi)
+    roi[list(rec.ir.axes).index(3)] = Fraction(1, 4)
+    other = dataclasses.replace(rec.ir, roi=tuple(roi))
+    assert any("axis 3" in f for f in prove(ov_model, [dataclasses.replace(rec, ir=other)]))
+
+
+def sizes_crop_model(mode, roi, sizes=None):
+    """tf_crop_and_resize of X [1, 2, h, w] to the run-time sizes Z (or the model's constant ``sizes``)."""
+    inits = [onnx.numpy_helper.from_array(np.array(roi, np.float32), "roi")]
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])]
+    if sizes is None:
+        inputs.append(helper.make_tensor_value_info("Z", TensorProto.INT64, [4]))
+    else:
+        inits.append(onnx.numpy_helper.from_array(np.array(sizes, np.int64), "Z"))
+    node = helper.make_node("Resize", ["X", "roi", "", "Z"], ["Y"], mode=mode,
+                            coordinate_transformation_mode="tf_crop_and_resize", name="r")
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+@pytest.mark.parametrize("mode,crop,static", [("linear", "inside", False), ("cubic", "flipped", False),
+                                              ("cubic", "inside", True), ("linear", "whole", True)])
+def test_crop_inside_given_sizes_is_in_graph_and_exact(mode, crop, static, tmp_path):
+    """The same crop given its output lengths (run-time sizes, or constant sizes on dynamic H / W), which took the
+    extension: the float window from the given lengths (no integer window holds the crop's product of the box and
+    both lengths); the oracle within the float32 bound, its reduced bound under the bf16 hint, onnxruntime where
+    no axis keeps its length (onnxruntime copies such an axis, crop or not)."""
+    fixed = (1, 2, 7, 5) if static else None
+    xml, src = written_default(sizes_crop_model(mode, CROPS[crop], fixed), tmp_path, st.FORM)
+    (_, ir), = parse_model(src)
+    core = ov.Core()
+    f32, bf16 = (core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": h}) for h in ("f32", "bf16"))
+    sess = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
+    atol, rtol = tolerance.model_tolerance(np.float32)
+    rng = np.random.default_rng(4)
+    compared = 0
+    for hw, out in (((4, 5), (9, 3)), ((9, 13), (1, 20)), ((1, 7), (5, 7)), ((33, 2), (32, 1)), ((6, 6), (6, 6))):
+        x = rng.standard_normal((1, 2, *hw)).astype(np.float32)
+        z = np.array(fixed or (1, 2, *out), np.int64)
+        feeds = [x] if static else [x, z]
+        rt = None if static else z
+        want, bound = run(ir, x, None, None, rt), tolerance.float_bound(ir, x, None, None, rt)
+        got = f32(feeds)[0]
+        assert got.shape == want.shape and not outside(got, want, bound).any(), (hw, out)
+        low = bf16(feeds)[0]
+        assert not outside(low, want, tolerance.reduced_bound(ir, want, bound, [x, None, None, rt], "bf16")).any()
+        if all(a != b for a, b in zip(hw, z[2:])):
+            compared += 1
+            ref = sess.run(None, dict(zip(("X", "Z"), feeds)))[0]
+            np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol * max(1.0, float(np.abs(ref).max())))
+    assert compared >= 2
+
+
+def test_crop_given_sizes_refuses_what_the_window_cannot_decide():
+    """Given sizes, the window refuses antialias (its stretch out/in would be a float32 quotient) and a crop box
+    past [0, 1], naming the field."""
+    (_, ir), = parse_model(sizes_crop_model("linear", CROPS["inside"]))
+    assert st.refusal(ir) is None
+    assert st.refusal(dataclasses.replace(ir, sampler=dataclasses.replace(ir.sampler, antialias=True)))[1] == \
+        "antialias"
+    (_, ir), = parse_model(sizes_crop_model("linear", [0, 0, 0.1, -0.2, 1, 1, 0.8, 0.9]))
+    assert st.refusal(ir)[1] == "roi"
+
+
+def test_proof_of_the_sizes_window_refuses_another_crop(tmp_path):
+    """The proof re-reads each axis' window (its run-time in and out lengths made parameters) against the source
+    IR's crop box: given another box on H, the same model is refused on that axis."""
+    src = tmp_path / "m.onnx"
+    onnx.save(sizes_crop_model("linear", CROPS["inside"]), src)
+    ov_model, records = convert(str(src))
+    (rec,) = records
+    assert rec.rung == 3 and rec.proof["given"] == "sizes" and prove(ov_model, records) == []
+    roi = list(rec.ir.roi)
+    roi[len(rec.ir.axes) + list(rec.ir.axes).index(2)] = Fraction(3, 4)
+    other = dataclasses.replace(rec.ir, roi=tuple(roi))
+    assert any("axis 2" in f for f in prove(ov_model, [dataclasses.replace(rec, ir=other)]))
+
+
+def test_sizes_pinned_to_the_input_with_the_whole_box_are_left_as_they_are(tmp_path):
+    """Sizes Concat(Shape(X)[:2], Shape(S)[2:]) (F.interpolate(x, size=skip.shape[2:])): N and C keep their length
+    by the graph's own arithmetic and their crop box is (0, 1), the identity: no window on them; the proof reads the
+    same axes from the source IR and refuses a record that claims otherwise."""
+    nodes = [helper.make_node("Shape", ["X"], ["sh"]),
+             helper.make_node("Slice", ["sh", "zero", "two"], ["nc"]),
+             helper.make_node("Shape", ["S"], ["ssh"]),
+             helper.make_node("Slice", ["ssh", "two", "four"], ["Z2"]),
+             helper.make_node("Concat", ["nc", "Z2"], ["Z"], axis=0),
+             helper.make_node("Resize", ["X", "roi", "", "Z"], ["Y"], mode="cubic",
+                              coordinate_transformation_mode="tf_crop_and_resize", name="r")]
+    inits = [onnx.numpy_helper.from_array(np.array(v, dt), k) for k, v, dt in
+             (("roi", CROPS["inside"], np.float32), ("zero", [0], np.int64), ("two", [2], np.int64),
+              ("four", [4], np.int64))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n", 2, "h", "w"]),
+                                           helper.make_tensor_value_info("S", TensorProto.FLOAT, [1, 1, "a", "b"])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    ov_model, records = convert(str(src))
+    (rec,) = records
+    assert rec.rung == 3 and rec.proof["copied"] == [0, 1] and rec.proof["axes"] == [2, 3], rec.summary()
+    assert prove(ov_model, records) == []
+    claimed = dict(rec.proof, copied=[0], axes=[1, 2, 3])
+    assert prove(ov_model, [dataclasses.replace(rec, proof=claimed)])
+    x = np.random.default_rng(2).standard_normal((2, 2, 9, 6)).astype(np.float32)
+    got = ov.Core().compile_model(ov_model, "CPU", F32)([x, np.zeros((1, 1, 5, 13), np.float32)])[0]
+    (_, ir), = parse_model(model)
+    want = run(ir, x, None, None, np.array([2, 2, 5, 13], np.int64))
+    assert got.shape == want.shape and not outside(got, want, tolerance.float_bound(
+        ir, x, None, None, np.array([2, 2, 5, 13], np.int64))).any()

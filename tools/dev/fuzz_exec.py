@@ -133,8 +133,8 @@ def ort_verdict(ort_y, want, ir, args, mag) -> str:
         return "agree"
     try:
         from ...semantics.reference import run
-        from ...translate.onnxruntime import ort_semantics
-        ir2 = ort_semantics(_with_runtime_values(ir, args))
+        from ...translate.onnxruntime import at_run_time, ort_semantics
+        ir2 = ort_semantics(at_run_time(ir, args))
         if ir2 != ir and compare(ort_y, run(ir2, *args), mag)["ok"]:
             fields = [f.name for f in dataclasses.fields(ir) if getattr(ir, f.name) != getattr(ir2, f.name)]
             return "explained by " + ",".join(fields)
@@ -150,26 +150,6 @@ def ort_verdict(ort_y, want, ir, args, mag) -> str:
     if _axis_by_axis(ir, args, ort_y, mag):
         return "known: integer antialias resized axis by axis, innermost first, rounded between passes"
     return "UNEXPLAINED " + (c.get("shape") or f"max abs {c['max_abs']:.3g} at {c['worst']}")
-
-
-def _with_runtime_values(ir, args):
-    """``ir`` with the roi / scales / sizes it ran with (``args``: the node's inputs in the oracle's order) as
-    static values: onnxruntime's rules on unit-scale axes are stated on known values (``ort_semantics``), and a
-    run-time roi or sizes left them unsaid (seeds 77 and 79: tf_crop_and_resize's roi on an axis of scale 1,
-    which onnxruntime ignores)."""
-    from fractions import Fraction
-
-    from ...semantics.ir import ResizeIR
-    from ...semantics.reference import runtime_values
-
-    if not isinstance(ir, ResizeIR):
-        return ir
-    fields = {}
-    for key, values in runtime_values(ir, args).items():
-        if values is not None:
-            fields[key] = tuple(int(v) for v in values) if key == "sizes" else \
-                tuple(Fraction(float(np.float32(v))) for v in values)
-    return dataclasses.replace(ir, **fields) if fields else ir
 
 
 def _wraps(want, got, ir, slack: float = 0.0) -> bool:

@@ -23,6 +23,13 @@ roundings of the map's terms), never a tap. The weights are ``taps``' own filter
 ``cubic_outer``) at the taps' distances. Every float op from the scale to the weights is pinned to f32
 (``pinned``): under a bf16 hint only the tap sum runs at the hint's precision, which rounds values only.
 
+tf_crop_and_resize with a fixed crop box inside [0, 1] (``coords.crop_inside``) takes the same window, its source
+r0*(L-1) + o*(r1-r0)*(L-1)/(out-1) (``_crop_source``): every exact source lies inside the input, so no output takes
+the extrapolation value and the float32 one, clamped to [0, L-1], decides nothing. Its scales as above, or its
+output lengths given (run-time sizes, or constant sizes on run-time lengths: ``_sizes_rung``; antialias' stretch
+min(out / in, 1) then a float32 quotient), proven over (in, out) pairs (``scale_grid.sizes_grid_verdict``). A box
+past [0, 1] (which outputs extrapolate is an exact decision), a run-time roi and nearest keep the extension.
+
 Proof by numbers of the window subgraph itself (``grid_verdict``): compiled alone and run for every (L, s) of
 ``grid`` (scales k/L and their float32 neighbours, the float32 products that round up to an integer, powers of
 two, 1 and its neighbours) against the oracle's taps (``window_form.oracle_table``) and output length
@@ -132,9 +139,6 @@ def _sizes_refusal(ir: ResizeIR) -> tuple[str, str] | None:
     if ir.aspect_policy != "stretch":
         return f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded common scale", \
             "keep_aspect_ratio_policy"
-    if ir.sampler.antialias:
-        return "antialias given the output lengths stretches the filter by out/in, a float32 quotient here", \
-            "antialias"
     if ir.pads:
         return "OpenVINO pads have no run-time form", "pads"
     if str(ir.dtype) not in _FLOATS:
@@ -332,7 +336,11 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0, roi=None, out_len=
     left = o.floor(src).output(0)
     linear, antialias = ir.sampler.kind == "linear", ir.sampler.antialias
     if antialias:
-        f = o.minimum(s, _f32(1)).output(0)
+        # the stretch min(s, 1); given sizes min(out / in, 1), a float32 quotient (its rounding moves the distances
+        # by a relative u: the grid proof decides whether the weights stay within the bound)
+        stretch = s if s is not None else quotient(o.convert(out_len, "f32").output(0),
+                                                   o.convert(in_len, "f32").output(0), minus_one)
+        f = o.minimum(stretch, _f32(1)).output(0)
         taps = o.unsqueeze(_antialias_offsets(ir, f, in_len, minus_one), across).output(0)  # [K, 1] at run time
     else:
         first, K = (0, 2) if linear else (-1, 4)

@@ -347,7 +347,7 @@ def test_proof_refuses_another_crop(tmp_path):
     assert any("axis 3" in f for f in prove(ov_model, [dataclasses.replace(rec, ir=other)]))
 
 
-def sizes_crop_model(mode, roi, sizes=None):
+def sizes_crop_model(mode, roi, sizes=None, antialias=False):
     """tf_crop_and_resize of X [1, 2, h, w] to the run-time sizes Z (or the model's constant ``sizes``)."""
     inits = [onnx.numpy_helper.from_array(np.array(roi, np.float32), "roi")]
     inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])]
@@ -355,21 +355,23 @@ def sizes_crop_model(mode, roi, sizes=None):
         inputs.append(helper.make_tensor_value_info("Z", TensorProto.INT64, [4]))
     else:
         inits.append(onnx.numpy_helper.from_array(np.array(sizes, np.int64), "Z"))
-    node = helper.make_node("Resize", ["X", "roi", "", "Z"], ["Y"], mode=mode,
+    node = helper.make_node("Resize", ["X", "roi", "", "Z"], ["Y"], mode=mode, antialias=int(antialias),
                             coordinate_transformation_mode="tf_crop_and_resize", name="r")
     graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
 
 
-@pytest.mark.parametrize("mode,crop,static", [("linear", "inside", False), ("cubic", "flipped", False),
-                                              ("cubic", "inside", True), ("linear", "whole", True)])
-def test_crop_inside_given_sizes_is_in_graph_and_exact(mode, crop, static, tmp_path):
+@pytest.mark.parametrize("mode,crop,static,antialias", [
+    ("linear", "inside", False, False), ("cubic", "flipped", False, False), ("cubic", "inside", True, False),
+    ("linear", "whole", True, False), ("linear", "inside", False, True), ("cubic", "flipped", True, True)])
+def test_crop_inside_given_sizes_is_in_graph_and_exact(mode, crop, static, antialias, tmp_path):
     """The same crop given its output lengths (run-time sizes, or constant sizes on dynamic H / W), which took the
     extension: the float window from the given lengths (no integer window holds the crop's product of the box and
-    both lengths); the oracle within the float32 bound, its reduced bound under the bf16 hint, onnxruntime where
-    no axis keeps its length (onnxruntime copies such an axis, crop or not)."""
+    both lengths; antialias' stretch min(out / in, 1) a float32 quotient); the oracle within the float32 bound,
+    its reduced bound under the bf16 hint, onnxruntime where no axis keeps its length (onnxruntime copies such an
+    axis, crop or not)."""
     fixed = (1, 2, 7, 5) if static else None
-    xml, src = written_default(sizes_crop_model(mode, CROPS[crop], fixed), tmp_path, st.FORM)
+    xml, src = written_default(sizes_crop_model(mode, CROPS[crop], fixed, antialias), tmp_path, st.FORM)
     (_, ir), = parse_model(src)
     core = ov.Core()
     f32, bf16 = (core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": h}) for h in ("f32", "bf16"))
@@ -395,12 +397,10 @@ def test_crop_inside_given_sizes_is_in_graph_and_exact(mode, crop, static, tmp_p
 
 
 def test_crop_given_sizes_refuses_what_the_window_cannot_decide():
-    """Given sizes, the window refuses antialias (its stretch out/in would be a float32 quotient) and a crop box
-    past [0, 1], naming the field."""
+    """Given sizes, the window refuses a crop box past [0, 1] and a keep-aspect policy, naming the field."""
     (_, ir), = parse_model(sizes_crop_model("linear", CROPS["inside"]))
     assert st.refusal(ir) is None
-    assert st.refusal(dataclasses.replace(ir, sampler=dataclasses.replace(ir.sampler, antialias=True)))[1] == \
-        "antialias"
+    assert st.refusal(dataclasses.replace(ir, aspect_policy="not_larger"))[1] == "keep_aspect_ratio_policy"
     (_, ir), = parse_model(sizes_crop_model("linear", [0, 0, 0.1, -0.2, 1, 1, 0.8, 0.9]))
     assert st.refusal(ir)[1] == "roi"
 

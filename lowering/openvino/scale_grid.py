@@ -29,7 +29,7 @@ class _Verdicts(Verdicts):
         if self.sources is None:
             here = Path(__file__).resolve().parent
             self.sources = project_hash(here.parents[1] / "semantics", here / "scale_taps.py", here / "scale_grid.py",
-                                        here / "pinned.py",
+                                        here / "scale_length.py", here / "scale_source.py", here / "pinned.py",
                                         extra=f"scale grid {self.runtime()}")
         return cache_root() / f"scale-grid-{self.sources}.json"
 

@@ -4,12 +4,12 @@ resized axis at once, then one Gather per axis. Without it the node needs the ex
 fed the scales adds 1e-6 to L*s before flooring, and a float32 source coordinate decides a tie wrongly
 (``coords.near_tolerance``: 0.5/s = 1.49999996 is 1.5 in float32).
 
-Arithmetic. Each scale is s = M * 2^-F exactly (``scale_taps.significand``), so each supported coordinate mode's
+Arithmetic. Each scale is s = M * 2^-F exactly (``scale_length.significand``), so each supported coordinate mode's
 source is x = P/M - h with P = N * 2^(F+d) an integer (asymmetric: N = o, d = 0, h = 0; tf_half_pixel_for_nn:
 N = 2o+1, d = -1, h = 0; half_pixel, pytorch_half_pixel: N = 2o+1, d = -1, h = 1/2), and every nearest rule is
 q + base + [k*r against t*M] for q = floor(P/M), r = P - q*M (``_ROUND``). q comes from a float32 estimate of
 P/M (pinned f32, within 1/16 of it for a source below 2^18) less one, made exact by its remainder: P - q*M =
-(A - q*Mh) * 2^12 - q*Ml with A = N << (F+d-12) and M = Mh * 2^12 + Ml (``scale_taps.halves``), every term
+(A - q*Mh) * 2^12 - q*Ml with A = N << (F+d-12) and M = Mh * 2^12 + Ml (``scale_length.halves``), every term
 inside int32 (OpenVINO's CPU runs i64 as i32) because an output's source lies below its input length: A < 2^30.
 align_corners is o*(L-1)/(out-1), a quotient of integers made exact the same way (``_corner_quotient``).
 half_pixel_symmetric's offset reads L and out: its map is symmetric about the input's centre, so each half picks
@@ -21,7 +21,7 @@ scales are read by a one-hot Select and a sum (a Gather of floats runs in bf16 u
 and a float is never unsqueezed (same), so every op from the scales to the indices runs as written.
 
 Proof by numbers (``grid_verdict``): the index subgraph alone, every axis fed another (L, s) of
-``scale_taps.grid`` (scales k/L and their float32 neighbours: the ties and the products beside an integer),
+``scale_grid.grid`` (scales k/L and their float32 neighbours: the ties and the products beside an integer),
 against the oracle's own taps (``semantics.nearest_scale.oracle_scale_indices``); ``scale_proof.prove_nearest``
 re-reads it from the produced model.
 """
@@ -44,7 +44,9 @@ from .graph import dims, ops, tag
 from .index_ops import cached_verdict, centred, signature, tag_of
 from .interpolate import inexact_spellings
 from .pinned import pin_f32, quotient, run_time_minus_one
-from .scale_taps import MAX_LEN, grid, halves, out_length, scale_refusal, significand, unit_axes
+from .scale_length import MAX_LEN, halves, out_length, significand, unit_axes
+from .scale_grid import grid
+from .scale_taps import scale_refusal
 
 FORM = "scale_nearest"
 MAX_SCALE = 1 << 11  # F + d - 12 >= 0: the numerator's shift is a left shift
@@ -271,7 +273,7 @@ def _feeds(n: int, fixed: tuple | None):
 def grid_verdict(model, ir: ResizeIR, n: int, fixed: tuple | None = None) -> str | None:
     """None when ``model`` (parameters: the lengths [n] i64 unless ``fixed`` gives them, the scales [n] f32;
     outputs: the n index rows) gives the oracle's taps of ``ir``, output lengths included, on OpenVINO CPU for
-    every (L, s) of ``scale_taps.grid`` at every axis, else where it does not."""
+    every (L, s) of ``scale_grid.grid`` at every axis, else where it does not."""
     one = axis_key(ir)
 
     def check(run):

@@ -5,8 +5,6 @@ they are, by the constant 1 their scale reads."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ...semantics.coords import axis_roi
 from ...semantics.messages import plugin_sentence
 from .antialias_proof import taps_read
@@ -15,7 +13,8 @@ from .graph import ops
 from .index_ops import tag_of
 from .nearest_index import tags_in_copy
 from . import scale_nearest
-from .scale_taps import crop_copied, grid_verdict, known_values, refusal, sizes_grid_verdict, static_scale
+from .scale_length import known_values
+from .scale_taps import crop_copied, grid_verdict, refusal, sizes_grid_verdict, static_scale
 
 
 def prove(rec, by_tag, ov_model) -> list[str]:
@@ -54,7 +53,7 @@ def _opened(rec, by_tag, ov_model, refusal_of, form: str):
 
 def _prove_copied(tags, rec, axis: int, copied: list) -> list[str]:
     """The axes left as they are have scale 1 in the produced model: the scales tensor the tagged scale of a
-    computed ``axis`` reads (Maximum(ReduceSum(Select(one-hot, scales, 0)), 0), as ``scale_taps.element`` builds it) holds
+    computed ``axis`` reads (Maximum(ReduceSum(Select(one-hot, scales, 0)), 0), as ``scale_length.element`` builds it) holds
     the constant 1 at their positions (``known_values``)."""
     if not copied:
         return []

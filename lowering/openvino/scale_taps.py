@@ -10,25 +10,10 @@ its proof runs the window the produced model holds (the scale folded into it) ov
 Antialias widens the window with the scale: K = 2*ceil(R / min(s, 1)) taps, known at run time, their weights
 divided by their sum (``_antialias_offsets``, ``_filter``).
 
-The output length floor(L*s) is the exact floor of the product of an integer and a float32 (``size_rule`` floor:
-10 * 0.7f is 6.99999988, length 6, where the float32 product rounds to 7). It is computed in integers
-(``out_length``): s = M * 2^(e-23) with M its 24-bit significand, found by comparing s with the powers of two
-(e) and scaling it by an exact power of two (M); L*M splits into two 12-bit halves of M so that each product
-stays inside int32 (OpenVINO's CPU runs i64 as i32), and the division by 2^(23-e) is a shift.
-
-The source coordinate is the IR's map (``semantics.coords.affine``) in float32: a quotient by the run-time scale
-(``pinned.quotient``), then Floor for the left tap and the fraction t; linear and cubic are continuous in the
-coordinate, so its rounding moves the result by no more than the error bound allows (``error_bound``: C_COORD
-roundings of the map's terms), never a tap. The weights are ``taps``' own filter pieces (``cubic_inner`` /
-``cubic_outer``) at the taps' distances. Every float op from the scale to the weights is pinned to f32
-(``pinned``): under a bf16 hint only the tap sum runs at the hint's precision, which rounds values only.
-
-tf_crop_and_resize with a fixed crop box inside [0, 1] (``coords.crop_inside``) takes the same window, its source
-r0*(L-1) + o*(r1-r0)*(L-1)/(out-1) (``_crop_source``): every exact source lies inside the input, so no output takes
-the extrapolation value and the float32 one, clamped to [0, L-1], decides nothing. Its scales as above, or its
-output lengths given (run-time sizes, or constant sizes on run-time lengths: ``_sizes_rung``; antialias' stretch
-min(out / in, 1) then a float32 quotient), proven over (in, out) pairs (``scale_grid.sizes_grid_verdict``). A box
-past [0, 1] (which outputs extrapolate is an exact decision), a run-time roi and nearest keep the extension.
+The output length is the exact floor(L*s) in int32 (``scale_length``); the source coordinate is the IR's map in
+float32, tf_crop_and_resize's inside its crop box (``scale_source``). The weights are ``taps``' own filter pieces
+(``cubic_inner`` / ``cubic_outer``) at the taps' distances. Every float op from the scale to the weights is pinned
+to f32 (``pinned``): under a bf16 hint only the tap sum runs at the hint's precision, which rounds values only.
 
 Proof by numbers of the window subgraph itself (``grid_verdict``): compiled alone and run for every (L, s) of
 ``grid`` (scales k/L and their float32 neighbours, the float32 products that round up to an integer, powers of
@@ -48,17 +33,16 @@ from ...semantics.window_form import window_form
 from ..passes import Candidate, Refusal
 from .antialias_taps import as_input, summed_taps, tap_layout
 from .graph import dims, ops, tag
-from .index_ops import floor_div, tag_of
+from .index_ops import tag_of
 from ..compiled import resize_inputs
 from .interpolate import inexact_spellings
 from .nearest_index import _in_length, _lengths
-from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
-from .scale_grid import grid, grid_verdict, sizes_grid_verdict, static_scale  # noqa: F401  (grid: the nearest form's too)
+from .pinned import pin_f32, quotient, run_time_minus_one
+from .scale_grid import grid_verdict, sizes_grid_verdict, static_scale
+from .scale_length import MAX_LEN, MAX_SCALE, _f32, _i64, element, out_length, unit_axes
+from .scale_source import _Value, minus, source
 
 FORM = "scale_taps"
-MAX_LEN = 1 << 18  # L * (a 12-bit half of the significand) < 2^30: inside int32
-MAX_SCALE = 1 << 12  # the exponent's comparisons and the shift's table cover scales below 2^12 (and down to 2^-24)
-_E_LOW = -24  # s < 2^-24: the exponent reads -25, and floor(L*s) = 0 for every L < 2^24
 COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "half_pixel_symmetric",
           "tf_crop_and_resize")
 _FLOATS = ("float32", "float16", "bfloat16")
@@ -148,152 +132,6 @@ def _sizes_refusal(ir: ResizeIR) -> tuple[str, str] | None:
 
 # ----------------------------------------------------------------------------------------------------------
 # The window of one axis
-
-
-def _i64(v):
-    return ops().constant(np.int64(v)).output(0)
-
-
-def _f32(v):
-    return ops().constant(np.float32(v)).output(0)
-
-
-def minus(a, b, minus_one):
-    """a - b in float32 as a + b * m, m the run-time -1 (``pinned.run_time_minus_one``): OpenVINO's CPU plugin
-    rewrites a float Subtract, and a Multiply by a constant -1, into a Multiply of its own that loses the f32 pin
-    (measured: the source was read in bf16 under the bf16 hint); a run-time factor it leaves alone. A number
-    ``b`` is folded (a + (-b))."""
-    o = ops()
-    if isinstance(b, (int, float)):
-        return o.add(a, _f32(-b)).output(0)
-    return o.add(a, o.multiply(b, minus_one)).output(0)
-
-
-class _Value(GraphValue):
-    """``GraphValue`` whose subtractions are ``minus``'s (``taps``' cubic pieces subtract)."""
-
-    def __sub__(self, o):
-        return _Value(minus(self.v, o.v if isinstance(o, GraphValue) else float(o), self.minus_one), self.minus_one)
-
-    def __rsub__(self, o):
-        return _Value(minus(_f32(o), self.v, self.minus_one), self.minus_one)
-
-    def _bin(self, f, a, b):
-        return _Value(f(self._in(a, self.v), self._in(b, self.v)), self.minus_one)
-
-
-def significand(s):
-    """(M, F) as i64 with s = M * 2^-F exactly, M the 24-bit significand of the f32 s (a scalar or a vector, each
-    element) in [2^-24, ``MAX_SCALE``) and F = 23 - floor(log2 s) in [12, 48]: e by comparisons with the powers
-    of two, M by an exact power-of-two scaling. A non-positive s gives M = 0."""
-    o = ops()
-    # [P, 1, ..]: each power against every scale, summed over the powers (a float is never unsqueezed: under the
-    # bf16 hint the plugin ran an Unsqueeze of floats in bf16, pinned or not)
-    powers = (np.float32(2.0) ** np.arange(_E_LOW, 12, dtype=np.float32)).reshape([-1] + [1] * len(s.get_shape()))
-    count = o.reduce_sum(o.convert(o.greater_equal(s, o.constant(powers)), "i64"), o.constant(np.int64(0)))
-    sh = o.subtract(_i64(-_E_LOW + 23 + 1), count).output(0)  # 23 - e, in [12, 48]
-    # powers of two, exact in bf16 too (the plugin runs a Gather of floats in bf16 under that hint, pinned or not)
-    table = o.constant(np.float32(2.0) ** np.arange(0, 49, dtype=np.float32))
-    m = o.convert(o.floor(o.multiply(o.maximum(s, o.constant(np.float32(0))), o.gather(table, sh, _i64(0)))), "i64")
-    return m.output(0), sh
-
-
-def halves(m):
-    """(Mh, Ml) with M = Mh * 2^12 + Ml: a length times either stays inside int32."""
-    o = ops()
-    mh = o.convert(o.floor(o.multiply(o.convert(m, "f32"), o.constant(np.float32(2.0 ** -12)))), "i64")
-    return mh.output(0), o.subtract(m, o.multiply(mh, _i64(4096))).output(0)
-
-
-def out_length(in_len, s, parts=None):
-    """floor(L*s) exactly (i64) for i64 L < ``MAX_LEN`` and f32 s < ``MAX_SCALE`` (scalars, or vectors elementwise);
-    0 for s <= 0. See the module note: L*M = (L*Mh)*2^12 + L*Ml, shifted right by F (``significand``; ``parts``:
-    its (M, F) where already built)."""
-    import openvino.opset15 as ops15
-
-    o = ops()
-    m, sh = parts or significand(s)
-    mh, ml = halves(m)
-    low = ops15.bitwise_right_shift(o.multiply(in_len, ml), _i64(12))
-    total = o.add(o.multiply(in_len, mh), low)
-    shift = o.minimum(o.subtract(sh, _i64(12)), _i64(31))
-    return o.maximum(ops15.bitwise_right_shift(total, shift), _i64(0)).output(0)
-
-
-def _symmetric_source(xi, in_len, out_len, s, minus_one):
-    """half_pixel_symmetric's offset + (o + 1/2)/s - 1/2, offset = L/2 * (1 - out / (L*s)), as
-    (2o + 1 + rho) / (2s) - 1/2 with rho = L*s - out in [0, 1): no cancellation between the offset and the
-    quotient. rho's only rounding is the float32 product L*s (exact where L*s is an integer, as the spec's own
-    offset is then exactly 0; else within u*L*s, the offset's L/2 that the error bound counts:
-    ``BoundAxis.map_terms``); the difference with out is exact (Sterbenz). No float is multiplied by a constant
-    (the plugin rewrote such a Multiply into one of its own, unpinned): 2s is s + s."""
-    o = ops()
-    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
-    rho = minus(o.multiply(f(in_len), s).output(0), f(out_len), minus_one)
-    num = o.add(f(o.add(o.add(xi, xi), _i64(1))), rho).output(0)
-    return minus(quotient(num, o.add(s, s).output(0), minus_one), 0.5, minus_one)
-
-
-def _held(c: float, minus_one):
-    """The constant c in [-1, 1] as max(c, -1) of the run-time -1: a value the plugin does not see as a constant,
-    so a product with it is not rewritten into an op of its own that loses the f32 pin (``_symmetric_source``)."""
-    return ops().maximum(_f32(c), minus_one).output(0)
-
-
-def _crop_source(xi, in_len, out_len, roi, minus_one):
-    """tf_crop_and_resize's r0*(L-1) + o*(r1-r0)*(L-1)/(out-1) ((r0+r1)/2 * (L-1) at out = 1) for a crop box
-    inside [0, 1] (``coords.crop_inside``), clamped to [0, L-1], where the exact coordinate lies: the clamp only
-    brings a rounded one closer. Roundings: r1-r0 and (r0+r1)/2 as float32 constants, the products, the quotient,
-    the sum: within the error bound's C_COORD roundings of the map's terms (|a|*o, |b|)."""
-    o = ops()
-    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
-    r0, r1 = roi
-    span = f(o.subtract(in_len, _i64(1)))
-    steps = f(o.maximum(o.subtract(out_len, _i64(1)), _i64(1)))
-    slope = quotient(o.multiply(_held(float(r1 - r0), minus_one), span).output(0), steps, minus_one)
-    src = o.add(o.multiply(_held(float(r0), minus_one), span), o.multiply(f(xi), slope)).output(0)
-    middle = o.multiply(_held(float((r0 + r1) / 2), minus_one), span).output(0)
-    src = o.select(o.equal(out_len, _i64(1)), middle, src).output(0)
-    return o.minimum(o.maximum(src, _f32(0)), span).output(0)
-
-
-def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one, roi=None):
-    """The source coordinate (f32) of outputs ``xi`` (i64) by ``coords.affine``'s map for ``ir.coord`` with the given
-    scale (and the axis' crop box ``roi``: ``coords.axis_roi``); an axis whose scale is exactly 1 maps each output
-    onto itself (every mode here but tf_crop_and_resize does at s = 1; the IR's ``unit_scale_identity`` copies
-    it), and an axis the IR copies at equal lengths (``equal_length_identity``) too."""
-    o = ops()
-    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
-    half = o.constant(np.float32(0.5))
-    x = f(xi)
-    if ir.coord == "asymmetric":
-        src = quotient(x, s, minus_one)
-    elif ir.coord == "align_corners":
-        # o*(L-1)/(out-1), a quotient of integers: its whole part by the exact integer division, so that a source
-        # on an input element is that element (the float32 quotient a * b^-1 lands an ulp beside it)
-        span = o.maximum(o.subtract(out_len, _i64(1)), _i64(1)).output(0)
-        num = o.multiply(xi, o.subtract(in_len, _i64(1))).output(0)
-        whole = floor_div(num, span)
-        part = quotient(f(o.subtract(num, o.multiply(whole, span))), f(span), minus_one)
-        src = o.add(f(whole), part)
-        src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
-    elif ir.coord == "tf_crop_and_resize":
-        src = _crop_source(xi, in_len, out_len, roi, minus_one)
-    elif ir.coord == "half_pixel_symmetric" and ir.formula_length != "integer":
-        src = _symmetric_source(xi, in_len, out_len, s, minus_one)
-    else:  # half_pixel, pytorch_half_pixel (half_pixel_symmetric of the integer length: no offset)
-        src = minus(quotient(o.add(x, half), s, minus_one), 0.5, minus_one)
-        if ir.coord == "pytorch_half_pixel":
-            src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
-    # At L = 1 every tap reads the one element and the oracle copies it: a source of 0 gives the weights 1 and 0s
-    # exactly (any other leaves their sum's rounding)
-    src = o.select(o.equal(in_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
-    crop = ir.coord == "tf_crop_and_resize"
-    same = o.equal(s, o.constant(np.float32(1))) if s is not None and (not crop or ir.unit_scale_identity) else None
-    if ir.equal_length_identity or ir.coord == "align_corners":  # align_corners: a map of the lengths alone
-        equal = o.equal(in_len, out_len)
-        same = equal if same is None else o.logical_or(same, equal)
-    return src if same is None else o.select(same, x, src).output(0)
 
 
 def _filter(ir: ResizeIR, d):
@@ -402,14 +240,6 @@ def _standalone(ir: ResizeIR, taps_axis: int, roi=None):
 # The rung
 
 
-def element(scales, i: int, n: int):
-    """scales[i] (f32 scalar) by a Select and a ReduceSum, exact (the others are 0, whatever they hold): a
-    Gather of floats ran in bf16 under the bf16 hint, pinned or not (0.7 read as 0.69921875: every tap moved)."""
-    o = ops()
-    one_hot = o.constant(np.arange(n) == i)
-    return o.reduce_sum(o.select(one_hot, scales, _f32(0)), _i64(0)).output(0)
-
-
 def rung(node, not_native=()):
     """Rung 3 for a linear / cubic Resize with run-time scales (``applies``)."""
     ir = node.ir
@@ -481,29 +311,3 @@ def _sizes_rung(node, not_native):
     return Candidate([as_input(y, x, ir)], reason, proof={
         "form": FORM, "axes": [a for a in ir.axes if a not in copied], "copied": list(copied), "fixed": fixed,
         "given": "sizes"})
-
-
-def known_values(v, n: int) -> list:
-    """Per position of the 1-D tensor ``v`` (``n`` long), its value where the graph fixes it (a Constant, or a
-    Concat / Convert of parts that are), else None: F.interpolate's scales Concat([1, 1], s) fix the outer two."""
-    node, kind = v.get_node(), v.get_node().get_type_name()
-    if kind == "Constant":
-        data = node.get_data().reshape(-1)
-        return [float(d) for d in data] if len(data) == n else [None] * n
-    if kind == "Convert":
-        return known_values(node.input_value(0), n)
-    if kind == "Concat":
-        out = []
-        for part in node.input_values():
-            shape = part.get_partial_shape()
-            if not shape.is_static or len(shape) != 1:
-                return [None] * n
-            out += known_values(part, shape[0].get_length())
-        return out if len(out) == n else [None] * n
-    return [None] * n
-
-
-def unit_axes(ir: ResizeIR, scales) -> tuple:
-    """The resized axes whose scale the graph fixes at exactly 1 (``known_values``): the window maps such an axis
-    onto itself (``source``), so it is left as it is, no Gather over the whole tensor for nothing."""
-    return tuple(a for a, v in zip(ir.axes, known_values(scales, len(ir.axes))) if v == 1.0)

@@ -1,0 +1,103 @@
+"""The run-time scale of a window form read exactly (``scale_taps``, ``scale_nearest``): its output length and the
+values the graph fixes.
+
+The output length floor(L*s) is the exact floor of the product of an integer and a float32 (``size_rule`` floor:
+10 * 0.7f is 6.99999988, length 6, where the float32 product rounds to 7). It is computed in integers
+(``out_length``): s = M * 2^(e-23) with M its 24-bit significand, found by comparing s with the powers of two
+(e) and scaling it by an exact power of two (M); L*M splits into two 12-bit halves of M so that each product
+stays inside int32 (OpenVINO's CPU runs i64 as i32), and the division by 2^(23-e) is a shift.
+
+The scales' values the graph fixes (F.interpolate's Concat([1, 1], s)) are read from the produced graph
+(``known_values``): an axis of scale exactly 1 is left as it is (``unit_axes``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...semantics.ir import ResizeIR
+from .graph import ops
+
+MAX_LEN = 1 << 18  # L * (a 12-bit half of the significand) < 2^30: inside int32
+MAX_SCALE = 1 << 12  # the exponent's comparisons and the shift's table cover scales below 2^12 (and down to 2^-24)
+_E_LOW = -24  # s < 2^-24: the exponent reads -25, and floor(L*s) = 0 for every L < 2^24
+
+
+def _i64(v):
+    return ops().constant(np.int64(v)).output(0)
+
+
+def _f32(v):
+    return ops().constant(np.float32(v)).output(0)
+
+
+def significand(s):
+    """(M, F) as i64 with s = M * 2^-F exactly, M the 24-bit significand of the f32 s (a scalar or a vector, each
+    element) in [2^-24, ``MAX_SCALE``) and F = 23 - floor(log2 s) in [12, 48]: e by comparisons with the powers
+    of two, M by an exact power-of-two scaling. A non-positive s gives M = 0."""
+    o = ops()
+    # [P, 1, ..]: each power against every scale, summed over the powers (a float is never unsqueezed: under the
+    # bf16 hint the plugin ran an Unsqueeze of floats in bf16, pinned or not)
+    powers = (np.float32(2.0) ** np.arange(_E_LOW, 12, dtype=np.float32)).reshape([-1] + [1] * len(s.get_shape()))
+    count = o.reduce_sum(o.convert(o.greater_equal(s, o.constant(powers)), "i64"), o.constant(np.int64(0)))
+    sh = o.subtract(_i64(-_E_LOW + 23 + 1), count).output(0)  # 23 - e, in [12, 48]
+    # powers of two, exact in bf16 too (the plugin runs a Gather of floats in bf16 under that hint, pinned or not)
+    table = o.constant(np.float32(2.0) ** np.arange(0, 49, dtype=np.float32))
+    m = o.convert(o.floor(o.multiply(o.maximum(s, o.constant(np.float32(0))), o.gather(table, sh, _i64(0)))), "i64")
+    return m.output(0), sh
+
+
+def halves(m):
+    """(Mh, Ml) with M = Mh * 2^12 + Ml: a length times either stays inside int32."""
+    o = ops()
+    mh = o.convert(o.floor(o.multiply(o.convert(m, "f32"), o.constant(np.float32(2.0 ** -12)))), "i64")
+    return mh.output(0), o.subtract(m, o.multiply(mh, _i64(4096))).output(0)
+
+
+def out_length(in_len, s, parts=None):
+    """floor(L*s) exactly (i64) for i64 L < ``MAX_LEN`` and f32 s < ``MAX_SCALE`` (scalars, or vectors elementwise);
+    0 for s <= 0. See the module note: L*M = (L*Mh)*2^12 + L*Ml, shifted right by F (``significand``; ``parts``:
+    its (M, F) where already built)."""
+    import openvino.opset15 as ops15
+
+    o = ops()
+    m, sh = parts or significand(s)
+    mh, ml = halves(m)
+    low = ops15.bitwise_right_shift(o.multiply(in_len, ml), _i64(12))
+    total = o.add(o.multiply(in_len, mh), low)
+    shift = o.minimum(o.subtract(sh, _i64(12)), _i64(31))
+    return o.maximum(ops15.bitwise_right_shift(total, shift), _i64(0)).output(0)
+
+
+def element(scales, i: int, n: int):
+    """scales[i] (f32 scalar) by a Select and a ReduceSum, exact (the others are 0, whatever they hold): a
+    Gather of floats ran in bf16 under the bf16 hint, pinned or not (0.7 read as 0.69921875: every tap moved)."""
+    o = ops()
+    one_hot = o.constant(np.arange(n) == i)
+    return o.reduce_sum(o.select(one_hot, scales, _f32(0)), _i64(0)).output(0)
+
+
+def known_values(v, n: int) -> list:
+    """Per position of the 1-D tensor ``v`` (``n`` long), its value where the graph fixes it (a Constant, or a
+    Concat / Convert of parts that are), else None: F.interpolate's scales Concat([1, 1], s) fix the outer two."""
+    node, kind = v.get_node(), v.get_node().get_type_name()
+    if kind == "Constant":
+        data = node.get_data().reshape(-1)
+        return [float(d) for d in data] if len(data) == n else [None] * n
+    if kind == "Convert":
+        return known_values(node.input_value(0), n)
+    if kind == "Concat":
+        out = []
+        for part in node.input_values():
+            shape = part.get_partial_shape()
+            if not shape.is_static or len(shape) != 1:
+                return [None] * n
+            out += known_values(part, shape[0].get_length())
+        return out if len(out) == n else [None] * n
+    return [None] * n
+
+
+def unit_axes(ir: ResizeIR, scales) -> tuple:
+    """The resized axes whose scale the graph fixes at exactly 1 (``known_values``): the window maps such an axis
+    onto itself (``source``), so it is left as it is, no Gather over the whole tensor for nothing."""
+    return tuple(a for a, v in zip(ir.axes, known_values(scales, len(ir.axes))) if v == 1.0)

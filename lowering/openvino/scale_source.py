@@ -1,0 +1,125 @@
+"""The source coordinate of a window form's outputs in float32 (``scale_taps``): the IR's map
+(``semantics.coords.affine``) from the run-time lengths and scale, or tf_crop_and_resize's crop box.
+
+The source coordinate is the IR's map (``semantics.coords.affine``) in float32: a quotient by the run-time scale
+(``pinned.quotient``), then Floor for the left tap and the fraction t; linear and cubic are continuous in the
+coordinate, so its rounding moves the result by no more than the error bound allows (``error_bound``: C_COORD
+roundings of the map's terms), never a tap. Its float ops are pinned to f32 with the window's (``pinned``).
+
+tf_crop_and_resize with a fixed crop box inside [0, 1] (``coords.crop_inside``) takes the same window, its source
+r0*(L-1) + o*(r1-r0)*(L-1)/(out-1) (``_crop_source``): every exact source lies inside the input, so no output takes
+the extrapolation value and the float32 one, clamped to [0, L-1], decides nothing. Its scales as above, or its
+output lengths given (run-time sizes, or constant sizes on run-time lengths: ``scale_taps._sizes_rung``;
+antialias' stretch min(out / in, 1) then a float32 quotient), proven over (in, out) pairs
+(``scale_grid.sizes_grid_verdict``). A box past [0, 1] (which outputs extrapolate is an exact decision), a run-time
+roi and nearest keep the extension.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...semantics.ir import ResizeIR
+from .graph import ops
+from .index_ops import floor_div
+from .pinned import GraphValue, quotient
+from .scale_length import _f32, _i64
+
+def minus(a, b, minus_one):
+    """a - b in float32 as a + b * m, m the run-time -1 (``pinned.run_time_minus_one``): OpenVINO's CPU plugin
+    rewrites a float Subtract, and a Multiply by a constant -1, into a Multiply of its own that loses the f32 pin
+    (measured: the source was read in bf16 under the bf16 hint); a run-time factor it leaves alone. A number
+    ``b`` is folded (a + (-b))."""
+    o = ops()
+    if isinstance(b, (int, float)):
+        return o.add(a, _f32(-b)).output(0)
+    return o.add(a, o.multiply(b, minus_one)).output(0)
+
+
+class _Value(GraphValue):
+    """``GraphValue`` whose subtractions are ``minus``'s (``taps``' cubic pieces subtract)."""
+
+    def __sub__(self, o):
+        return _Value(minus(self.v, o.v if isinstance(o, GraphValue) else float(o), self.minus_one), self.minus_one)
+
+    def __rsub__(self, o):
+        return _Value(minus(_f32(o), self.v, self.minus_one), self.minus_one)
+
+    def _bin(self, f, a, b):
+        return _Value(f(self._in(a, self.v), self._in(b, self.v)), self.minus_one)
+
+
+def _symmetric_source(xi, in_len, out_len, s, minus_one):
+    """half_pixel_symmetric's offset + (o + 1/2)/s - 1/2, offset = L/2 * (1 - out / (L*s)), as
+    (2o + 1 + rho) / (2s) - 1/2 with rho = L*s - out in [0, 1): no cancellation between the offset and the
+    quotient. rho's only rounding is the float32 product L*s (exact where L*s is an integer, as the spec's own
+    offset is then exactly 0; else within u*L*s, the offset's L/2 that the error bound counts:
+    ``BoundAxis.map_terms``); the difference with out is exact (Sterbenz). No float is multiplied by a constant
+    (the plugin rewrote such a Multiply into one of its own, unpinned): 2s is s + s."""
+    o = ops()
+    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
+    rho = minus(o.multiply(f(in_len), s).output(0), f(out_len), minus_one)
+    num = o.add(f(o.add(o.add(xi, xi), _i64(1))), rho).output(0)
+    return minus(quotient(num, o.add(s, s).output(0), minus_one), 0.5, minus_one)
+
+
+def _held(c: float, minus_one):
+    """The constant c in [-1, 1] as max(c, -1) of the run-time -1: a value the plugin does not see as a constant,
+    so a product with it is not rewritten into an op of its own that loses the f32 pin (``_symmetric_source``)."""
+    return ops().maximum(_f32(c), minus_one).output(0)
+
+
+def _crop_source(xi, in_len, out_len, roi, minus_one):
+    """tf_crop_and_resize's r0*(L-1) + o*(r1-r0)*(L-1)/(out-1) ((r0+r1)/2 * (L-1) at out = 1) for a crop box
+    inside [0, 1] (``coords.crop_inside``), clamped to [0, L-1], where the exact coordinate lies: the clamp only
+    brings a rounded one closer. Roundings: r1-r0 and (r0+r1)/2 as float32 constants, the products, the quotient,
+    the sum: within the error bound's C_COORD roundings of the map's terms (|a|*o, |b|)."""
+    o = ops()
+    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
+    r0, r1 = roi
+    span = f(o.subtract(in_len, _i64(1)))
+    steps = f(o.maximum(o.subtract(out_len, _i64(1)), _i64(1)))
+    slope = quotient(o.multiply(_held(float(r1 - r0), minus_one), span).output(0), steps, minus_one)
+    src = o.add(o.multiply(_held(float(r0), minus_one), span), o.multiply(f(xi), slope)).output(0)
+    middle = o.multiply(_held(float((r0 + r1) / 2), minus_one), span).output(0)
+    src = o.select(o.equal(out_len, _i64(1)), middle, src).output(0)
+    return o.minimum(o.maximum(src, _f32(0)), span).output(0)
+
+
+def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one, roi=None):
+    """The source coordinate (f32) of outputs ``xi`` (i64) by ``coords.affine``'s map for ``ir.coord`` with the given
+    scale (and the axis' crop box ``roi``: ``coords.axis_roi``); an axis whose scale is exactly 1 maps each output
+    onto itself (every mode here but tf_crop_and_resize does at s = 1; the IR's ``unit_scale_identity`` copies
+    it), and an axis the IR copies at equal lengths (``equal_length_identity``) too."""
+    o = ops()
+    f = lambda v: o.convert(v, "f32").output(0)  # noqa: E731
+    half = o.constant(np.float32(0.5))
+    x = f(xi)
+    if ir.coord == "asymmetric":
+        src = quotient(x, s, minus_one)
+    elif ir.coord == "align_corners":
+        # o*(L-1)/(out-1), a quotient of integers: its whole part by the exact integer division, so that a source
+        # on an input element is that element (the float32 quotient a * b^-1 lands an ulp beside it)
+        span = o.maximum(o.subtract(out_len, _i64(1)), _i64(1)).output(0)
+        num = o.multiply(xi, o.subtract(in_len, _i64(1))).output(0)
+        whole = floor_div(num, span)
+        part = quotient(f(o.subtract(num, o.multiply(whole, span))), f(span), minus_one)
+        src = o.add(f(whole), part)
+        src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
+    elif ir.coord == "tf_crop_and_resize":
+        src = _crop_source(xi, in_len, out_len, roi, minus_one)
+    elif ir.coord == "half_pixel_symmetric" and ir.formula_length != "integer":
+        src = _symmetric_source(xi, in_len, out_len, s, minus_one)
+    else:  # half_pixel, pytorch_half_pixel (half_pixel_symmetric of the integer length: no offset)
+        src = minus(quotient(o.add(x, half), s, minus_one), 0.5, minus_one)
+        if ir.coord == "pytorch_half_pixel":
+            src = o.select(o.equal(out_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
+    # At L = 1 every tap reads the one element and the oracle copies it: a source of 0 gives the weights 1 and 0s
+    # exactly (any other leaves their sum's rounding)
+    src = o.select(o.equal(in_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
+    crop = ir.coord == "tf_crop_and_resize"
+    same = o.equal(s, o.constant(np.float32(1))) if s is not None and (not crop or ir.unit_scale_identity) else None
+    if ir.equal_length_identity or ir.coord == "align_corners":  # align_corners: a map of the lengths alone
+        equal = o.equal(in_len, out_len)
+        same = equal if same is None else o.logical_or(same, equal)
+    return src if same is None else o.select(same, x, src).output(0)

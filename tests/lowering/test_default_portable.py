@@ -1,6 +1,6 @@
 """What the default conversion writes, run the way it is deployed (issue 42): nothing beside the model, and the
 run-time forms (the nearest index form, the run-time window with and without antialias, the run-time scale
-window, the GridSample and DeformConv decompositions)
+window, tf_crop_and_resize's crop window, the GridSample and DeformConv decompositions)
 compute onnxruntime's numbers on an AVX2-only (Haswell) and an SSE4.2 (Nehalem) CPU, emulated by Debian's
 qemu-user, and in another OpenVINO release where one is at hand (``RB_OTHER_OPENVINO_PYTHON``: a Python whose
 openvino is another release, e.g. 2025.4.1 in its own venv). Their integer index arithmetic leans on how the CPU
@@ -87,6 +87,21 @@ def written(tmp_path_factory):
         np.savez(out / f"{name}.npz", **feeds)
         want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
         cases.append((xml, out / f"{name}.npz", want, kind))
+    # tf_crop_and_resize with a crop box inside [0, 1] (the window's crop source): fed run-time scales, and run-time
+    # sizes; lengths that all change (onnxruntime copies an axis that keeps its length, where the spec crops it)
+    from tests.lowering.test_scale_taps import CROPS, sizes_crop_model
+
+    for name, model, feeds in (
+            ("crop_scales", scales_model("cubic", "tf_crop_and_resize", roi=CROPS["inside"], antialias=True),
+             {"X": x, "S": np.array([1, 1, 0.6, 1.7], np.float32)}),
+            ("crop_sizes", sizes_crop_model("linear", CROPS["flipped"]),
+             {"X": x, "Z": np.array([1, 2, 7, 19], np.int64)})):
+        src, xml = out / f"{name}.onnx", out / f"{name}.xml"
+        onnx.save(model, src)
+        assert main(["convert", str(src), "-o", str(xml)]) == 0
+        np.savez(out / f"{name}.npz", **feeds)
+        want = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        cases.append((xml, out / f"{name}.npz", want, "float"))
     # The plain run-time window (no antialias): sizes fed at run time that resize C too, where no Interpolate is
     # exact; onnxruntime refuses cubic on C, so the oracle's numbers
     from onnx import TensorProto, helper

@@ -106,20 +106,31 @@ def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None,
     for L, s in pairs:
         want_len = output_length(L, Fraction(s), ir.size_rule)
         feeds = ([] if fixed_len else [np.array(L, np.int64)]) + ([] if fixed_scale else [np.array(s, np.float32)])
-        run.infer(feeds)
-        index, weight = (run.get_output_tensor(k).data for k in (0, 1))
-        index, weight = (index.T, weight.T) if taps_axis == 0 else (index, weight)  # [out, K]
+        index, weight = _window(run, feeds, taps_axis)
         if index.shape != weight.shape or index.shape[0] != want_len:
             return f"the output length is {index.shape[0]}, not {want_len}, at L={L}, s={s!r}"
         if want_len == 0 or want_len > FULL_CHECK:
             continue
-        if index.min() < 0 or index.max() >= L:
-            return f"the window subgraph reads outside the input at L={L}, s={s!r}"
-        want, allow = oracle_table(ir, L, want_len, Fraction(s), roi)
-        why = taps_mismatch(index, weight, L, want, allow, f"L={L}, s={s!r}")
+        why = _taps_mismatch(index, weight, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
         if why is not None:
             return why
     return None
+
+
+def _window(run, feeds, taps_axis: int):
+    """(index, weight) [out, K] of the window subgraph run on ``feeds``."""
+    run.infer(feeds)
+    index, weight = (run.get_output_tensor(k).data for k in (0, 1))
+    return (index.T, weight.T) if taps_axis == 0 else (index, weight)
+
+
+def _taps_mismatch(index, weight, ir: ResizeIR, L: int, out: int, scale, roi, where: str) -> str | None:
+    """Why a window's taps (read inside the input) are not the oracle's taps of one axis of ``ir`` from L to out
+    (given, or of ``scale``; the axis' crop box ``roi``), within the error bound's allowance per weight."""
+    if index.min() < 0 or index.max() >= L:
+        return f"the window subgraph reads outside the input at {where}"
+    want, allow = oracle_table(ir, L, out, scale, roi)
+    return taps_mismatch(index, weight, L, want, allow, where)
 
 
 # (in, out) of the window from given output lengths: every pair to 16, extreme ratios both ways (the integer
@@ -140,15 +151,11 @@ def _sizes_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len, fixed_out, roi
     for L, out in sorted({(fixed_len or i, fixed_out or o) for i, o in SIZES_GRID}):
         if out == 0 or L == 0 or out > FULL_CHECK:
             continue
-        run.infer([np.array(v, np.int64) for v, f in ((L, fixed_len), (out, fixed_out)) if f is None])
-        index, weight = (run.get_output_tensor(k).data for k in (0, 1))
-        index, weight = (index.T, weight.T) if taps_axis == 0 else (index, weight)  # [out, K]
+        index, weight = _window(run, [np.array(v, np.int64) for v, f in ((L, fixed_len), (out, fixed_out))
+                                      if f is None], taps_axis)
         if index.shape != weight.shape or index.shape[0] != out:
             return f"the window has {index.shape[0]} rows, not {out}, at in={L}, out={out}"
-        if index.min() < 0 or index.max() >= L:
-            return f"the window subgraph reads outside the input at in={L}, out={out}"
-        want, allow = oracle_table(ir, L, out, None, roi)
-        why = taps_mismatch(index, weight, L, want, allow, f"in={L}, out={out}")
+        why = _taps_mismatch(index, weight, ir, L, out, None, roi, f"in={L}, out={out}")
         if why is not None:
             return why
     return None

@@ -46,6 +46,10 @@ FORM = "scale_taps"
 COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "half_pixel_symmetric",
           "tf_crop_and_resize")
 _FLOATS = ("float32", "float16", "bfloat16")
+# Refusals the scale and the sizes window share: (why, field)
+_PADS = ("OpenVINO pads have no run-time window form", "pads")
+_CROP_OUTSIDE = ("a crop box (roi) outside [0, 1] or fed at run time: whether an output lies outside the input (the "
+                 "extrapolation value) is a decision a float32 coordinate cannot make", "roi")
 REASON = "run-time scale window decomposition: output length, source coordinates and tap weights computed in " \
          "the graph from the run-time scale (integer length, float32 coordinates and weights), one Gather of the " \
          "K taps and their weighted sum per axis"
@@ -82,10 +86,9 @@ def applies(node) -> bool:
 def scale_refusal(ir: ResizeIR) -> tuple[str, str] | None:
     """(why, field) where a run-time scale's length and map are not ``ir``'s (this form's and scale_nearest's)."""
     if ir.pads:
-        return "OpenVINO pads have no run-time scale form", "pads"
+        return _PADS
     if (ir.roi is not None or ir.coord == "tf_crop_and_resize") and not crop_inside(ir):
-        return "a crop box (roi) outside [0, 1] or fed at run time: whether an output lies outside the input " \
-               "(the extrapolation value) is a decision a float32 coordinate cannot make", "roi"
+        return _CROP_OUTSIDE
     if ir.size_rule != "floor":
         return f"size rule {ir.size_rule} has no run-time scale form (the exact floor only)", "size_rule"
     if ir.scale_source != "user":
@@ -118,13 +121,12 @@ def _sizes_refusal(ir: ResizeIR) -> tuple[str, str] | None:
     if ir.coord != "tf_crop_and_resize":
         return f"{ir.coord} given the output lengths takes the integer window (antialias_taps)", "sizes"
     if not crop_inside(ir):
-        return "a crop box (roi) outside [0, 1] or fed at run time: whether an output lies outside the input " \
-               "(the extrapolation value) is a decision a float32 coordinate cannot make", "roi"
+        return _CROP_OUTSIDE
     if ir.aspect_policy != "stretch":
         return f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded common scale", \
             "keep_aspect_ratio_policy"
     if ir.pads:
-        return "OpenVINO pads have no run-time form", "pads"
+        return _PADS
     if str(ir.dtype) not in _FLOATS:
         return f"{ir.dtype}: the window sums float32 weights", "dtype"
     return None

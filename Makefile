@@ -41,7 +41,8 @@ test-fast: $(STAMP)
 # decomposition vs the extension and the built-in ops on a DETR-sized deformable attention, speed and intermediate
 # memory (tools/dev/bench_decompose.py); on the ONNX target, onnxruntime's Resize vs rung 2's convolution and matrix
 # forms (tools/dev/bench_onnx_forms.py --quick; the rule's whole grid without --quick). The others by hand:
-# tools/dev/bench_inspect.py (inspect at model scale), tools/dev/bench_openvino.py (the ladder's choice).
+# tools/dev/bench_inspect.py (inspect at model scale), tools/dev/bench_openvino.py (the ladder's choice),
+# tools/dev/bench_share.py (the whole-model ratio any resize rewrite could reach: the importer's resampling time).
 # tools/dev/ stays in the repository and out of the wheel (pyproject's packages list leaves it out).
 bench: $(STAMP) bytecode
 	$(BIN)/python tools/dev/bench.py

@@ -44,6 +44,8 @@ def taps_read(tags, rec, axis: int, prev):
     if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
         return "the Gather does not read the previous axis' result"
     along = tap_layout(rec.ir.rank, axis)
+    if total.get_type_name() == "Add":
+        return _tap_by_tap_read(total, g, axis, rec.ir.rank)
     side = _matmul_weights(total, g, axis) if along else _weights_of(total, g, axis, rec.ir.rank)
     if side is None:
         return "the taps are not " + ("a MatMul of the weights [out, 1, K] by the Gather" if along else
@@ -82,6 +84,41 @@ def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
         return [f"the window subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"]
     verdict = grid_verdict(model, rec.ir, form, tuple(fixed), along)
     return [] if verdict is None else [verdict]
+
+
+def _tap_by_tap_read(total, first, axis: int, rank: int):
+    """(index, weight) of ``antialias_taps.tap_by_tap``'s sum ``total``: an Add of terms, each a Multiply of a
+    Gather on ``axis`` of what the first Gather reads by the tap's index vector, and the tap's weight vector
+    [out] (unsqueezed [out, 1, ..] on an outer axis). Read back as the [K, out] / [out, K] tables of the taps
+    the graph holds, whatever built each vector (OpenVINO may have folded it), or why they are not there."""
+    terms, node = [], total
+    while node.get_type_name() == "Add":
+        left, right = node.input_values()
+        terms.append(right.get_node())
+        node = left.get_node()
+    terms.append(node)
+    o = ops()
+    indices, weights = [], []
+    for mul in reversed(terms):
+        g = mul.input_value(0).get_node() if mul.get_type_name() == "Multiply" else None
+        if g is None or g.get_type_name() != "Gather" or _constant(g.input_value(2)) != [axis] or \
+                g.get_attributes().get("batch_dims", 0) != 0 or \
+                g.input_value(0).get_node().get_name() != first.input_value(0).get_node().get_name():
+            return "the taps are not each a Gather on the axis of the previous result times its weights, summed"
+        w = mul.input_value(1)
+        shape = w.get_partial_shape()
+        if shape.rank.is_dynamic or shape.rank.get_length() != rank - axis or \
+                any(not d.is_static or d.get_length() != 1 for d in list(shape)[1:]):
+            return "a tap's weights are not one per output of the axis"
+        index = g.input_value(1)
+        indices.append(o.unsqueeze(index, o.constant(np.int64(0))).output(0))
+        weights.append(o.unsqueeze(o.reshape(w, o.shape_of(index), False), o.constant(np.int64(0))).output(0))
+    along = tap_layout(rank, axis)
+
+    def table(rows):
+        t = o.concat(rows, 0).output(0)
+        return o.transpose(t, o.constant(np.array([1, 0], np.int64))).output(0) if along else t
+    return table(indices), table(weights)
 
 
 def _weights_of(total, g, axis: int, rank: int):

@@ -1,6 +1,7 @@
 """Rung 3 for a linear / cubic Resize whose scales are fed at run time (a graph input, or computed in the graph):
 per resized axis the output length, the source coordinate of every output and its taps' weights computed in the
-graph from the run-time scale, then one Gather of the K taps and their weighted sum (``antialias_taps.tap_sum``).
+graph from the run-time scale, then the K taps gathered and summed by their weights (``antialias_taps.summed_taps``:
+linear's 2 and cubic's 4 tap by tap, antialias' run-time K by one Gather and ``tap_sum``).
 No native op takes the node: OpenVINO's Interpolate adds 1e-6 to L*s before flooring and copies an axis that
 keeps its length at a scale other than 1 (``interpolate._RUNTIME_CONDITIONS``), so without this form the node
 needs the extension, which ties the model to one CPU and one OpenVINO release. The same holds for a static
@@ -51,14 +52,14 @@ _PADS = ("OpenVINO pads have no run-time window form", "pads")
 _CROP_OUTSIDE = ("a crop box (roi) outside [0, 1] or fed at run time: whether an output lies outside the input (the "
                  "extrapolation value) is a decision a float32 coordinate cannot make", "roi")
 REASON = "run-time scale window decomposition: output length, source coordinates and tap weights computed in " \
-         "the graph from the run-time scale (integer length, float32 coordinates and weights), one Gather of the " \
-         "K taps and their weighted sum per axis"
+         "the graph from the run-time scale (integer length, float32 coordinates and weights), the K taps " \
+         "gathered and summed by their weights, per axis"
 SIZES_REASON = "crop window decomposition: source coordinates inside the crop box and tap weights computed in the " \
-    "graph from the run-time input and output lengths (float32 coordinates and weights), one Gather of the K taps " \
-    "and their weighted sum per axis"
+    "graph from the run-time input and output lengths (float32 coordinates and weights), the K taps gathered " \
+    "and summed by their weights, per axis"
 STATIC_REASON = "static scale window decomposition on run-time lengths: output length, source coordinates and " \
     "tap weights computed in the graph from the input's run-time length and the model's scale (integer length, " \
-    "float32 coordinates and weights), one Gather of the K taps and their weighted sum per axis"
+    "float32 coordinates and weights), the K taps gathered and summed by their weights, per axis"
 
 
 def applies(node) -> bool:

@@ -150,6 +150,57 @@ def test_proof_refuses_another_map(antialias, tmp_path):
         assert any("tap weights differ" in f for f in prove(ov_model, [dataclasses.replace(rec, ir=other)])), other
 
 
+def _tap_terms(ov_model, axis):
+    """The Multiply terms of the tap-by-tap sum of ``axis`` of node "r", in the taps' order."""
+    from resample_bridge.lowering.openvino.graph import TAG
+    from resample_bridge.lowering.openvino.index_ops import tag_of
+
+    (total,) = [op for op in ov_model.get_ops() if TAG in op.get_rt_info() and
+                str(op.get_rt_info()[TAG].astype(str)) == tag_of("r", axis, "sum")]
+    terms = []
+    while total.get_type_name() == "Add":
+        terms.append(total.input_value(1).get_node())
+        total = total.input_value(0).get_node()
+    return [total] + terms[::-1]
+
+
+@pytest.mark.parametrize("tamper,want", [
+    ("weight", "axis 2: tap weights differ"),  # one tap's weights doubled
+    ("swapped", "axis 3: tap weights differ"),  # two taps' weights exchanged
+    ("axis", "axis 3: the taps are not each a Gather"),  # one tap gathered along H
+    ("across", "axis 2: a tap's weights are not one per output"),  # weights [1, out] broadcast across W
+    ("twice", "axis 2: tap weights differ")])  # the first tap summed twice, the second left out
+def test_proof_reads_the_taps_one_by_one(tamper, want, tmp_path):
+    """Linear's fixed K = 2 is summed tap by tap (``antialias_taps.tap_by_tap``): the proof reads each term's
+    Gather and weights, and refuses a model that sums other weights, gathers along another axis, broadcasts the
+    weights across the other axis or sums one tap twice."""
+    import openvino.opset13 as op
+
+    src = tmp_path / "m.onnx"
+    onnx.save(scales_model("linear", "half_pixel", axes=[2, 3]), src)
+    ov_model, records = convert(str(src))
+    assert prove(ov_model, records) == []
+    h, w = _tap_terms(ov_model, 2), _tap_terms(ov_model, 3)
+    assert [len(h), len(w)] == [2, 2] and {t.get_type_name() for t in h + w} == {"Multiply"}
+    if tamper == "weight":
+        h[1].input(1).replace_source_output(op.multiply(h[1].input_value(1), op.constant(np.float32(2))).output(0))
+    elif tamper == "swapped":
+        a, b = w[0].input_value(1), w[1].input_value(1)
+        w[0].input(1).replace_source_output(b)
+        w[1].input(1).replace_source_output(a)
+    elif tamper == "axis":
+        g = w[1].input_value(0).get_node()  # the second tap's (the first's is the tagged one)
+        g.input(2).replace_source_output(op.constant(np.int64(2)).output(0))
+    elif tamper == "across":
+        vector = h[0].input_value(1).get_node().input_value(0)  # the tap's [out], unsqueezed to [out, 1]
+        h[0].input(1).replace_source_output(op.unsqueeze(vector, op.constant(np.int64(0))).output(0))
+    else:
+        total = h[1].output(0).get_target_inputs().pop().get_node()
+        total.input(1).replace_source_output(h[0].output(0))
+    found = prove(ov_model, records)
+    assert any(want in f for f in found), found
+
+
 def test_proof_refuses_a_scale_read_otherwise(tmp_path):
     """The scale the window reads doubled in the produced model: the proof, which puts its parameter in place of
     the tagged scale and the window's own ops after it, finds the window computing another map."""
@@ -202,8 +253,9 @@ def test_axes_of_a_constant_unit_scale_are_left_as_they_are(tmp_path):
     ov_model, records = convert(str(src))
     (rec,) = records
     assert rec.proof["copied"] == [0, 1] and rec.proof["axes"] == [2, 3]
-    assert sum(o.get_type_name() == "Gather" and o.input_value(0).get_partial_shape().rank.get_length() == 4
-               for o in ov_model.get_ops()) == 2  # the taps of H and W only
+    gathered = {int(o.input_value(2).get_node().get_data()) for o in ov_model.get_ops()
+                if o.get_type_name() == "Gather" and o.input_value(0).get_partial_shape().rank.get_length() == 4}
+    assert gathered == {2, 3}  # the taps of H and W only
     assert prove(ov_model, records) == []
     (ones,) = [o for o in ov_model.get_ops() if o.get_type_name() == "Constant" and
                o.get_output_partial_shape(0).to_string() == "[2]" and

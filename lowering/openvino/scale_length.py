@@ -5,7 +5,8 @@ The output length floor(L*s) is the exact floor of the product of an integer and
 10 * 0.7f is 6.99999988, length 6, where the float32 product rounds to 7). It is computed in integers
 (``out_length``): s = M * 2^(e-23) with M its 24-bit significand, found by comparing s with the powers of two
 (e) and scaling it by an exact power of two (M); L*M splits into two 12-bit halves of M so that each product
-stays inside int32 (OpenVINO's CPU runs i64 as i32), and the division by 2^(23-e) is a shift.
+stays inside int32 (OpenVINO's CPU runs i64 as i32), and the division by 2^(23-e) is exact
+(``index_ops.floor_pow2``, opset-13 ops).
 
 The scales' values the graph fixes (F.interpolate's Concat([1, 1], s)) are read from the produced graph
 (``known_values``): an axis of scale exactly 1 is left as it is (``unit_axes``).
@@ -17,6 +18,7 @@ import numpy as np
 
 from ...semantics.ir import ResizeIR
 from .graph import ops
+from .index_ops import floor_pow2
 
 MAX_LEN = 1 << 18  # L * (a 12-bit half of the significand) < 2^30: inside int32
 MAX_SCALE = 1 << 12  # the exponent's comparisons and the shift's table cover scales below 2^12 (and down to 2^-24)
@@ -58,15 +60,14 @@ def out_length(in_len, s, parts=None):
     """floor(L*s) exactly (i64) for i64 L < ``MAX_LEN`` and f32 s < ``MAX_SCALE`` (scalars, or vectors elementwise);
     0 for s <= 0. See the module note: L*M = (L*Mh)*2^12 + L*Ml, shifted right by F (``significand``; ``parts``:
     its (M, F) where already built)."""
-    import openvino.opset15 as ops15
-
     o = ops()
     m, sh = parts or significand(s)
     mh, ml = halves(m)
-    low = ops15.bitwise_right_shift(o.multiply(in_len, ml), _i64(12))
-    total = o.add(o.multiply(in_len, mh), low)
-    shift = o.minimum(o.subtract(sh, _i64(12)), _i64(31))
-    return o.maximum(ops15.bitwise_right_shift(total, shift), _i64(0)).output(0)
+    low = floor_pow2(o.multiply(in_len, ml).output(0), 12)
+    total = o.add(o.multiply(in_len, mh), low).output(0)
+    # total < L * 2^12 < 2^30: a shift of 30 or more leaves 0
+    shift = o.minimum(o.subtract(sh, _i64(12)), _i64(30)).output(0)
+    return o.maximum(floor_pow2(total, shift), _i64(0)).output(0)
 
 
 def element(scales, i: int, n: int):

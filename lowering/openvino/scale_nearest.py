@@ -126,12 +126,12 @@ def _f32(v):
 def _scale_quotient(n, d: int, m, f, minus_one):
     """(q, r) of P/M for P = n * 2^(F+d) (``n`` i64 >= 0): P - q*M = (A - q*Mh) * 2^12 - q*Ml, A = n << (F+d-12);
     the estimate A * 2^12 / M in float32 (A rounded to 24 bits: well within the estimate's 1/16)."""
-    import openvino.opset15 as ops15
-
     o = ops()
     mh, ml = halves(m)
     shift = o.minimum(o.maximum(o.add(f, _i64(d - 12)), _i64(0)), _i64(30))
-    a = ops15.bitwise_left_shift(n, shift).output(0)
+    # n * 2^shift (a Multiply: BitwiseLeftShift is opset 15), below 2^30 (the module note)
+    a = o.multiply(n, o.gather(o.constant(np.array([1 << e for e in range(31)], np.int64)), shift,
+                               _i64(0))).output(0)
     estimate = quotient(o.multiply(_f32(a), o.constant(np.float32(4096))), _f32(m), minus_one)
     return _corrected(estimate, lambda q: o.subtract(o.multiply(o.subtract(a, o.multiply(q, mh)), _i64(4096)),
                                                      o.multiply(q, ml)).output(0), m)

@@ -1,6 +1,7 @@
 """``index_ops.floor_div`` on OpenVINO CPU against Python's floor division: the integer Divide's estimate and its
 remainder fix, on the quotients where a float32 estimate is off (dividends past 2^24, near multiples of the divisor,
-negative dividends that the Divide truncates toward zero), under the f32 and bf16 hints."""
+negative dividends that the Divide truncates toward zero), under the f32 and bf16 hints; ``floor_pow2`` against
+Python's >>; and the opsets the run-time forms write."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import pytest
 ov = pytest.importorskip("openvino")
 
 from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
-from resample_bridge.lowering.openvino.index_ops import SMALL_R, floor_div  # noqa: E402
+from resample_bridge.lowering.openvino.index_ops import SMALL_R, floor_div, floor_pow2  # noqa: E402
 
 
 def _cases(rng, r_hi: int, n: int = 200_000):
@@ -40,18 +41,67 @@ def test_floor_div_is_floor_division(hint, r_max):
     assert bad.size == 0, [(int(n[k]), int(r[k]), int(got[k]), int(n[k] // r[k])) for k in bad[:5]]
 
 
+def _int32s(rng, e: int = 0):
+    """Every sampled int32: random ones, all below 2^16 in magnitude, both ends, and near multiples of 2^e."""
+    n = np.concatenate([rng.integers(-2**31, 2**31, 100_000), np.arange(-70_000, 70_000), [2**31 - 1, -2**31],
+                        (rng.integers(-2**15, 2**15, 1000) << e) + rng.integers(-1, 2, 1000)]).astype(np.int64)
+    return n[(n >= -2**31) & (n < 2**31)]
+
+
 @pytest.mark.parametrize("hint", ["f32", "bf16"])
-@pytest.mark.parametrize("e", [0, 4, 12, 24])
-def test_floor_div_by_a_constant_power_of_two_is_a_shift(hint, e):
-    """A constant divisor 2^e takes one shift: floor division of every sampled int32, negatives and both ends."""
+@pytest.mark.parametrize("e", [0, 4, 12, 15, 24, 30])
+def test_floor_div_by_a_constant_power_of_two(hint, e):
+    """A constant divisor 2^e takes ``floor_pow2`` (opset-1 ops, no opset-15 shift): floor division of every
+    sampled int32, negatives and both ends."""
     o = ops()
     pn = o.parameter([-1], np.int64, name="n")
     model = ov.Model([floor_div(pn.output(0), o.constant(np.int64(1 << e)).output(0))], [pn], "floor_div_pow2")
-    assert "BitwiseRightShift" in {op.get_type_name() for op in model.get_ops()}
-    rng = np.random.default_rng(e)
-    n = np.concatenate([rng.integers(-2**31, 2**31, 100_000), np.arange(-70_000, 70_000), [2**31 - 1, -2**31],
-                        (rng.integers(-2**15, 2**15, 1000) << e) + rng.integers(-1, 2, 1000)]).astype(np.int64)
-    n = n[(n >= -2**31) & (n < 2**31)]
+    assert not {op.get_type_name() for op in model.get_ops()} & {"BitwiseRightShift", "BitwiseLeftShift"}
+    n = _int32s(np.random.default_rng(e), e)
     got = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": hint})([n])[0].astype(np.int64)
     bad = np.flatnonzero(got != n // (1 << e))
     assert bad.size == 0, [(int(n[k]), int(got[k])) for k in bad[:5]]
+
+
+@pytest.mark.parametrize("hint", ["f32", "bf16"])
+def test_floor_pow2_by_a_run_time_exponent(hint):
+    """``floor_pow2`` with the exponent a tensor (``scale_length.out_length``'s shift): every exponent 0..30 on
+    every sampled int32, each element its own exponent."""
+    o = ops()
+    pn, pe = o.parameter([-1], np.int64, name="n"), o.parameter([-1], np.int64, name="e")
+    model = ov.Model([floor_pow2(pn.output(0), pe.output(0))], [pn, pe], "floor_pow2")
+    run = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+    rng = np.random.default_rng(7)
+    n = _int32s(rng)
+    for e in [np.full(n.shape, k, np.int64) for k in range(31)] + [rng.integers(0, 31, n.shape)]:
+        got = run([n, e])[0].astype(np.int64)
+        bad = np.flatnonzero(got != n >> e)
+        assert bad.size == 0, [(int(n[k]), int(e[k]), int(got[k])) for k in bad[:5]]
+
+
+def test_the_run_time_forms_write_opset_13_ops_at_most():
+    """OpenVINO 2023.3 refuses an IR with an opset-15 op ("Cannot create BitwiseRightShift layer ... from
+    unsupported opset: opset15", measured): every run-time index and window form writes opset-13 ops at most
+    (the nearest index form given sizes, the run-time scale forms nearest and half_pixel_symmetric, the scale
+    window, the antialias window)."""
+    from onnx import TensorProto, helper
+
+    from resample_bridge.lowering.openvino import convert
+    from tests.lowering.test_scale_nearest import scales_model as nearest_model
+    from tests.lowering.test_scale_taps import scales_model
+
+    sizes = helper.make_graph([helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="nearest")], "g",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None] * 4),
+                               helper.make_tensor_value_info("S", TensorProto.INT64, [4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    models = {"sizes": helper.make_model(sizes, opset_imports=[helper.make_opsetid("", 19)]),
+              "nearest scales": nearest_model("half_pixel", "round_prefer_floor"),
+              "symmetric scales": nearest_model("half_pixel_symmetric", "round_prefer_ceil"),
+              "linear scales": scales_model("linear", "half_pixel", axes=[2, 3]),
+              "antialias scales": scales_model("cubic", "half_pixel", axes=[2, 3], antialias=True)}
+    for name, model in models.items():
+        ov_model, records = convert(model)
+        assert {r.rung for r in records} == {3}, (name, [r.summary() for r in records])
+        newer = {(op.get_type_name(), op.get_type_info().version_id) for op in ov_model.get_ops()
+                 if int(op.get_type_info().version_id.removeprefix("opset")) > 13}
+        assert not newer, (name, newer)

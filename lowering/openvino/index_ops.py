@@ -44,6 +44,15 @@ def linear(f, in_len, out_len):
     return acc
 
 
+def pow2(s):
+    """2^s as an i64 (``s`` in [0, 30]: a Python int, or an i64 tensor, whose power is gathered from a table)."""
+    o = ops()
+    if isinstance(s, int):
+        return o.constant(np.int64(1 << s)).output(0)
+    table = o.constant(np.array([1 << e for e in range(31)], np.int64))
+    return o.gather(table, s, o.constant(np.int64(0))).output(0)
+
+
 _SMALL_SHIFT = 8  # floor_pow2's remainder, shifted by _SHIFTED, stays positive and small for s up to this
 _SHIFTED = 1 << 10  # > 64 + 2^8 + 2^8 (rem >= -(2^s + 64)), a multiple of every 2^s <= 2^8
 
@@ -59,14 +68,13 @@ def floor_pow2(n, s):
     floor(rem / 2^s): for s <= 8 a Divide of rem shifted non-negative (small: exact in float32); above, where the
     estimate is within one, by the signs of rem + 2^s, rem and rem - 2^s (a float copy keeps an integer's sign).
     Checked against numpy's >> for every s on 240,000 int32 values (random, every value below 70,000 in magnitude,
-    both ends) in OpenVINO 2023.3, 2024.0, 2024.6, 2025.4.1 and 2026.4.1 under the bf16 hint
+    both ends) in OpenVINO 2023.3, 2024.0, 2024.6, 2025.4.1 and 2026.4.1 under the f32 and bf16 hints
     (tests/lowering/test_index_ops.py runs it on this release, f32 and bf16)."""
     o = ops()
     if isinstance(s, int) and s == 0:
         return n
     i64 = lambda v: o.constant(np.asarray(v, np.int64)).output(0)  # noqa: E731
-    powers = [1 << e for e in range(31)]
-    p = i64(powers[s]) if isinstance(s, int) else o.gather(i64(powers), s, i64(0)).output(0)
+    p = pow2(s)
     q0 = o.divide(n, p).output(0)
     rem = o.subtract(n, o.multiply(q0, p)).output(0)
     zero = i64(0)

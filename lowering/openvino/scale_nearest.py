@@ -41,7 +41,7 @@ from ..index_form import axis_key
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
-from .index_ops import cached_verdict, centred, signature, tag_of
+from .index_ops import cached_verdict, centred, pow2, signature, tag_of
 from .interpolate import inexact_spellings
 from .pinned import pin_f32, quotient, run_time_minus_one
 from .scale_length import MAX_LEN, halves, out_length, significand, unit_axes
@@ -130,8 +130,7 @@ def _scale_quotient(n, d: int, m, f, minus_one):
     mh, ml = halves(m)
     shift = o.minimum(o.maximum(o.add(f, _i64(d - 12)), _i64(0)), _i64(30))
     # n * 2^shift (a Multiply: BitwiseLeftShift is opset 15), below 2^30 (the module note)
-    a = o.multiply(n, o.gather(o.constant(np.array([1 << e for e in range(31)], np.int64)), shift,
-                               _i64(0))).output(0)
+    a = o.multiply(n, pow2(shift)).output(0)
     estimate = quotient(o.multiply(_f32(a), o.constant(np.float32(4096))), _f32(m), minus_one)
     return _corrected(estimate, lambda q: o.subtract(o.multiply(o.subtract(a, o.multiply(q, mh)), _i64(4096)),
                                                      o.multiply(q, ml)).output(0), m)

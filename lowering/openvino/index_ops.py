@@ -69,7 +69,7 @@ def floor_pow2(n, s):
     estimate is within one, by the signs of rem + 2^s, rem and rem - 2^s (a float copy keeps an integer's sign).
     Checked against numpy's >> for every s on 240,000 int32 values (random, every value below 70,000 in magnitude,
     both ends) in OpenVINO 2023.3, 2024.0, 2024.6, 2025.4.1 and 2026.4.1 under the f32 and bf16 hints
-    (tests/lowering/test_index_ops.py runs it on this release, f32 and bf16)."""
+    (tests/lowering/test_index_ops.py, on this release)."""
     o = ops()
     if isinstance(s, int) and s == 0:
         return n
@@ -84,10 +84,8 @@ def floor_pow2(n, s):
         return o.subtract(o.divide(o.add(rem, i64(_SHIFTED)), limit), o.divide(i64(_SHIFTED), limit)).output(0)
 
     def large():
-        """floor(rem / p) for p >= 2^9, in {-2, -1, 0, 1}."""
-        up = o.convert(o.greater_equal(o.subtract(rem, p), zero), "i64")
-        down = o.add(o.convert(o.less(rem, zero), "i64"), o.convert(o.less(o.add(rem, p), zero), "i64"))
-        return o.subtract(up, down).output(0)
+        """floor(rem / p) for p >= 2^9, in {-2, -1, 0, 1}: ``_sign_steps``, one step lower below -p."""
+        return o.subtract(_sign_steps(rem, p), o.convert(o.less(o.add(rem, p), zero), "i64")).output(0)
 
     if isinstance(s, int):
         fix = small(p) if s <= _SMALL_SHIFT else large()
@@ -104,8 +102,8 @@ SMALL_R = 1 << 22  # 4r below 2^24: the remainder's own quotient, shifted non-ne
 
 
 def floor_div(n, r, r_max: int = SMALL_R):
-    """floor(n / r) exactly for a quotient below 2^22 and 0 < r <= ``r_max``. A constant power of two: a shift
-    (``_log2_constant``). Else OpenVINO's integer Divide as the estimate q0, fixed by its exact remainder: where
+    """floor(n / r) exactly for a quotient below 2^22 and 0 < r <= ``r_max``. A constant power of two:
+    ``floor_pow2`` (``_log2_constant``). Else OpenVINO's integer Divide as the estimate q0, fixed by its exact remainder: where
     r <= ``SMALL_R`` (n + 2r < 2^31, n - 4r >= -2^31), q1 = q0 - 2 leaves rem = n - q1*r in [0, 4r), whose own
     quotient is an exact Divide (3 nodes on the CPU plugin, which fuses each Divide with the op after it; the
     remainder of q0 shifted by 2r after cost one more); above it (n >= 0 and r <= 2^30: the estimate within one,
@@ -119,9 +117,16 @@ def floor_div(n, r, r_max: int = SMALL_R):
         q1 = o.subtract(q0, o.constant(np.int64(2))).output(0)
         return o.add(q1, o.divide(o.subtract(n, o.multiply(q1, r)), r)).output(0)
     rem = o.subtract(n, o.multiply(q0, r)).output(0)
+    return o.add(q0, _sign_steps(rem, r)).output(0)
+
+
+def _sign_steps(rem, r):
+    """floor(rem / r) for a remainder in [-r, 2r): [rem >= r] - [rem < 0], each the sign of an exact int32
+    difference (OpenVINO's CPU compares integers in float32, where a nonzero integer keeps its sign)."""
+    o = ops()
     zero = o.constant(np.int64(0))
     up = o.convert(o.greater_equal(o.subtract(rem, r), zero), "i64")
-    return o.subtract(o.add(q0, up), o.convert(o.less(rem, zero), "i64")).output(0)
+    return o.subtract(up, o.convert(o.less(rem, zero), "i64")).output(0)
 
 
 def _log2_constant(r) -> int | None:

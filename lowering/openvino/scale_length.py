@@ -6,7 +6,7 @@ The output length floor(L*s) is the exact floor of the product of an integer and
 (``out_length``): s = M * 2^(e-23) with M its 24-bit significand, found by comparing s with the powers of two
 (e) and scaling it by an exact power of two (M); L*M splits into two 12-bit halves of M so that each product
 stays inside int32 (OpenVINO's CPU runs i64 as i32), and the division by 2^(23-e) is exact
-(``index_ops.floor_pow2``, opset-13 ops).
+(``index_ops.floor_pow2``, opset-1 ops).
 
 The scales' values the graph fixes (F.interpolate's Concat([1, 1], s)) are read from the produced graph
 (``known_values``): an axis of scale exactly 1 is left as it is (``unit_axes``).

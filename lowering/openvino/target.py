@@ -18,6 +18,7 @@ from .boundary import planar_sides
 from .frontend import Planner, conversion_extensions, conversion_message, openvino_error_reason, source_irs, stamped
 from .graph import F32, observing, tagged
 from .ladder import LADDERS, TARGET, policy_for
+from .older_releases import respell_for_older_releases
 from .probe import plugin_sentence
 from .torch_source import TorchSource, agrees as torch_agrees, is_torch_source, load_source, plan_program
 from .prove import located, prove
@@ -98,9 +99,10 @@ class OpenVINOTarget(Target):
 
     def emit(self, plan: Plan) -> PassResult:
         """The converted model (every choice's form already in it) with each record locating its ops there
-        (what ``prove`` re-reads) and the conditions of conditional choices written into its rt_info; the
-        records in the source's order (a PyTorch program's: in conversion order)."""
+        (what ``prove`` re-reads), ops respelled in the versions older releases read (``older_releases``) and the
+        conditions of conditional choices written into its rt_info; the records in the source's order (a PyTorch program's: in conversion order)."""
         records = plan.records if plan.source is None else in_model_order(plan.records, plan.source)
+        respell_for_older_releases(plan.model)  # the user's own ops too: what is written reads in older releases
         records = pinned_grids(plan.model, located(plan.model, records))
         record_conditions(plan.model, records)
         return PassResult(plan.model, records)

@@ -1,0 +1,42 @@
+"""The converted model in op versions older OpenVINO releases read (issue 42: what ``convert`` writes runs wherever
+its user deploys it). OpenVINO's frontends write some ops of the user's graph in their newest version where an
+older version computes the same: OpenVINO 2026.4's ONNX frontend writes every ScatterND as ScatterNDUpdate-15,
+which OpenVINO before 2024.4 cannot read ("unsupported opset: opset15"), so a model holding one could not be
+deployed there although nothing in it needs opset 15 (measured on four real models of tests/models in OpenVINO
+2023.3.0 and 2024.0.0). Each respelling here is exact: the older version's semantics equal the newer one's for
+the attribute values it applies to (ScatterNDUpdate-15 adds only the reduction; "none" is ScatterNDUpdate-3)."""
+
+from __future__ import annotations
+
+from .graph import all_ops
+
+
+def _scatter_nd_update(op):
+    """ScatterNDUpdate-15 without a reduction: ScatterNDUpdate-3 of the same inputs (None otherwise)."""
+    if str(op.get_attributes().get("reduction", "none")).lower() != "none":
+        return None  # sum / prod / min / max need opset 15; it stays
+    import openvino.opset13 as ops13  # ScatterNDUpdate-3, the version every release reads
+
+    return ops13.scatter_nd_update(op.input_value(0), op.input_value(1), op.input_value(2))
+
+
+# (type, version id) -> the older spelling, or None where the attributes need the newer one
+RESPELL = {("ScatterNDUpdate", "opset15"): _scatter_nd_update}
+
+
+def respell_for_older_releases(ov_model) -> int:
+    """Replace, in ``ov_model`` (bodies included), every op RESPELL names by its older version where that is
+    exact; the new op keeps the old one's name and tensor names (the frontend's runtime info, such as
+    ``can_be_folded``, is not carried: OpenVINO's Python API cannot copy its values, and no mark of resample-bridge's
+    is on the user's own ops). Returns how many were replaced."""
+    replaced = 0
+    for op in list(all_ops(ov_model)):
+        info = op.get_type_info()
+        spell = RESPELL.get((info.name, info.version_id))
+        new = spell(op) if spell else None
+        if new is None:
+            continue
+        new.set_friendly_name(op.get_friendly_name())
+        op.output(0).replace(new.output(0))  # moves the consumers and the tensor names
+        replaced += 1
+    return replaced

@@ -13,10 +13,11 @@ from ..semantics.vocab import ONNX_RESIZE_OPS
 
 
 def fold_parameters(nodes, producers: dict, consts: dict, shapes: dict, opset: int,
-                    dim_params: dict | None = None) -> tuple[dict, dict]:
+                    dim_params: dict | None = None, inputs=None) -> tuple[dict, dict]:
     """({tensor: value}, {tensor: partial}) for the parameter inputs (roi / scales / sizes) of ``nodes``:
-    values that fold completely, and, for the rest, a partial value where the chain reads dynamic dims.
-    ``producers`` maps a tensor name to the NodeProto that outputs it."""
+    values that fold completely, and, for the rest, a partial value where the chain reads dynamic dims or the
+    graph inputs ``inputs`` names (``onnx_shape_eval.runtime_inputs``). ``producers`` maps a tensor name to the
+    NodeProto that outputs it."""
     folded, partial = {}, {}
     for node in nodes:
         params = range(1, len(node.input)) if node.op_type in ONNX_RESIZE_OPS else ()
@@ -28,7 +29,7 @@ def fold_parameters(nodes, producers: dict, consts: dict, shapes: dict, opset: i
             if value is not None:
                 folded[name] = value
             elif dim_params is not None:
-                p = partial_value(name, producers, consts, shapes, opset, dim_params, node.input[0])
+                p = partial_value(name, producers, consts, shapes, opset, dim_params, node.input[0], inputs)
                 if p is not None:
                     partial[name] = p
     return folded, partial
@@ -38,6 +39,6 @@ def _evaluate(name: str, producers: dict, consts: dict, shapes: dict, opset: int
     found = chain(name, producers, consts, shapes)
     if found is None:
         return None
-    order, leaves, _ = found
+    order, leaves, _, _ = found
     values = evaluate(order, leaves, opset, [name])
     return None if values is None else values.get(name)

@@ -14,6 +14,9 @@ reads a dynamic length through arithmetic is UNKNOWN even where its value at the
 was converted to a frozen 224x224 that way, when two runs of stand-ins were compared).
 A second run with other stand-ins (other aspect ratios) checks every CONST element; a disagreement makes it
 UNKNOWN, so a defect in a tag rule can only lose knowledge, never invent it.
+
+A small graph input on the chain (``Concat(Shape(x)[:2], hw)`` with hw fed by the user) is a leaf whose every
+element is UNKNOWN, given other stand-ins in each run: what does not depend on it (N and C, x's own) is still read.
 """
 
 from __future__ import annotations
@@ -51,30 +54,35 @@ _ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Min", "Max", "Pow", "Mod", "Floor",
 
 
 def partial_value(name: str, producers: dict, consts: dict, shapes: dict, opset: int, dim_params: dict,
-                  x: str = "") -> tuple | None:
+                  x: str = "", inputs=None) -> tuple | None:
     """Per entry of the 1-D integer tensor ``name``: an int (the same for every run-time length), ("dim", t, d)
     (the run-time length of dim d of tensor t; X's own where it is one of them), ("multiple", k, t, d) (k times
-    that length, k >= 2 an integer) or None (unknown). None when the chain cannot be evaluated at all."""
-    found = chain(name, producers, consts, shapes, dynamic=True)
+    that length, k >= 2 an integer) or None (unknown). None when the chain cannot be evaluated at all.
+    ``inputs``: the graph inputs it may read as values known only at run time (``chain``): every element they
+    reach is UNKNOWN (``Concat(Shape(X)[:2], a graph input)`` still pins N and C); their stand-ins differ
+    between the two runs, so an element wrongly tagged CONST would differ too and become UNKNOWN."""
+    found = chain(name, producers, consts, shapes, dynamic=True, inputs=inputs)
     if found is None:
         return None
-    order, leaves, shape_leaves = found
+    order, leaves, shape_leaves, opaque = found
     keys, where = _keys(shape_leaves, shapes, dim_params, x)
-    if not keys:
+    if not keys and not opaque:
         return None
     runs = []
-    for standins in _RUNS:
+    for r, standins in enumerate(_RUNS):
         if len(keys) > len(standins):
             return None
         filled = {**leaves, **{t: _shape_value(node, _filled(shapes[node.input[0]], node.input[0], keys, standins))
-                               for t, node in shape_leaves.items()}}
+                               for t, node in shape_leaves.items()},
+                  **{t: _opaque_value(shape, dtype, r) for t, (shape, dtype) in opaque.items()}}
         values = evaluate(order, filled, opset, [o for n in order for o in n.output if o])
         if values is None or name not in values:
             return None
         runs.append(values)
     tags = propagate(order, {**{t: np.zeros(np.shape(v), np.int64) for t, v in leaves.items()},
                              **{t: _shape_tags(node, shapes[node.input[0]], node.input[0], keys)
-                                for t, node in shape_leaves.items()}}, runs[0])
+                                for t, node in shape_leaves.items()},
+                             **{t: np.full(shape, UNKNOWN, np.int64) for t, (shape, _) in opaque.items()}}, runs[0])
     value, other, tag = np.asarray(runs[0][name]), np.asarray(runs[1][name]), tags.get(name)
     if tag is None or value.ndim != 1 or not np.issubdtype(value.dtype, np.integer) or other.shape != value.shape:
         return None
@@ -88,6 +96,8 @@ def partial_value(name: str, producers: dict, consts: dict, shapes: dict, opset:
             out.append(None)
     if None in out:
         out = _multiples(out, name, (order, leaves, shape_leaves), shapes, keys, where, runs)
+    if opaque and all(v is None for v in out):
+        return None  # a graph input read whole (sizes fed as they are): nothing known, as before it was read
     return tuple(out)
 
 
@@ -116,10 +126,12 @@ def _multiples(out: list, name: str, found, shapes: dict, keys: dict, where: dic
     return out
 
 
-def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool = False):
-    """(nodes computing ``name`` in dependency order, constant leaves, {tensor: Shape node} leaves) or None when a
-    leaf is only known at run time. A Shape of a tensor with dynamic dims is a leaf only where ``dynamic``."""
-    order, leaves, shape_leaves, seen = [], {}, {}, set()
+def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool = False, inputs=None):
+    """(nodes computing ``name`` in dependency order, constant leaves, {tensor: Shape node} leaves, {graph input:
+    numpy dtype} leaves) or None when a leaf is only known at run time. Where ``dynamic``, a Shape of a tensor with
+    dynamic dims is a leaf, and so is a graph input that ``inputs`` ({name: (shape, dtype)}) names: a small
+    vector whose value is not known at all (``partial_value`` reads what does not depend on it)."""
+    order, leaves, shape_leaves, opaque, seen = [], {}, {}, {}, set()
 
     def visit(t: str) -> bool:
         if not t or t in seen:
@@ -127,6 +139,9 @@ def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool 
         seen.add(t)
         if t in consts:
             leaves[t] = consts[t]
+            return True
+        if dynamic and t in (inputs or {}):
+            opaque[t] = inputs[t]
             return True
         node = producers.get(t)
         if node is None or node.domain not in ONNX_DOMAINS or node.op_type in UNFOLDABLE:
@@ -147,7 +162,7 @@ def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool 
         order.append(node)
         return True
 
-    return (order, leaves, shape_leaves) if visit(name) else None
+    return (order, leaves, shape_leaves, opaque) if visit(name) else None
 
 
 def evaluate(order, leaves: dict, opset: int, names: list[str]) -> dict | None:
@@ -274,6 +289,33 @@ def _keys(shape_leaves: dict, shapes: dict, dim_params: dict, x: str) -> tuple[d
                 where[keys[k]] = (t, d)
             by_dim[(t, d)] = keys[k]
     return by_dim, where
+
+
+# The most elements a graph input read as a value known only at run time may have (a sizes or scales vector).
+MAX_OPAQUE = 8
+
+
+def _opaque_value(shape, dtype: str, run: int) -> np.ndarray:
+    """Stand-ins for a graph input's unknown value in run ``run``: other numbers in each run, none equal to a
+    length's stand-in (integers) or an integer (floats)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    base = np.arange(n).reshape(shape)
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        return (base * 7 + (4000037 if run == 0 else 5000011)).astype(dtype)
+    return (base * 0.37 + (1.3 if run == 0 else 2.6)).astype(dtype)
+
+
+def runtime_inputs(graph, consts: dict, shapes: dict, dtypes: dict) -> dict:
+    """{name: (shape, numpy dtype)} of the graph's inputs ``partial_value`` may read as values known only at run
+    time: not initializers, a static shape of at most MAX_OPAQUE elements, integer or float."""
+    out = {}
+    for vi in graph.input:
+        shape, dtype = shapes.get(vi.name), dtypes.get(vi.name)
+        if vi.name in consts or shape is None or None in shape or dtype is None or \
+                np.prod(shape, dtype=np.int64) > MAX_OPAQUE or np.dtype(dtype).kind not in "iuf":
+            continue
+        out[vi.name] = (tuple(shape), dtype)
+    return out
 
 
 def _filled(shape, t, keys: dict, standins) -> tuple:

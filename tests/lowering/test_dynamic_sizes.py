@@ -69,20 +69,25 @@ def test_run_time_sizes_half_pixel_symmetric_is_half_pixel(mode, tmp_path):
         assert against_oracle(ir, compiled(args[:1] + args[3:])[0], run(ir, *args), args).ok, (h, w, out)
 
 
-def _sizes_model(mode, rank, pinned, tmp_path):
+def _sizes_model(mode, rank, pinned, tmp_path, antialias=0):
     """Resize of a rank-``rank`` input by sizes fed at run time on every axis: a graph input, or (``pinned``)
     Concat(Shape(x)[:2], Shape(skip)[2:]) as F.interpolate(x, size=skip.shape[-2:]) exports it (an FPN's top-down
-    path), which keeps N and C."""
+    path), which keeps N and C; ``pinned`` "given": Concat(Shape(x)[:2], hw), hw a graph input (a preprocessing
+    graph that resizes to the size it is given)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None] * rank)
     nodes, inputs = [], [x]
     if pinned:
+        given = pinned == "given"
         nodes += [helper.make_node("Shape", ["x"], ["nc"], start=0, end=2),
-                  helper.make_node("Shape", ["skip"], ["hw"], start=2),
                   helper.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0)]
-        inputs.append(helper.make_tensor_value_info("skip", TensorProto.FLOAT, [None] * rank))
+        if given:
+            inputs.append(helper.make_tensor_value_info("hw", TensorProto.INT64, [rank - 2]))
+        else:
+            nodes.insert(1, helper.make_node("Shape", ["skip"], ["hw"], start=2))
+            inputs.append(helper.make_tensor_value_info("skip", TensorProto.FLOAT, [None] * rank))
     else:
         inputs.append(helper.make_tensor_value_info("sizes", TensorProto.INT64, [rank]))
-    nodes.append(helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="r", mode=mode))
+    nodes.append(helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="r", mode=mode, antialias=antialias))
     graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), tmp_path / "m.onnx")
     (_, ir), = parse_model(str(tmp_path / "m.onnx"))
@@ -117,6 +122,24 @@ def test_run_time_sizes_that_keep_batch_and_channels_take_interpolate(mode, tmp_
     skip = np.zeros((5, 1, 13, 4), np.float32)
     args = [x, None, None, np.array([2, 3, 13, 4], np.int64)]
     assert against_oracle(ir, compiled([x, skip])[0], run(ir, *args), args).ok
+
+
+@pytest.mark.parametrize("mode,antialias", [("linear", 0), ("cubic", 0), ("linear", 1), ("cubic", 1)])
+def test_run_time_sizes_given_beside_batch_and_channels(mode, antialias, tmp_path):
+    """Concat(Shape(x)[:2], hw) with hw a graph input pins N and C as well (the shape reader reads the input as a
+    value known only at run time): Interpolate-11 fed the sizes (rung 1) without antialias, the run-time window
+    on H and W only (N and C copied) with it; onnxruntime's numbers (the oracle's where it differs) at several
+    fed sizes and shapes."""
+    ir, (model, (rec,)) = _sizes_model(mode, 4, "given", tmp_path, antialias)
+    if antialias:
+        assert rec.rung == 3 and list(rec.proof["copied"]) == [0, 1], rec.summary()
+    else:
+        assert rec.rung == 1 and "run-time sizes" in rec.summary(), rec.summary()
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    for shape, hw in (((2, 3, 9, 7), (13, 4)), ((1, 2, 20, 30), (7, 11)), ((3, 1, 5, 5), (5, 5))):
+        x = np.random.default_rng(sum(hw)).standard_normal(shape).astype(np.float32)
+        args = [x, None, None, np.array(shape[:2] + hw, np.int64)]
+        assert against_oracle(ir, compiled([x, np.array(hw, np.int64)])[0], run(ir, *args), args).ok, (shape, hw)
 
 
 def test_frontend_pins_the_lengths_its_graph_copies_from_x():

@@ -21,7 +21,7 @@ from resample_bridge.translate import onnx_fold  # noqa: E402
 DETECTOR = Path(__file__).parents[1] / "models" / "ts16_tv_rcnn_transform_dynhw" / "model.onnx"
 
 
-def frozen(name, producers, consts, shapes, opset, dim_params, x=""):
+def frozen(name, producers, consts, shapes, opset, dim_params, x="", inputs=None):
     """The defect issue 40 found: sizes computed from min/max ratios of the image read as the constant they take
     at one pair of near-square stand-in lengths."""
     return (1, 3, 224, 224)

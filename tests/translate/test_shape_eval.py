@@ -86,3 +86,76 @@ def test_what_it_knows():
     assert _partial(detection_transform()) == (1, 3, None, None)
     assert _partial(own_size_and_constant()) == (1, 3, ("dim", "x", 2), 48)
     assert _partial(min_of_lengths()) == (1, 3, None, None)
+
+
+# -- graph inputs known only at run time (onnx_shape_eval.runtime_inputs) --------------------------------------
+
+
+def _fed_model(nodes, inits, t_type=T.INT64, t_shape=(2,)):
+    """x [N, 3, H, W] and a graph input t -> ... -> 'sizes' -> a nearest Resize (which onnxruntime runs on
+    sizes that change N or C too)."""
+    nodes = nodes + [h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["N", 3, "H", "W"]),
+                                  h.make_tensor_value_info("t", t_type, list(t_shape))],
+                     [h.make_tensor_value_info("y", T.FLOAT, None), h.make_tensor_value_info("sizes", T.INT64, [4])],
+                     inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 16)], ir_version=8)
+
+
+def given_hw():
+    """A preprocessing graph's "resize to the size it is given": Concat(Shape(x)[:2], t)."""
+    return _fed_model([h.make_node("Shape", ["x"], ["shp"]), h.make_node("Slice", ["shp", "s0", "s2"], ["nc"]),
+                       h.make_node("Concat", ["nc", "t"], ["sizes"], axis=0)], [_c("s0", [0]), _c("s2", [2])])
+
+
+def given_scale():
+    """sizes = Concat(Shape(x)[:2], floor(Shape(x)[2:] * t)), t a float32 [2] scale fed at run time."""
+    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Slice", ["shp", "s0", "s2"], ["nc"]),
+             h.make_node("Slice", ["shp", "s2", "s4"], ["hw"]), h.make_node("Cast", ["hw"], ["hwf"], to=T.FLOAT),
+             h.make_node("Mul", ["hwf", "t"], ["m"]), h.make_node("Floor", ["m"], ["f"]),
+             h.make_node("Cast", ["f"], ["fi"], to=T.INT64), h.make_node("Concat", ["nc", "fi"], ["sizes"], axis=0)]
+    return _fed_model(nodes, [_c("s0", [0]), _c("s2", [2]), _c("s4", [4])], T.FLOAT)
+
+
+def picked_by_the_input():
+    """Entries of x's shape picked by indices fed at run time, and the input times 0 plus 5 (always 5, but read
+    through arithmetic on a run-time value): none of them is X's own length or a constant for the reader."""
+    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Gather", ["shp", "t"], ["picked"], axis=0),
+             h.make_node("Mul", ["t", "zero"], ["z"]), h.make_node("Add", ["z", "five"], ["f"]),
+             h.make_node("Concat", ["picked", "f"], ["sizes"], axis=0)]
+    return _fed_model(nodes, [_c("zero", 0), _c("five", 5)])
+
+
+FED = {given_hw: [(7, 9), (1, 1), (300, 2)], given_scale: [(1.5, 2.0), (1.0, 1.0), (3.3, 1.25)],
+       picked_by_the_input: [(0, 1), (2, 3), (3, 0)]}
+
+
+@pytest.mark.parametrize("build", list(FED))
+def test_claims_next_to_a_graph_input_hold_on_onnxruntime(build):
+    model = build()
+    known = _partial(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    t_type = sess.get_inputs()[1].type
+    for hw in SHAPES:
+        for n in (1, 2):
+            x = np.zeros((n, 3) + hw, np.float32)
+            for t in FED[build]:
+                fed = np.array(t, np.float32 if "float" in t_type else np.int64)
+                sizes = sess.run(["sizes"], {"x": x, "t": fed})[0].tolist()
+                for entry, actual in zip(known or (), sizes):
+                    if isinstance(entry, int):
+                        assert entry == actual, (build.__name__, hw, t, known, sizes)
+                    elif entry is not None:
+                        assert entry[0] == "dim" and x.shape[entry[2]] == actual, (build.__name__, hw, t, known)
+
+
+def test_what_it_knows_next_to_a_graph_input():
+    """N and C read from x's shape beside a run-time input are x's own; nothing the input reaches is known; a
+    sizes that is a graph input as it is reads as nothing known (None), as before inputs were read."""
+    assert _partial(given_hw()) == (("dim", "x", 0), 3, None, None)
+    assert _partial(given_scale()) == (("dim", "x", 0), 3, None, None)
+    assert _partial(picked_by_the_input()) in (None, (None, None, None, None))
+    whole = h.make_graph([h.make_node("Resize", ["x", "", "", "t"], ["y"], mode="linear")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, ["N", 3, "H", "W"]),
+                          h.make_tensor_value_info("t", T.INT64, [4])], [h.make_tensor_value_info("y", T.FLOAT, None)])
+    assert Graph(h.make_model(whole, opset_imports=[h.make_opsetid("", 16)], ir_version=8)).partials.get("t") is None

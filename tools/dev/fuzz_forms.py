@@ -37,9 +37,10 @@ def _empty(rng, name, nodes, inits, opset) -> str:
     return name
 
 
-def _shape_chain_sizes(rng, shape, sizes, nodes, opset) -> str:
+def _shape_chain_sizes(rng, shape, sizes, nodes, opset, fed: dict) -> str:
     """sizes computed as PyTorch writes F.interpolate(size=...): the lengths kept are read from Shape(X)
-    (Slice or Gather + Unsqueeze), the others are constants, joined by Concat (sometimes through Cast)."""
+    (Slice or Gather + Unsqueeze), the others are constants, joined by Concat (sometimes through Cast), or a
+    graph input (a preprocessing graph resizing to the size it is given: ``fed`` gets {name: value})."""
     from onnx import TensorProto, helper
     nodes.append(helper.make_node("Shape", ["X"], ["x_shape"], name=""))
     parts = []
@@ -64,7 +65,9 @@ def _shape_chain_sizes(rng, shape, sizes, nodes, opset) -> str:
                     nodes.append(helper.make_node("Unsqueeze", [f"g{i}"], [f"u{i}"], axes=[0], name=""))
                 parts.append(f"u{i}")
     tail = np.array(sizes[keep:], np.int64)
-    if rng.random() < 0.3:
+    if rng.random() < 0.25:
+        fed["tail"] = tail
+    elif rng.random() < 0.3:
         nodes.append(const_node("tail_f", tail.astype(np.float32)))
         nodes.append(helper.make_node("Cast", ["tail_f"], ["tail"], to=TensorProto.INT64, name=""))
     else:
@@ -86,15 +89,15 @@ def gen_forms(rng: random.Random) -> Case:
     attrs = {"mode": mode, "coordinate_transformation_mode": coord}
     if mode == "nearest":
         attrs["nearest_mode"] = rng.choice(["floor", "round_prefer_floor", "round_prefer_ceil"])
-    nodes, inits = [], []
+    nodes, inits, fed = [], [], {}
     use_sizes = rng.random() < 0.6
     roi = _empty(rng, "roi", nodes, inits, opset) if opset < 13 or rng.random() < 0.5 else ""
     if use_sizes:
         sizes = shape[:2] + [rng.choice([n, 2 * n, n + 3, max(1, n // 2)]) for n in shape[2:]]
         scales = _empty(rng, "scales", nodes, inits, opset) if roi or opset < 13 or rng.random() < 0.5 else ""
         if rng.random() < 0.5:
-            param = _shape_chain_sizes(rng, shape, sizes, nodes, opset)
-            how = "sizes from Shape(X)"
+            param = _shape_chain_sizes(rng, shape, sizes, nodes, opset, fed)
+            how = "sizes from Shape(X)" + (" and a graph input" if fed else "")
         elif opset < 12:
             param, how = "sizes", "sizes as a Constant"
             nodes.append(const_node("sizes", np.array(sizes, np.int64)))
@@ -119,8 +122,9 @@ def gen_forms(rng: random.Random) -> Case:
         how, what = f"scales as {style}", f"scales {fmt_floats(sc)}"
     name = rng.choice(["", "resize"])
     nodes.append(helper.make_node("Resize", ins, ["Y"], name=name, **attrs))
-    model = make_model(nodes, [vi("X", elem(dtype), shape)], [out_vi("Y", elem(dtype), rank)], inits, opset=opset)
-    probes = [{"X": data(rng, shape, dtype)}, {"X": data(rng, shape, dtype, "halves")}]
+    inputs = [vi("X", elem(dtype), shape)] + [vi(k, TensorProto.INT64, list(v.shape)) for k, v in fed.items()]
+    model = make_model(nodes, inputs, [out_vi("Y", elem(dtype), rank)], inits, opset=opset)
+    probes = [{"X": data(rng, shape, dtype), **fed}, {"X": data(rng, shape, dtype, "halves"), **fed}]
     desc = (f"forms: Resize opset {opset} {dtype} X{shape} {mode} {coord} {what}, {how}, roi "
             f"{'empty' if roi else 'omitted'}{', scales empty' if use_sizes and scales else ''}"
             f"{', unnamed node' if not name else ''}")

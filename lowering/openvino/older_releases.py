@@ -3,8 +3,10 @@ its user deploys it). OpenVINO's frontends write some ops of the user's graph in
 older version computes the same: OpenVINO 2026.4's ONNX frontend writes every ScatterND as ScatterNDUpdate-15,
 which OpenVINO before 2024.4 cannot read ("unsupported opset: opset15"), so a model holding one could not be
 deployed there although nothing in it needs opset 15 (measured on four real models of tests/models in OpenVINO
-2023.3.0 and 2024.0.0). Each respelling here is exact: the older version's semantics equal the newer one's for
-the attribute values it applies to (ScatterNDUpdate-15 adds only the reduction; "none" is ScatterNDUpdate-3)."""
+2023.3.0 and 2024.0.0); its PyTorch frontend writes max_pool2d as MaxPool-14 (opset 14, OpenVINO 2024.0 and later).
+Each respelling here is exact: the older version's semantics equal the newer one's for the attribute values it
+applies to (ScatterNDUpdate-15 adds only the reduction, "none" is ScatterNDUpdate-3; MaxPool-14 and AvgPool-14
+add only the rounding type "ceil_torch", their "floor" and "ceil" are MaxPool-8's and AvgPool-1's)."""
 
 from __future__ import annotations
 
@@ -20,8 +22,32 @@ def _scatter_nd_update(op):
     return ops13.scatter_nd_update(op.input_value(0), op.input_value(1), op.input_value(2))
 
 
+def _max_pool(op):
+    """MaxPool-14 rounding "floor" / "ceil": MaxPool-8 with the same attributes (None for "ceil_torch")."""
+    a = op.get_attributes()
+    if a["rounding_type"].lower() not in ("floor", "ceil"):
+        return None
+    import openvino.opset8 as ops8
+
+    return ops8.max_pool(op.input_value(0), a["strides"], a["dilations"], a["pads_begin"], a["pads_end"],
+                         a["kernel"], a["rounding_type"].lower(), a["auto_pad"].lower(),
+                         a["index_element_type"], a["axis"])
+
+
+def _avg_pool(op):
+    """AvgPool-14 rounding "floor" / "ceil": AvgPool-1 with the same attributes (None for "ceil_torch")."""
+    a = op.get_attributes()
+    if a["rounding_type"].lower() not in ("floor", "ceil"):
+        return None
+    import openvino.opset1 as ops1
+
+    return ops1.avg_pool(op.input_value(0), a["strides"], a["pads_begin"], a["pads_end"], a["kernel"],
+                         a["exclude-pad"], a["rounding_type"].lower(), a["auto_pad"].lower())
+
+
 # (type, version id) -> the older spelling, or None where the attributes need the newer one
-RESPELL = {("ScatterNDUpdate", "opset15"): _scatter_nd_update}
+RESPELL = {("ScatterNDUpdate", "opset15"): _scatter_nd_update, ("MaxPool", "opset14"): _max_pool,
+           ("AvgPool", "opset14"): _avg_pool}
 
 
 def respell_for_older_releases(ov_model) -> int:
@@ -37,6 +63,7 @@ def respell_for_older_releases(ov_model) -> int:
         if new is None:
             continue
         new.set_friendly_name(op.get_friendly_name())
-        op.output(0).replace(new.output(0))  # moves the consumers and the tensor names
+        for old, now in zip(op.outputs(), new.outputs()):  # (MaxPool: the values and the indices)
+            old.replace(now)  # moves the consumers and the tensor names
         replaced += 1
     return replaced

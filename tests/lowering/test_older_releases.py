@@ -1,7 +1,8 @@
 """``older_releases``: OpenVINO 2026.4's ONNX frontend writes ScatterND as ScatterNDUpdate-15, which OpenVINO before
 2024.4 cannot read; what ``convert`` writes holds ScatterNDUpdate-3 where that is exact (no reduction) and computes
-onnxruntime's numbers, and keeps opset 15 where a reduction needs it. Reading the written IR in OpenVINO 2023.3
-itself: tests/lowering/test_default_portable.py (a real model with a ScatterND, ``RB_OTHER_OPENVINO_PYTHON``)."""
+onnxruntime's numbers, and keeps opset 15 where a reduction needs it; the pools of opset 14 likewise. Reading the
+written IR in OpenVINO 2023.3 itself: tests/lowering/test_default_portable.py (a real model with a ScatterND,
+``RB_OTHER_OPENVINO_PYTHON``)."""
 
 import numpy as np
 import pytest
@@ -76,3 +77,32 @@ def test_the_respelled_op_keeps_its_tensor_names():
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     got = ov.Core().compile_model(model, "CPU")(x)[0]
     np.testing.assert_array_equal(got, np.where(np.isin(np.arange(4), [1, 2])[:, None], 1.0, x))
+
+
+def test_pools_of_opset_14_are_written_in_their_older_versions():
+    """OpenVINO's PyTorch frontend writes max_pool2d as MaxPool-14 (measured: torchvision's FPN detector in
+    tests/helpers/torch_corpus.py), which OpenVINO 2023.3 cannot read: MaxPool-14 / AvgPool-14 rounding "floor" or
+    "ceil" become MaxPool-8 / AvgPool-1, both outputs (values, indices) computing what they did at every padding
+    mode; "ceil_torch", which only opset 14 has, stays."""
+    import openvino.opset14 as ops14
+
+    from resample_bridge.lowering.openvino.older_releases import respell_for_older_releases
+
+    x = ov.op.Parameter(ov.Type.f32, ov.PartialShape([1, 2, 8, 9]))
+    outs = []
+    for rounding in ("floor", "ceil", "ceil_torch"):
+        for pad in ("explicit", "same_upper", "valid"):
+            pool = ops14.max_pool(x, [2, 2], [1, 1], [1, 0], [0, 1], [3, 3], rounding, pad)
+            outs += [pool.output(0), pool.output(1),
+                     ops14.avg_pool(x, [2, 2], [1, 0], [0, 1], [3, 3], rounding != "floor", rounding, pad).output(0)]
+    model = ov.Model(outs, [x])
+    data = np.random.default_rng(0).standard_normal((1, 2, 8, 9)).astype(np.float32)
+    f32 = {"INFERENCE_PRECISION_HINT": "f32"}
+    want = ov.Core().compile_model(model.clone(), "CPU", f32)(data)
+    assert respell_for_older_releases(model) == 12
+    versions = {(op.get_type_name(), op.get_type_info().version_id) for op in model.get_ops()
+                if op.get_type_name().endswith("Pool")}
+    assert versions == {("MaxPool", "opset8"), ("AvgPool", "opset1"), ("MaxPool", "opset14"), ("AvgPool", "opset14")}
+    got = ov.Core().compile_model(model, "CPU", f32)(data)
+    for i in range(len(outs)):
+        np.testing.assert_array_equal(got[i], want[i])

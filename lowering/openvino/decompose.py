@@ -5,7 +5,8 @@ Arithmetic per dtype. OpenVINO's CPU plugin runs float64 as float32 and int64 as
 round trip turns 16777217 into 16777216, an i64 multiply wraps at 2^31), so the portable target's float64
 policy is not available here:
 * nearest reads one tap of weight 1: a pure Gather in the input's own type (no float round trip: int32
-  16777217 stays 16777217), every dtype the CPU keeps (64-bit types are refused);
+  16777217 stays 16777217), every dtype the CPU keeps (64-bit types are refused); under exclude_outside a pick
+  outside the input weighs 0: a Multiply by 0 / 1 weights in float32, for the types it holds exactly;
 * float32 / float16 / bfloat16: float32 weights, a Gather, Multiply and Add per tap (float16 and bfloat16 cast
   back once);
 * 8- and 16-bit integers, linear / cubic: exact integer arithmetic in int32 (``semantics.taps.integer_taps``:
@@ -34,6 +35,7 @@ from .interpolate import inexact_spellings
 POLICY = OPENVINO_DTYPES["decompose"]
 _I32 = 2**31 - 1
 _WIDE = OPENVINO_DTYPES["wide"]
+_IN_FLOAT32 = ("float32", "float16", "bfloat16", "uint8", "int8", "uint16", "int16")  # every value exact in float32
 
 
 def bind(ir: ResizeIR, in_shape):
@@ -42,7 +44,12 @@ def bind(ir: ResizeIR, in_shape):
     without exact arithmetic on the CPU, an integer sum that could leave int32."""
     policy = dict(POLICY)
     if ir.sampler.kind == "nearest" and str(ir.dtype) not in _WIDE:
-        policy[str(ir.dtype)] = str(ir.dtype)
+        # A pure gather in the input's own type; under exclude_outside a pick outside the input weighs 0, a
+        # Multiply by float32 0 / 1 weights: in float32 for the types it holds every value of (exact, and x * 0
+        # is NaN for NaN and inf, as the oracle's product), else in the input's own type (whose build fails on
+        # the float32 weights: the extension)
+        exact = ir.exclude_outside and str(ir.dtype) in _IN_FLOAT32
+        policy[str(ir.dtype)] = "float32" if exact else str(ir.dtype)
     if str(ir.dtype) in _WIDE:
         raise BridgeError(f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type (measured: an int64 "
                           f"multiply wraps at 2^31), so no decomposition of it is exact", field="dtype")
@@ -235,7 +242,8 @@ def rung(node, not_native=()):
         return Refusal(e.message, e.field)
     out = decompose_resize(node.ir, x, shape, node.name)
     reason = "per-axis tap tables from the oracle's tap module (" + (
-        "a pure Gather)" if node.ir.sampler.kind == "nearest" else "a Gather, Multiply and Add per tap)"
+        "a pure Gather)" if node.ir.sampler.kind == "nearest" and not node.ir.exclude_outside else
+        "a Gather, Multiply and Add per tap)"
         if work == "float32" else "Gather/Multiply/Add in exact int32, rounded half to even and saturated)")
     return Candidate([out], reason + inexact_spellings(not_native), proof={"shape": shape})
 

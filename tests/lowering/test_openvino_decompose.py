@@ -91,3 +91,27 @@ def test_a_tap_of_weight_one_everywhere(tmp_path):
     v = np.array([[[[1, 2, np.inf, 4], [5, 6, 7, 8]]]], np.float32)  # inf read with weight 0: NaN, as the oracle
     result = against_oracle(ir, ov.Core().compile_model(ov_model, "CPU", F32)([v])[0], run(ir, v), [v])
     assert result.ok, result
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT16, TensorProto.UINT8, TensorProto.INT8, TensorProto.INT16,
+                                   TensorProto.FLOAT])
+@pytest.mark.parametrize("coord, nearest_mode, sizes", [("half_pixel", "ceil", (2, 1, 2, 12)),
+                                                        ("half_pixel", "floor", (2, 1, 3, 5))])
+def test_nearest_exclude_outside_in_every_type_float32_holds(tmp_path, dtype, coord, nearest_mode, sizes):
+    """Nearest under exclude_outside: a pick outside the input (ceil of 5.25 on 6 columns, floor of -0.25) weighs
+    0, so no Interpolate spelling computes it; the tap table then multiplies by 0 / 1 weights, in float32 for a
+    type float32 holds (it was built in float16 and failed on the float32 weights: the extension, a library).
+    Bit-equal to the oracle, NaN and inf where a float16 pick reads one (x * 0 = NaN, as the oracle's product)."""
+    shape = (2, 1, 2, 6)
+    ov_model, rec, ir = _converted(tmp_path, shape, sizes, dict(mode="nearest", coordinate_transformation_mode=coord,
+                                                                nearest_mode=nearest_mode, exclude_outside=1),
+                                   dtype)
+    assert rec.rung == 3 and prove(ov_model, [rec]) == [], rec.summary()
+    np_type = onnx.helper.tensor_dtype_to_np_dtype(dtype)
+    x = (np.random.default_rng(3).standard_normal(shape) * 50).astype(np_type)
+    if dtype == TensorProto.FLOAT16:
+        x[0, 0, 0, 5], x[0, 0, 1, 0], x[1, 0, 0, 0] = np.nan, np.inf, -np.inf
+    got = ov.Core().compile_model(ov_model, "CPU", F32)([x])[0]
+    want = run(ir, x)
+    assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), (got, want)
+    assert (want == 0).any()  # some pick fell outside: the case is the one it names

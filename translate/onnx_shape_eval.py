@@ -311,11 +311,19 @@ def runtime_inputs(graph, consts: dict, shapes: dict, dtypes: dict) -> dict:
     out = {}
     for vi in graph.input:
         shape, dtype = shapes.get(vi.name), dtypes.get(vi.name)
-        if vi.name in consts or shape is None or None in shape or dtype is None or \
-                np.prod(shape, dtype=np.int64) > MAX_OPAQUE or np.dtype(dtype).kind not in "iuf":
+        if vi.name in consts or shape is None or None in shape or np.prod(shape, dtype=np.int64) > MAX_OPAQUE or \
+                _kind(dtype) not in ("i", "u", "f"):
             continue
         out[vi.name] = (tuple(shape), dtype)
     return out
+
+
+def _kind(dtype) -> str:
+    """numpy's kind of a dtype name ("" for none or a name numpy does not know)."""
+    try:
+        return np.dtype(dtype).kind if dtype else ""
+    except TypeError:
+        return ""
 
 
 def _filled(shape, t, keys: dict, standins) -> tuple:

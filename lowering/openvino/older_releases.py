@@ -22,27 +22,34 @@ def _scatter_nd_update(op):
     return ops13.scatter_nd_update(op.input_value(0), op.input_value(1), op.input_value(2))
 
 
+def _older_pool(op):
+    """A pool-14's attributes, rounding and padding lower-cased, where its rounding is one the older version has
+    ("floor" / "ceil"); None for "ceil_torch", which only opset 14 has."""
+    a = dict(op.get_attributes())
+    a["rounding_type"], a["auto_pad"] = a["rounding_type"].lower(), a["auto_pad"].lower()
+    return a if a["rounding_type"] in ("floor", "ceil") else None
+
+
 def _max_pool(op):
-    """MaxPool-14 rounding "floor" / "ceil": MaxPool-8 with the same attributes (None for "ceil_torch")."""
-    a = op.get_attributes()
-    if a["rounding_type"].lower() not in ("floor", "ceil"):
+    """MaxPool-14 rounding "floor" / "ceil": MaxPool-8 with the same attributes."""
+    a = _older_pool(op)
+    if a is None:
         return None
     import openvino.opset8 as ops8
 
     return ops8.max_pool(op.input_value(0), a["strides"], a["dilations"], a["pads_begin"], a["pads_end"],
-                         a["kernel"], a["rounding_type"].lower(), a["auto_pad"].lower(),
-                         a["index_element_type"], a["axis"])
+                         a["kernel"], a["rounding_type"], a["auto_pad"], a["index_element_type"], a["axis"])
 
 
 def _avg_pool(op):
-    """AvgPool-14 rounding "floor" / "ceil": AvgPool-1 with the same attributes (None for "ceil_torch")."""
-    a = op.get_attributes()
-    if a["rounding_type"].lower() not in ("floor", "ceil"):
+    """AvgPool-14 rounding "floor" / "ceil": AvgPool-1 with the same attributes."""
+    a = _older_pool(op)
+    if a is None:
         return None
     import openvino.opset1 as ops1
 
     return ops1.avg_pool(op.input_value(0), a["strides"], a["pads_begin"], a["pads_end"], a["kernel"],
-                         a["exclude-pad"], a["rounding_type"].lower(), a["auto_pad"].lower())
+                         a["exclude-pad"], a["rounding_type"], a["auto_pad"])
 
 
 # (type, version id) -> the older spelling, or None where the attributes need the newer one

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...semantics.coords import bind_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, has_runtime_params, is_static
 from ...semantics.reference import cast_like
@@ -236,6 +237,10 @@ def rung(node, not_native=()):
     shape = dims(x)
     if not is_static(shape):
         return needs_extension(f"input shape {shape} is not static (decomposition needs static shapes)")
+    empty = _empty_output(node.ir, shape, node.name)
+    if empty is not None:
+        return Candidate([empty], "a zero-length output: an empty tensor of its shape and type (nothing to compute)"
+                         + inexact_spellings(not_native), proof={"shape": shape})
     try:
         _, work = bind(node.ir, shape)
     except BridgeError as e:
@@ -246,6 +251,23 @@ def rung(node, not_native=()):
         "a Gather, Multiply and Add per tap)"
         if work == "float32" else "Gather/Multiply/Add in exact int32, rounded half to even and saturated)")
     return Candidate([out], reason + inexact_spellings(not_native), proof={"shape": shape})
+
+
+def _empty_output(ir: ResizeIR, in_shape, name: str):
+    """A Resize whose output has no element (a length or scale that gives 0 on some axis): the output is an empty
+    Constant of the oracle's shape, in the input's type; None where the output has elements. The gather forms
+    cannot write it (a Gather with no indices kills OpenVINO's CPU plugin with SIGFPE), and nothing is lost:
+    the probes find every output equal to the oracle's (empty) one and the proof reads it by value
+    (``prove._folded``). Where the lengths themselves are refused (a negative size), the gather forms refuse."""
+    try:
+        bound = bind_resize(ir, in_shape)
+    except BridgeError:
+        return None
+    if 0 not in bound.out_shape:
+        return None
+    c = ops().constant(np.zeros(bound.out_shape, np.float32), dtype=_ov_type(str(ir.dtype)))
+    tag(c, f"{name}/empty")
+    return c.output(0)
 
 
 def _merged_table(by_tag: dict, suffix: str, want: np.ndarray, dtype):

@@ -115,3 +115,29 @@ def test_nearest_exclude_outside_in_every_type_float32_holds(tmp_path, dtype, co
     want = run(ir, x)
     assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), (got, want)
     assert (want == 0).any()  # some pick fell outside: the case is the one it names
+
+
+@pytest.mark.parametrize("dtype, shape, scales, attrs", [
+    (TensorProto.FLOAT16, (1, 1, 4, 1, 1), [1, 1, 0.75, 0.35, 0.6],
+     dict(mode="cubic", coordinate_transformation_mode="align_corners", exclude_outside=1)),
+    (TensorProto.INT32, (1, 1, 3, 5), [1, 1, 0.25, 0.63], dict(mode="linear")),
+    (TensorProto.UINT8, (2, 3, 3, 5), [1, 1, 0.25, 2], dict(mode="linear", antialias=1)),
+    (TensorProto.FLOAT, (1, 2, 3, 4), [1, 1, 0.5, 0.2],
+     dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=7.0)),
+])
+def test_a_zero_length_output_is_an_empty_tensor_not_a_library(tmp_path, dtype, shape, scales, attrs):
+    """A scale that gives some axis no element (floor(3 * 0.25) = 0): the output is empty, which no gather form
+    writes (a Gather with no indices kills OpenVINO's CPU plugin), so the default wrote the extension library for
+    nothing. Now an empty constant of the oracle's shape and the input's type, standard opsets only."""
+    roi = [0, 0, 0.1, 0.2, 1, 1, 0.9, 1.1] if attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize" \
+        else None
+    m = resize_model(shape, scales=scales, roi=roi, dtype=dtype, **attrs)
+    onnx.save(m, tmp_path / "m.onnx")
+    ov_model, (rec,) = convert(str(tmp_path / "m.onnx"))
+    assert rec.rung == 3 and prove(ov_model, [rec]) == [], rec.summary()
+    assert "resample_bridge" not in {op.get_type_info().version_id for op in ov_model.get_ops()}
+    (_, ir), = parse_model(m)
+    x = np.ones(shape, onnx.helper.tensor_dtype_to_np_dtype(dtype))
+    got = ov.Core().compile_model(ov_model, "CPU")([x])[0]
+    want = run(ir, x)
+    assert want.size == 0 and got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)

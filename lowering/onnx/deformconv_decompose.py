@@ -81,10 +81,16 @@ def decompose_deformconv(graph, ir: DeformConvIR, inputs: list, y, name: str, *,
     n_base = b.op("Reshape", "n_base", [b.op("Mul", "n_base", [b.op("Range", "n", [i64(0), N, i64(1)]),
                                                               i64(OG * M)]), i64([-1, 1, 1, 1])])
     base = b.op("Add", "base", [n_base, i64((np.arange(OG) * M).reshape(1, OG, 1, 1))])  # [N, OG, 1, 1]
-    off = b.op("Reshape", "offsets", [b.cast(offset, np.float32, "offset_f32"), i64([0, OG, K, D, P])])
+    off = b.cast(offset, np.float32, "offset_f32")
+    if D > 1:
+        off = b.op("Reshape", "offsets", [off, i64([0, OG, K, D, P])])
     taps = []
     for d, p0 in enumerate(_base(ir, kernel, out_sp)):
-        od = Sym(b, b.op("Gather", f"offset{d}", [off, i64(d)], axis=3))  # [N, OG, K, P]
+        # [N, OG, K, P]. 1-D: one Reshape, as OpenVINO's CPU plugin keeps it under a bf16 hint (a Gather of the
+        # one coordinate it rebuilt, with the Reshape before it, into a new Reshape that ran in bf16: offsets
+        # rounded to 8 bits, measured 0.0047 of the output's range off)
+        od = Sym(b, b.op("Gather", f"offset{d}", [off, i64(d)], axis=3) if D > 1 else
+                 b.op("Reshape", "offsets", [off, i64([0, OG, K, P])]))
         taps.append(point_taps(b, _TAPS, od + p0, i64(S[d]), Sym(b, b.const(S[d], np.float32)), work))
     strides, _ = spatial_strides(b, [i64(L) for L in S])
     cols = gather_taps(b, rows, base, taps, strides, rows=True)  # [N, OG, K, P, C/OG]
@@ -104,4 +110,20 @@ def decompose_deformconv(graph, ir: DeformConvIR, inputs: list, y, name: str, *,
     return b.nodes
 
 
-__all__ = ["FORM", "REASON", "check_deformconv", "decompose_deformconv"]
+def decomposition_model(ir: DeformConvIR, dtypes: list, *, compute: dict = PORTABLE, opset: int = 20):
+    """The decomposition alone as an ONNX model: inputs ``x``, ``w``, ``offset`` and, where ``dtypes`` (one per
+    ONNX input, None for an omitted one) names them, ``b`` and ``mask``; output ``y``; the batch dynamic (the
+    OpenVINO target reads it with OpenVINO's ONNX frontend and splices it onto the node's inputs)."""
+    import onnx_graphsurgeon as gs
+
+    names = ("x", "w", "offset", "b", "mask")
+    inputs = [None if dt is None else gs.Variable(n, np.dtype(dt)) for n, dt in zip(names, list(dtypes) + [None] * 5)]
+    y = gs.Variable("y", np.dtype(ir.dtype))
+    graph = gs.Graph(inputs=[v for v in inputs if v is not None], outputs=[y], opset=opset)
+    decompose_deformconv(graph, ir, inputs, y, "deformconv", compute=compute, opset=opset)
+    model = gs.export_onnx(graph, do_type_check=False)
+    model.ir_version = 10
+    return model
+
+
+__all__ = ["FORM", "REASON", "check_deformconv", "decompose_deformconv", "decomposition_model"]

@@ -11,6 +11,12 @@ by a tensor of ones drawn from the grid (``gridsample_decompose._axis_taps``); t
 on every node. X is read element by element
 (``gather="elements"``, faster on OpenVINO) with int32 indices: an X of 2^31 elements or more is refused where its
 shape is known (with lengths known only at run time, the indices would wrap there).
+
+DeformConv likewise (``deformconv_rung``): the ONNX target's decomposition (``lowering.onnx.deformconv_decompose``:
+the same linear taps, zero outside, then one MatMul with the weights) for the ranks DeformableConvolution-8 cannot
+take (1-D, 3-D) on static shapes, so those need no library either (a dynamic batch keeps the extension: see
+``deformconv_rung``). Every op of either form is pinned to f32 (``grid_pin.pin_form``): under the bf16 default,
+behind a Conv, the GridSample decomposition's nearest picks moved before (4.0 off on values 0..4, measured).
 """
 
 from __future__ import annotations
@@ -19,16 +25,19 @@ import math
 
 from ...semantics.errors import BridgeError
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
+from ...semantics.opspec import PerOp
+from ..onnx.deformconv_decompose import FORM as DEFORM_FORM, REASON as DEFORM_REASON, check_deformconv, \
+    decomposition_model as deformconv_model
 from ..onnx.gridsample_decompose import FORM, REASON, check_gridsample, decomposition_model
 from ..passes import Candidate, Refusal
-from .graph import tag
+from .graph import np_dtype, tag
+from .grid_pin import pin_form
 
 COMPUTE = OPENVINO_DTYPES["decompose"]  # float32 in float32, float16 in float32 (cast back)
+FORMS = (FORM, DEFORM_FORM)  # the records' proof["form"] this module proves
 
 
 def rung(node, earlier=()):
-    import openvino as ov
-
     ir = node.ir
     if ir.spatial_rank == 2 and node.weigh:
         # --prefer fastest: the extension for a 4-D node GridSample-9 refuses (faster than the decomposition).
@@ -45,11 +54,48 @@ def rung(node, earlier=()):
         return Refusal("X has 2^31 elements or more: the decomposition's element indices are int32", "X")
     onnx_model = decomposition_model(ir, grid.get_element_type().to_dtype().name, compute=COMPUTE,
                                      gather="elements")  # OpenVINO's faster form (gridsample_decompose)
+    out = _spliced(node, onnx_model, FORM)
+    why = "GridSample-9 is 4-D only" if ir.spatial_rank != 2 else "GridSample-9 is not exact here"
+    return Candidate([out], f"{REASON}, read by OpenVINO's ONNX frontend ({why}; no extension library)",
+                     proof={"form": FORM})
+
+
+def deformconv_rung(node):
+    """Rung 3 for a DeformConv DeformableConvolution-8 cannot take (1-D, 3-D): the ONNX target's decomposition
+    (bilinear taps, zero outside, one MatMul with the weights) read by OpenVINO's ONNX frontend."""
+    ir = node.ir
+    try:
+        check_deformconv(ir, None, COMPUTE)
+    except BridgeError as e:
+        return Refusal(e.message, e.field)
+    if not node.inputs[0].get_partial_shape().is_static:
+        # Measured (OpenVINO 2026.4.1, bf16 hint): with a dynamic batch the CPU plugin runs the sampler as separate
+        # ops and rewrites some (1 - t, the index clip) into new ones without the f32 pin, which then round the
+        # sample positions to bf16 (0.7% of the output's range off); with static shapes it keeps them pinned.
+        return Refusal("a batch known only at run time: OpenVINO's CPU plugin would rebuild the sampler's "
+                       "coordinate ops without their f32 pin under a bf16 / f16 hint", "X")
+    dtypes = [None if v is None else np_dtype(v.get_element_type()).name for v in node.inputs]
+    out = _spliced(node, deformconv_model(ir, dtypes, compute=COMPUTE), DEFORM_FORM)
+    return Candidate([out], f"{DEFORM_REASON}, read by OpenVINO's ONNX frontend (no extension library)",
+                     proof={"form": DEFORM_FORM})
+
+
+# The decomposition models' input names, in the node's (ONNX) input order.
+_INPUTS = PerOp("decomposition inputs", resize=None, gridsample=("x", "grid"),
+                deformconv=("x", "w", "offset", "b", "mask"))
+
+
+def _spliced(node, onnx_model, form: str):
+    """``onnx_model`` (one output) read by OpenVINO's ONNX frontend, its inputs replaced by the node's own; its
+    output op tagged ``{node}/{form}``."""
+    import openvino as ov
+
     sub = ov.Core().read_model(onnx_model.SerializeToString(), b"")
+    by_name = dict(zip(_INPUTS.of(node.ir), node.inputs))
+    sources = {p.get_friendly_name(): by_name[p.get_friendly_name()] for p in sub.get_parameters()}
     # The subgraph's shapes are inferred for the node's own input shapes before it is spliced on: with every
     # length dynamic, a constant grid (folded by the frontend) met stale dynamic shapes downstream and the whole
     # conversion failed ("same_scheme" check in Gather, issue 42).
-    sources = {p.get_friendly_name(): x if p.get_friendly_name() == "x" else grid for p in sub.get_parameters()}
     for p in sub.get_parameters():
         p.set_partial_shape(sources[p.get_friendly_name()].get_partial_shape())
     sub.validate_nodes_and_infer_types()
@@ -57,20 +103,19 @@ def rung(node, earlier=()):
         for target in list(p.output(0).get_target_inputs()):
             target.replace_source_output(sources[p.get_friendly_name()])
     out = sub.get_results()[0].input_value(0)
-    tag(out.get_node(), f"{node.name}/{FORM}")
-    why = "GridSample-9 is 4-D only" if ir.spatial_rank != 2 else "GridSample-9 is not exact here"
-    return Candidate([out], f"{REASON}, read by OpenVINO's ONNX frontend ({why}; no extension library)",
-                     proof={"form": FORM})
+    tag(out.get_node(), f"{node.name}/{form}")
+    pin_form([out], [v for v in node.inputs if v is not None])
+    return out
 
 
 def prove(rec, by_tag) -> list[str]:
     """The written model's part: the decomposition's output op is there (its numbers were proven on the probes
     when the ladder took it, ``probe.proven``; the model written is the graph probed)."""
-    if f"{rec.node}/{FORM}" not in by_tag:
+    if f"{rec.node}/{rec.proof['form']}" not in by_tag:
         return [f"{rec.node}: the decomposition's output is not in the written model"]
     if not (rec.proof.get("probes") or {}).get("count"):
         return [f"{rec.node}: the decomposition was not probed against the oracle"]
     return []
 
 
-__all__ = ["prove", "rung"]
+__all__ = ["DEFORM_FORM", "FORMS", "deformconv_rung", "prove", "rung"]

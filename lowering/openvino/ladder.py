@@ -5,7 +5,8 @@ upsampling or downsampling (2: ``conv_rewrite``; where Interpolate is exact too,
 matrix form (2: ``matmul_rewrite``: guarded by the chosen rung for inputs not all finite), decomposition (3: tap
 tables for static shapes, nearest's integer index form for run-time lengths, the run-time scale forms
 ``scale_taps`` / ``scale_nearest``; ``scale_taps`` also takes a static scale on run-time lengths), extension (4). GridSample: GridSample-9 (1),
-the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
+the in-graph sampler for ranks GridSample-9 cannot take (3), extension (4). DeformConv: DeformableConvolution-8 + Add (2), the in-graph decomposition for
+the ranks it cannot take (3), extension (4). Every candidate is proven by numbers against the oracle before it is taken (``probe``). The
 extension is the last resort; a native op exact only under run-time conditions is taken before it only with
 ``--allow-conditional`` (``policy_for``; never with ``--strict``).
 """
@@ -228,7 +229,7 @@ LADDERS = PerOp(
             _rung(DECOMPOSE, _decomposition, sees_earlier=True), _extension()),
     gridsample=(_rung(NATIVE, builtin.gridsample), _rung(DECOMPOSE, grid_decompose.rung),
                 _extension(lambda n: builtin.gridsample_native_reason(n.ir))),
-    deformconv=(_rung(REWRITE, builtin.deformconv),
+    deformconv=(_rung(REWRITE, builtin.deformconv), _rung(DECOMPOSE, grid_decompose.deformconv_rung),
                 _extension(lambda n: builtin.deformconv_rewrite_reason(n.ir))),
 )
 # After the climb: the in-graph forms the cost model weighs against the rung taken (Resize's run-time forms).

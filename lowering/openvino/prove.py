@@ -61,7 +61,7 @@ def _prove_one(rec: NodeRecord, by_tag, ov_model) -> list[str]:
             failures += scale_proof.prove_nearest(rec, by_tag, ov_model)
         elif rec.rung == DECOMPOSE and rec.proof.get("form") == "nearest_index":
             failures += nearest_index.prove(rec, by_tag, ov_model)
-        elif rec.rung == DECOMPOSE and rec.proof.get("form") == grid_decompose.FORM:
+        elif rec.rung == DECOMPOSE and rec.proof.get("form") in grid_decompose.FORMS:
             failures += grid_decompose.prove(rec, by_tag)
         elif rec.rung == DECOMPOSE:
             failures += decompose.prove(rec, by_tag)

@@ -68,12 +68,6 @@ def deformconv_rung(node):
         check_deformconv(ir, None, COMPUTE)
     except BridgeError as e:
         return Refusal(e.message, e.field)
-    if not node.inputs[0].get_partial_shape().is_static:
-        # Measured (OpenVINO 2026.4.1, bf16 hint): with a dynamic batch the CPU plugin runs the sampler as separate
-        # ops and rewrites some (1 - t, the index clip) into new ones without the f32 pin, which then round the
-        # sample positions to bf16 (0.7% of the output's range off); with static shapes it keeps them pinned.
-        return Refusal("a batch known only at run time: OpenVINO's CPU plugin would rebuild the sampler's "
-                       "coordinate ops without their f32 pin under a bf16 / f16 hint", "X")
     dtypes = [None if v is None else np_dtype(v.get_element_type()).name for v in node.inputs]
     out = _spliced(node, deformconv_model(ir, dtypes, compute=COMPUTE), DEFORM_FORM)
     return Candidate([out], f"{DEFORM_REASON}, read by OpenVINO's ONNX frontend (no extension library)",

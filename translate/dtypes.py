@@ -38,6 +38,9 @@ OPENVINO = {
                   **{t: "int32" for t in ("uint8", "int8", "uint16", "int16")}},
     # Types the CPU plugin does not compute at their own width (it runs 64-bit types as 32-bit).
     "wide": ("int64", "uint64", "float64"),
+    # Integer types a nearest sampler's decomposition gathers in their own type (Gather, and a Multiply by 0 / 1
+    # for zeros padding: exact in each; the probes prove it on every node).
+    "picks": ("uint8", "int8", "uint16", "int16", "int32"),
     # X types the resample-bridge extension ops compute exactly (ops.cpp data_type takes u16 / i16 / i64 as
     # well, as the kernels do): the float ones, and u8 / i8 / i32 with ONNX's cast (round half to even,
     # saturate; Resize linear / cubic exact). GridSample's grid is a float type.

@@ -40,12 +40,18 @@ REASON = ("GridSample decomposition: grid unnormalised in float32 steps, per-axi
           "on int64 tap indices, one Gather per tap combination (standard ONNX ops, run-time shapes)")
 
 
-def check_gridsample(ir: GridSampleIR, opset: int | None = None, compute: dict = PORTABLE) -> str:
-    """The arithmetic dtype of the decomposition of ``ir``, or BridgeError naming the field that prevents it."""
+def check_gridsample(ir: GridSampleIR, opset: int | None = None, compute: dict = PORTABLE, picks: tuple = ()) -> str:
+    """The arithmetic dtype of the decomposition of ``ir``, or BridgeError naming the field that prevents it.
+    ``picks``: the integer types whose nearest sampling the target gathers in their own type (a pick moves an
+    element; zeros padding multiplies it by an integer 0 / 1, exact)."""
     dtype = str(ir.dtype)
-    work = compute.get(dtype)
-    if work is None or np.dtype(dtype).kind != "f":
-        raise BridgeError(f"element type {dtype}: the GridSample decomposition computes float types only",
+    if ir.sampler.kind == "nearest" and dtype in picks:
+        work = dtype
+    else:
+        work = compute.get(dtype)
+    if work is None or (np.dtype(dtype).kind != "f" and work != dtype):
+        raise BridgeError(f"element type {dtype}: the GridSample decomposition computes float types only"
+                          + (" (nearest: and the integer types the target gathers exactly)" if picks else ""),
                           field="dtype")
     if ir.sampler.kind == "nearest" and ir.arith != "fp32":
         raise BridgeError(f"nearest: the source unnormalises in {ir.arith} arithmetic, the decomposition in "
@@ -258,13 +264,13 @@ def gather_taps(b: Builder, data, base, taps: list, strides: list, rows: bool = 
 
 
 def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, compute: dict = PORTABLE,
-                         opset: int | None = None, gather: str = "rows") -> list:
+                         opset: int | None = None, gather: str = "rows", picks: tuple = ()) -> list:
     """Add to ``graph`` (onnx-graphsurgeon) the nodes computing GridSample ``ir`` from Variables ``x`` and
     ``grid`` into ``y`` (which must have no producer); return the nodes added. ``gather``: how X is read, the
     same numbers either way — ``rows`` (X transposed to rows of channels, one row per tap: onnxruntime is 2.4-4x
     faster so) or ``elements`` (one element per tap and channel, nothing of X copied: OpenVINO 1.3x faster on a
     deformable attention, which reads a few hundred points of large maps; tools/dev/bench_decompose.py)."""
-    work = np.dtype(check_gridsample(ir, opset, compute)).type
+    work = np.dtype(check_gridsample(ir, opset, compute, picks)).type
     dtype = np.dtype(ir.dtype)
     D = ir.spatial_rank
     b = Builder(name)
@@ -306,7 +312,7 @@ def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, comp
 
 
 def decomposition_model(ir: GridSampleIR, grid_dtype="float32", *, compute: dict = PORTABLE, opset: int = 20,
-                        gather: str = "rows"):
+                        gather: str = "rows", picks: tuple = ()):
     """The decomposition alone as an ONNX model: inputs ``x`` (``ir.dtype``) and ``grid``, output ``y``, every
     dimension dynamic (the OpenVINO target reads it with OpenVINO's ONNX frontend; tests and benchmarks run it)."""
     import onnx_graphsurgeon as gs
@@ -316,7 +322,8 @@ def decomposition_model(ir: GridSampleIR, grid_dtype="float32", *, compute: dict
     grid = gs.Variable("grid", np.dtype(grid_dtype), ["N"] + [f"o{d}" for d in range(D)] + [D])
     y = gs.Variable("y", np.dtype(ir.dtype))
     graph = gs.Graph(inputs=[x, grid], outputs=[y], opset=opset)
-    decompose_gridsample(graph, ir, x, grid, y, "gridsample", compute=compute, opset=opset, gather=gather)
+    decompose_gridsample(graph, ir, x, grid, y, "gridsample", compute=compute, opset=opset, gather=gather,
+                         picks=picks)
     model = gs.export_onnx(graph, do_type_check=False)
     model.ir_version = 10
     return model

@@ -34,6 +34,7 @@ from .graph import np_dtype, tag
 from .grid_pin import pin_form
 
 COMPUTE = OPENVINO_DTYPES["decompose"]  # float32 in float32, float16 in float32 (cast back)
+PICKS = OPENVINO_DTYPES["picks"]  # integer types a nearest GridSample gathers in their own type
 FORMS = (FORM, DEFORM_FORM)  # the records' proof["form"] this module proves
 
 
@@ -45,7 +46,7 @@ def rung(node, earlier=()):
         return Refusal("4-D: GridSample-9's rank; the extension, until a cost model compares the two",
                        facts={"quiet": True})
     try:
-        check_gridsample(ir, None, COMPUTE)
+        check_gridsample(ir, None, COMPUTE, PICKS)
     except BridgeError as e:
         return Refusal(e.message, e.field)
     x, grid = node.inputs[:2]
@@ -53,7 +54,7 @@ def rung(node, earlier=()):
     if shape.is_static and math.prod(shape.to_shape()) >= 2**31:
         return Refusal("X has 2^31 elements or more: the decomposition's element indices are int32", "X")
     onnx_model = decomposition_model(ir, grid.get_element_type().to_dtype().name, compute=COMPUTE,
-                                     gather="elements")  # OpenVINO's faster form (gridsample_decompose)
+                                     gather="elements", picks=PICKS)  # OpenVINO's faster form (gridsample_decompose)
     out = _spliced(node, onnx_model, FORM)
     why = "GridSample-9 is 4-D only" if ir.spatial_rank != 2 else "GridSample-9 is not exact here"
     return Candidate([out], f"{REASON}, read by OpenVINO's ONNX frontend ({why}; no extension library)",

@@ -170,3 +170,40 @@ def test_a_dynamic_batch_is_decomposed_and_pinned_too(tmp_path):
         exact = np.asarray(f32(feeds)[0], np.float64)
         got = np.asarray(reduced(feeds)[0], np.float64)
         assert got.shape[0] == batch and np.abs(got - exact).max() <= 1e-6 * np.abs(exact).max()
+
+
+@pytest.mark.parametrize("dtype, x_shape, grid_shape, padding, align", [
+    (np.int32, (1, 2, 3, 2, 3), (1, 3, 1, 1, 3), "border", 1),      # 5-D: GridSample-9 is 4-D only
+    (np.int32, (1, 1, 3, 3), (1, 5, 4, 2), "reflection", 0),        # a run-time grid next to .5 ties
+    (np.uint8, (2, 3, 5, 4), (2, 3, 3, 2), "zeros", 0),
+    (np.int16, (1, 2, 4, 5), (1, 6, 2, 2), "zeros", 1),
+    (np.int8, (1, 2, 3, 4, 5), (1, 2, 3, 4, 3), "zeros", 0),
+])
+def test_integer_nearest_gridsample_gathers_in_its_own_type(dtype, x_shape, grid_shape, padding, align, tmp_path):
+    """Nearest GridSample of an integer X: a pick moves an element, so the decomposition gathers X in its own
+    type (zeros padding: times an integer 0 / 1) instead of the extension library. Bit-equal to the oracle at the
+    f32 hint and at the bf16 default, on the probes' grids (.5 ties, one float32 step either side, far outside)
+    and values float32 does not hold (int32 2^24 + 1, the type's extremes)."""
+    from resample_bridge.lowering.probes import probe_sets
+
+    tp = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], name="gs", mode="nearest", padding_mode=padding,
+                            align_corners=align)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", tp, list(x_shape)),
+                                            helper.make_tensor_value_info("grid", TensorProto.FLOAT,
+                                                                          list(grid_shape))],
+                              [helper.make_tensor_value_info("y", tp, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
+    reduced, f32, records = _default(model, tmp_path)
+    assert [r.rung for r in records] == [3], [r.summary() for r in records]
+    (_, ir), = parse_model(model)
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(7).integers(info.min, info.max, x_shape, dtype=dtype, endpoint=True)
+    x.reshape(-1)[:3] = info.min, info.max, (2 ** 24 + 1) if dtype == np.int32 else info.max - 1
+    sets = [p.arrays[1] for p in probe_sets(ir, [x_shape, grid_shape], [np.dtype(dtype).name, "float32"],
+                                            [True, True])]
+    for grid in sets:
+        want = run(ir, x, grid)
+        for compiled in (f32, reduced):
+            got = compiled([x, grid])[0]
+            assert got.dtype == want.dtype and np.array_equal(got, want), (grid, got, want)

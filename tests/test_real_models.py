@@ -224,6 +224,26 @@ def test_no_extension(case):
     assert not on_ext, "takes the extension where a built-in op is exact: " + "; ".join(on_ext)
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_the_interface_is_the_source_models(case):
+    """The converted model's inputs and outputs carry the source model's names, in its order, and no name the source
+    model does not have: a deployment feeds and reads them by name (``any_name`` included). The in-graph samplers'
+    own tensor names leaked onto a graph input before (a no-op float32 Cast of the grid removed:
+    "gridsample/grid_f32:0"); a name of the model's own no-op Cast there is OpenVINO's importer's doing too."""
+    res = _converted(case)
+    if isinstance(res, BridgeError):
+        pytest.skip(f"conversion refused (test_convert reports it): {res}")
+    model, _ = res
+    graph = onnx.load(str(MODELS / case / "model.onnx"), load_external_data=False).graph
+    inits = {t.name for t in graph.initializer}
+    own = {o for n in graph.node for o in n.output}
+    for ports, names in ((model.inputs, [i.name for i in graph.input if i.name not in inits]),
+                         (model.outputs, [o.name for o in graph.output])):
+        assert len(ports) == len(names)
+        for port, name in zip(ports, names):
+            assert name in port.get_names() and port.get_names() <= own | {name}, (name, port.get_names())
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_openvino_importer(case):

@@ -94,6 +94,12 @@ def _spliced(node, onnx_model, form: str):
     for p in sub.get_parameters():
         p.set_partial_shape(sources[p.get_friendly_name()].get_partial_shape())
     sub.validate_nodes_and_infer_types()
+    # Its tensors' names are the decomposition's own: where OpenVINO removes a no-op Convert (the float32 Cast of a
+    # float32 grid) it moved "gridsample/grid_f32:0" onto the model's own input, whose any_name it then was.
+    for op in sub.get_ordered_ops():
+        if op.get_type_name() != "Parameter":
+            for v in op.outputs():
+                v.get_tensor().set_names(set())
     for p in sub.get_parameters():
         for target in list(p.output(0).get_target_inputs()):
             target.replace_source_output(sources[p.get_friendly_name()])

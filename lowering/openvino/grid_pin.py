@@ -214,8 +214,8 @@ def _picks_a_unit_axis(gather) -> bool:
     """A Gather of one scalar index on an axis of length 1: the plugin rebuilds it as a Reshape (unmarked: bf16)."""
     index, axis = constant_of(gather, 1), constant_of(gather, 2)
     shape = gather.input_value(0).get_partial_shape()
-    if index is None or axis is None or index.ndim != 0 or not shape.rank.is_static:
-        return False
+    if index is None or axis is None or index.ndim != 0 or int(index) not in (0, -1) or not shape.rank.is_static:
+        return False  # (an index past the axis reads zeros in OpenVINO's Gather, not the element)
     dim = shape[int(axis) % shape.rank.get_length()]
     return dim.is_static and dim.get_length() == 1
 

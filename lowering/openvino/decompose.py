@@ -5,10 +5,11 @@ Arithmetic per dtype. OpenVINO's CPU plugin runs float64 as float32 and int64 as
 round trip turns 16777217 into 16777216, an i64 multiply wraps at 2^31), so the portable target's float64
 policy is not available here:
 * nearest reads one tap of weight 1: a pure Gather in the input's own type (no float round trip: int32
-  16777217 stays 16777217), every dtype the CPU keeps (64-bit types are refused); under exclude_outside a pick
+  16777217 stays 16777217), every dtype the CPU keeps (64-bit integers are refused); under exclude_outside a pick
   outside the input weighs 0: a Multiply by 0 / 1 weights in float32, for the types it holds exactly;
 * float32 / float16 / bfloat16: float32 weights, a Gather, Multiply and Add per tap (float16 and bfloat16 cast
-  back once);
+  back once); float64 likewise, in float32 as the CPU runs every float64 op (the float32 evaluation the
+  policy's bound describes: what the extension computed for it too);
 * 8- and 16-bit integers, linear / cubic: exact integer arithmetic in int32 (``semantics.taps.integer_taps``:
   weights as numerators over one denominator D per axis, inputs centred on the middle of their range so the
   sum stays below 2^31), then the exact quotient by the product of the D's, rounded half to even with an

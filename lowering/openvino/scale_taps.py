@@ -46,7 +46,7 @@ from .scale_source import _Value, minus, source
 FORM = "scale_taps"
 COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "half_pixel_symmetric",
           "tf_crop_and_resize")
-_FLOATS = ("float32", "float16", "bfloat16")
+_FLOATS = ("float32", "float16", "bfloat16", "float64")  # float64: as float32, as OpenVINO runs it
 # Refusals the scale and the sizes window share: (why, field)
 _PADS = ("OpenVINO pads have no run-time window form", "pads")
 _CROP_OUTSIDE = ("a crop box (roi) outside [0, 1] or fed at run time: whether an output lies outside the input (the "

@@ -14,9 +14,9 @@ shape is known (with lengths known only at run time, the indices would wrap ther
 
 DeformConv likewise (``deformconv_rung``): the ONNX target's decomposition (``lowering.onnx.deformconv_decompose``:
 the same linear taps, zero outside, then one MatMul with the weights) for the ranks DeformableConvolution-8 cannot
-take (1-D, 3-D) on static shapes, so those need no library either (a dynamic batch keeps the extension: see
-``deformconv_rung``). Every op of either form is pinned to f32 (``grid_pin.pin_form``): under the bf16 default,
-behind a Conv, the GridSample decomposition's nearest picks moved before (4.0 off on values 0..4, measured).
+take (1-D, 3-D), so those need no library either. Every op of either form is pinned to f32 (``grid_pin.pin_form``):
+under the bf16 default, behind a Conv, the GridSample decomposition's nearest picks moved before (4.0 off on
+values 0..4, measured).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 
 from ...semantics.errors import BridgeError
-from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ...semantics.opspec import PerOp
+from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..onnx.deformconv_decompose import FORM as DEFORM_FORM, REASON as DEFORM_REASON, check_deformconv, \
     decomposition_model as deformconv_model
 from ..onnx.gridsample_decompose import FORM, REASON, check_gridsample, decomposition_model

@@ -105,37 +105,38 @@ def pin(ov_model) -> dict[str, dict]:
 
 
 def _pin_cone(tops: list) -> tuple[int, set]:
-    seen, stack, pinned, stops = set(), list(tops), 0, set()
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        if not coordinate_op(node):
-            if node.get_type_name() not in ("Parameter", "Constant", "ShapeOf"):
-                stops.add(node.get_type_name())
-            continue
-        node = _respelled(node)
-        seen.add(node)
-        if any(v.get_element_type().is_real() for v in [*node.outputs(), *node.input_values()]):
-            node.get_rt_info()[PRECISE] = ""
-            pinned += 1
-        stack += [v.get_node() for v in node.input_values()]
-    return pinned, stops
+    stops = set()
+
+    def enters(node) -> bool:  # coordinate arithmetic; what stops the walk is reported (a learned layer)
+        if coordinate_op(node):
+            return True
+        if node.get_type_name() not in ("Parameter", "Constant", "ShapeOf"):
+            stops.add(node.get_type_name())
+        return False
+    return _mark_upstream(tops, enters, _respelled), stops
 
 
 def pin_form(outputs, stops) -> int:
     """Mark every op of one of our own in-graph forms PRECISE, from ``outputs`` back to the ops ``stops`` (the
-    node's inputs, excluded), respelled where the plugin would rebuild it without the mark (``_respelled``);
-    returns how many ops were marked. Its coordinate arithmetic then stays in f32 under a bf16 / f16 hint (the
-    GridSample decomposition followed by a Conv, measured at the bf16 default before: nearest picks moved, 4.0 off
-    on values 0..4; linear 0.020 off, pinned 0.0019: the Conv's own rounding)."""
+    node's inputs, excluded), respelled where the plugin would rebuild it without the mark (``_respelled``,
+    ``_respelled_own``); returns how many ops were marked. Its coordinate arithmetic then stays in f32 under a
+    bf16 / f16 hint (the GridSample decomposition followed by a Conv, measured at the bf16 default before: nearest
+    picks moved, 4.0 off on values 0..4; linear 0.020 off, pinned 0.0009: the Conv's own rounding)."""
     stop = {v.get_node().get_name() for v in stops}
-    seen, stack, pinned = set(), [v.get_node() for v in outputs], 0
+    return _mark_upstream([v.get_node() for v in outputs],
+                          lambda n: n.get_name() not in stop and n.get_type_name() not in ("Parameter", "Constant"),
+                          lambda n: _respelled(_respelled_own(n)))
+
+
+def _mark_upstream(tops: list, enters, respell) -> int:
+    """Mark PRECISE every op that reads or writes floats upstream of ``tops``, as far as ``enters(op)`` lets the
+    walk in, each first respelled by ``respell``; returns how many were marked."""
+    seen, stack, pinned = set(), list(tops), 0
     while stack:
         node = stack.pop()
-        if node.get_name() in stop or node.get_name() in seen or node.get_type_name() in ("Parameter", "Constant"):
+        if node.get_name() in seen or not enters(node):
             continue
-        node = _respelled(_respelled_own(node))
+        node = respell(node)
         seen.add(node.get_name())
         if any(v.get_element_type().is_real() for v in [*node.outputs(), *node.input_values()]):
             node.get_rt_info()[PRECISE] = ""
@@ -183,10 +184,10 @@ def _respelled(node):
 def _respelled_own(node):
     """Beyond ``_respelled``, for our own forms' ops (their NaN handling is theirs, decided before these ops), the
     rewrites the CPU plugin makes of a dynamic-shape graph, which it runs op by op (measured, OpenVINO 2026.4.1, a
-    1-D DeformConv with a dynamic batch under bf16: 0.7% of the output's range off): a constant minus a tensor
-    becomes t * -1 + c in new, unmarked ops (spelled so here, exact, a negation by a -1 that is not a constant),
-    and a Maximum / Minimum with a
-    constant bound is fused with its partner into a new, unmarked Clamp (spelled as a comparison and a Select)."""
+    1-D DeformConv with a dynamic batch under bf16: 0.7% of the output's range off): a float Subtract becomes
+    a + b * -1 in new, unmarked ops (spelled so here: exact, a negation by a -1 that is not a constant), and a
+    Maximum / Minimum with a constant bound is fused with its partner into a new, unmarked Clamp (spelled as a
+    comparison and a Select)."""
     import numpy as np
 
     o, out, kind = ops(), node.output(0), node.get_type_name()

@@ -278,9 +278,15 @@ def decompose_gridsample(graph, ir: GridSampleIR, x, grid, y, name: str, *, comp
     xs = b.op("Shape", "x_shape", [x])
     gshape = b.op("Shape", "grid_shape", [grid])
     lengths = [b.op("Gather", f"L{d}", [xs, i64(2 + d)], axis=0) for d in range(D)]
-    g3 = b.op("Reshape", "grid_flat", [b.cast(grid, np.float32, "grid_f32"), i64([0, -1, D])])
-    taps = [_axis_taps(b, ir, Sym(b, b.op("Gather", f"g{d}", [g3, i64(D - 1 - d)], axis=2)), lengths[d], work)
-            for d in range(D)]
+    g32 = b.cast(grid, np.float32, "grid_f32")
+    if D == 1:
+        # [N, P] in one Reshape: OpenVINO's CPU plugin rebuilt a Gather of the one coordinate, with the Reshape
+        # before it, into a new Reshape that lost its f32 pin and rounded the grid to bf16 (1.4% of the range off)
+        coords = [b.op("Reshape", "g0", [g32, i64([0, -1])])]
+    else:
+        g3 = b.op("Reshape", "grid_flat", [g32, i64([0, -1, D])])
+        coords = [b.op("Gather", f"g{d}", [g3, i64(D - 1 - d)], axis=2) for d in range(D)]
+    taps = [_axis_taps(b, ir, Sym(b, g), lengths[d], work) for d, g in enumerate(coords)]
     xw = x if dtype == work else b.cast(x, work, "x_work")
     strides, M = spatial_strides(b, lengths)
     N = b.op("Slice", "N", [xs, i64([0]), i64([1])])

@@ -102,6 +102,7 @@ def judge(case, folder: Path) -> tuple[str, str]:
 
 
 def default_is_reduced() -> bool:
+    """Whether this CPU's default inference precision is below f32 (bf16 here): the one place tests ask."""
     import openvino as ov
 
     return str(ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT")) not in ("f32", "<Type: 'float32'>")

@@ -184,3 +184,28 @@ def test_deformconv_c_abi_refuses_short_inputs(bad):
     inputs, n = abi.tensors(arrays, cpu.DEFORMCONV_INPUTS)
     with pytest.raises(BridgeError, match=bad):
         abi.call(abi.library().rb_deformconv, inputs, n, ctypes.byref(params), ctypes.byref(abi.tensor(y)), 1)
+
+
+@pytest.mark.compiled
+def test_a_rung_caught_only_by_the_whole_model_check_is_a_defect(tmp_path, monkeypatch):
+    """A valid model that convert refuses because a node of the model it wrote is not its oracle's output (a
+    rung's proof let it through; only the whole-model check caught it) is SELF-REFUSED, not refused-ok: the
+    campaign had counted such a refusal good. Made real by putting back the blind spot it hid (a keep-aspect
+    Resize on dynamic lengths proven on one square length, ``interpolate.length_free``), and classified from the
+    line the CLI prints."""
+    from resample_bridge.lowering.openvino import interpolate
+    from resample_bridge.semantics.errors import BridgeError
+    from resample_bridge.tools.convert import convert_openvino_model
+    from resample_bridge.tools.dev.fuzz_cases import Case
+    from resample_bridge.tools.dev.fuzz_classify import CallResult, classify_call
+    from tests.helpers.models import resize_model
+
+    m = resize_model((1, 2, "H", "W"), sizes=[8, 8], opset=19, mode="linear", axes=[2, 3],
+                     keep_aspect_ratio_policy="not_smaller")
+    p = save(m, tmp_path)
+    monkeypatch.setattr(interpolate, "length_free", lambda ir, shape: None)
+    with pytest.raises(BridgeError) as caught:
+        convert_openvino_model(str(p))
+    call = CallResult("convert-ov", [], 2, "", f"resample-bridge: error: {caught.value.line()}\n", False, 1.0)
+    classify_call(Case("resize", "keep aspect", model=m), call, {}, {}, str(tmp_path), 2)
+    assert call.outcome == "SELF-REFUSED", (call.outcome, call.detail)

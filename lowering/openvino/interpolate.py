@@ -197,6 +197,11 @@ def length_free(ir: ResizeIR, shape) -> str | None:
         # cubic are continuous in the coordinate, their float32 steps within the error bound at every length;
         # nearest's ties move with the length.
         resized = [a for a in ir.axes if shape[a] is None]
+        if resized and ir.aspect_policy != "stretch":
+            # The output lengths and the common scale come from every resized axis's length: a square
+            # representative shape hides the policy (sizes as given), another one fixes other lengths.
+            return f"axis {resized[0]} has a dynamic length and keep_aspect_ratio_policy {ir.aspect_policy} " \
+                   "derives the output lengths from it"
         if resized and ir.sampler.kind == "nearest":
             return f"axis {resized[0]} has a dynamic length and a given size: nearest's rounding ties move " \
                    "with the length"

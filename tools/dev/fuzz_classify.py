@@ -3,12 +3,13 @@
 Outcomes, worst first: SILENTLY-WRONG (a written model, or verify, disagrees with the oracle, or the oracle is
 disputed by onnxruntime and onnx.reference together), ORT-UNEXPLAINED (onnxruntime differs from the oracle
 and no IR field or known runtime deviation explains it), COMPILE-FAIL (the written model does not compile or
-kills OpenVINO), HANG (timeout), INTERNAL-ERROR (exit 3, traceback), CLOBBERED (a user's file changed without
---force), ACCEPTED-INVALID (exit 0/1 where only a refusal is right), LEFTOVER (partial outputs, temporary
-folders, files left in $TMPDIR), BAD-EXIT (an exit status the contract does not have), BAD-MODE (written
-files ignore the umask), BAD-MESSAGE (not one clean line: several lines, longer than the CLI's cap
-(MAX_LINE), raw control characters, a source path or raw exception text, no node/field named, other libraries'
-log lines).
+kills OpenVINO), SELF-REFUSED (a valid case refused because a node of the model we wrote computed other numbers
+than its oracle: a rung's proof let it through and only the whole-model check caught it), HANG (timeout),
+INTERNAL-ERROR (exit 3, traceback), CLOBBERED (a user's file changed without --force), ACCEPTED-INVALID
+(exit 0/1 where only a refusal is right), LEFTOVER (partial outputs, temporary folders, files left in $TMPDIR),
+BAD-EXIT (an exit status the contract does not have), BAD-MODE (written files ignore the umask), BAD-MESSAGE (not
+one clean line: several lines, longer than the CLI's cap (MAX_LINE), raw control characters, a source path or raw
+exception text, no node/field named, other libraries' log lines).
 Good: exact, refused-ok, ok.
 """
 
@@ -25,9 +26,12 @@ from dataclasses import dataclass
 from ...semantics.errors import LINE_CAP
 
 GOOD = ("exact", "refused-ok", "ok")
-SEVERITY = ("SILENTLY-WRONG", "ORT-UNEXPLAINED", "COMPILE-FAIL", "HANG", "INTERNAL-ERROR", "CLOBBERED",
-            "ACCEPTED-INVALID", "LEFTOVER", "BAD-EXIT", "BAD-MODE", "BAD-MESSAGE")
+SEVERITY = ("SILENTLY-WRONG", "ORT-UNEXPLAINED", "COMPILE-FAIL", "SELF-REFUSED", "HANG", "INTERNAL-ERROR",
+            "CLOBBERED", "ACCEPTED-INVALID", "LEFTOVER", "BAD-EXIT", "BAD-MODE", "BAD-MESSAGE")
 BAD = SEVERITY
+# The whole-model check's words for a node of the written model that is not its oracle's output on its own inputs
+# (``lowering.model_check``): whatever else differs, that node's rung was wrong, not the case.
+SELF_CAUGHT = "of the written model is not its oracle's output"
 ORDER = GOOD + SEVERITY
 OV_TOUCHING = ("check-ov", "convert-ov", "verify-ov", "numbers")
 LIB = "libresample_bridge_openvino.so"
@@ -182,6 +186,8 @@ def _classify(case, call, before, after, convert_rc) -> tuple[str, str]:
         m = CTRL.search(text)
         if m:
             return "BAD-MESSAGE", f"raw control character U+{ord(m.group(0)):04X} on {stream}: {_short(text)}"
+    if rc == 2 and SELF_CAUGHT in call.err and case.kind == "valid":
+        return "SELF-REFUSED", _short(call.err)
     if rc == 2:
         probs = message_problems(call.err, case.need_node)
         if probs:

@@ -237,7 +237,8 @@ def rung(node, not_native=()):
     x = node.inputs[0]
     shape = dims(x)
     if not is_static(shape):
-        return needs_extension(f"input shape {shape} is not static (decomposition needs static shapes)")
+        return needs_extension(f"input shape {shape} is not static (decomposition needs static shapes; where the "
+                               "model runs at fixed lengths, convert --input gives them)")
     empty = _empty_output(node.ir, shape, node.name)
     if empty is not None:
         return Candidate([empty], "a zero-length output: an empty tensor of its shape and type (nothing to compute)"

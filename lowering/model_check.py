@@ -243,8 +243,8 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
             o = next(o for o in node.output if differs.get(o))
             w, g = np.asarray(want[o]), np.asarray(got[o])
             if g.shape != w.shape or not np.issubdtype(w.dtype, np.floating) or _integral(w) and _integral(g):
-                shown = (f"{g.ravel()[:6].tolist()} vs {w.ravel()[:6].tolist()}" if w.size <= 16 else
-                         f"shape {list(g.shape)} vs {list(w.shape)}")
+                shown = (f"{g.ravel()[:6].tolist()} vs {w.ravel()[:6].tolist()}" if w.size <= 16 and g.shape == w.shape
+                         else f"shape {list(g.shape)} vs {list(w.shape)}")
                 return f"first differing node: {clip(name, 80)} ({node.op_type}) gives {shown}"
     if shape and not located:
         return _UNLOCATED

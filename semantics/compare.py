@@ -107,10 +107,12 @@ def compare(got: np.ndarray, want: np.ndarray, atol: float | None = None, rtol: 
             allowed = np.where(np.isfinite(b), np.broadcast_to(bound, b.shape), 0.0) + BOUND_FLOOR
             bad = (d > allowed) | np.isinf(d)
             ratio = float((d / allowed).max())
+        # infinite distances: their percentiles interpolate inf - inf (NaN, reported in ``non_finite``), which numpy
+        # would also print as a warning on stderr
+        stats = {"max_abs": d.max(), "mean_abs": d.mean(), "median_abs": np.median(d),
+                 "p99_abs": np.percentile(d, 99), "max_rel": rel.max(), "mean_rel": rel.mean(),
+                 "median_rel": np.median(rel), "p99_rel": np.percentile(rel, 99)}
     i = np.unravel_index(int(np.argmax(d)), d.shape)
-    stats = {"max_abs": d.max(), "mean_abs": d.mean(), "median_abs": np.median(d), "p99_abs": np.percentile(d, 99),
-             "max_rel": rel.max(), "mean_rel": rel.mean(), "median_rel": np.median(rel),
-             "p99_rel": np.percentile(rel, 99)}
     stats = {k: float(v) for k, v in stats.items()}
     first = np.argwhere(bad)
     return CompareResult(**head, ok=not bool(bad.any()), **stats, mismatches=int(bad.sum()),

@@ -59,8 +59,9 @@ def guarded(x, axes: list[Dense], shape, name: str, otherwise):
     import openvino as ov
 
     o = ops()
+    # untagged: read through the If (``_guard_failures``), since OpenVINO merges the identical tests of several
+    # nodes guarded on one tensor into one op, which keeps one tag
     finite = o.reduce_logical_and(o.is_finite(x), o.constant(np.arange(len(shape), dtype=np.int64)), False)
-    tag(finite, f"{name}/{FORM}/finite")
     branch = o.if_op(finite.output(0))
     then_in, else_in = (o.parameter(list(shape), x.get_element_type()) for _ in range(2))
     bodies = [ov.Model([o.result(y)], [p]) for y, p in ((build(then_in.output(0), axes, shape, name), then_in),
@@ -111,7 +112,7 @@ def prove(rec, by_tag) -> list[str]:
     guard = by_tag.get(f"{rec.node}/{FORM}/guard")
     if "fallback" not in rec.proof and CONDITION not in rec.conditions:
         return [f"{rec.node}: the matrix form's record lost its finite-input condition"]
-    out = [] if "fallback" not in rec.proof else _guard_failures(rec, guard, by_tag.get(f"{rec.node}/{FORM}/finite"))
+    out = [] if "fallback" not in rec.proof else _guard_failures(rec, guard)
     for d in axes:
         mm = by_tag.get(f"{rec.node}/{FORM}/axis{d.axis}")
         if mm is None or mm.get_type_name() != "MatMul":
@@ -129,16 +130,23 @@ def prove(rec, by_tag) -> list[str]:
     return out
 
 
-def _guard_failures(rec, guard, finite) -> list[str]:
-    """The guard re-read: an If whose condition is every element of X finite (IsFinite, then ReduceLogicalAnd
-    over every axis), the matrices in its then branch (``prove`` finds them by tag). The fallback in the else
-    branch is proven as its own rung's record (``lowering.openvino.prove``)."""
-    if guard is None or guard.get_type_name() != "If" or finite is None or \
-            guard.input_value(0).get_node() is not finite:
+def _guard_failures(rec, guard) -> list[str]:
+    """The guard re-read: an If whose condition is every element of the tensor it hands its branches finite
+    (IsFinite of that tensor, then ReduceLogicalAnd over every axis), the matrices in its then branch (``prove``
+    finds them by tag). The fallback in the else branch is proven as its own rung's record
+    (``lowering.openvino.prove``)."""
+    if guard is None or guard.get_type_name() != "If" or guard.get_input_size() < 2:
         return [f"{rec.node}: the finite-input guard (If) is missing from the produced model"]
-    axes = finite.input_value(1).get_node()
-    if finite.get_type_name() != "ReduceLogicalAnd" or finite.input_value(0).get_node().get_type_name() != \
-            "IsFinite" or axes.get_type_name() != "Constant" or \
+    finite = guard.input_value(0).get_node()
+    test = finite.input_value(0) if finite.get_input_size() == 2 else None
+    axes = finite.input_value(1).get_node() if test is not None else None
+    if finite.get_type_name() != "ReduceLogicalAnd" or test.get_node().get_type_name() != "IsFinite" or \
+            not _same_output(test.get_node().input_value(0), guard.input_value(1)) or \
+            axes.get_type_name() != "Constant" or \
             sorted(axes.get_data().tolist()) != list(range(len(rec.proof["shape"]))):
         return [f"{rec.node}: the guard does not test every input element for being finite"]
     return []
+
+
+def _same_output(a, b) -> bool:
+    return a.get_node().get_name() == b.get_node().get_name() and a.get_index() == b.get_index()

@@ -213,8 +213,33 @@ def tags_in_copy(rec, by_tag, ov_model) -> dict:
     friendly name: a model re-read from disk has lost its tags; ``by_tag`` already maps them through the names
     recorded in memory."""
     names = {op.get_friendly_name(): op for op in ov_model.clone().get_ops()}
-    return {t: names[op.get_friendly_name()] for t, op in by_tag.items()
-            if t.startswith(rec.node + "/") and op.get_friendly_name() in names}
+    copied = {t: names[op.get_friendly_name()] for t, op in by_tag.items() if op.get_friendly_name() in names}
+    own = {t: op for t, op in copied.items() if t.startswith(rec.node + "/")}
+    return {**_merged_lengths(rec.node, own, copied), **own}
+
+
+# The tagged run-time values a form's index subgraph reads (``_lengths``, ``scale_taps``, ``scale_nearest``).
+BOUNDARY_ROLES = ("in", "out", "scale")
+
+
+def _merged_lengths(node: str, own: dict, copied: dict) -> dict:
+    """This node's run-time lengths and scales that OpenVINO merged into another node's identical op (its shared
+    op optimisation: two Resizes of one tensor compute the same in length, and the op kept carries the other
+    node's tag): {this node's tag: that op}, where exactly one op tagged with the same axis and role by another
+    node feeds this node's index Gathers. A wrong attribution cannot prove anything: the proof cuts the index
+    subgraph at the ops it names and refuses one that still reads another run-time value."""
+    reads = set()
+    for t, op in own.items():
+        if op.get_type_name() == "Gather" and op.get_input_size() > 1:
+            reads |= upstream_names(op.input_value(1).get_node())
+    found: dict = {}
+    for t, op in copied.items():
+        head, _, role = t.rpartition("/")
+        axis_part = head.rpartition("/")[2]  # index_<axis>
+        mine = f"{node}/{axis_part}/{role}"
+        if role in BOUNDARY_ROLES and not t.startswith(node + "/") and mine not in own and op.get_name() in reads:
+            found.setdefault(mine, []).append(op)
+    return {t: ops_[0] for t, ops_ in found.items() if len(ops_) == 1}
 
 
 def prove(rec, by_tag, ov_model) -> list[str]:

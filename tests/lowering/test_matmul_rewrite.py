@@ -203,6 +203,47 @@ def test_the_proof_rereads_the_guard_and_the_fallback(tmp_path):
     assert any("guard" in f for f in prove(ov_model, [unguarded]))
 
 
+def _two_resizes_of_one_input():
+    """FORMS[0] and FORMS[1] (one input shape) on one input X: two guards that test the same tensor."""
+    helper, numpy_helper = onnx.helper, onnx.numpy_helper
+    shape = FORMS[0][0]
+    nodes, inits, outs = [], [], []
+    for k in (0, 1):
+        _, scales, attrs = FORMS[k]
+        inits.append(numpy_helper.from_array(np.array(scales, np.float32), f"scales{k}"))
+        nodes.append(helper.make_node("Resize", ["X", "", f"scales{k}"], [f"Y{k}"], name=f"r{k}", **attrs))
+        outs.append(helper.make_tensor_value_info(f"Y{k}", onnx.TensorProto.FLOAT, None))
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, list(shape))],
+                          outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=10), shape
+
+
+def test_two_guards_on_one_input_are_proven(tmp_path):
+    """OpenVINO merges the two nodes' identical finite tests into one op, which keeps one node's tag: the other's
+    guard was "missing from the produced model" and convert refused the model (measured on torchvision's resize
+    variants of one image exported together). The guard is read through its If now; one that tests another tensor
+    than the one it hands its branches is refused."""
+    model, shape = _two_resizes_of_one_input()
+    onnx.save(model, tmp_path / "m.onnx")
+    with cost.using(FAVOUR_MATMUL):
+        ov_model, records = convert(str(tmp_path / "m.onnx"))
+    assert [(r.rung, r.proof.get("form")) for r in records] == [(2, "matmul")] * 2, [r.reason for r in records]
+    assert prove(ov_model, records) == []
+    irs = dict(parse_model(model))
+    compiled = ov.Core().compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    x = _x(shape)
+    got = compiled([x])
+    for k in (0, 1):
+        assert against_oracle(irs[f"r{k}"], got[k], run(irs[f"r{k}"], x), [x]).ok
+    tampered = ov_model.clone()
+    guard = next(op for op in tampered.get_ops() if op.get_type_name() == "If")
+    o = ov.opset13
+    other = o.constant(np.zeros(shape, np.float32))
+    test = o.reduce_logical_and(o.is_finite(other), o.constant(np.arange(len(shape), dtype=np.int64)), False)
+    guard.input(0).replace_source_output(test.output(0))
+    assert any("finite" in f for f in prove(tampered, records)), "a guard testing another tensor passed"
+
+
 def test_the_matrix_holds_the_oracles_taps():
     """Each row: the taps' weights at their clamped indices (a clamped border's two taps on one index added),
     zeros elsewhere, summing to 1 (a partition of unity)."""

@@ -10,7 +10,9 @@ the shape and the first node whose output differs where its inputs agree.
 
 Not judged (said, not guessed): outputs downstream of a resampling node whose IR names a deviation of
 onnxruntime's own (``translate.onnxruntime``), shapes at which onnxruntime cannot run the source (a shape the
-model does not admit), and a target that cannot run here (TensorRT). numpy at import; onnx and onnxruntime
+model does not admit), and a target that cannot run here (TensorRT). A difference first made by a node that is
+not a resampling node refuses the conversion too, saying where the target's own importer computes that node the
+same way (its conversion of the user's graph: the written model computes other numbers all the same). numpy at import; onnx and onnxruntime
 inside the functions.
 """
 
@@ -163,9 +165,14 @@ class SourceRunner:
 Runner = Callable[[dict, list], dict]
 
 
-def whole_model_failures(model, run_written: Runner | None, irs: dict | None = None) -> list[str]:
+def whole_model_failures(model, run_written: Runner | None, irs: dict | None = None,
+                         importer: Runner | None = None) -> list[str]:
     """Failures (empty: the written model computes the source's numbers at every probe shape onnxruntime
-    runs). ``model``: the source ModelProto; ``irs``: {node name: IR} of its resampling nodes."""
+    runs). ``model``: the source ModelProto; ``irs``: {node name: IR} of its resampling nodes; ``importer``: the
+    target's own importer's model of the source, run the same way (None where there is none): a failure whose
+    first differing node is not a resampling node says whether the importer computes it the same way (the
+    runtime's conversion of the user's graph, not ours: refused all the same, since the written model computes
+    other numbers there)."""
     if run_written is None:
         return []
     source = SourceRunner(model)
@@ -192,25 +199,27 @@ def whole_model_failures(model, run_written: Runner | None, irs: dict | None = N
             r = compare(np.asarray(got[o.name]), w, *model_tolerance(w.dtype))
             if r.ok:
                 continue
-            why = _attributed(model, want, run_written, probe, irs or {}, consts, r.shape_mismatch is not None)
+            why = _attributed(model, want, run_written, probe, irs or {}, consts, r.shape_mismatch is not None,
+                              importer)
             if why is None:
                 continue  # OpenVINO's own float rounding in ops not ours (see _attributed)
             what = (f"shape {r.shape_mismatch}" if r.shape_mismatch else
-                    f"max error {r.max_abs:.3g} at {list(r.worst)} ({r.got:.7g} vs {r.want:.7g})")
+                    f"max error {r.max_abs:.3g} at {list(r.worst)} ({r.got:.9g} vs {r.want:.9g})")
             return [f"output {clip(o.name, 80)!r} differs from the source on onnxruntime at {probe.text()}: "
                     f"{what}; {why}"]
     return []
 
 
 def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict, consts: dict,
-                shape: bool) -> str | None:
+                shape: bool, importer: Runner | None = None) -> str | None:
     """Why an output that differs is a different computation, or None where it is drift. Every tensor of both
     runs is compared in graph order: a resampling node of the written model that is not its oracle's output on
     the written model's own inputs is ours to answer for; a node whose inputs agree and whose integer output (a
     shape, a length, an index) or shape differs computes something else. A float op that is not ours, whose
     inputs agree and whose values differ is OpenVINO's own rounding (another accumulation order, a reciprocal for
     a division), as its importer has it: onnxruntime's reference drifts from it, beyond the tolerance where an
-    ill-conditioned map (a random homography) amplifies it, and nothing was read or written wrong."""
+    ill-conditioned map (a random homography) amplifies it, and nothing was read or written wrong. A node that is
+    not a resampling node whose output the ``importer``'s model gives identically is said to be so."""
 
     names = [o for node in model.graph.node for o in node.output if o]
     try:
@@ -245,10 +254,27 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
             if g.shape != w.shape or not np.issubdtype(w.dtype, np.floating) or _integral(w) and _integral(g):
                 shown = (f"{g.ravel()[:6].tolist()} vs {w.ravel()[:6].tolist()}" if w.size <= 16 and g.shape == w.shape
                          else f"shape {list(g.shape)} vs {list(w.shape)}")
-                return f"first differing node: {clip(name, 80)} ({node.op_type}) gives {shown}"
+                text = f"first differing node: {clip(name, 80)} ({node.op_type}) gives {shown}"
+                if ir is None and _importer_agrees(importer, probe, o, g):
+                    text += " (not a resampling node: OpenVINO's own importer computes it so too)"
+                return text
     if shape and not located:
         return _UNLOCATED
     return None
+
+
+def _importer_agrees(importer: Runner | None, probe: Probe, name: str, got: np.ndarray) -> bool:
+    """Whether the importer's model gives tensor ``name`` exactly as the written model did (``got``)."""
+    if importer is None:
+        return False
+    try:
+        theirs = importer(probe.feeds, [name])
+    except BridgeError:
+        return False
+    if name not in theirs:
+        return False
+    t = np.asarray(theirs[name])
+    return t.shape == got.shape and bool(np.array_equal(t, got, equal_nan=t.dtype.kind == "f"))
 
 
 # Asked for every intermediate tensor, the runtime compiles the model otherwise (fewer fusions): a difference that

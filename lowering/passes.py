@@ -343,6 +343,11 @@ class Target:
         runtime here, for ``agrees``; None where the target cannot run here."""
         return None
 
+    def run_importer(self, result: PassResult):
+        """The same for the target runtime's own import of the source model (what a node that is not ours
+        computes there without us), for ``agrees``; None where there is none."""
+        return None
+
     def agrees(self, result: PassResult, produced=None) -> None:
         """The whole-model postcondition (``model_check``) on ``produced`` (the model as written and read back),
         else ``result.model``; BridgeError naming the output, the shape and the first differing node."""
@@ -354,7 +359,7 @@ class Target:
             irs = dict(parse_model(model))
         except BridgeError:
             irs = {}
-        failures = whole_model_failures(model, self.run_written(result, produced), irs)
+        failures = whole_model_failures(model, self.run_written(result, produced), irs, self.run_importer(result))
         if failures:
             raise BridgeError("the converted model computes other numbers than the source: " + failures[0],
                               field="model")

@@ -214,10 +214,24 @@ def common_refusal(ir: ResizeIR) -> NoNearestIndex | None:
     return None
 
 
+def resolved_simple(ir: ResizeIR) -> ResizeIR:
+    """``ir`` with onnxruntime's Resize-10 / Upsample rounding "simple" (floor on an axis the user scale enlarges,
+    ceil on one it shrinks: ``coords.bind_resize``) spelled as the one rule it is on every axis, where the static
+    scales decide it alike (an axis of scale 1 reads whole coordinates: either rule); else ``ir`` itself."""
+    if ir.sampler.kind != "nearest" or ir.sampler.nearest != "simple" or not isinstance(ir.scales, tuple) or \
+            ir.scale_source != "user":
+        return ir
+    rules = {"ceil" if Fraction(s) < 1 else "floor" for s in ir.scales if Fraction(s) != 1}
+    if len(rules) != 1:
+        return ir
+    return dataclasses.replace(ir, sampler=dataclasses.replace(ir.sampler, nearest=rules.pop()))
+
+
 def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
     """The exact integer source-index form shared by every resized axis of a nearest Resize whose output
     lengths are given (sizes, static or fed at run time) or whole multiples of the input lengths (static
     integer scales, ``integer_scales``), or why there is none."""
+    ir = resolved_simple(ir)
     s = ir.sampler
     refused = common_refusal(ir)
     if refused is not None:

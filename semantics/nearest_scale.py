@@ -27,7 +27,7 @@ import numpy as np
 from .coords import bind_resize, output_length
 from .ir import ResizeIR, RuntimeValue
 from .nearest_index import INT32_MAX_OUT, Linear, NearestIndex, NoNearestIndex, _rounded, common_refusal, \
-    nearest_index
+    nearest_index, resolved_simple
 from .taps import axis_taps
 
 DIGIT_BITS = 4
@@ -208,6 +208,7 @@ def _axis(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> ScaleIndex | N
 def scale_indices(ir: ResizeIR) -> tuple[ScaleIndex, ...] | NoNearestIndex:
     """Per resized axis, the exact index form of a nearest Resize whose output lengths come from static scales
     (``nearest_index`` covers whole-number scales; this the rest), or why there is none."""
+    ir = resolved_simple(ir)
     refused = common_refusal(ir)
     if refused is not None:
         return refused

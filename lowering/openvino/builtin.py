@@ -113,5 +113,8 @@ def deformconv(node):
     x, w, off = node.inputs[:3]
     b, m = (list(node.inputs[3:5]) + [None, None])[:2]
     out = rewrite_deformconv(node.ir, x, w, off, b, m, node.name)
+    # A bias of zeros (the dynamo exporter writes one for DeformConv2d(bias=False)): OpenVINO removes its Add
+    zero_bias = b is not None and b.get_node().get_type_name() == "Constant" and not np.any(b.get_node().get_data())
     return Candidate([out], "DeformableConvolution-8 with bilinear_interpolation_pad=true"
-                     + (" + Add for the bias" if b is not None else ""), proof={"op": f"{node.name}/native"})
+                     + (" + Add for the bias" if b is not None else ""),
+                     proof={"op": f"{node.name}/native", **({"zero_bias": True} if zero_bias else {})})

@@ -1,6 +1,6 @@
-"""The coordinate arithmetic that generates a GridSample's grid (a DeformConv's offsets, a Resize's scales / roi fed
-at run time) inside the model, kept in float32 under OpenVINO's reduced inference precision (issue 42: "reduced precision may round values, never move an
-index").
+"""The coordinate arithmetic that generates a GridSample's grid (a DeformConv's offsets, a Resize's scales / roi /
+sizes fed at run time) inside the model, kept in float32 under OpenVINO's reduced inference precision (issue 42:
+"reduced precision may round values, never move an index").
 
 The grid is not ours: the importer converts its producer (ONNX AffineGrid-20 becomes a MatMul of the base grid by
 theta; kornia's warps, a MatMul, a Divide, a 3x3 matrix built by Pad and scatters). Under the CPU's default bf16
@@ -37,7 +37,8 @@ GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node ke
 
 def _resize_positions(ir, inputs: list) -> list:
     at = resize_inputs(ir, inputs)  # (X, roi, scales, sizes) whatever the op's own order
-    return [at[k] for k, f in ((1, ir.roi), (2, ir.scales)) if isinstance(f, RuntimeValue) and at[k] is not None]
+    return [at[k] for k, f in ((1, ir.roi), (2, ir.scales), (3, ir.sizes))
+            if isinstance(f, RuntimeValue) and at[k] is not None]
 
 
 def _port(port: int):
@@ -45,8 +46,10 @@ def _port(port: int):
 
 
 # The inputs that place the taps, per op, and their name: a GridSample's grid, a DeformConv's offsets (its mask is
-# a weight: value rounding only), a Resize's scales / roi fed at run time (ONNX input order).
-POSITIONS = PerOp("the inputs that place the taps", resize=(_resize_positions, "scales / roi"),
+# a weight: value rounding only), a Resize's scales / roi / sizes fed at run time (ONNX input order; sizes computed
+# in floats from the input's shape, as the dynamo exporter writes scale_factor on dynamic H / W, moved an output
+# length under the bf16 hint: floor(90 * 0.41) came out 37).
+POSITIONS = PerOp("the inputs that place the taps", resize=(_resize_positions, "scales / roi / sizes"),
                   gridsample=(_port(1), "grid"), deformconv=(_port(2), "offsets"))
 MAX_CONTRACTION = 4  # a MatMul over at most this many terms is coordinate arithmetic (x, y, z, 1), not a layer
 
@@ -65,7 +68,7 @@ _COORDINATE_OPS = frozenset({
 
 def mark(name: str, ir, inputs: list) -> None:
     """Stamp the op producing the positions ``inputs`` hands node ``name`` (an OpenVINO output, frontend order):
-    a GridSample's grid, a DeformConv's offsets, a Resize's scales / roi computed in the graph (the scales a
+    a GridSample's grid, a DeformConv's offsets, a Resize's scales / roi / sizes computed in the graph (the scales a
     run-time form floors into lengths: under the bf16 hint the plugin ran the model's own Concat of [1, 1] and
     two run-time scales in bf16, 0.8 read as 0.80078: another output length)."""
     for v in _positions(ir, inputs):
@@ -83,7 +86,7 @@ def _positions(ir, inputs: list) -> list:
 
 
 def positions_name(ir) -> str:
-    """What the inputs that place the taps are called: grid, offsets, scales / roi."""
+    """What the inputs that place the taps are called: grid, offsets, scales / roi / sizes."""
     return POSITIONS.of(ir)[1]
 
 

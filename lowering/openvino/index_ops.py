@@ -23,6 +23,9 @@ from .graph import F32, ops
 VERDICTS = Verdicts(version_of("openvino"))  # grid verdicts of the nearest index forms, by subgraph structure
 
 
+JOINT = -1  # the axis number of the tags on several axes' joint lengths and scales (``scale_nearest``)
+
+
 def tag_of(name: str, axis: int, what: str) -> str:
     return f"{name}/index_{axis}/{what}"
 

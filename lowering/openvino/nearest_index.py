@@ -224,22 +224,52 @@ BOUNDARY_ROLES = ("in", "out", "scale")
 
 def _merged_lengths(node: str, own: dict, copied: dict) -> dict:
     """This node's run-time lengths and scales that OpenVINO merged into another node's identical op (its shared
-    op optimisation: two Resizes of one tensor compute the same in length, and the op kept carries the other
-    node's tag): {this node's tag: that op}, where exactly one op tagged with the same axis and role by another
-    node feeds this node's index Gathers. A wrong attribution cannot prove anything: the proof cuts the index
-    subgraph at the ops it names and refuses one that still reads another run-time value."""
-    reads = set()
-    for t, op in own.items():
-        if op.get_type_name() == "Gather" and op.get_input_size() > 1:
-            reads |= upstream_names(op.input_value(1).get_node())
+    op optimisation: two Resizes of one tensor compute the same in length; an out length read from a shape is
+    another node's in length once OpenVINO has resolved the Gather of the Concat'ed sizes), which keeps the other
+    node's tag: {this node's tag: that op}. Found at the run-time leaves of each index Gather's subgraph (the walk
+    stops at tagged lengths and scales and at ShapeOf): a leaf another node tagged fills the role it was tagged
+    with where that role is missing here, else the one role missing (a float: the scale). A wrong attribution
+    cannot prove anything: the proof cuts the subgraph at the ops it names and refuses one that still reads
+    another run-time value, and runs it over the grid against the oracle's taps."""
+    tag_of_op = {op.get_name(): t for t, op in copied.items() if t.rpartition("/")[2] in BOUNDARY_ROLES}
     found: dict = {}
-    for t, op in copied.items():
-        head, _, role = t.rpartition("/")
-        axis_part = head.rpartition("/")[2]  # index_<axis>
-        mine = f"{node}/{axis_part}/{role}"
-        if role in BOUNDARY_ROLES and not t.startswith(node + "/") and mine not in own and op.get_name() in reads:
-            found.setdefault(mine, []).append(op)
-    return {t: ops_[0] for t, ops_ in found.items() if len(ops_) == 1}
+    for t, g in own.items():
+        if not t.endswith("/gather") or g.get_type_name() != "Gather" or g.get_input_size() < 2:
+            continue
+        part = t[len(node) + 1:].rpartition("/")[0]  # index_<axis>
+        foreign = {op.get_name(): (tag_of_op[op.get_name()], op) for op in _leaves(g.input_value(1).get_node(),
+                                                                                 tag_of_op)
+                   if not tag_of_op[op.get_name()].startswith(node + "/")}
+        for other, op in foreign.values():
+            other_part, _, role = other.rpartition("/")
+            axis_part = other_part.rpartition("/")[2]
+            mine = f"{node}/{axis_part if axis_part == f'index_{index_ops.JOINT}' else part}/{role}"
+            if mine not in own:
+                found.setdefault(mine, []).append(op)
+        missing = [r for r in BOUNDARY_ROLES if f"{node}/{part}/{r}" not in own and f"{node}/{part}/{r}" not in found]
+        lengths = [r for r in missing if r != "scale"]
+        unplaced = [op for _, op in foreign.values() if all(op is not v for ops_ in found.values() for v in ops_)]
+        for op in unplaced[:1] if len(unplaced) == 1 else ():
+            role = "scale" if op.get_output_element_type(0).is_real() else (lengths[0] if len(lengths) == 1 else None)
+            if role is not None and role in missing:
+                found.setdefault(f"{node}/{part}/{role}", []).append(op)
+    return {t: ops_[0] for t, ops_ in found.items() if len({o.get_name() for o in ops_}) == 1}
+
+
+def _leaves(op, tagged: dict) -> list:
+    """The tagged ops (``tagged``: name -> tag) where ``op``'s upstream walk ends: it stops at them and at ShapeOf
+    (a length's source, not a leaf of the index arithmetic)."""
+    seen, todo, out = set(), [op], []
+    while todo:
+        n = todo.pop()
+        if n.get_name() in seen:
+            continue
+        seen.add(n.get_name())
+        if n.get_name() in tagged:
+            out.append(n)
+        elif n.get_type_name() != "ShapeOf":
+            todo += [v.get_node() for v in n.input_values()]
+    return out
 
 
 def prove(rec, by_tag, ov_model) -> list[str]:

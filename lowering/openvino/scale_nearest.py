@@ -41,7 +41,7 @@ from ..index_form import axis_key
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
-from .index_ops import cached_verdict, centred, pow2, signature, tag_of
+from .index_ops import JOINT, cached_verdict, centred, pow2, signature, tag_of
 from .interpolate import inexact_spellings
 from .pinned import pin_f32, quotient, run_time_minus_one
 from .scale_length import MAX_LEN, halves, out_length, significand, unit_axes
@@ -53,7 +53,6 @@ MAX_SCALE = 1 << 11  # F + d - 12 >= 0: the numerator's shift is a left shift
 COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners",
           "half_pixel_symmetric")
 RULES = ("floor", "ceil", "round_prefer_floor", "round_prefer_ceil", "simple")
-JOINT = -1  # the axis number of the tags on the axes' joint lengths and scales
 # (N = a*o + b, d, h) of x + h = N * 2^d / s per coordinate mode
 _NUMERATOR = {"asymmetric": (1, 0, 0, 0), "tf_half_pixel_for_nn": (2, 1, -1, 0),
               "half_pixel": (2, 1, -1, 1), "pytorch_half_pixel": (2, 1, -1, 1)}

@@ -57,6 +57,10 @@ def _prove_copied(tags, rec, axis: int, copied: list) -> list[str]:
     the constant 1 at their positions (``known_values``)."""
     if not copied:
         return []
+    if all(static_scale(rec.ir, a) is not None for a in rec.ir.axes):
+        # the IR's own constants (OpenVINO folds the chain below into one): the axes left as they are have scale 1
+        wrong = [a for a in copied if static_scale(rec.ir, a) != 1.0]
+        return [f"{rec.node}: axis {a} is left as it is, but its scale is not 1" for a in wrong]
     op = tags.get(tag_of(rec.node, axis, "scale"))
     chain = [op]
     for kind in ("Maximum", "ReduceSum", "Select"):

@@ -16,7 +16,7 @@ from ..record_format import records_json
 from . import grid_pin
 from .boundary import planar_sides
 from .frontend import Planner, conversion_extensions, conversion_message, openvino_error_reason, source_irs, stamped
-from .graph import F32, observing, tagged
+from .graph import F32, compile_checked, observing, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .older_releases import respell_for_older_releases
 from .probe import plugin_sentence
@@ -141,23 +141,50 @@ class OpenVINOTarget(Target):
 
     def run_written(self, result: PassResult, produced=None):
         """The produced model on OpenVINO CPU (f32), compiled once per set of observed tensors."""
-        compiled: dict = {}
         model = result.model if produced is None else produced
+        return _runner(lambda observe: self._compile(result, observing(model, observe)), "the converted model")
 
-        def run(feeds: dict, observe: list) -> dict:
-            key = tuple(observe)
-            if key not in compiled:
-                compiled[key] = self._compile(result, observing(model, observe))
-            c = compiled[key]
-            params = {n for p in c.inputs for n in p.get_names()}
+    def run_importer(self, result: PassResult):
+        """OpenVINO's own import of the source ONNX file (``openvino.convert_model`` alone, as ``check`` calls the
+        importer; the user's extensions loaded), compiled on first use; None for a source that is not a file."""
+        if not isinstance(result.source, (str, os.PathLike)):
+            return None
+        path = os.fspath(result.source)
+
+        def compile_observing(observe):
+            import openvino as ov
+
+            core = ov.Core()
             try:
-                res = c({k: v for k, v in feeds.items() if k in params})
-            except Exception as e:  # noqa: BLE001 -- the plugin's refusal, in its own words
-                raise BridgeError("OpenVINO CPU cannot run the converted model: " + plugin_sentence(e),
+                for ext in self.extensions:
+                    core.add_extension(ext)
+                imported = ov.convert_model(path, extension=list(self.extensions)) if self.extensions else \
+                    ov.convert_model(path)
+                return compile_checked(core, observing(imported, observe), F32)
+            except Exception as e:  # noqa: BLE001 -- the importer's refusal: nothing of it to compare
+                raise BridgeError("OpenVINO's importer cannot run the source: " + plugin_sentence(e),
                                   field="model") from None
-            return {name: val for port, val in res.items() for name in port.get_names()}
+        return _runner(compile_observing, "the importer's model")
 
-        return run
+
+def _runner(compile_observing, what: str):
+    """``(feeds, names to observe) -> outputs by tensor name`` of the model ``compile_observing(observe)``
+    compiles, once per set of observed tensors."""
+    compiled_by: dict = {}
+
+    def run(feeds: dict, observe: list) -> dict:
+        key = tuple(observe)
+        if key not in compiled_by:
+            compiled_by[key] = compile_observing(list(observe))
+        c = compiled_by[key]
+        params = {n for p in c.inputs for n in p.get_names()}
+        try:
+            res = c({k: v for k, v in feeds.items() if k in params})
+        except Exception as e:  # noqa: BLE001 -- the plugin's refusal, in its own words
+            raise BridgeError(f"OpenVINO CPU cannot run {what}: " + plugin_sentence(e), field="model") from None
+        return {name: val for port, val in res.items() for name in port.get_names()}
+
+    return run
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ source on onnxruntime, and never pass an output it did not judge."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -73,13 +74,10 @@ def test_an_output_not_judged_is_not_a_pass():
     assert report["verdict"] == "FAILED"
 
 
-def test_the_written_model_is_checked_as_read_back(tmp_path):
-    """OpenVINO 2026.4.1's CPU plugin compiles this chain, read from an IR file (or from its own importer), into
-    the reciprocal scale (16x16 -> 0x0 where onnxruntime gives 224x224), while the same model in memory after our
-    conversion computes it right: the postcondition runs on what was written, and convert refuses and writes
-    nothing. Skipped where this OpenVINO computes the chain right."""
-    from resample_bridge.tools.cli import main
-
+def _miscompiled_chain(tmp_path) -> str:
+    """A model whose sizes chain OpenVINO 2026.4.1's CPU plugin compiles, read from an IR file (or from its own
+    importer), into the reciprocal scale (16x16 -> 0x0 where onnxruntime gives 224x224); skipped where this
+    OpenVINO computes the chain right."""
     import onnx
 
     from tests.helpers.models import ratio_sized_model
@@ -89,8 +87,39 @@ def test_the_written_model_is_checked_as_read_back(tmp_path):
     imported = ov.Core().compile_model(ov.convert_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     if imported([np.zeros((1, 3, 16, 16), np.float32)])[0].shape == (1, 3, 224, 224):
         pytest.skip("this OpenVINO computes the chain right")
+    return path
+
+
+def test_the_written_model_is_checked_as_read_back(tmp_path, monkeypatch):
+    """The same model in memory after our conversion computes the chain right: the postcondition runs on what was
+    written, and convert refuses and writes nothing. (Shown with the sizes' producer left at the model's
+    precision, as before ``grid_pin`` pinned it: pinned, the plugin compiles the chain right, below.)"""
+    from resample_bridge.lowering.openvino import grid_pin
+    from resample_bridge.tools.cli import main
+
+    path = _miscompiled_chain(tmp_path)
+    monkeypatch.setattr(grid_pin.POSITIONS, "of", lambda ir: ((lambda ir, inputs: []), "none"))
     assert main(["convert", path, "-o", str(tmp_path / "out" / "m.xml")]) == 2
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_pinned_sizes_compile_right_where_the_importer_does_not(tmp_path):
+    """With the sizes' producer pinned to f32 (``grid_pin``: a Resize's sizes fed at run time), the written model
+    read back computes onnxruntime's lengths and numbers at every shape tried, where the importer gives 0x0."""
+    import onnxruntime as ort
+
+    from resample_bridge.tools.cli import main
+
+    path = _miscompiled_chain(tmp_path)
+    assert main(["convert", path, "-o", str(tmp_path / "out" / "m.xml")]) == 0
+    written = ov.Core().compile_model(str(tmp_path / "out" / "m.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for shape in ((1, 3, 16, 16), (1, 3, 32, 48), (1, 3, 7, 9)):
+        x = np.random.default_rng(0).random(shape, dtype=np.float32)
+        want = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+        got = written([x])[0]
+        assert got.shape == want.shape, (shape, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_the_onnx_target_checks_the_whole_model_too(monkeypatch, tmp_path):
@@ -116,3 +145,39 @@ def test_the_onnx_target_checks_the_whole_model_too(monkeypatch, tmp_path):
     monkeypatch.setattr(onnx_fold, "partial_value", lambda *a, **k: (1, 3, 32, 32))
     assert main(["convert", path, "--target", "onnx", "-o", str(tmp_path / "bad.onnx")]) == 2
     assert not (tmp_path / "bad.onnx").exists()
+
+
+def _divided_height(add: int):
+    """X[1, 1, H, W] -> nearest x2 (ours) and Z = (H * 2^20 + add) // 3 in int64: OpenVINO divides integers through
+    float32 (its importer too), so Z is off by one where H * 2^20 + add passes 2^24 off a multiple of 3: with
+    add 1 at H = 64 only (the second of the probe shapes 16, 64, 96), with add 5 at all three (measured)."""
+    from onnx import TensorProto as T, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.array(v, dt), n) for n, v, dt in (
+        ("sc", [1, 1, 2, 2], np.float32), ("ax", 2, np.int64), ("mul", 2 ** 20, np.int64), ("add", add, np.int64),
+        ("d", 3, np.int64))]
+    nodes = [helper.make_node("Resize", ["X", "", "sc"], ["Y"], name="up", mode="nearest"),
+             helper.make_node("Shape", ["X"], ["shp"]), helper.make_node("Gather", ["shp", "ax"], ["h"]),
+             helper.make_node("Mul", ["h", "mul"], ["hm"]), helper.make_node("Add", ["hm", "add"], ["n"]),
+             helper.make_node("Div", ["n", "d"], ["Z"], name="div")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", T.FLOAT, [1, 1, "H", "W"])],
+                          [helper.make_tensor_value_info("Y", T.FLOAT, None),
+                           helper.make_tensor_value_info("Z", T.INT64, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def test_a_difference_of_openvinos_own_conversion_is_refused_and_said_so():
+    """A node that is not a resampling node, computed by OpenVINO's own importer exactly as by the written model
+    but otherwise than onnxruntime: the written model computes other numbers, so convert refuses it, and says the
+    difference is the runtime's conversion of the user's graph (before, the message named the node only: users of
+    a Mask2Former export read a Gather of a shape, [1] for a scalar, as ours)."""
+    import onnx
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "m.onnx"
+        onnx.save(_divided_height(1), p)
+        with pytest.raises(BridgeError) as e:
+            convert(str(p))
+    assert e.value.field == "model" and "X[1, 1, 64, 96]" in e.value.message and "div (Div)" in e.value.message, \
+        e.value.message
+    assert "OpenVINO's own importer computes it so too" in e.value.message, e.value.message

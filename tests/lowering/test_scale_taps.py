@@ -284,6 +284,44 @@ def test_scales_computed_in_the_model_stay_f32_under_bf16(tmp_path):
         assert low.shape == want.shape and not outside(low, want, reduced).any(), (hw, low.shape, want.shape)
 
 
+def float_sizes_model(mode: str, antialias: int):
+    """The dynamo exporter's F.interpolate(scale_factor=0.41) on dynamic H / W: each output length computed in floats
+    from the input's own, int64(float(L) * 0.41), concatenated after N and C."""
+    nodes, lengths = [], []
+    for axis in (2, 3):
+        a = f"_{axis}"
+        nodes += [helper.make_node("Shape", ["X"], ["shp" + a], start=axis, end=axis + 1),
+                  helper.make_node("Squeeze", ["shp" + a], ["len" + a]),
+                  helper.make_node("Cast", ["len" + a], ["lenf" + a], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", ["lenf" + a, "k"], ["scaled" + a]),
+                  helper.make_node("Cast", ["scaled" + a], ["out" + a], to=TensorProto.INT64),
+                  helper.make_node("Reshape", ["out" + a, "minus_one"], ["size" + a])]
+        lengths.append("size" + a)
+    nodes += [helper.make_node("Concat", ["nc"] + lengths, ["sizes"], axis=0),
+              helper.make_node("Resize", ["X", "", "", "sizes"], ["Y"], name="r", mode=mode, antialias=antialias)]
+    inits = [onnx.numpy_helper.from_array(np.array(0.41, np.float32), "k"),
+             onnx.numpy_helper.from_array(np.array([1, 3], np.int64), "nc"),
+             onnx.numpy_helper.from_array(np.array([-1], np.int64), "minus_one")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+
+
+@pytest.mark.parametrize("mode,antialias", [("cubic", 1), ("linear", 0)])
+def test_sizes_computed_in_floats_keep_their_length_under_bf16(tmp_path, mode, antialias):
+    """The sizes' float arithmetic is the model's own, and under the bf16 hint the plugin ran it in bf16: 90 * 0.41
+    = 36.9 read as 37.0, an output 37 wide where onnxruntime and PyTorch give 36 (measured, OpenVINO's importer
+    too). The sizes' producer is pinned to f32 now, as a run-time scales' is."""
+    src = tmp_path / "m.onnx"
+    onnx.save(float_sizes_model(mode, antialias), src)
+    api.convert(str(src), str(tmp_path / "out" / "m.xml"))
+    bf16 = ov.Core().compile_model(str(tmp_path / "out" / "m.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
+    for hw in ((40, 90), (37, 61)):
+        x = np.random.default_rng(5).standard_normal((1, 3, *hw)).astype(np.float32)
+        assert bf16([x])[0].shape == sess.run(None, {"X": x})[0].shape == (1, 3, hw[0] * 41 // 100, hw[1] * 41 // 100)
+
+
 @pytest.mark.compiled
 def test_prefer_fastest_takes_the_extension(tmp_path):
     """--prefer fastest: the extension, measured faster than the window at every shape tried (the cost model has

@@ -46,6 +46,18 @@ def test_equals_oracle_taps(coord, rounding, rule):
         _check(_ir(coord, rounding, (s, F32[0]), size_rule=rule), range(1, 201))
 
 
+@pytest.mark.parametrize("rule", ("floor", "floor_fp32"))
+def test_resize_10_simple_rounding_equals_oracle_taps(rule):
+    """onnxruntime's Resize-10 / Upsample rounding "simple" (floor enlarging, ceil shrinking) took the extension on
+    run-time lengths (an opset-10 export of F.interpolate(scale_factor=2.5) with dynamic H / W wrote a library by
+    default): where the static scales decide it alike, it is that rule (an axis of scale 1 either)."""
+    for s in F32:
+        _check(_ir("asymmetric", "simple", (1.0, s), size_rule=rule, axes=(1, 2)), range(1, 201))
+        _check(_ir("asymmetric", "simple", (s, s), size_rule=rule), range(1, 201))
+    mixed = scale_indices(_ir("asymmetric", "simple", (0.6, 2.5)))
+    assert isinstance(mixed, NoNearestIndex) and mixed.field == "nearest_mode", mixed
+
+
 @pytest.mark.parametrize("rule", ("floor", "floor_fp32", "floor_eps"))
 @pytest.mark.parametrize("rounding", ROUNDINGS)
 def test_centred_half_pixel_symmetric_equals_oracle_taps(rounding, rule):
@@ -103,7 +115,7 @@ def test_largest_supported_lengths():
     (dict(scales=(Fraction(0.6), Fraction(0.6))), "scales"),
     (dict(coord="tf_crop_and_resize", roi=RuntimeValue("r")), "coordinate_transformation_mode"),
     (dict(aspect_policy="not_larger"), "keep_aspect_ratio_policy"),
-    (dict(sampler=Sampler("nearest", "simple")), "nearest_mode"),
+    (dict(sampler=Sampler("nearest", "simple"), scales=(Fraction(F32[0]), Fraction(5, 2))), "nearest_mode"),
     (dict(exclude_outside=True), "exclude_outside"),
 ])
 def test_refuses_with_reason(kw, field):

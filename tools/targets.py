@@ -107,6 +107,11 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
         lines.append(f"{clip(node, 80)}: {g['input']} producer kept in f32: {g['ops']} ops" + (
             f"; {', '.join(g['stops'])} and above stay at the model's precision, as the importer's"
             if g["stops"] else ""))
+    if rep.get("pinned"):
+        lines.append(f"kept in f32 under a reduced precision by OpenVINO's disable_fp16_compression mark "
+                     f"({clip(', '.join(rep['pinned']), 120)}): the CPU plugin honours it from OpenVINO 2026; "
+                     f"2023.3 to 2025.4 run those ops at their bf16 default (measured: nearest picks move), so "
+                     f"compile with INFERENCE_PRECISION_HINT=f32 there")
     if records:
         lines.append("proven at OpenVINO's f32 inference precision (INFERENCE_PRECISION_HINT=f32); at its bf16 / f16 "
                      "defaults values may round: verify --precision bf16 judges that")

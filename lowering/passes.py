@@ -344,8 +344,7 @@ class Target:
         return None
 
     def run_importer(self, result: PassResult):
-        """The same for the target runtime's own import of the source model (what a node that is not ours
-        computes there without us), for ``agrees``; None where there is none."""
+        """The same for the target runtime's own import of the source (what a node not ours computes there)."""
         return None
 
     def agrees(self, result: PassResult, produced=None) -> None:

@@ -25,7 +25,8 @@ from ..semantics.reference import run as oracle
 from ..semantics.tolerance import model_tolerance
 from ..translate import torch as torch_frontend
 from ..translate.torch_ops import ORACLE_INPUTS
-from .model_check import MAX_ELEMENTS, _integral
+from .model_check import _integral
+from .model_probes import MAX_ELEMENTS
 
 # (feeds in the program's input order, tensor names to observe) -> (outputs in order, observed by name)
 Runner = Callable[[list, list], tuple]

@@ -17,7 +17,7 @@ from typing import Callable
 from ..lowering.passes import CUSTOM, ConvertOptions, Target, Written
 from ..lowering.record_format import format_records, summary_counts
 from ..lowering.onnx.target import OnnxTarget, format_convert_onnx
-from ..lowering.openvino.target import OPENVINO
+from ..lowering.openvino.target import OPENVINO, PIN_NOTE
 from ..lowering.tensorrt.target import TARGET
 from ..semantics.errors import BridgeError, clip
 from . import check_openvino, check_tensorrt, run_openvino
@@ -108,10 +108,7 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
             f"; {', '.join(g['stops'])} and above stay at the model's precision, as the importer's"
             if g["stops"] else ""))
     if rep.get("pinned"):
-        lines.append(f"kept in f32 under a reduced precision by OpenVINO's disable_fp16_compression mark "
-                     f"({clip(', '.join(rep['pinned']), 120)}): the CPU plugin honours it from OpenVINO 2026; "
-                     f"2023.3 to 2025.4 run those ops at their bf16 default (measured: nearest picks move), so "
-                     f"compile with INFERENCE_PRECISION_HINT=f32 there")
+        lines.append(f"{clip(', '.join(rep['pinned']), 120)}: {PIN_NOTE}")
     if records:
         lines.append("proven at OpenVINO's f32 inference precision (INFERENCE_PRECISION_HINT=f32); at its bf16 / f16 "
                      "defaults values may round: verify --precision bf16 judges that")

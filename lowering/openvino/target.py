@@ -252,6 +252,10 @@ def pinned_grids(ov_model, records) -> list:
 
 
 PINNED_KEY = "resample_bridge_reduced_precision"  # model rt_info: what a reduced inference precision needs
+# What such a model needs, said once: in its rt_info and in convert's output (``relies_on_the_pin``'s measurements).
+PIN_NOTE = "ops kept in f32 by the disable_fp16_compression mark, which OpenVINO's CPU plugin honours from 2026; " \
+    "2023.3 to 2025.4 run them at their bf16 default (measured: nearest picks move): compile with " \
+    "INFERENCE_PRECISION_HINT=f32 there"
 
 
 def record_pinned(ov_model, records) -> None:
@@ -259,9 +263,7 @@ def record_pinned(ov_model, records) -> None:
     (``relies_on_the_pin``) and what that needs, so a deployed model carries it as it carries its conditions."""
     nodes = [r.node for r in records if relies_on_the_pin(r)]
     if nodes:
-        ov_model.set_rt_info(f"{', '.join(nodes)}: ops kept in f32 by disable_fp16_compression, which OpenVINO's CPU "
-                             f"plugin honours from 2026; with 2023.3 to 2025.4 compile with "
-                             f"INFERENCE_PRECISION_HINT=f32", PINNED_KEY)
+        ov_model.set_rt_info(f"{', '.join(nodes)}: {PIN_NOTE}", PINNED_KEY)
 
 
 def record_conditions(ov_model, records) -> None:

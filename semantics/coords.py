@@ -75,6 +75,25 @@ def round_half_up(x: Fraction) -> int:
     return math.floor(x + Fraction(1, 2))
 
 
+# Significand bits of the float products a size rule rounds L * s in (floor_fp32: onnxruntime; floor_fp64: PyTorch).
+_PRODUCT_BITS = {"floor_fp32": 24, "floor_fp64": 53}
+
+
+def floor_agrees_below(scale: Fraction, rule: str) -> float:
+    """An input length below which ``output_length(L, scale, rule)`` is the exact floor(L * scale) for every L
+    (0 where none is known): the float product of L and a binary scale n / 2^E (n odd) is exact while L * n
+    stays below 2^24 (float32) or 2^53 (float64), so a form computing the exact floor holds there; any length for
+    "floor" itself; OpenVINO's floor_eps only at scale 1."""
+    scale = Fraction(scale)
+    if rule == "floor" or (rule == "floor_eps" and scale == 1):
+        return math.inf
+    bits = _PRODUCT_BITS.get(rule)
+    if bits is None or scale <= 0 or scale.denominator & (scale.denominator - 1):
+        return 0
+    n = scale.numerator >> ((scale.numerator & -scale.numerator).bit_length() - 1)  # its odd part
+    return -(-(1 << bits) // n)
+
+
 def output_length(in_len: int, scale: Fraction, rule: str) -> int:
     if rule == "floor":
         return math.floor(in_len * scale)

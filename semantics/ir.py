@@ -11,9 +11,10 @@ are in vocab.py):
 * ``coord``: how an output index maps to a source coordinate, before the length/scale are known —
   half_pixel, half_pixel_symmetric, pytorch_half_pixel, tf_half_pixel_for_nn, align_corners, asymmetric,
   tf_crop_and_resize.
-* ``size_rule``: output length from a user scale: ``floor`` (floor(L*s), ONNX), ``round`` (round half to
-  even, observed elsewhere), ``floor_eps`` (OpenVINO: float32 L*(s+1e-6), truncated) or ``floor_fp32``
-  (onnxruntime: float32 L*s, truncated) or ``floor_fp64`` (PyTorch: float64 L*s, truncated).
+* ``size_rule``: output length from a user scale: ``floor`` (the exact floor(L*s): onnx.reference, the
+  "reference" convention), ``round`` (round half to even, observed elsewhere), ``floor_eps`` (OpenVINO: float32
+  L*(s+1e-6), truncated) or ``floor_fp32`` (onnxruntime: float32 L*s, truncated; the ONNX spec convention) or
+  ``floor_fp64`` (PyTorch: float64 L*s, truncated).
 * ``scale_source``: which scale enters the coordinate formula: ``user`` (the given scale) or ``ratio``
   (out_len / in_len).
 * ``formula_length``: which output length enters align_corners / half_pixel_symmetric / tf_crop_and_resize

@@ -170,9 +170,10 @@ def _rounded(p: Linear, q: Linear, r: Linear, rule: str):
     return None
 
 
-# Output-length rules that give exactly k*in for an integer scale k (floor_eps and floor_fp32 round a float32
-# product, which drifts past 2^23).
-_EXACT_SIZE_RULES = ("floor", "round")
+# Output-length rules that give exactly k*in for an integer scale k: the float products of onnxruntime and PyTorch
+# too, for every output the forms take (k*in <= INT32_MAX_OUT < 2^24: exact in float32); OpenVINO's floor_eps adds
+# 1e-6 to k, which drifts from 10^6 on.
+_EXACT_SIZE_RULES = ("floor", "round", "floor_fp32", "floor_fp64")
 
 
 def integer_scales(ir: ResizeIR) -> tuple[int, ...] | None:

@@ -35,7 +35,7 @@ DIGITS = 4
 MAX_LEN = 1 << (DIGIT_BITS * DIGITS)  # input and output lengths below this (x has DIGITS digits)
 MAX_R = 1 << (30 - DIGIT_BITS)  # a divisor below this keeps R*2^k + digit*b < 2^31
 # Size rules with an exact in-graph form: the exact floor (n*in / 2^E by 12-bit halves of n) and the float32
-# products of onnxruntime and OpenVINO (an f32 Multiply is the IEEE float32 product).
+# products of onnxruntime and OpenVINO (the same floor after half the unit float32 rounds n*in to).
 SIZE_RULES = ("floor", "floor_fp32", "floor_eps")
 # floor(in*n / 2^E) splits n into two halves of this many bits, so in*half stays below 2^(16+12).
 HALF_BITS = 12
@@ -185,7 +185,7 @@ def _axis(ir: ResizeIR, s: Fraction, ratio_form: NearestIndex) -> ScaleIndex | N
     n, m = s.numerator, s.denominator
     if m & (m - 1):  # a whole number too, beside a fractional scale (whole ones alone: ``integer_scales``)
         return NoNearestIndex(f"scale {float(s)} = {n}/{m} is not a binary fraction", "scales")
-    if ir.size_rule == "floor" and (n >= 1 << 2 * HALF_BITS or m.bit_length() - 1 > HALF_BITS + 30):
+    if n >= 1 << 2 * HALF_BITS or m.bit_length() - 1 > HALF_BITS + 30:  # every rule's length: the exact floor's
         return NoNearestIndex(f"scale {float(s)} = {n}/{m}: floor(in*s) needs more than a float32 scale's "
                               f"24 bits in int32", "scales")
     refused = _formula_length_refusal(ir, s)

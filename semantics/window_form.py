@@ -31,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import error_bound as eb
-from .coords import bind_resize
+from .coords import bind_resize, floor_agrees_below
 from .ir import ResizeIR, RuntimeValue
 from .nearest_index import _BASE, Linear, NoNearestIndex, integer_scales, run_time_form_refusal
 from .taps import axis_taps, cubic_inner, cubic_outer, source_coords, stretch
@@ -170,10 +170,13 @@ def _scale_form(ir: ResizeIR, common: dict) -> WindowForm | NoNearestIndex:
         return NoNearestIndex("scales fed at run time: the output length floor(in*s) of a float32 scale has no "
                               "exact int32 form", "scales")
     ks = [Fraction(v) for v in ir.scales]
-    if len(set(ks)) != 1 or ir.size_rule != "floor" or ir.scale_source != "user":
-        return NoNearestIndex("the scales differ per axis, or their length rule or source is not the spec's "
-                              "floor(in*s) of the user scale", "scales")
+    if len(set(ks)) != 1 or ir.scale_source != "user":
+        return NoNearestIndex("the scales differ per axis, or the coordinate map reads another scale than the "
+                              "user's", "scales")
     s = ks[0]
+    if floor_agrees_below(s, ir.size_rule) < MAX_SCALED_IN:
+        return NoNearestIndex(f"the output length by the {ir.size_rule} rule at scale {float(s)} is not "
+                              f"floor(in*s) for every input below {MAX_SCALED_IN}", "scales")
     if s.numerator * MAX_SCALED_IN >= 2**31 or s.denominator >= 2**22:
         return NoNearestIndex(f"scale {float(s)} = {s.numerator}/{s.denominator}: floor(in*s) leaves int32 for "
                               f"inputs below {MAX_SCALED_IN}", "scales")

@@ -64,7 +64,7 @@ def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENT
     attrs, name = node.attrs, node.name
     in_shape = node.shape(0)
     if version == 10 or node.op_type == "Upsample":
-        return _parse_upsample_like(node, version, in_shape)
+        return _parse_upsample_like(node, version, in_shape, convention)
 
     mode = _choice(attrs, "mode", "nearest", ONNX_RESIZE_MODES, name)
     coord_allowed = tuple(c for c in COORD_MODES if version >= 19 or c != "half_pixel_symmetric")
@@ -199,6 +199,13 @@ def _multiples_note(multiples, axes) -> str:
     return f"sizes = {parts} of the input's own length for every length (shape subgraph evaluated): static scales"
 
 
+# The output length of a scale under the spec convention: the float32 product L * s truncated, as onnxruntime
+# computes it, and OpenVINO's importer and PyTorch agree (an opset-10 export of size=(37, 53) on 48 x 64 writes the
+# scale 0.7708333f: 48 * 0.7708333f is 36.99999904 exactly, 37.0 in float32; all three give 37 rows).
+# onnx.reference takes the exact floor (36): the "reference" convention keeps "floor".
+SPEC_SIZE_RULE = "floor_fp32"
+
+
 def _spec_convention(ir: ResizeIR) -> ResizeIR:
     """The spec text as the runtimes compute it: the integer output length in align_corners and
     tf_crop_and_resize, source 0 at
@@ -211,6 +218,8 @@ def _spec_convention(ir: ResizeIR) -> ResizeIR:
     # onnxruntime and the conformance data agree), so only the other modes take the integer length.
     ir = dataclasses.replace(ir, length1="zero",
                              formula_length="fractional" if ir.coord == "half_pixel_symmetric" else "integer")
+    if ir.sizes is None:
+        ir = dataclasses.replace(ir, size_rule=SPEC_SIZE_RULE)
     n = len(ir.axes)
     if isinstance(ir.scales, RuntimeValue) and ir.sizes is None and ir.coord == "tf_half_pixel_for_nn":
         # Its map moves a scale-1 axis by half a pixel; onnxruntime copies it (measured: run-time scales
@@ -261,8 +270,9 @@ def _sampler(mode: str, nearest: str, cubic_a: Fraction, antialias: bool) -> Sam
     return Sampler("cubic", cubic_a=cubic_a, antialias=antialias)
 
 
-def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
-    """Upsample-7/9 and Resize-10: asymmetric coordinates, scales only, nearest or linear."""
+def _parse_upsample_like(node: NodeView, version: int, in_shape, convention: str) -> ResizeIR:
+    """Upsample-7/9 and Resize-10: asymmetric coordinates, scales only, nearest or linear; the output length
+    under ``convention`` as Resize-11's (``SPEC_SIZE_RULE``)."""
     attrs, name = node.attrs, node.name
     modes = ONNX_UPSAMPLE_MODES if node.op_type == "Upsample" else ONNX_RESIZE_MODES[:2]
     if node.op_type == "Upsample" and _str(attrs.get("mode", "")) == "bilinear":
@@ -295,7 +305,7 @@ def _parse_upsample_like(node: NodeView, version: int, in_shape) -> ResizeIR:
     sampler = Sampler("nearest", nearest="simple") if mode == "nearest" else Sampler("linear")
     ir = ResizeIR(rank=rank, axes=tuple(range(rank)), scales=scales, sizes=None, roi=None, coord="asymmetric",
                   sampler=sampler, input_shape=in_shape, dtype=node.dtype(0),
-                  origin=f"{node.op_type}-{version}")
+                  origin=f"{node.op_type}-{version}", size_rule=SPEC_SIZE_RULE if convention == "spec" else "floor")
     _check_static_output(ir, name)
     return ir
 

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...semantics.compare import against_oracle
-from ...semantics.coords import bind_resize, plain_coord
+from ...semantics.coords import bind_resize, floor_agrees_below, plain_coord
 from ...semantics.taps import cache_if_hashable
 from ...semantics.errors import BridgeError
 from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_params, is_static
@@ -177,6 +177,7 @@ def _candidates(ir, shape: tuple, static: bool) -> tuple:
 # A dynamic length stands for every length: the one the proof binds it to. Any works where ``length_free``
 # holds (the tap tables then repeat with the length); 16 covers several periods of every power-of-two scale.
 REPRESENTATIVE_LENGTH = 16
+LENGTH_FREE_BELOW = 10**6  # ``length_free``'s claim: OpenVINO's floor_eps output length is L * s below it
 _DYADIC_COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "tf_half_pixel_for_nn")
 
 
@@ -215,6 +216,9 @@ def length_free(ir: ResizeIR, shape) -> str | None:
             continue
         if s.denominator != 1:
             return f"axis {i} has a dynamic length and the non-integer scale {float(s)}"
+        if floor_agrees_below(s, ir.size_rule) < LENGTH_FREE_BELOW:
+            return f"axis {i} has a dynamic length and the {ir.size_rule} rule's float product of the scale {s} " \
+                   f"rounds below {LENGTH_FREE_BELOW}"
         if ir.coord not in _DYADIC_COORDS and (ir.sampler.kind == "nearest" or ir.coord == "tf_crop_and_resize"):
             # Linear and cubic read the length through the same formula on both sides (the IR diff is
             # symbolic), and float32 steps stay within the error bound; nearest's ties move with the length.

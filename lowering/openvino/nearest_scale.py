@@ -9,9 +9,9 @@ is found (0.999f) p*x nears 2^37, so p = a*r + b and q = c*r + d are reduced her
 floor((b*x + d) / r) is a long division over the base-16 digits of x (``_floor_div_limbs``): each step's partial
 remainder R*16 + digit*b stays below 32*r < 2^31. The lengths: the
 exact floor(in*n / 2^E) by 12-bit halves of n (``_floor_length``); onnxruntime's and OpenVINO's float32 products
-as an f32 Multiply, which the CPU computes as the IEEE float32 product (measured under the bf16 hint too: no
-length moved, ``test_every_length_rule_under_f32_and_bf16``). Exact for input and output lengths below
-``nearest_scale.MAX_LEN`` (2^16).
+the same way after adding half the unit float32 rounds in*n to (``_fp32_half_unit``): integers only, so no
+reduced inference precision can move a length (``test_every_length_rule_under_f32_and_bf16``). Exact for input
+and output lengths below ``nearest_scale.MAX_LEN`` (2^16).
 
 Proof by numbers (``grid_verdict``): the axis' subgraph, the input length its one parameter, run on CPU for every
 input length of ``in_grid`` (1..160, primes, the largest supported) against the oracle's own taps and length.
@@ -20,6 +20,7 @@ input length of ``in_grid`` (1..160, primes, the largest supported) against the 
 from __future__ import annotations
 
 import functools
+from fractions import Fraction
 
 import numpy as np
 
@@ -77,30 +78,48 @@ def _floor_div_limbs(x, b: int, d: int, r: int):
     return o.add(quotient, carry).output(0)
 
 
-def _floor_length(in_len, n: int, e: int):
-    """floor(in*n / 2^e) for in < 2^16 and n < 2^24 in int32: in*n = A*2^12 + B with A = in*n1, B = in*n0, both
-    below 2^28, and nested floors."""
+def _floor_length(in_len, n: int, e: int, half_unit=None):
+    """floor((in*n + half_unit) / 2^e) for in < 2^16 and n < 2^24 in int32: in*n = A*2^12 + B with A = in*n1,
+    B = in*n0, both below 2^28, and nested floors (``half_unit``: an i64 below 2^17, or None for 0)."""
 
     o = ops()
     n1, n0 = divmod(n, 1 << HALF_BITS)
     a, b = o.multiply(in_len, _const(n1)).output(0), o.multiply(in_len, _const(n0)).output(0)
+    if half_unit is not None:
+        b = o.add(b, half_unit).output(0)
     if e >= HALF_BITS:
         top = o.add(a, floor_div(b, _const(1 << HALF_BITS))).output(0)
         return floor_div(top, _const(1 << (e - HALF_BITS)), 1 << (e - HALF_BITS))
     return o.add(o.multiply(a, _const(1 << (HALF_BITS - e))), floor_div(b, _const(1 << e), 1 << e)).output(0)
 
 
-def length_graph(form: ScaleIndex, in_len):
-    """The output length (i64 scalar) by ``form``'s size rule from the i64 scalar ``in_len``."""
+def _fp32_half_unit(in_len, n: int):
+    """Half the unit a float32 rounds in*n to (``scale_length._fp32_half_unit``'s reason): 2^(b-25) where in*n has
+    b >= 25 bits, else 0; b from the constant lengths at which in*n reaches each power of two (the sign of an exact
+    int32 difference: the CPU compares integers in float32)."""
     o = ops()
+    reach = o.constant(np.array([-(-(1 << k) // n) for k in range(24, 24 + _PRODUCT_BITS)], np.int64))
+    above = o.greater_equal(o.subtract(o.unsqueeze(in_len, _const(0)), reach), _const(0))
+    count = o.reduce_sum(o.convert(above, "i64"), _const(0))
+    return o.gather(o.constant(np.array([0] + [1 << k for k in range(_PRODUCT_BITS)], np.int64)), count,
+                    _const(0)).output(0)
+
+
+_PRODUCT_BITS = 17  # in*n < 2^16 * 2^24: at most 40 bits, 16 past a float32's 24
+
+
+def length_graph(form: ScaleIndex, in_len):
+    """The output length (i64 scalar) by ``form``'s size rule from the i64 scalar ``in_len``, in integers (no float
+    op a reduced inference precision could round): the exact floor; onnxruntime's float32 product, the exact floor
+    after adding half the unit float32 rounds in*s to (exact for outputs below 2^24: ``MAX_LEN`` bounds them);
+    OpenVINO's float32 L * (s + 1e-6f), that product at the float32 scale s + 1e-6f."""
     s = form.scale
-    if form.size_rule == "floor":
-        return _floor_length(in_len, s.numerator, s.denominator.bit_length() - 1)
-    f = np.float32(float(s))
-    if form.size_rule == "floor_eps":  # coords.output_length: float32(L) * float32(s + 1e-6f)
-        f = np.float32(f + np.float32(1e-6))
-    product = o.multiply(o.convert(in_len, "f32"), o.constant(np.float32(f)))
-    return o.convert(o.floor(product), "i64").output(0)
+    if form.size_rule == "floor_eps" and s != 1:  # coords.output_length
+        s = Fraction(float(np.float32(np.float32(float(s)) + np.float32(1e-6))))
+    e = s.denominator.bit_length() - 1
+    if form.size_rule == "floor" or s == 1:
+        return _floor_length(in_len, s.numerator, e)
+    return _floor_length(in_len, s.numerator, e, _fp32_half_unit(in_len, s.numerator))
 
 
 def _constant_floor(x, p: int, q: int, r: int):

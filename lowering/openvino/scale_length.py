@@ -1,12 +1,14 @@
 """The run-time scale of a window form read exactly (``scale_taps``, ``scale_nearest``): its output length and the
 values the graph fixes.
 
-The output length floor(L*s) is the exact floor of the product of an integer and a float32 (``size_rule`` floor:
-10 * 0.7f is 6.99999988, length 6, where the float32 product rounds to 7). It is computed in integers
+The output length is the float32 product L*s truncated (``size_rule`` floor_fp32, the ONNX spec convention:
+onnxruntime's; 10 * 0.7f is 6.99999988, 7.0 in float32, length 7) or the exact floor (floor, onnx.reference's: 6).
+It is computed in integers
 (``out_length``): s = M * 2^(e-23) with M its 24-bit significand, found by comparing s with the powers of two
 (e) and scaling it by an exact power of two (M); L*M splits into two 12-bit halves of M so that each product
 stays inside int32 (OpenVINO's CPU runs i64 as i32), and the division by 2^(23-e) is exact
-(``index_ops.floor_pow2``, opset-1 ops).
+(``index_ops.floor_pow2``, opset-1 ops); the float32 product adds half the unit float32 rounds L*M to before
+the division (``_fp32_half_unit``): no float op a reduced inference precision could round.
 
 The scales' values the graph fixes (F.interpolate's Concat([1, 1], s)) are read from the produced graph
 (``known_values``): an axis of scale exactly 1 is left as it is (``unit_axes``).
@@ -56,18 +58,44 @@ def halves(m):
     return mh.output(0), o.subtract(m, o.multiply(mh, _i64(4096))).output(0)
 
 
-def out_length(in_len, s, parts=None):
-    """floor(L*s) exactly (i64) for i64 L < ``MAX_LEN`` and f32 s < ``MAX_SCALE`` (scalars, or vectors elementwise);
-    0 for s <= 0. See the module note: L*M = (L*Mh)*2^12 + L*Ml, shifted right by F (``significand``; ``parts``:
-    its (M, F) where already built)."""
+# The size rules ``out_length`` computes: the exact floor, and onnxruntime's float32 product truncated (for
+# products L*s below FP32_EXACT_OUT: above 2^24 a float32 rounds to multiples of 2 and more, which the half unit
+# added before the floor does not model).
+RULES = ("floor", "floor_fp32")
+FP32_EXACT_OUT = 1 << 24
+
+
+def out_length(in_len, s, parts=None, rule: str = "floor"):
+    """The output length (i64) by ``rule`` for i64 L < ``MAX_LEN`` and f32 s < ``MAX_SCALE`` (scalars, or vectors
+    elementwise); 0 for s <= 0. See the module note: L*M = (L*Mh)*2^12 + L*Ml, shifted right by F
+    (``significand``; ``parts``: its (M, F) where already built). floor_fp32 first rounds L*M to the 24 bits a
+    float32 keeps (``_fp32_half_unit``), so the length is the truncated float32 product, in integers: no float
+    op the bf16 hint could round."""
     o = ops()
     m, sh = parts or significand(s)
     mh, ml = halves(m)
-    low = floor_pow2(o.multiply(in_len, ml).output(0), 12)
+    low = o.multiply(in_len, ml).output(0)
+    if rule == "floor_fp32":
+        low = o.add(low, _fp32_half_unit(o.add(o.multiply(in_len, mh), floor_pow2(low, 12)).output(0))).output(0)
+    low = floor_pow2(low, 12)
     total = o.add(o.multiply(in_len, mh), low).output(0)
     # total < L * 2^12 < 2^30: a shift of 30 or more leaves 0
     shift = o.minimum(o.subtract(sh, _i64(12)), _i64(30)).output(0)
     return o.maximum(floor_pow2(total, shift), _i64(0)).output(0)
+
+
+def _fp32_half_unit(top):
+    """Half the unit a float32 rounds L*M to, given top = floor(L*M / 2^12) (>= 2^11: M has 24 bits): L*M has
+    b = bitlength(top) + 12 bits, a float32 keeps 24, so it rounds to multiples of 2^(b-24), half of which,
+    added before the shift, rounds L*M to nearest; a tie lands on a whole output length, where half to even
+    rounds up too (its unit is below 1 for lengths below 2^23). 0 where L*M has 24 bits or fewer (exact).
+    The bit count from the signs of exact int32 differences (``index_ops._sign_steps``' reason)."""
+    o = ops()
+    powers = o.constant(np.int64(2) ** np.arange(12, 31, dtype=np.int64))
+    above = o.greater_equal(o.subtract(o.unsqueeze(top, _i64(-1)), powers), _i64(0))
+    count = o.reduce_sum(o.convert(above, "i64"), _i64(-1))  # bitlength(top) - 12, at least 0
+    table = o.constant(np.array([0] + [1 << k for k in range(19)], np.int64))
+    return o.gather(table, count, _i64(0)).output(0)
 
 
 def element(scales, i: int, n: int):

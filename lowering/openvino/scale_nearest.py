@@ -194,7 +194,7 @@ def index_table(ir: ResizeIR, in_lens, s):
     holds axis k's source indices, valid up to its output length out[k] (the rest is never read)."""
     o = ops()
     m, f = significand(s)
-    out = out_length(in_lens, s, (m, f))
+    out = out_length(in_lens, s, (m, f), ir.size_rule)
     xi = o.unsqueeze(o.range(_i64(0), o.reduce_max(out, _i64(0)), _i64(1), "i64"), _i64(0)).output(0)  # [1, longest]
     in_len, out_len = _column(in_lens), _column(out)
     minus_one = run_time_minus_one(o.reduce_min(in_lens, _i64(0)).output(0), o.reduce_min(out, _i64(0)).output(0))

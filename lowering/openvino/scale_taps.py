@@ -11,7 +11,8 @@ its proof runs the window the produced model holds (the scale folded into it) ov
 Antialias widens the window with the scale: K = 2*ceil(R / min(s, 1)) taps, known at run time, their weights
 divided by their sum (``_antialias_offsets``, ``_filter``).
 
-The output length is the exact floor(L*s) in int32 (``scale_length``); the source coordinate is the IR's map in
+The output length is the node's size rule's (onnxruntime's float32 product, or the exact floor) in int32
+(``scale_length``); the source coordinate is the IR's map in
 float32, tf_crop_and_resize's inside its crop box (``scale_source``). The weights are ``taps``' own filter pieces
 (``cubic_inner`` / ``cubic_outer``) at the taps' distances. Every float op from the scale to the weights is pinned
 to f32 (``pinned``): under a bf16 hint only the tap sum runs at the hint's precision, which rounds values only.
@@ -40,7 +41,7 @@ from .interpolate import inexact_spellings
 from .nearest_index import _in_length, _lengths
 from .pinned import pin_f32, quotient, run_time_minus_one
 from .scale_grid import grid_verdict, sizes_grid_verdict, static_scale
-from .scale_length import MAX_LEN, MAX_SCALE, _f32, _i64, element, out_length, unit_axes
+from .scale_length import MAX_LEN, MAX_SCALE, RULES as LENGTH_RULES, _f32, _i64, element, out_length, unit_axes
 from .scale_source import _Value, minus, source
 
 FORM = "scale_taps"
@@ -90,8 +91,8 @@ def scale_refusal(ir: ResizeIR) -> tuple[str, str] | None:
         return _PADS
     if (ir.roi is not None or ir.coord == "tf_crop_and_resize") and not crop_inside(ir):
         return _CROP_OUTSIDE
-    if ir.size_rule != "floor":
-        return f"size rule {ir.size_rule} has no run-time scale form (the exact floor only)", "size_rule"
+    if ir.size_rule not in LENGTH_RULES:
+        return f"size rule {ir.size_rule} has no run-time scale form ({', '.join(LENGTH_RULES)} only)", "size_rule"
     if ir.scale_source != "user":
         return "the formula's scale is out/in, not the given scale", "scale_source"
     if ir.coord in ("pytorch_half_pixel", "align_corners") and ir.formula_length != "integer":
@@ -168,7 +169,7 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0, roi=None, out_len=
     an f32 scalar ``s`` (and the axis' crop box ``roi``), or the given i64 scalar ``out_len`` (s None: a
     tf_crop_and_resize given its sizes, no antialias); [out, K] where ``taps_axis`` is 1."""
     o = ops()
-    out_len = out_length(in_len, s) if out_len is None else out_len
+    out_len = out_length(in_len, s, rule=ir.size_rule) if out_len is None else out_len
     along, across = _i64(taps_axis), _i64(1 - taps_axis)
     # [1, out], unsqueezed before its conversion: an Unsqueeze of floats ran in bf16 under the hint, pinned or not
     xi = o.unsqueeze(o.range(_i64(0), out_len, _i64(1), "i64"), along).output(0)

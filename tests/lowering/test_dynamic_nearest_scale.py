@@ -7,6 +7,7 @@ two Conv layers, no index moves; the index subgraph's grid catches another map a
 import dataclasses
 import itertools
 import re
+from fractions import Fraction
 
 import numpy as np
 import onnx
@@ -22,7 +23,9 @@ from resample_bridge.lowering.openvino import convert  # noqa: E402
 from resample_bridge.lowering.openvino import index_ops, nearest_index as ni  # noqa: E402
 from resample_bridge.lowering.openvino import nearest_scale as ns  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
-from resample_bridge.semantics.coords import bind_resize  # noqa: E402
+from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
+from resample_bridge.semantics.coords import bind_resize, output_length  # noqa: E402
+from resample_bridge.semantics.nearest_scale import MAX_LEN  # noqa: E402
 from resample_bridge.semantics.nearest_scale import oracle_scale_indices  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.semantics.taps import is_tie, near_tolerance  # noqa: E402
@@ -151,6 +154,30 @@ def test_every_length_rule_under_f32_and_bf16(rule):
         for i in ns.in_grid(form):
             got, want = bf16([np.array(i, np.int64)])[0], oracle_scale_indices(ir, form.scale, i)
             assert got.shape == want.shape and np.array_equal(got, want), (coord, s, i)
+
+
+@pytest.mark.parametrize("rule", ("floor", "floor_fp32", "floor_eps"))
+def test_length_graph_at_every_input_length(rule):
+    """Each size rule's length subgraph (integers only) at every input length below 1500 and 500 more up to MAX_LEN,
+    for scales whose products land just below whole lengths (the float32 ratios 37/48, 7/10 and a neighbour),
+    at the bf16 hint: against ``output_length`` and, for onnxruntime's rule, numpy's own float32 product
+    truncated."""
+    core = ov.Core()
+    scales = [np.float32(37 / 48), np.float32(0.7), np.float32(2.5), np.float32(1 / 3)]
+    scales += [np.nextafter(scales[1], np.float32(0)), np.nextafter(scales[0], np.float32(9))]
+    lengths = np.concatenate([np.arange(1, 1500), np.random.default_rng(5).integers(1500, MAX_LEN, 500)])
+    for f in scales:
+        (_, ir), = parse_model(scaled_model("half_pixel", "round_prefer_ceil", float(f), float(f)))
+        form = dataclasses.replace(ns.forms(dataclasses.replace(ir, size_rule=rule, input_shape=None))[0])
+        o = ops()
+        p = o.parameter([], np.int64, name="in")
+        run_ = core.compile_model(ov.Model([ns.length_graph(form, p.output(0))], [p], "length"), "CPU",
+                                  {"INFERENCE_PRECISION_HINT": "bf16"})
+        for L in lengths[lengths * f < MAX_LEN]:
+            want = output_length(int(L), Fraction(float(f)), rule)
+            if rule == "floor_fp32":
+                assert want == int(np.float32(L) * f)
+            assert int(run_([L])[0]) == want, (rule, float(f), int(L))
 
 
 @pytest.mark.usefixtures("computed")

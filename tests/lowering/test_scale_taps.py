@@ -21,6 +21,7 @@ ort = pytest.importorskip("onnxruntime")
 from resample_bridge import api  # noqa: E402
 from resample_bridge.lowering.openvino import convert  # noqa: E402
 from resample_bridge.lowering.openvino import scale_taps as st  # noqa: E402
+from resample_bridge.lowering.openvino.scale_length import FP32_EXACT_OUT  # noqa: E402
 from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
 from resample_bridge.semantics import tolerance  # noqa: E402
@@ -75,7 +76,7 @@ def test_default_is_in_graph_and_exact(mode, coord, exclude, axes, antialias, tm
 def _exact_runs(xml, src, runs, seed: int) -> int:
     """Each (H, W), scales (None: the model's own) of ``runs`` fed to the written model: within the oracle's
     float32 bound at the f32 hint, its reduced bound at bf16, and onnxruntime's numbers where its output length
-    is the oracle's (it floors float32's product: 10 * 0.7f -> 7, compared elsewhere). How many were compared."""
+    is the oracle's (the spec convention's: its float32 product, 10 * 0.7f -> 7). How many were compared."""
     (_, ir), = parse_model(src)
     core = ov.Core()
     f32 = core.compile_model(xml, "CPU", F32)
@@ -95,32 +96,43 @@ def _exact_runs(xml, src, runs, seed: int) -> int:
         reduced = tolerance.reduced_bound(ir, want, bound, [x, None, s, None], "bf16")
         assert low.shape == want.shape and not outside(low, want, reduced).any(), (hw, s, np.abs(low - want).max())
         ref = sess.run(None, dict(zip(("X", "S"), feeds)))[0]
-        if ref.shape == want.shape and ref.size:
+        assert ref.shape == want.shape, (hw, s)  # the spec convention's length is onnxruntime's float32 product
+        if ref.size:
             compared += 1
             np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol * max(1.0, float(np.abs(ref).max())))
     return compared
 
 
-def test_the_exact_floor_where_float32_rounds_up(tmp_path):
-    """10 * 0.7f: the exact product 6.99999988 has length 6, the oracle's (spec) floor; onnxruntime's float32
-    product rounds to 7 (its own convention, ``translate.onnxruntime``) and OpenVINO's Interpolate adds 1e-6."""
-    xml, _ = _written(scales_model("linear", "half_pixel"), tmp_path)
-    x = np.zeros((1, 2, 10, 10), np.float32)
-    got = ov.Core().compile_model(xml, "CPU", F32)([x, np.array([1, 1, 0.7, 0.7], np.float32)])[0]
-    assert got.shape == (1, 2, 6, 6)
+def test_the_float32_product_where_it_rounds_up(tmp_path):
+    """10 * 0.7f: the exact product 6.99999988 floors to 6 (onnx.reference's length, the "reference" convention);
+    the spec convention's length is onnxruntime's float32 product, 7.0: the written model's shape and numbers are
+    onnxruntime's, at the f32 and the bf16 hint."""
+    model = scales_model("linear", "half_pixel")
+    xml, _ = _written(model, tmp_path)
+    x = np.random.default_rng(3).standard_normal((1, 2, 10, 10)).astype(np.float32)
+    s = np.array([1, 1, 0.7, 0.7], np.float32)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"X": x, "S": s})[0]
+    for precision in ("f32", "bf16"):
+        got = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": precision})([x, s])[0]
+        assert got.shape == want.shape == (1, 2, 7, 7)
+        np.testing.assert_allclose(got, want, atol=1e-5 if precision == "f32" else 0.05)
 
 
-def _length_model():
+def _length_model(rule):
     o = ops()
     pi, ps = o.parameter([], np.int64, name="in"), o.parameter([], np.float32, name="s")
-    return ov.Model([st.out_length(pi.output(0), ps.output(0))], [pi, ps], "length")
+    return ov.Model([st.out_length(pi.output(0), ps.output(0), rule=rule)], [pi, ps], "length")
 
 
+@pytest.mark.parametrize("rule", st.LENGTH_RULES)
 @pytest.mark.parametrize("precision", ("f32", "bf16"))
-def test_output_length_is_the_exact_floor(precision):
-    """floor(L*s) for L up to MAX_LEN and scales up to MAX_SCALE: random float32 scales, the scales k/L and their
-    float32 neighbours (products just below and above an integer), at the f32 and the bf16 hint."""
-    run_ = ov.Core().compile_model(_length_model(), "CPU", {"INFERENCE_PRECISION_HINT": precision})
+def test_output_length_is_the_rule_s(precision, rule):
+    """The output length by each rule (the exact floor(L*s); onnxruntime's float32 product truncated) for L up to
+    MAX_LEN and scales up to MAX_SCALE: random float32 scales, the scales k/L and their float32 neighbours
+    (products just below and above an integer), at the f32 and the bf16 hint; against ``output_length``, and for
+    floor_fp32 against numpy's own float32 product too."""
+    run_ = ov.Core().compile_model(_length_model(rule), "CPU", {"INFERENCE_PRECISION_HINT": precision})
     rng = np.random.default_rng(7)
     pairs = [(int(L), float(s)) for L, s in zip(rng.integers(1, st.MAX_LEN, 300),
                                                  np.exp(rng.uniform(np.log(1e-5), np.log(st.MAX_SCALE - 1), 300)))]
@@ -132,7 +144,11 @@ def test_output_length_is_the_exact_floor(precision):
     pairs += [(10, float(np.float32(0.7))), (5, 0.0), (5, -2.0), (3, 2.0 ** -30)]
     for L, s in pairs:
         got = int(run_([np.array(L, np.int64), np.array(s, np.float32)])[0])
-        want = max(0, output_length(L, Fraction(float(np.float32(s))), "floor"))
+        want = max(0, output_length(L, Fraction(float(np.float32(s))), rule))
+        if rule == "floor_fp32":
+            if L * s >= FP32_EXACT_OUT:
+                continue
+            assert want == max(0, int(np.float32(L) * np.float32(s)))
         assert got == want, (L, s)
 
 
@@ -358,13 +374,13 @@ def static_scales_model(mode, coord, scales=(1.0, 1.0, 0.7, 1.7), roi=None):
                                         ("linear", "pytorch_half_pixel"), ("cubic", "asymmetric")])
 def test_static_scale_on_run_time_lengths_is_in_graph_and_exact(mode, coord, tmp_path):
     """A static non-integer scale on dynamic H / W took the extension by default (a library beside the model); now
-    the same window with the scale a constant: exact against the oracle (10 * 0.7f: 6 rows) and onnxruntime where
-    both give one length, value rounding only under the bf16 hint."""
+    the same window with the scale a constant: exact against the oracle and onnxruntime (10 * 0.7f: 7 rows, its
+    float32 product), value rounding only under the bf16 hint."""
     xml, src = _written(static_scales_model(mode, coord), tmp_path)
     hws = ((10, 7), (3, 1), (33, 64), (9, 33), (20, 30))
     assert _exact_runs(xml, src, [(hw, None) for hw in hws], seed=5) >= 2
-    x = np.zeros((1, 2, 10, 7), np.float32)  # 10 * 0.7f = 6.99999988: 6 rows, the exact floor
-    assert ov.Core().compile_model(xml, "CPU", F32)([x])[0].shape == (1, 2, 6, 11)
+    x = np.zeros((1, 2, 10, 7), np.float32)  # 10 * 0.7f = 6.99999988, 7.0 in float32: onnxruntime's 7 rows
+    assert ov.Core().compile_model(xml, "CPU", F32)([x])[0].shape == (1, 2, 7, 11)
 
 
 def test_proof_of_a_static_scale_runs_the_model_s_own_constant(tmp_path):

@@ -230,3 +230,29 @@ def test_input_shapes_in_trtexecs_spelling():
     with pytest.raises(BridgeError) as e:
         parse_ovc_inputs("images:1x3x0")
     assert e.value.field == "input" and "'0'" in e.value.message
+
+
+@pytest.mark.parametrize("op", ["Resize-10", "Upsample-9", "Resize-13", "Resize-19"])
+def test_the_length_of_a_scale_is_onnxruntime_s_float32_product(op):
+    """An export of size=(37, 53) on 48 x 64 writes the float32 scales 37/48 and 53/64 (opset 10 has no sizes):
+    48 * 0.7708333f is 36.99999904 exactly, 37.0 in float32. The spec convention's output, shape and numbers,
+    is onnxruntime's; the reference convention keeps onnx.reference's exact floor (36 rows). Scales below 1 for
+    Resize, above for Upsample (its scales are at least 1): 0.7708333f and 48 -> 37, 1.4339623f and 53 -> 76."""
+    kind, version = op.split("-")
+    hw, s = ((48, 64), (37 / 48, 53 / 64)) if kind == "Resize" else ((53, 41), (76 / 53, 59 / 41))
+    scales = np.array([1, 1, *s], np.float32)
+    inputs = ["X", "s"] if version in ("9", "10") else ["X", "", "s"]
+    node = helper.make_node(kind, inputs, ["Y"], mode="linear", name="r")
+    x_info = helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [1, 2, *hw])
+    model = helper.make_model(helper.make_graph([node], "g", [x_info], [Y], [numpy_helper.from_array(scales, "s")]),
+                              opset_imports=[helper.make_opsetid("", int(version))], ir_version=8)
+    x = np.random.default_rng(1).standard_normal((1, 2, *hw)).astype(np.float32)
+    want = _ort(model, {"X": x})
+    exact = [int(np.floor(float(L) * float(v))) for L, v in zip(hw, scales[2:])]
+    assert list(want.shape[2:]) != exact  # the case: the float32 product rounds up to a whole length
+    (_, ir), = parse_model(model, convention="spec")
+    got = run(ir, x, None, scales, None)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    (_, ref), = parse_model(model, convention="reference")
+    assert list(run(ref, x, None, scales, None).shape[2:]) == exact

@@ -99,7 +99,7 @@ def _resize_assumptions(s: dict) -> list[tuple[str, str]]:
                 what = "the given scale (not the length ratio) is assumed to enter the coordinate formula " \
                        "(Torch-TensorRT's tests imply it; the docs state the formula with lengths)"
             out.append(("scales", f"setScales with a fractional input*scale ({where}): {what}, and the output "
-                       f"length to be the exact floor ({UNVERIFIED})"))
+                       f"length to be the float32 product L*scale truncated ({UNVERIFIED})"))
     if mode == "CUBIC" and not s["exclude_outside"]:
         outside = [axis_name(ax.axis, ir.rank) for ax in bound.axes if _cubic_taps_outside(ax, ir.sampler.cubic_a)]
         if outside:

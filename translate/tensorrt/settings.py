@@ -222,7 +222,9 @@ def _resize_ir(s: dict) -> ResizeIR:
     size_rule, scale_source = "floor", "ratio"
     if s["scales"] is not None:
         scales = tuple(exact(np.float32(v)) for v in s["scales"])
-        scale_source = "user"  # undocumented: see assumptions()
+        # undocumented, see assumptions(): the given scale in the map, the length its float32 product truncated
+        # (TensorRT's scales are float32, as onnx-tensorrt's own shape path and onnxruntime compute it)
+        scale_source, size_rule = "user", "floor_fp32"
     elif s["shape"] is not None:
         sizes = tuple(int(d) for d in s["shape"])
     elif s.get("shape_input_scales"):

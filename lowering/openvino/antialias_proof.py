@@ -55,13 +55,24 @@ def taps_read(tags, rec, axis: int, prev):
 
 
 def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
-    import openvino as ov
-
     read = taps_read(tags, rec, axis, prev)
     if isinstance(read, str):
         return [read]
     index, weight = read
-    along = tap_layout(rec.ir.rank, axis)
+    cut = window_cut(tags, rec, axis, [index, weight])
+    if isinstance(cut, str):
+        return [cut]
+    model, fixed = cut
+    verdict = grid_verdict(model, rec.ir, form, fixed, tap_layout(rec.ir.rank, axis))
+    return [] if verdict is None else [verdict]
+
+
+def window_cut(tags, rec, axis: int, outputs: list):
+    """(model, fixed): the window subgraph of ``outputs`` taken out of a copy of the produced model, a parameter
+    in place of each run-time length it reads (the tagged in / out), each length OpenVINO folded fixed at the
+    static one recorded at lowering (None where a parameter stands); or why it cannot be cut."""
+    import openvino as ov
+
     o = ops()
     params, fixed = [], []
     for role, known in zip(("in", "out"), rec.proof.get("fixed", {}).get(axis, (None, None))):
@@ -70,7 +81,7 @@ def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
         op = tags.get(tag_of(rec.node, axis, role))
         if op is None or op.get_type_name() == "Constant":
             if known is None:
-                return [f"the window's run-time {role} length is not in the produced model"]
+                return f"the window's run-time {role} length is not in the produced model"
             fixed.append(int(known))
             continue
         p = o.parameter([], np.int64, name=role)
@@ -79,11 +90,9 @@ def _prove_axis(tags, rec, axis: int, form: WindowForm, prev) -> list[str]:
         params.append(p)
         fixed.append(None)
     try:
-        model = ov.Model([index, weight], params, "window_proof")
+        return ov.Model(outputs, params, "window_proof"), tuple(fixed)
     except RuntimeError as e:
-        return [f"the window subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"]
-    verdict = grid_verdict(model, rec.ir, form, tuple(fixed), along)
-    return [] if verdict is None else [verdict]
+        return f"the window subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"
 
 
 def _tap_by_tap_read(total, first, axis: int, rank: int):

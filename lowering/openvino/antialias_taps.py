@@ -90,9 +90,10 @@ def half_width(fd, fn, radius: int):
                            o.subtract(fn, o.constant(np.int64(1)))).output(0), fn)
 
 
-def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
-    """(index i64 [K, out], weight f32 [K, out]) for i64 scalars ``in_len``, ``out_len``: ``WindowForm.table``
-    in ops (the same steps, the module note's arithmetic); [out, K] where ``taps_axis`` is 1."""
+def window_positions(form: WindowForm, in_len, out_len, taps_axis: int = 0):
+    """(pos, n, den) of ``WindowForm.table`` in ops for i64 scalars ``in_len``, ``out_len``: each tap's source
+    position pos (i64 [K, out], not yet clamped) and its distance n / den (i64 [K, out] over the i64 scalar den);
+    [out, K] where ``taps_axis`` is 1. Integers only (the module note's arithmetic)."""
     o = ops()
     i64 = "i64"
     one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
@@ -123,11 +124,20 @@ def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
     tn = o.subtract(num, o.multiply(x0, r)).output(0)
     n = o.multiply(o.subtract(o.multiply(taps, r), tn), fn).output(0)
     den = o.multiply(r, fd).output(0)
+    return o.add(x0, taps).output(0), n, den
+
+
+def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
+    """(index i64 [K, out], weight f32 [K, out]) for i64 scalars ``in_len``, ``out_len``: ``WindowForm.table``
+    in ops (the same steps, the module note's arithmetic); [out, K] where ``taps_axis`` is 1."""
+    o = ops()
+    zero, one = o.constant(np.int64(0)), o.constant(np.int64(1))
+    pos, n, den = window_positions(form, in_len, out_len, taps_axis)
+    along = o.constant(np.int64(taps_axis))
     minus_one = run_time_minus_one(in_len, out_len)
     value = lambda v: GraphValue(v.output(0) if hasattr(v, "output") else v, minus_one)  # noqa: E731
     w = form.weights(value(n), value(den), lambda t: value(o.abs(t.v)), lambda c, a, b: value(o.select(c.v, a.v, b.v)),
                      lambda t: value(o.convert(t.v, "f32"))).v
-    pos = o.add(x0, taps).output(0)
     last = o.subtract(in_len, one).output(0)
     if form.exclude_outside:
         inside = o.logical_and(o.greater_equal(pos, zero), o.less_equal(pos, last))

@@ -21,7 +21,7 @@ from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
 from . import antialias_taps, builtin, conv_rewrite, cost, cost_in_graph, decompose, extension, grid_decompose, \
-    interpolate, matmul_rewrite, nearest_index, scale_nearest, scale_taps
+    integer_window, interpolate, matmul_rewrite, nearest_index, scale_nearest, scale_taps
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -101,13 +101,16 @@ def _decomposition(node, earlier=()):
     got = decompose.rung(node, not_native)
     if not isinstance(got, Refusal):
         return got
+    # The run-time forms of linear / cubic: for an integer tensor the exact integer window, or none (the float
+    # forms sum float32 weights, which an integer result rounds across .5); else the scale's, or the window's
+    lowering = integer_window.lower if integer_window.integer(node.ir) and antialias_taps.applies(node) else None
     for form in (scale_taps, scale_nearest):
-        if form.applies(node):
-            other = form.rung(node, not_native)
-            return other if not isinstance(other, Refusal) else \
-                Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
-    if antialias_taps.applies(node):
-        other = antialias_taps.rung(node, not_native)
+        if lowering is None and form.applies(node):
+            lowering = form.rung
+    if lowering is None and antialias_taps.applies(node):
+        lowering = antialias_taps.rung
+    if lowering is not None:
+        other = lowering(node, not_native)
         return other if not isinstance(other, Refusal) else \
             Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
     if not nearest_index.applies(node):

@@ -14,8 +14,8 @@ from ...semantics.errors import BridgeError
 from ...semantics.ir import DeformConvIR, has_runtime_params
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
-from . import antialias_proof, antialias_taps, conv_rewrite, decompose, extension, grid_decompose, matmul_rewrite, \
-    nearest_index, scale_nearest, scale_proof, scale_taps
+from . import antialias_proof, antialias_taps, conv_rewrite, decompose, extension, grid_decompose, integer_window, \
+    matmul_rewrite, nearest_index, scale_nearest, scale_proof, scale_taps
 from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
 from ...semantics.equivalence import diff
@@ -55,6 +55,8 @@ def _prove_one(rec: NodeRecord, by_tag, ov_model) -> list[str]:
     try:
         if rec.rung == DECOMPOSE and rec.proof.get("form") == antialias_taps.FORM:
             failures += antialias_proof.prove(rec, by_tag, ov_model)
+        elif rec.rung == DECOMPOSE and rec.proof.get("form") == integer_window.FORM:
+            failures += integer_window.prove(rec, by_tag, ov_model)
         elif rec.rung == DECOMPOSE and rec.proof.get("form") == scale_taps.FORM:
             failures += scale_proof.prove(rec, by_tag, ov_model)
         elif rec.rung == DECOMPOSE and rec.proof.get("form") == scale_nearest.FORM:

@@ -1,17 +1,18 @@
-"""Rung 3 for an 8-bit integer linear Resize whose lengths are known only at run time: the window of
+"""Rung 3 for an 8- or 16-bit integer linear Resize whose lengths are known only at run time: the window of
 ``antialias_taps`` (every tap's position and distance n / den in integers, ``window_positions``) with its weights
 kept as integer numerators, and the sum accumulated exactly in int32 and rounded once, half to even, as the oracle
 does (``semantics.reference``: exact rational weights, one rounding). The float window (``antialias_taps``) sums
 float32 weights, which put a result within a float32 rounding of .5 on either side; OpenVINO's Interpolate does
 the same (one off near an exact half, measured); so this took the extension before.
 
-Arithmetic. Values are offset to v - min >= 0 (at most 255). The state after each resized axis is value =
+Arithmetic. Values are offset to v - min >= 0 (below the type's range: 2^8, 2^16). The state after each resized axis is value =
 F + G / D with F the whole part and 0 <= G < D, D the product of the axes' denominators (linear: the window's
 den per axis, 2*out for half_pixel). An axis with taps k, numerators w_k (sum den) reads
-U = sum w_k * F[i_k] (below 256 * den) and V = sum w_k * G[i_k] (below D * den), so
+U = sum w_k * F[i_k] (below the range times den) and V = sum w_k * G[i_k] (below D * den), so
 value = floor(U / den) + (U mod den * D + V) / (D * den): the new whole part and remainder, the remainder's
 carry (below 2 * D * den) folded in. Every intermediate stays below 2^31 while D * den <= 2^30 (``MAX_DEN``:
-two resized axes of outputs up to 16384 each; three or more resized axes are refused), and every quotient is
+two resized axes of outputs up to 16384 each; three or more resized axes are refused) and each den is below 2^31
+over the type's range (``max_den``), and every quotient is
 ``index_ops.floor_div``'s, fixed by its exact remainder. The last step rounds half to even from the sign of
 2G - D and the parity of F. No float op at all: no inference precision can move a value.
 
@@ -43,7 +44,7 @@ from .interpolate import inexact_spellings
 from .nearest_index import tags_in_copy
 
 FORM = "integer_window"
-DTYPES = ("uint8", "int8")
+DTYPES = ("uint8", "int8", "uint16", "int16")
 MAX_AXES = 2
 TAPS = 2  # linear without antialias: m = ceil(R * fd / fn) = 1 (f = 1), taps x0 + 0 and x0 + 1
 MAX_DEN = 1 << 30  # D * den: the remainder's carry 2 * D * den stays inside int32
@@ -63,13 +64,22 @@ def integer(ir: ResizeIR) -> bool:
 def refusal(ir: ResizeIR) -> Refusal | None:
     """Why the integer window does not take ``ir`` (an integer linear Resize on run-time lengths), or None."""
     if str(ir.dtype) not in DTYPES:
-        return Refusal(f"{ir.dtype}: the exact integer window takes 8-bit integers (their sums fit int32)", "dtype")
+        return Refusal(f"{ir.dtype}: the exact integer window takes 8- and 16-bit integers (their sums fit int32)",
+                       "dtype")
     if ir.sampler.kind != "linear" or ir.sampler.antialias:
         return Refusal(f"{ir.sampler.kind}{' antialias' if ir.sampler.antialias else ''}: the exact integer "
                        "window takes linear without antialias (integer numerators over one den per axis)", "mode")
     if len([a for a in ir.axes if a not in copied(ir)]) > MAX_AXES:
         return Refusal(f"more than {MAX_AXES} resized axes: the product of their denominators leaves int32", "axes")
     return None
+
+
+def max_den(dtype: str) -> int:
+    """The largest denominator of one axis whose whole-part sum U = sum w_k * F[i_k] (below the type's range
+    times den) stays inside int32: 2^23 for 8-bit types, 2^15 for 16-bit (outputs up to 16383 for half_pixel's
+    2*out)."""
+    info = np.iinfo(dtype)
+    return (1 << 31) // (int(info.max) - int(info.min) + 1)
 
 
 def integer_weights(form: WindowForm, in_len, out_len):
@@ -207,8 +217,8 @@ def _rung(node, form: WindowForm, not_native=()):
         axes.append((axis, index, num, den))
     y = exact_sum(node.name, x, axes, ir.rank, str(ir.dtype)) if axes else x
     fixed = {axis: _fixed(ir, form, i, dims(x)[axis]) for i, axis in enumerate(ir.axes)}
-    reason = REASON + f", exact while the product of the axes' denominators is at most {MAX_DEN}" + \
-        inexact_spellings(not_native)
+    reason = REASON + f", exact while the product of the axes' denominators is at most {MAX_DEN} and each is " \
+        f"below {max_den(str(ir.dtype))}" + inexact_spellings(not_native)
     return Candidate([y], reason, proof={"form": FORM, "axes": [a for a, *_ in axes], "copied": list(skipped),
                                          "fixed": fixed})
 

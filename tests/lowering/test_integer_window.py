@@ -1,4 +1,4 @@
-"""8-bit integer linear Resize on run-time lengths (an image resized in its own uint8 / int8 type, the sizes or
+"""8- and 16-bit integer linear Resize on run-time lengths (an image resized in its own uint8 / int8 type, the sizes or
 the H / W dynamic): the default writes the exact integer window (``lowering/openvino/integer_window.py``), no
 library, and the written model gives the oracle's numbers bit for bit (exact rational weights, one rounding half to
 even) at every shape tried, under the f32 and the bf16 hint alike (no float op); the proof refuses a window that
@@ -21,7 +21,8 @@ from resample_bridge.semantics.window_form import window_form  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
 from tests.helpers.written import written_default  # noqa: E402
 
-TYPES = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8}
+TYPES = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8, "uint16": TensorProto.UINT16,
+         "int16": TensorProto.INT16}
 
 
 def _model(dtype, coord, scales=None):
@@ -49,7 +50,8 @@ def _inputs(dtype, hw, seed):
 
 
 @pytest.mark.parametrize("dtype,coord", [("uint8", "half_pixel"), ("int8", "align_corners"),
-                                         ("uint8", "asymmetric"), ("uint8", "pytorch_half_pixel")])
+                                         ("uint8", "asymmetric"), ("uint8", "pytorch_half_pixel"),
+                                         ("uint16", "half_pixel"), ("int16", "tf_half_pixel_for_nn")])
 def test_run_time_sizes_are_exact_in_graph(dtype, coord, tmp_path):
     model = _model(dtype, coord)
     xml, src = written_default(model, tmp_path, iw.FORM)
@@ -91,9 +93,9 @@ def test_proof_refuses_another_window():
     assert verdict is not None and "differs from the oracle's taps" in verdict
 
 
-@pytest.mark.parametrize("dtype,mode", [("int16", "linear"), ("uint8", "cubic")])
+@pytest.mark.parametrize("dtype,mode", [("int32", "linear"), ("uint8", "cubic")])
 def test_what_it_does_not_take_says_why(dtype, mode):
     (_, ir), = parse_model(_model("uint8", "half_pixel"))
     ir = dataclasses.replace(ir, dtype=dtype, sampler=dataclasses.replace(ir.sampler, kind=mode))
     got = iw.refusal(ir)
-    assert got is not None and got.field == ("dtype" if dtype == "int16" else "mode")
+    assert got is not None and got.field == ("dtype" if dtype == "int32" else "mode")

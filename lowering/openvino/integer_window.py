@@ -189,20 +189,36 @@ def _oracle(ir: ResizeIR, form: WindowForm, in_len: int, out_len: int) -> dict:
     return _rational(t.index, t.weight)
 
 
+def axis_forms(ir: ResizeIR) -> list | NoNearestIndex:
+    """[(the one-axis IR, its window form)] per resized axis of ``ir``, in order (each axis its own form: static
+    scales may differ per axis), or why one has none."""
+    out = []
+    for i, a in enumerate(ir.axes):
+        def pick(v):
+            return (v[i],) if isinstance(v, tuple) else v
+        one = dataclasses.replace(ir, axes=(a,), scales=pick(ir.scales), sizes=pick(ir.sizes))
+        form = window_form(one)
+        if isinstance(form, NoNearestIndex):
+            return form
+        out.append((one, form))
+    return out
+
+
 def lower(node, not_native=()):
     """Rung 3's integer window for an integer linear Resize on run-time lengths (``antialias_taps.applies``), or
     why not."""
-    form = window_form(node.ir)
-    if isinstance(form, NoNearestIndex):
-        return Refusal(f"no run-time window form: {form.reason}", form.field)
-    return refusal(node.ir) or _rung(node, form, not_native)
+    forms = axis_forms(node.ir)
+    if isinstance(forms, NoNearestIndex):
+        return Refusal(f"no run-time window form: {forms.reason}", forms.field)
+    return refusal(node.ir) or _rung(node, forms, not_native)
 
 
-def _rung(node, form: WindowForm, not_native=()):
+def _rung(node, forms: list, not_native=()):
     ir = node.ir
-    verdict = grid_verdict(_standalone(form), ir, form)
-    if verdict is not None:
-        return Refusal(verdict, "rung")
+    for one, form in forms:
+        verdict = grid_verdict(_standalone(form), one, form)
+        if verdict is not None:
+            return Refusal(verdict, "rung")
     o = ops()
     x = node.inputs[0]
     shape_of = o.shape_of(x, "i64").output(0)
@@ -210,13 +226,13 @@ def _rung(node, form: WindowForm, not_native=()):
     for i, axis in enumerate(ir.axes):
         if axis in skipped:
             continue
-        in_len, out_len = _out_length(node, shape_of, i, axis, form)
-        index, num, den = integer_weights(form, in_len, out_len)
+        in_len, out_len = _out_length(node, shape_of, i, axis, forms[i][1])
+        index, num, den = integer_weights(forms[i][1], in_len, out_len)
         for role, v in (("index", index), ("num", num), ("den", den)):
             tag(v.get_node(), tag_of(node.name, axis, role))
         axes.append((axis, index, num, den))
     y = exact_sum(node.name, x, axes, ir.rank, str(ir.dtype)) if axes else x
-    fixed = {axis: _fixed(ir, form, i, dims(x)[axis]) for i, axis in enumerate(ir.axes)}
+    fixed = {axis: _fixed(ir, forms[i][1], i, dims(x)[axis]) for i, axis in enumerate(ir.axes)}
     reason = REASON + f", exact while the product of the axes' denominators is at most {MAX_DEN} and each is " \
         f"below {max_den(str(ir.dtype))}" + inexact_spellings(not_native)
     return Candidate([y], reason, proof={"form": FORM, "axes": [a for a, *_ in axes], "copied": list(skipped),
@@ -226,9 +242,9 @@ def _rung(node, form: WindowForm, not_native=()):
 def prove(rec, by_tag, ov_model) -> list[str]:
     """Every resized axis' window subgraph, taken out of a copy of the produced model with parameters in place
     of the run-time lengths it reads, gives the oracle's exact taps over ``GRID``; the node's result is there."""
-    form = window_form(rec.ir)
-    if isinstance(form, NoNearestIndex):
-        return [f"{rec.node}: the source IR has no run-time window form ({form.reason})"]
+    forms = axis_forms(rec.ir)
+    if isinstance(forms, NoNearestIndex):
+        return [f"{rec.node}: the source IR has no run-time window form ({forms.reason})"]
     if f"{rec.node}/{FORM}" not in by_tag and rec.proof.get("axes"):
         return [f"{rec.node}: the exact integer sum is not in the produced model"]
     if list(rec.proof.get("copied", ())) != list(copied(rec.ir)):
@@ -241,10 +257,11 @@ def prove(rec, by_tag, ov_model) -> list[str]:
             out.append(f"{rec.node}: axis {axis}: the integer window is not in the produced model")
             continue
         cut = window_cut(tags, rec, axis, [p.output(0) for p in parts])
-        verdict = cut if isinstance(cut, str) else grid_verdict(cut[0], rec.ir, form, cut[1])
+        one, form = forms[rec.ir.axes.index(axis)]
+        verdict = cut if isinstance(cut, str) else grid_verdict(cut[0], one, form, cut[1])
         if verdict is not None:
             out.append(f"{rec.node}: axis {axis}: {verdict}")
     return out
 
 
-__all__ = ["FORM", "exact_sum", "grid_verdict", "integer", "integer_weights", "lower", "prove", "refusal"]
+__all__ = ["FORM", "axis_forms", "exact_sum", "grid_verdict", "integer", "integer_weights", "lower", "prove", "refusal"]

@@ -24,6 +24,8 @@ by the subgraph's structure.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ...semantics.nearest_index import NearestIndex, NoNearestIndex, integer_scales, nearest_index
@@ -108,8 +110,11 @@ def _lengths(node, shape_of, i: int, axis: int):
         out_len = o.maximum(o.gather(sizes, o.constant(np.int64(i)), zero), zero)
     elif node.ir.sizes is not None:
         out_len = o.constant(np.int64(node.ir.sizes[i]))
-    else:  # a static integer scale k: out = k*in exactly (semantics.nearest_index.integer_scales)
-        out_len = o.maximum(o.multiply(in_len, o.constant(np.int64(integer_scales(node.ir)[i]))), zero)
+    else:  # a static integer scale k on this axis: out = k*in exactly (semantics.nearest_index.integer_scales)
+        k = Fraction(node.ir.scales[i])
+        if k.denominator != 1:
+            raise ValueError(f"axis {axis}: the scale {float(k)} is not a whole number")
+        out_len = o.maximum(o.multiply(in_len, o.constant(np.int64(int(k)))), zero)
     tag(out_len, tag_of(node.name, axis, "out"))
     return in_len, out_len.output(0)
 

@@ -104,6 +104,21 @@ def floor_pow2(n, s):
 SMALL_R = 1 << 22  # 4r below 2^24: the remainder's own quotient, shifted non-negative, is an exact Divide
 
 
+def _estimate(n, r):
+    """An estimate of floor(n / r) (r > 0) by OpenVINO's integer Divide of a non-negative number only: n itself,
+    or for n < 0 the floor -1 - floor((-1 - n) / r) (-1 - n >= 0 for every int32, -2^31 included). A Divide of a
+    negative n came out truncated in one consumer and floored in another of the same op (OpenVINO 2026.4.1, CPU,
+    a model compiled from memory: -7 / 28 read as -1 by the remainder's Multiply and as 0 by the Add after it, so
+    the index was one off), where ``floor_div`` takes its estimate as one value; of a non-negative n truncation and
+    flooring agree. (``floor_pow2`` keeps n's own Divide: its remainder's range rests on a truncated estimate at
+    -2^31.)"""
+    o = ops()
+    zero, minus_one = o.constant(np.int64(0)), o.constant(np.int64(-1))
+    negative = o.less(n, zero)
+    q = o.divide(o.select(negative, o.subtract(minus_one, n), n), r)
+    return o.select(negative, o.subtract(minus_one, q), q).output(0)
+
+
 def floor_div(n, r, r_max: int = SMALL_R):
     """floor(n / r) exactly for a quotient below 2^22 and 0 < r <= ``r_max``. A constant power of two:
     ``floor_pow2`` (``_log2_constant``). Else OpenVINO's integer Divide as the estimate q0, fixed by its exact remainder: where
@@ -115,7 +130,7 @@ def floor_div(n, r, r_max: int = SMALL_R):
     shift = _log2_constant(r)
     if shift is not None:
         return floor_pow2(n, shift)
-    q0 = o.divide(n, r).output(0)
+    q0 = _estimate(n, r)
     if r_max <= SMALL_R:
         q1 = o.subtract(q0, o.constant(np.int64(2))).output(0)
         return o.add(q1, o.divide(o.subtract(n, o.multiply(q1, r)), r)).output(0)

@@ -105,3 +105,29 @@ def test_the_run_time_forms_write_opset_13_ops_at_most():
         newer = {(op.get_type_name(), op.get_type_info().version_id) for op in ov_model.get_ops()
                  if int(op.get_type_info().version_id.removeprefix("opset")) > 13}
         assert not newer, (name, newer)
+
+
+def test_a_negative_quotient_is_one_value_in_a_model_compiled_from_memory():
+    """A nearest index form (uint8, half_pixel, sizes [1, 3, 7, 14] on X [?, ?, ?, 7]: its numerator (2o+1)*7 - 14
+    is negative at o = 0) converted and compiled in memory, as the whole-model check runs it: OpenVINO 2026.4.1's CPU
+    read one integer Divide of -7 by 28 as -1 in the remainder and as 0 in the sum after it, and the picks moved
+    by one (the same model read back from its IR folded it right). Against the oracle at three input shapes."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from resample_bridge.lowering.openvino.target import convert
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    node = helper.make_node("Resize", ["X", "", "", "sz"], ["Y"], mode="nearest", nearest_mode="floor",
+                            coordinate_transformation_mode="half_pixel", name="r")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.UINT8, ["a", "b", "c", 7])],
+                              [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
+                              [onnx.numpy_helper.from_array(np.array([1, 3, 7, 14], np.int64), "sz")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    ov_model, _ = convert(model)  # the whole-model check ran it in memory: it refused before
+    (_, ir), = parse_model(model)
+    compiled = ov.Core().compile_model(ov_model, "CPU")
+    for shape in ((1, 1, 16, 7), (2, 1, 64, 7), (1, 3, 5, 7)):
+        x = np.arange(np.prod(shape), dtype=np.int64).reshape(shape).astype(np.uint8)
+        assert np.array_equal(compiled([x])[0], run(ir, x)), shape

@@ -12,7 +12,7 @@ from ..lowering.openvino.graph import compile_f32
 from ..lowering.openvino.target import convert
 from ..semantics.errors import BridgeError
 from .check_openvino_node import _ours, _ours_row
-from .check_openvino_verdict import _judge, _native_verdict
+from .check_openvino_verdict import EMPTY_OUTPUT, _judge, _native_verdict, empty_results
 from ..translate import openvino as tov
 
 
@@ -121,6 +121,16 @@ def native_batch(d: str, items, irs: dict, progress=None) -> dict:
         ov_model = ov.convert_model(path)
     except Exception as e:
         return split({"verdict": "refused", "reason": openvino_error_reason(str(e))})
+    empty = empty_results(ov_model)
+    if empty:  # judged without running (``EMPTY_OUTPUT``); the others in a batch of their own
+        keep = [it for it in items if f"c{it[0]}:{it[1].graph.output[0].name}" not in empty]
+        kept = {it[0] for it in keep}
+        for k, _, _ in items:
+            if k not in kept:
+                out[k] = dict(EMPTY_OUTPUT)
+                if progress:
+                    progress(1)
+        return {**out, **(native_batch(d, keep, irs, progress) if keep else {})}
     try:
         res = compile_f32(ov_model)(_feeds(items))
     except Exception as e:

@@ -104,3 +104,29 @@ def test_check_verdict_under_the_reference_convention(name, tmp_path):
     v = row["openvino"]
     assert v["verdict"] == "silently different" and v["max_error"] > 1e-3
     assert any(f.startswith(REFERENCE_ONLY[name]) for f in v["fields"]), v["fields"]
+
+
+def test_an_empty_output_is_judged_without_running_the_importer(tmp_path):
+    """OpenVINO's CPU plugin corrupts memory running an Interpolate whose output has no element (measured: a Resize
+    of [1, 1, 4] by scales [0.35, 1, 2] to [0, 1, 8] killed check's process: double free, or a segfault, fuzz seed
+    16704): check, in a process of its own here, gives that node the importer's refusal and judges the node beside
+    it in the same batch as ever."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Resize", ["X", "", "s0"], ["Y0"], mode="cubic", name="empty"),
+             helper.make_node("Resize", ["X", "", "s1"], ["Y1"], mode="nearest", name="plain")]
+    inits = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("s0", [0.35, 1, 2]), ("s1", [1, 1, 2]))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 4])],
+                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ("Y0", "Y1")], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    done = subprocess.run([sys.executable, "-m", "resample_bridge.tools.cli", "check", str(tmp_path / "m.onnx")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), (done.returncode, done.stderr[-500:])
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("empty (Resize-13): OpenVINO importer: refused: converts to an output with no element")
+               for line in lines), done.stdout
+    assert any(line.startswith("plain (Resize-13): OpenVINO importer: exact") for line in lines), done.stdout

@@ -194,6 +194,15 @@ def _scale_form(ir: ResizeIR, common: dict) -> WindowForm | NoNearestIndex:
                       Linear(0, 0, Q), False, None, scale=s, **common)
 
 
+def one_axis_bound(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None = None, roi=None):
+    """``ir``'s one resized axis bound from in_len to out_len (given, or of the static ``scale``; the axis' crop box
+    ``roi`` (start, end) for tf_crop_and_resize): the oracle's view of the axis a window form computes."""
+    given = dict(sizes=None, scales=(scale,)) if scale is not None else dict(sizes=(int(out_len),), scales=None)
+    one = dataclasses.replace(ir, rank=1, axes=(0,), roi=tuple(roi) if roi is not None else None, input_shape=None,
+                              pads=(), **given)
+    return bind_resize(one, (int(in_len),))
+
+
 def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None = None, roi=None):
     """The oracle's own taps of one axis of ``ir`` from in_len to out_len (given, or of the static ``scale``; the
     axis' crop box ``roi`` (start, end) for tf_crop_and_resize) as
@@ -201,10 +210,7 @@ def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None
     float32 evaluation of them may land (the error bound's per-tap allowance, ``error_bound``: the coordinate's
     error times the weight's slope, and the filter's and the normalisation's roundings). An axis the oracle
     copies is the identity."""
-    given = dict(sizes=None, scales=(scale,)) if scale is not None else dict(sizes=(int(out_len),), scales=None)
-    one = dataclasses.replace(ir, rank=1, axes=(0,), roi=tuple(roi) if roi is not None else None, input_shape=None,
-                              pads=(), **given)
-    bound = bind_resize(one, (int(in_len),))
+    bound = one_axis_bound(ir, in_len, out_len, scale, roi)
     if not bound.axes:
         return np.eye(out_len, in_len), np.zeros((out_len, in_len))
     if bound.out_shape[0] != out_len:
@@ -254,4 +260,4 @@ def dense(index, weight, in_len: int) -> np.ndarray:
     return out
 
 
-__all__ = ["WindowForm", "window_form", "oracle_table", "dense", "MAX_SCALED_IN"]
+__all__ = ["WindowForm", "window_form", "one_axis_bound", "oracle_table", "dense", "MAX_SCALED_IN"]

@@ -18,7 +18,7 @@ over the type's range (``max_den``), and every quotient is
 
 Proof by numbers: each axis' window subgraph (index, numerators, den), compiled alone and re-read from the
 produced model with parameters in place of its run-time lengths, gives the oracle's exact rational taps
-(``semantics.taps.integer_taps``' weights) over ``antialias_taps.GRID``; the probes run the whole node against
+(``semantics.taps.axis_taps``' exact weights) over ``antialias_taps.GRID``; the probes run the whole node against
 the oracle (ties and extremes included).
 """
 
@@ -29,11 +29,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...semantics.coords import bind_resize
 from ...semantics.ir import ResizeIR
 from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.taps import axis_taps
-from ...semantics.window_form import WindowForm, window_form
+from ...semantics.window_form import WindowForm, one_axis_bound, window_form
 from ..index_form import Verdicts
 from ..passes import Candidate, Refusal
 from .antialias_taps import GRID, _fixed, _out_length, copied, window_positions
@@ -98,7 +97,7 @@ def integer_weights(form: WindowForm, in_len, out_len):
 
 def exact_sum(name: str, x, axes: list, rank: int, dtype: str):
     """The resized axes' taps (``axes``: (axis, index, numerators, den) in order) summed exactly (the module note's
-    arithmetic) and rounded half to even, in ``x``'s 8-bit type."""
+    arithmetic) and rounded half to even, in ``x``'s own integer type."""
     o = ops()
     lo, hi = (int(v) for v in (np.iinfo(dtype).min, np.iinfo(dtype).max))
     i64 = lambda v: o.constant(np.int64(v)).output(0)  # noqa: E731
@@ -179,10 +178,7 @@ def _rational(index, weight) -> dict:
 
 
 def _oracle(ir: ResizeIR, form: WindowForm, in_len: int, out_len: int) -> dict:
-    given = dict(sizes=None, scales=(form.scale,)) if form.scale is not None else \
-        dict(sizes=(int(out_len),), scales=None)
-    one = dataclasses.replace(ir, rank=1, axes=(0,), roi=None, input_shape=None, pads=(), **given)
-    bound = bind_resize(one, (int(in_len),))
+    bound = one_axis_bound(ir, in_len, out_len, form.scale)
     if not bound.axes:
         return {(o_, o_): Fraction(1) for o_ in range(out_len)}
     t = axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside, exact=True)

@@ -118,9 +118,12 @@ class WindowForm:
         return select(an < self.radius * den, w, 0 * w)
 
 
-def window_form(ir: ResizeIR) -> WindowForm | NoNearestIndex:
+def window_form(ir: ResizeIR, constant_scalars: bool = False) -> WindowForm | NoNearestIndex:
     """The window form shared by every resized axis of a linear / cubic Resize, or why there is none
-    (``field``: the IR field that decides it)."""
+    (``field``: the IR field that decides it). ``constant_scalars``: a static whole scale k by the scale's form,
+    whose scalars p, q, r are constants where the mode's are homogeneous in (in, out) (half_pixel's 2*in, in - out,
+    2*out at out = k*in, divided by in: 2, 1 - k, 2k); the sizes form's r = 2*out grows with the run-time length
+    (the exact integer cubic's weights are cubes over r^3)."""
     s = ir.sampler
     if s.kind not in ("linear", "cubic"):
         return NoNearestIndex("not a linear / cubic resize", "mode")
@@ -133,8 +136,8 @@ def window_form(ir: ResizeIR) -> WindowForm | NoNearestIndex:
     # exactly, where the general ones (in/out) leave a float32 division's rounding.
     common = dict(kind=s.kind, cubic_a=float(s.cubic_a or 0), exclude_outside=bool(ir.exclude_outside),
                   copy_equal=bool(ir.equal_length_identity), normalise=bool(s.antialias or ir.exclude_outside))
-    form = _sizes_form(ir, common) if ir.sizes is not None or integer_scales(ir) is not None else \
-        _scale_form(ir, common)
+    form = _sizes_form(ir, common, constant_scalars) if ir.sizes is not None or integer_scales(ir) is not None \
+        else _scale_form(ir, common)
     if isinstance(form, NoNearestIndex) or s.antialias:
         return form
     one = Linear(0, 0, 1)  # no antialias: the filter is never stretched (f = 1)
@@ -150,12 +153,14 @@ def _out1(ir: ResizeIR) -> Fraction | None:
     return None
 
 
-def _sizes_form(ir: ResizeIR, common: dict) -> WindowForm | NoNearestIndex:
+def _sizes_form(ir: ResizeIR, common: dict, constant_scalars: bool = False) -> WindowForm | NoNearestIndex:
     """Output lengths given (sizes, or out = k*in for a static integer scale k): the scale is out / in."""
     p, q, r = _BASE[ir.coord]
     ks = integer_scales(ir) if ir.sizes is None else None
     if ks is not None and len(set(ks)) != 1:
         return NoNearestIndex("the integer scales differ per axis", "scales")
+    if ks is not None and constant_scalars and not any(v.c_one for v in (p, q, r)):
+        p, q, r = (Linear(0, 0, v(1, ks[0])) for v in (p, q, r))  # (p*o + q) / r divided by in
     return WindowForm(p, q, r, ZERO, Linear(1, 0, 0), True, _out1(ir), scale=Fraction(ks[0]) if ks else None,
                       **common)
 

@@ -1,0 +1,103 @@
+"""8- and 16-bit integer cubic Resize by a static scale on run-time lengths (an image bicubic-resized in its own
+uint8 type with dynamic H / W): the default writes the exact integer window (``integer_window``: Keys' weights as
+integer cubes over a constant denominator), no library, and the written model gives the oracle's numbers bit for
+bit under the f32 and the bf16 hint; so does linear or cubic antialias by a scale of at least 1 (the filter is
+not stretched there). What the window cannot hold exactly is refused with its field: cubic on run-time sizes
+(its denominator 2 * out), a Keys coefficient whose terms leave int32, antialias that shrinks."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+ov = pytest.importorskip("openvino")
+
+from resample_bridge.lowering.openvino import integer_window as iw  # noqa: E402
+from resample_bridge.semantics.reference import run  # noqa: E402
+from resample_bridge.translate.onnx import parse_model  # noqa: E402
+from tests.helpers.written import written_default  # noqa: E402
+
+TYPES = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8, "uint16": TensorProto.UINT16,
+         "int16": TensorProto.INT16}
+SHAPES = ((1, 1), (2, 3), (7, 9), (16, 5), (33, 48))
+
+
+def _model(dtype, scales, coord="half_pixel", mode="cubic", **attrs):
+    """Resize of X [1, 2, h, w] (dtype) by the static ``scales`` on H and W."""
+    node = helper.make_node("Resize", ["X", "", "s"], ["Y"], mode=mode, coordinate_transformation_mode=coord,
+                            axes=[2, 3], name="r", **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TYPES[dtype], [1, 2, "h", "w"])],
+                              [helper.make_tensor_value_info("Y", TYPES[dtype], None)],
+                              [onnx.numpy_helper.from_array(np.array(scales, np.float32), "s")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+def _inputs(dtype, hw, seed):
+    """Both ends of the type beside each other (cubic overshoots: the saturation is checked) and random values."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(info.min, info.max, (1, 2, *hw), dtype=dtype, endpoint=True)
+    x[0, 1] = rng.choice(np.array([info.min, info.max], dtype), hw)
+    return x
+
+
+def _exact_everywhere(model, tmp_path):
+    xml, src = written_default(model, tmp_path, iw.FORM)
+    (_, ir), = parse_model(src)
+    core = ov.Core()
+    for hint in ("f32", "bf16"):
+        compiled = core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for seed, hw in enumerate(SHAPES):
+            x = _inputs(np.dtype(ir.dtype), hw, seed)
+            want, got = run(ir, x), compiled(x)[0]
+            assert got.dtype == want.dtype and np.array_equal(got, want), (hint, hw, np.abs(
+                got.astype(int) - want.astype(int)).max())
+
+
+@pytest.mark.parametrize("dtype,scales,coord", [
+    ("uint8", (2.0, 2.0), "half_pixel"), ("uint8", (2.0, 2.0), "pytorch_half_pixel"),
+    ("int8", (1.5, 1.5), "half_pixel"), ("uint8", (0.75, 0.75), "asymmetric"),
+    ("uint16", (3.0, 0.5), "tf_half_pixel_for_nn"), ("int16", (2.0, 4.0), "half_pixel")])
+def test_cubic_static_scale_on_dynamic_lengths_is_exact_in_graph(dtype, scales, coord, tmp_path):
+    _exact_everywhere(_model(dtype, scales, coord), tmp_path)
+
+
+def test_cubic_coefficient_of_tensorflow_is_exact_in_graph(tmp_path):
+    _exact_everywhere(_model("uint8", (2.0, 2.0), cubic_coeff_a=-0.5), tmp_path)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_antialias_that_does_not_shrink_is_exact_in_graph(mode, tmp_path):
+    _exact_everywhere(_model("uint8", (2.0, 1.5), mode=mode, antialias=1), tmp_path)
+
+
+@pytest.mark.parametrize("model,field", [
+    (lambda: _sizes_model("uint8"), "sizes"),
+    (lambda: _model("uint8", (0.5, 0.5), mode="linear", antialias=1), "antialias"),
+    (lambda: _model("uint8", (2.0, 2.0), cubic_coeff_a=-0.6), "scales"),
+    (lambda: _model("int16", (4.5, 4.5)), "scales"),
+    (lambda: _model("uint8", (2.0, 2.0), exclude_outside=1), "exclude_outside")])
+def test_what_the_integer_window_cannot_hold_is_refused_with_its_field(model, field):
+    from resample_bridge.lowering.rungs import Refusal
+    from resample_bridge.translate.onnx import parse_model as parse
+
+    (name, ir), = parse(model())
+    got = iw.lower(_Node(name, ir))
+    assert isinstance(got, Refusal) and got.field == field, got
+
+
+def _sizes_model(dtype):
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="cubic", axes=[2, 3], name="r")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TYPES[dtype], [1, 2, "h", "w"]),
+                                            helper.make_tensor_value_info("S", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("Y", TYPES[dtype], None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+class _Node:
+    """What ``integer_window.lower`` reads of a node before it builds anything: its name and IR."""
+
+    def __init__(self, name, ir):
+        self.name, self.ir = name, ir

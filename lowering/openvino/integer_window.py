@@ -5,12 +5,12 @@ does (``semantics.reference``: exact rational weights, one rounding). The float 
 float32 weights, which put a result within a float32 rounding of .5 on either side; OpenVINO's Interpolate does
 the same (one off near an exact half, measured); so this took the extension before.
 
-Which windows. Linear: any lengths (its den 2*out for half_pixel's sizes). Cubic: a static scale only, whose
-distances have a constant den (2k for half_pixel at a whole scale k, the sizes form divided by in; 2P at P/Q):
-Keys' weights are integer cubes over W = a.denominator * den^3 (``cubic_numerators``), bounded at conversion
-(``cubic_bound``, ``cubic_refusal``). Antialias where no axis shrinks (a static scale >= 1: the clamped stretch is
-1, the weights sum to 1 and their division changes nothing). Not: antialias that shrinks, exclude_outside (both
-divide the weights by a sum per output), cubic on run-time sizes (den = 2*out: its cube leaves int32).
+Which windows. Linear: any lengths (its den 2*out for half_pixel's sizes). Cubic, antialias and exclude_outside:
+a static scale, whose distances have a constant den (2k for half_pixel at a whole scale k, the sizes form divided
+by in; 2P*Q at P/Q); Keys' weights are integer cubes over W = a.denominator * den^3; where the weights are divided
+by their sum (antialias that shrinks, exclude_outside) den is that sum, one per output (``integer_taps``: every
+bound checked at conversion). Antialias where no axis shrinks (a static scale >= 1) is plain: the clamped stretch
+is 1 and the weights sum to 1. Not: cubic or antialias on run-time sizes (den = 2*out*in: past int32).
 
 Arithmetic. Values are offset to v - min >= 0 (below the type's range: 2^8, 2^16). The state after each resized
 axis is value = F + G / D with F the whole part and 0 <= G < D, D the product of the axes' denominators (linear:
@@ -46,7 +46,8 @@ from ..passes import Candidate, Refusal
 from .antialias_taps import GRID, _fixed, _out_length, copied, window_positions
 from .graph import dims, ops, tag
 from .index_ops import cached_verdict, floor_div, signature, tag_of
-from .integer_cubic import MAX_DEN, constant_den, cubic_numerators, cubic_refusal
+from .integer_taps import MAX_DEN, numerators, taps
+from .integer_taps import refusal as too_wide
 from .antialias_proof import window_cut
 from .interpolate import inexact_spellings
 from .nearest_index import tags_in_copy
@@ -54,8 +55,7 @@ from .nearest_index import tags_in_copy
 FORM = "integer_window"
 DTYPES = ("uint8", "int8", "uint16", "int16")
 MAX_AXES = 2
-# Taps per output of an unstretched filter (f = 1): m = ceil(R * fd / fn) = R, taps x0 + 1 - R .. x0 + R
-TAPS = {"linear": 2, "cubic": 4}
+KINDS = ("linear", "cubic")
 REASON = ("index decomposition: the {kind} window computed in integers from the run-time lengths, its taps summed "
           "exactly in int32 and rounded once, half to even (no float op)")
 VERDICTS = Verdicts()  # in memory: a grid of 261 small runs, a fraction of a second per form
@@ -74,11 +74,8 @@ def refusal(ir: ResizeIR) -> Refusal | None:
     if str(ir.dtype) not in DTYPES:
         return Refusal(f"{ir.dtype}: the exact integer window takes 8- and 16-bit integers (their sums fit int32)",
                        "dtype")
-    if ir.sampler.kind not in TAPS:
+    if ir.sampler.kind not in KINDS:
         return Refusal(f"{ir.sampler.kind}: the exact integer window takes linear and cubic", "mode")
-    if ir.exclude_outside:
-        return Refusal("exclude_outside: the weights are divided by their sum at the borders (a den per output, "
-                       "where the exact integer window has one per axis)", "exclude_outside")
     if len([a for a in ir.axes if a not in copied(ir)]) > MAX_AXES:
         return Refusal(f"more than {MAX_AXES} resized axes: the product of their denominators leaves int32", "axes")
     return None
@@ -93,43 +90,40 @@ def max_den(dtype: str) -> int:
 
 
 def integer_weights(form: WindowForm, in_len, out_len):
-    """(index i64 [K, out] clamped into the input, numerators i64 [K, out], den i64 scalar): linear's weight
-    (den - |n|) / den inside its support |n| < den, 0 outside (``WindowForm.weights``' linear filter, on the
-    integers; the support from the sign of an exact difference: OpenVINO's CPU compares integers in float32)."""
+    """(index i64 [K, out] clamped into the input, numerators i64 [K, out], den): the weight of each tap is its
+    numerator over den, exactly (``integer_taps.numerators``: linear's den - |n|, Keys' integer cubes); under
+    exclude_outside a tap outside the input has numerator 0; where the form divides the weights by their sum
+    (antialias, exclude_outside) den is that sum per output, i64 [out], else one i64 scalar."""
     o = ops()
     zero, one = o.constant(np.int64(0)), o.constant(np.int64(1))
     pos, n, den = window_positions(form, in_len, out_len, 0)
-    an = o.abs(n).output(0)
-    if form.kind == "cubic":
-        num, den = cubic_numerators(form.cubic_a, an, den)
-    else:
-        inside = o.less(o.subtract(an, den), zero)
-        num = o.select(inside, o.subtract(den, an), zero).output(0)
-    index = o.minimum(o.maximum(pos, zero), o.subtract(in_len, one)).output(0)
+    num, den = numerators(form, o.abs(n).output(0), den)
+    last = o.subtract(in_len, one)
+    if form.exclude_outside:
+        inside = o.logical_and(o.greater_equal(pos, zero), o.less_equal(o.subtract(pos, last), zero))
+        num = o.select(inside, num, zero).output(0)
+    if form.normalise:
+        den = o.maximum(o.reduce_sum(num, o.constant(np.int64(0)), False), one).output(0)
+    index = o.minimum(o.maximum(pos, zero), last).output(0)
     return index, num, den
 
 
-
-
-
-
-
-
-
-
-def exact_sum(name: str, x, axes: list, rank: int, dtype: str, kind: str = "linear"):
-    """The resized axes' taps (``axes``: (axis, index, numerators, den) in order) summed exactly (the module note's
-    arithmetic) and rounded half to even, in ``x``'s own integer type. Cubic's negative weights put the whole part
-    below 0 and the remainder's carry in -1 .. 2 (``cubic_bound``: the weights' sum of magnitudes below 2)."""
+def exact_sum(name: str, x, axes: list, rank: int, dtype: str, signed: bool = False):
+    """The resized axes' taps (``axes``: (axis, index, numerators, den, taps) in order; den a scalar or one per
+    output) summed exactly (the module note's arithmetic) and rounded half to even, in ``x``'s own integer type.
+    ``signed``: cubic's negative weights put the whole part below 0 and the remainder's carry in -1 .. 2
+    (``integer_taps.refusal``: the weights' magnitudes sum to less than 2 of their den)."""
     o = ops()
     lo, hi = (int(v) for v in (np.iinfo(dtype).min, np.iinfo(dtype).max))
     i64 = lambda v: o.constant(np.int64(v)).output(0)  # noqa: E731
     whole = o.subtract(o.convert(x, "i64"), i64(lo)).output(0)  # F >= 0
     rest, D = None, None  # G and D (none before the first axis: G = 0, D = 1)
-    for axis, index, num, den in axes:
+    for axis, index, num, den, taps in axes:
         trail = o.constant(np.arange(1, rank - axis, dtype=np.int64)) if axis < rank - 1 else None
+        if den.get_partial_shape().rank.get_length() == 1 and trail is not None:
+            den = o.unsqueeze(den, trail).output(0)  # one per output: along its axis
         U = V = None
-        for k in range(TAPS[kind]):
+        for k in range(taps):
             pick = i64(k)
             at, w = o.gather(index, pick, i64(0)), o.gather(num, pick, i64(0))
             w = o.unsqueeze(w, trail) if trail is not None else w
@@ -145,7 +139,7 @@ def exact_sum(name: str, x, axes: list, rank: int, dtype: str, kind: str = "line
             continue
         R = o.add(o.multiply(G, D), V).output(0)  # below 2 * D * den (linear), -D * den .. 3 * D * den (cubic)
         D = o.multiply(D, den).output(0)
-        carry = _carry(R, D, kind == "cubic")
+        carry = _carry(R, D, signed)
         whole = o.add(F, carry).output(0)
         rest = o.subtract(R, o.multiply(carry, D)).output(0)
     # half to even: up where 2G > D, or 2G = D and F odd (signs of exact differences)
@@ -195,10 +189,11 @@ def _grid_mismatch(run, ir: ResizeIR, form: WindowForm, fixed: tuple) -> str | N
             continue
         run.infer([np.array(v, np.int64) for v, f in ((i, fi), (o, fo)) if f is None])
         index, num, den = (run.get_output_tensor(k).data for k in range(3))
-        if np.size(den) != 1 or int(np.reshape(den, -1)[0]) <= 0:
-            return f"the integer window's denominator is not one positive value at in={i}, out={o}"
-        d = int(np.reshape(den, -1)[0])
-        got = _rational(index.T, [[Fraction(int(n), d) for n in row] for row in num.T])
+        den = np.broadcast_to(np.reshape(den, -1), (o,)) if np.size(den) in (1, o) else None
+        if den is None or np.any(den <= 0):
+            return f"the integer window's denominator is not one positive value (or one per output) at in={i}, " \
+                f"out={o}"
+        got = _rational(index.T, [[Fraction(int(n), int(d)) for n in row] for row, d in zip(num.T, den)])
         if got != _oracle(ir, form, i, o):
             return f"the integer window differs from the oracle's taps at in={i}, out={o}"
     return None
@@ -229,15 +224,9 @@ def axis_forms(ir: ResizeIR) -> list | NoNearestIndex:
         def pick(v):
             return (v[i],) if isinstance(v, tuple) else v
         one = dataclasses.replace(ir, axes=(a,), scales=pick(ir.scales), sizes=pick(ir.sizes))
-        form = window_form(_unstretched(one), constant_scalars=one.sampler.kind == "cubic")
+        form = window_form(_unstretched(one), constant_scalars=True)
         if isinstance(form, NoNearestIndex):
             return form
-        if form.normalise:
-            return NoNearestIndex("antialias on a shrinking or run-time scale divides the weights by their sum, a "
-                                  "den per output (the exact integer window has one per axis)", "antialias")
-        if form.kind == "cubic" and constant_den(form) is None:
-            return NoNearestIndex("cubic on run-time sizes: its weights are cubes over the coordinate's "
-                                  "denominator 2 * out, past int32 (a static scale's is constant)", "sizes")
         out.append((one, form))
     return out
 
@@ -253,10 +242,6 @@ def _unstretched(one: ResizeIR) -> ResizeIR:
     return dataclasses.replace(one, sampler=dataclasses.replace(one.sampler, antialias=False))
 
 
-
-
-
-
 def lower(node, not_native=()):
     """Rung 3's integer window for an integer linear / cubic Resize on run-time lengths
     (``antialias_taps.applies``), or why not."""
@@ -266,9 +251,9 @@ def lower(node, not_native=()):
     forms = axis_forms(node.ir)
     if isinstance(forms, NoNearestIndex):
         return Refusal(f"no run-time window form: {forms.reason}", forms.field)
-    resized = [i for i, a in enumerate(node.ir.axes) if a not in copied(node.ir)]
-    too_wide = cubic_refusal(forms, resized, str(node.ir.dtype))
-    return Refusal(too_wide, "scales") if too_wide else _rung(node, forms, not_native)
+    wide = too_wide([form for (_, form), a in zip(forms, node.ir.axes) if a not in copied(node.ir)],
+                    str(node.ir.dtype))
+    return Refusal(*wide) if wide else _rung(node, forms, not_native)
 
 
 def _rung(node, forms: list, not_native=()):
@@ -288,11 +273,12 @@ def _rung(node, forms: list, not_native=()):
         index, num, den = integer_weights(forms[i][1], in_len, out_len)
         for role, v in (("index", index), ("num", num), ("den", den)):
             tag(v.get_node(), tag_of(node.name, axis, role))
-        axes.append((axis, index, num, den))
+        axes.append((axis, index, num, den, taps(forms[i][1])))
     kind = ir.sampler.kind
-    y = exact_sum(node.name, x, axes, ir.rank, str(ir.dtype), kind) if axes else x
+    y = exact_sum(node.name, x, axes, ir.rank, str(ir.dtype), signed=kind == "cubic") if axes else x
     fixed = {axis: _fixed(ir, forms[i][1], i, dims(x)[axis]) for i, axis in enumerate(ir.axes)}
-    bounds = "every integer's bound checked at conversion (constant denominators)" if kind == "cubic" else \
+    run_time = kind == "linear" and not any(form.normalise for _, form in forms)
+    bounds = "every integer's bound checked at conversion (constant denominators)" if not run_time else \
         f"exact while the product of the axes' denominators is at most {MAX_DEN} and each is below " \
         f"{max_den(str(ir.dtype))}"
     reason = REASON.format(kind=kind) + ", " + bounds + inexact_spellings(not_native)

@@ -1,9 +1,10 @@
-"""8- and 16-bit integer cubic Resize by a static scale on run-time lengths (an image bicubic-resized in its own
-uint8 type with dynamic H / W): the default writes the exact integer window (``integer_window``: Keys' weights as
-integer cubes over a constant denominator), no library, and the written model gives the oracle's numbers bit for
-bit under the f32 and the bf16 hint; so does linear or cubic antialias by a scale of at least 1 (the filter is
-not stretched there). What the window cannot hold exactly is refused with its field: cubic on run-time sizes
-(its denominator 2 * out), a Keys coefficient whose terms leave int32, antialias that shrinks."""
+"""8- and 16-bit integer cubic, antialiased or exclude_outside Resize by a static scale on run-time lengths (an
+image bicubic-resized or antialias-shrunk in its own uint8 type with dynamic H / W): the default writes the exact
+integer window (``integer_window``, ``integer_taps``: Keys' weights as integer cubes over a constant denominator,
+a den per output where the weights are divided by their sum), no library, and the written model gives the
+oracle's numbers bit for bit under the f32 and the bf16 hint. What the window cannot hold exactly is refused with
+its field: cubic or antialias on run-time sizes (their den grows with the lengths), a Keys coefficient whose
+terms leave int32, 16-bit sums past int32."""
 
 from __future__ import annotations
 
@@ -68,17 +69,24 @@ def test_cubic_coefficient_of_tensorflow_is_exact_in_graph(tmp_path):
     _exact_everywhere(_model("uint8", (2.0, 2.0), cubic_coeff_a=-0.5), tmp_path)
 
 
-@pytest.mark.parametrize("mode", ["linear", "cubic"])
-def test_antialias_that_does_not_shrink_is_exact_in_graph(mode, tmp_path):
-    _exact_everywhere(_model("uint8", (2.0, 1.5), mode=mode, antialias=1), tmp_path)
+@pytest.mark.parametrize("dtype,mode,scales,attrs", [
+    ("uint8", "linear", (2.0, 1.5), {"antialias": 1}), ("uint8", "cubic", (2.0, 1.5), {"antialias": 1}),
+    ("uint8", "linear", (0.5, 0.5), {"antialias": 1}), ("int8", "linear", (0.75, 0.25), {"antialias": 1}),
+    ("uint8", "cubic", (0.5, 0.5), {"antialias": 1}), ("uint16", "linear", (2.0, 0.5), {"antialias": 1}),
+    ("uint8", "cubic", (2.0, 2.0), {"exclude_outside": 1}),
+    ("int16", "linear", (0.5, 1.5), {"exclude_outside": 1, "antialias": 1})])
+def test_weights_divided_by_their_sum_are_exact_in_graph(dtype, mode, scales, attrs, tmp_path):
+    """Antialias (shrinking or not) and exclude_outside: a den per output, the sum of its numerators."""
+    _exact_everywhere(_model(dtype, scales, mode=mode, **attrs), tmp_path)
 
 
 @pytest.mark.parametrize("model,field", [
     (lambda: _sizes_model("uint8"), "sizes"),
-    (lambda: _model("uint8", (0.5, 0.5), mode="linear", antialias=1), "antialias"),
+    (lambda: _sizes_model("uint8", mode="linear", antialias=1), "sizes"),
     (lambda: _model("uint8", (2.0, 2.0), cubic_coeff_a=-0.6), "scales"),
     (lambda: _model("int16", (4.5, 4.5)), "scales"),
-    (lambda: _model("uint8", (2.0, 2.0), exclude_outside=1), "exclude_outside")])
+    # a few taps kept inside a short input: small sums beside large negative weights (the carry reads -1 .. 2)
+    (lambda: _model("int16", (0.5, 1.5), exclude_outside=1, antialias=1), "scales")])
 def test_what_the_integer_window_cannot_hold_is_refused_with_its_field(model, field):
     from resample_bridge.lowering.rungs import Refusal
     from resample_bridge.translate.onnx import parse_model as parse
@@ -88,8 +96,8 @@ def test_what_the_integer_window_cannot_hold_is_refused_with_its_field(model, fi
     assert isinstance(got, Refusal) and got.field == field, got
 
 
-def _sizes_model(dtype):
-    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="cubic", axes=[2, 3], name="r")
+def _sizes_model(dtype, mode="cubic", **attrs):
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode=mode, axes=[2, 3], name="r", **attrs)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TYPES[dtype], [1, 2, "h", "w"]),
                                             helper.make_tensor_value_info("S", TensorProto.INT64, [2])],
                               [helper.make_tensor_value_info("Y", TYPES[dtype], None)])

@@ -132,16 +132,20 @@ def runtime_probes(ir: ResizeIR, role: str, x_shape, dtype, conditional: bool) -
     stated condition), then fractional up- and down-scales when the candidate claims every value."""
     dt = np.dtype(dtype)
     axes = list(ir.axes)
-    spatial = [i >= len(axes) - 2 for i in range(len(axes))]  # the last two listed axes
+    value = getattr(ir, role, None)
+    pinned = pinned_positions(value)
+    # The last two listed axes, but where the graph pins one to X's own length (sizes = Concat(Shape(X)[:2], S) on
+    # a rank-3 input pins its channel axis): no value the model computes resizes it, and a probe that did would
+    # fail a candidate that reads the pin (the index form of nearest align_corners took the extension so).
+    last_two = [i >= len(axes) - 2 for i in range(len(axes))]
+    spatial = [s and i not in pinned for i, s in enumerate(last_two)]
     factors = [2.0] if conditional else [2.0, 1.5, 0.75, 0.5, 1.05]  # 1.05: a length kept, scale not 1
     rows = [(f, spatial, "") for f in factors]
     # The other listed axes may be resized too unless the graph pins them to X's own length: a batch or channel
     # axis is where a runtime's op may resize differently or not at all (OpenVINO's CPU cubic read out of bounds
     # there; a candidate exact only where they keep their length says so in a condition). One probe doubles them
     # all, the last two kept (a rank-6 input doubled everywhere is 64x its size).
-    value = getattr(ir, role, None)
-    pinned = pinned_positions(value)
-    outer = [not s and i not in pinned for i, s in enumerate(spatial)]
+    outer = [not s and i not in pinned for i, s in enumerate(last_two)]
     if any(outer) and not conditional:
         rows.append((2.0, outer, " on the outer axes"))
     out = []

@@ -83,6 +83,14 @@ def test_runtime_probes_resize_every_axis_the_graph_does_not_pin():
     assert all(a[:2] == [2, 3] for a in got) and len(got) == 5
 
 
+def test_runtime_probes_never_resize_a_pinned_axis_of_the_last_two():
+    """Rank 3, sizes = Concat(Shape(x)[:2], L): the channel axis is one of the last two listed but pinned; no
+    probe resizes it (one did, and failed the exact index form of nearest align_corners, which reads the pin)."""
+    ir = _resize(rank=3, axes=(0, 1, 2), sizes=RuntimeValue("s", same_as_input=(0, 1)))
+    got = [a.tolist() for a, _ in runtime_probes(ir, "sizes", (1, 3, 5), "int64", conditional=False)]
+    assert got and all(a[:2] == [1, 3] for a in got) and {a[2] for a in got} >= {10, 7, 3, 2}
+
+
 def test_concrete_shapes_try_several_lengths_for_an_unknown_dimension():
     shapes = concrete_shapes((None, 3, None, 8))
     assert len(shapes) == 3 and len({s[2] for s in shapes}) == 3 and all(s[1] == 3 and s[3] == 8 for s in shapes)

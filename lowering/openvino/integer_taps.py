@@ -107,6 +107,11 @@ def axis_bound(form: WindowForm, limit: int = MAX_DEN) -> AxisBound | str:
     return AxisBound(max(dens), max(mags), max(ratios))
 
 
+def unstretched(form: WindowForm) -> bool:
+    """f = 1 (no antialias, or a scale of at least 1): fn = fd = 1."""
+    return all(not (v.c_in or v.c_out) and v.c_one == 1 for v in (form.fn, form.fd))
+
+
 def _w(form: WindowForm, den: int) -> int:
     """The numerators' den where the form does not divide by their sum: den (linear), a.denominator * den^3."""
     return den if form.kind == "linear" else Fraction(form.cubic_a).denominator * den ** 3
@@ -114,12 +119,12 @@ def _w(form: WindowForm, den: int) -> int:
 
 def refusal(forms: list, dtype: str) -> tuple[str, str] | None:
     """Why the resized axes' ``forms`` could leave int32 (the reason, the IR field that decides it), or None:
-    linear that does not divide by the weights' sum keeps its run-time bound (``integer_window``); any other needs
+    linear whose filter is not stretched keeps its run-time bound (``integer_window``); any other needs
     constant dens on every axis, and then the first axis' sum of taps over the type's range, the second's over the
     first's whole parts, and the remainder's carry (below (3 + ratio) * D1 * D2, which the signed carry reads in
     -1 .. 2: ratio below 2) stay within MAX_DEN."""
-    if all(f.kind == "linear" and not f.normalise for f in forms):
-        return None
+    if all(f.kind == "linear" and (not f.normalise or unstretched(f)) for f in forms):
+        return None  # exclude_outside alone: the kept taps' numerators sum to at most den
     if any(constant_den(f) is None for f in forms):
         return ("cubic or antialias on run-time sizes: the weights' den grows with the lengths (2 * out * in), past "
                 "int32 (a static scale's is constant)", "sizes")

@@ -5,12 +5,13 @@ does (``semantics.reference``: exact rational weights, one rounding). The float 
 float32 weights, which put a result within a float32 rounding of .5 on either side; OpenVINO's Interpolate does
 the same (one off near an exact half, measured); so this took the extension before.
 
-Which windows. Linear: any lengths (its den 2*out for half_pixel's sizes). Cubic, antialias and exclude_outside:
-a static scale, whose distances have a constant den (2k for half_pixel at a whole scale k, the sizes form divided
-by in; 2P*Q at P/Q); Keys' weights are integer cubes over W = a.denominator * den^3; where the weights are divided
-by their sum (antialias that shrinks, exclude_outside) den is that sum, one per output (``integer_taps``: every
-bound checked at conversion). Antialias where no axis shrinks (a static scale >= 1) is plain: the clamped stretch
-is 1 and the weights sum to 1. Not: cubic or antialias on run-time sizes (den = 2*out*in: past int32).
+Which windows. Linear, exclude_outside or not: any lengths (its den 2*out for half_pixel's sizes). Cubic and
+antialias: a static scale, whose distances have a constant den (2k for half_pixel at a whole scale k, the sizes
+form divided by in; 2P*Q at P/Q); Keys' weights are integer cubes over W = a.denominator * den^3. Where the
+weights are divided by their sum (antialias that shrinks, exclude_outside) den is that sum, one per output
+(``integer_taps``: every bound checked at conversion, or linear's run-time one where the kept taps sum to at most
+den). Antialias where no axis shrinks (a static scale >= 1) is plain: the clamped stretch is 1 and the weights sum
+to 1. Not: cubic or antialias on run-time sizes (den = 2*out*in: past int32).
 
 Arithmetic. Values are offset to v - min >= 0 (below the type's range: 2^8, 2^16). The state after each resized
 axis is value = F + G / D with F the whole part and 0 <= G < D, D the product of the axes' denominators (linear:
@@ -46,7 +47,7 @@ from ..passes import Candidate, Refusal
 from .antialias_taps import GRID, _fixed, _out_length, copied, window_positions
 from .graph import dims, ops, tag
 from .index_ops import cached_verdict, floor_div, signature, tag_of
-from .integer_taps import MAX_DEN, numerators, taps
+from .integer_taps import MAX_DEN, numerators, taps, unstretched
 from .integer_taps import refusal as too_wide
 from .antialias_proof import window_cut
 from .interpolate import inexact_spellings
@@ -277,7 +278,7 @@ def _rung(node, forms: list, not_native=()):
     kind = ir.sampler.kind
     y = exact_sum(node.name, x, axes, ir.rank, str(ir.dtype), signed=kind == "cubic") if axes else x
     fixed = {axis: _fixed(ir, forms[i][1], i, dims(x)[axis]) for i, axis in enumerate(ir.axes)}
-    run_time = kind == "linear" and not any(form.normalise for _, form in forms)
+    run_time = kind == "linear" and not any(form.normalise and not unstretched(form) for _, form in forms)
     bounds = "every integer's bound checked at conversion (constant denominators)" if not run_time else \
         f"exact while the product of the axes' denominators is at most {MAX_DEN} and each is below " \
         f"{max_den(str(ir.dtype))}"

@@ -109,3 +109,18 @@ class _Node:
 
     def __init__(self, name, ir):
         self.name, self.ir = name, ir
+
+
+@pytest.mark.parametrize("dtype,coord", [("uint8", "asymmetric"), ("int16", "align_corners")])
+def test_linear_exclude_outside_on_run_time_sizes_is_exact_in_graph(dtype, coord, tmp_path):
+    """Linear exclude_outside without antialias: a den per output, at most the window's run-time den (the kept
+    taps' numerators), so linear's run-time bound holds; onnxruntime refuses the mode, the oracle decides."""
+    model = _sizes_model(dtype, mode="linear", exclude_outside=1, coordinate_transformation_mode=coord)
+    xml, src = written_default(model, tmp_path, iw.FORM)
+    (_, ir), = parse_model(src)
+    for hint in ("f32", "bf16"):
+        compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for seed, (hw, out) in enumerate((((3, 3), (6, 3)), ((5, 4), (3, 7)), ((1, 6), (4, 11)), ((17, 9), (5, 9)))):
+            x, sizes = _inputs(np.dtype(dtype), hw, seed), np.array(out, np.int64)
+            want, got = run(ir, x, None, None, sizes), compiled([x, sizes])[0]
+            assert np.array_equal(got, want), (hint, hw, out)

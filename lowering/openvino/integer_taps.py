@@ -107,9 +107,12 @@ def axis_bound(form: WindowForm, limit: int = MAX_DEN) -> AxisBound | str:
     return AxisBound(max(dens), max(mags), max(ratios))
 
 
-def unstretched(form: WindowForm) -> bool:
-    """f = 1 (no antialias, or a scale of at least 1): fn = fd = 1."""
-    return all(not (v.c_in or v.c_out) and v.c_one == 1 for v in (form.fn, form.fd))
+def run_time_bound(forms: list) -> bool:
+    """Whether linear's run-time bound holds for every axis (``integer_window``'s D * den <= MAX_DEN, stated in its
+    reason): linear whose filter is not stretched (fn = fd = 1), where the weights' den is the window's, or under
+    exclude_outside the kept taps' sum, at most that."""
+    return all(f.kind == "linear" and (not f.normalise or all(not (v.c_in or v.c_out) and v.c_one == 1
+                                                            for v in (f.fn, f.fd))) for f in forms)
 
 
 def _w(form: WindowForm, den: int) -> int:
@@ -123,8 +126,8 @@ def refusal(forms: list, dtype: str) -> tuple[str, str] | None:
     constant dens on every axis, and then the first axis' sum of taps over the type's range, the second's over the
     first's whole parts, and the remainder's carry (below (3 + ratio) * D1 * D2, which the signed carry reads in
     -1 .. 2: ratio below 2) stay within MAX_DEN."""
-    if all(f.kind == "linear" and (not f.normalise or unstretched(f)) for f in forms):
-        return None  # exclude_outside alone: the kept taps' numerators sum to at most den
+    if run_time_bound(forms):
+        return None
     if any(constant_den(f) is None for f in forms):
         return ("cubic or antialias on run-time sizes: the weights' den grows with the lengths (2 * out * in), past "
                 "int32 (a static scale's is constant)", "sizes")

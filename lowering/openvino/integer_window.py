@@ -47,7 +47,7 @@ from ..passes import Candidate, Refusal
 from .antialias_taps import GRID, _fixed, _out_length, copied, window_positions
 from .graph import dims, ops, tag
 from .index_ops import cached_verdict, floor_div, signature, tag_of
-from .integer_taps import MAX_DEN, numerators, taps, unstretched
+from .integer_taps import MAX_DEN, numerators, run_time_bound, taps
 from .integer_taps import refusal as too_wide
 from .antialias_proof import window_cut
 from .interpolate import inexact_spellings
@@ -157,6 +157,7 @@ def _carry(R, D, signed: bool):
     """floor(R / D) for R in [0, 2D), or in [-D, 3D) where ``signed``: from signs of exact int32 differences."""
     o = ops()
     zero = o.constant(np.int64(0))
+
     def at_least(k):
         step = D if k == 1 else o.multiply(D, o.constant(np.int64(k)))
         return o.convert(o.greater_equal(o.subtract(R, step), zero), "i64")
@@ -225,14 +226,14 @@ def axis_forms(ir: ResizeIR) -> list | NoNearestIndex:
         def pick(v):
             return (v[i],) if isinstance(v, tuple) else v
         one = dataclasses.replace(ir, axes=(a,), scales=pick(ir.scales), sizes=pick(ir.sizes))
-        form = window_form(_unstretched(one), constant_scalars=True)
+        form = window_form(_idle_antialias_dropped(one), constant_scalars=True)
         if isinstance(form, NoNearestIndex):
             return form
         out.append((one, form))
     return out
 
 
-def _unstretched(one: ResizeIR) -> ResizeIR:
+def _idle_antialias_dropped(one: ResizeIR) -> ResizeIR:
     """``one`` without antialias where its static scale is at least 1: the clamped stretch is f = 1 there and the
     weights sum to 1 exactly, so the oracle's normalisation changes nothing (the proof's grid compares the window
     against ``one`` itself)."""
@@ -278,8 +279,8 @@ def _rung(node, forms: list, not_native=()):
     kind = ir.sampler.kind
     y = exact_sum(node.name, x, axes, ir.rank, str(ir.dtype), signed=kind == "cubic") if axes else x
     fixed = {axis: _fixed(ir, forms[i][1], i, dims(x)[axis]) for i, axis in enumerate(ir.axes)}
-    run_time = kind == "linear" and not any(form.normalise and not unstretched(form) for _, form in forms)
-    bounds = "every integer's bound checked at conversion (constant denominators)" if not run_time else \
+    bounds = "every integer's bound checked at conversion (constant denominators)" \
+        if not run_time_bound([form for _, form in forms]) else \
         f"exact while the product of the axes' denominators is at most {MAX_DEN} and each is below " \
         f"{max_den(str(ir.dtype))}"
     reason = REASON.format(kind=kind) + ", " + bounds + inexact_spellings(not_native)

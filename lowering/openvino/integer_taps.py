@@ -62,9 +62,20 @@ def _value(form: WindowForm, n: int, den: int, terms: list | None = None) -> int
     return inner if an <= den else outer if an < 2 * den else 0
 
 
+def type_range(dtype: str) -> int:
+    """How many values the integer type holds (2^8, 2^16): the offset values' bound."""
+    info = np.iinfo(dtype)
+    return int(info.max) - int(info.min) + 1
+
+
+def _constant(v) -> int | None:
+    """A window form's scalar (a Linear of the lengths) where it is a constant, else None."""
+    return None if v.c_in or v.c_out else v.c_one
+
+
 def constant_den(form: WindowForm) -> int | None:
     """The distances' denominator r * fd where both are constants (a static scale's form), else None."""
-    if any(v.c_in or v.c_out or v.c_one <= 0 for v in (form.r, form.fd, form.fn)):
+    if any((_constant(v) or 0) <= 0 for v in (form.r, form.fd, form.fn)):
         return None
     den = form.r.c_one * form.fd.c_one
     return max(den, form.out1.denominator) if form.out1 is not None else den
@@ -73,7 +84,7 @@ def constant_den(form: WindowForm) -> int | None:
 def taps(form: WindowForm) -> int:
     """K = 2m, m = ceil(R * fd / fn): the taps per output (``window_positions``); 2R where the filter is not
     stretched. Its fn and fd are constants wherever the integer window takes the form."""
-    fn, fd = (v.c_one if not (v.c_in or v.c_out) else None for v in (form.fn, form.fd))
+    fn, fd = _constant(form.fn), _constant(form.fd)
     return 2 * -(-form.radius * fd // fn) if fn and fd else 2 * form.radius
 
 
@@ -111,13 +122,14 @@ def run_time_bound(forms: list) -> bool:
     """Whether linear's run-time bound holds for every axis (``integer_window``'s D * den <= MAX_DEN, stated in its
     reason): linear whose filter is not stretched (fn = fd = 1), where the weights' den is the window's, or under
     exclude_outside the kept taps' sum, at most that."""
-    return all(f.kind == "linear" and (not f.normalise or all(not (v.c_in or v.c_out) and v.c_one == 1
-                                                            for v in (f.fn, f.fd))) for f in forms)
+    return all(f.kind == "linear" and (not f.normalise or _constant(f.fn) == _constant(f.fd) == 1) for f in forms)
 
 
 def _w(form: WindowForm, den: int) -> int:
     """The numerators' den where the form does not divide by their sum: den (linear), a.denominator * den^3."""
-    return den if form.kind == "linear" else Fraction(form.cubic_a).denominator * den ** 3
+    if form.kind == "linear":
+        return den
+    return _keys_terms(Fraction(form.cubic_a), 0, den, lambda u, v: u * v, lambda u, v: u - v, lambda u, v: u + v)[2]
 
 
 def refusal(forms: list, dtype: str) -> tuple[str, str] | None:
@@ -137,8 +149,7 @@ def refusal(forms: list, dtype: str) -> tuple[str, str] | None:
             return b, "scales"
         if b.ratio >= 2:
             return f"the weights' magnitudes sum to {float(b.ratio):.3g} of their den (2 or more)", "scales"
-    info = np.iinfo(dtype)
-    reach = int(info.max) - int(info.min) + 1
+    reach = type_range(dtype)
     first = bounds[0]
     if reach * first.magnitude > MAX_DEN:
         return f"weights over {first.den}: a sum of {dtype} taps leaves int32", "scales"

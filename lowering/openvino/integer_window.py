@@ -47,7 +47,7 @@ from ..passes import Candidate, Refusal
 from .antialias_taps import GRID, _fixed, _out_length, copied, window_positions
 from .graph import dims, ops, tag
 from .index_ops import cached_verdict, floor_div, signature, tag_of
-from .integer_taps import MAX_DEN, numerators, run_time_bound, taps
+from .integer_taps import MAX_DEN, numerators, run_time_bound, taps, type_range
 from .integer_taps import refusal as too_wide
 from .antialias_proof import window_cut
 from .interpolate import inexact_spellings
@@ -86,8 +86,7 @@ def max_den(dtype: str) -> int:
     """The largest denominator of one axis whose whole-part sum U = sum w_k * F[i_k] (below the type's range
     times den) stays inside int32: 2^23 for 8-bit types, 2^15 for 16-bit (outputs up to 16383 for half_pixel's
     2*out)."""
-    info = np.iinfo(dtype)
-    return (1 << 31) // (int(info.max) - int(info.min) + 1)
+    return (1 << 31) // type_range(dtype)
 
 
 def integer_weights(form: WindowForm, in_len, out_len):

@@ -70,22 +70,27 @@ class NearestIndex:
         clamp(floor((p*x + q) / r), 0, in-1)   otherwise (r > 0 there)
 
     p, q, r are integer-linear in (in, out), with the nearest rounding folded in, so the whole map is exact
-    integer arithmetic for every run-time length."""
+    integer arithmetic for every run-time length. ``by_scale``: p, q, r read the common scale S / I of a
+    keep_aspect_ratio_policy (``aspect_index``) in place of (in, out); the clamp, the out == 1 piece and the copy
+    still read the axis' own lengths."""
 
     p: Linear
     q: Linear
     r: Linear
     out1: int | None = None
     copy_equal: bool = False
+    by_scale: bool = False
 
-    def indices(self, in_len: int, out_len: int):
-        """The index table (int64 [out_len]) in numpy: what a lowering computes in the graph."""
+    def indices(self, in_len: int, out_len: int, scale: tuple[int, int] | None = None):
+        """The index table (int64 [out_len]) in numpy: what a lowering computes in the graph (``scale``: (I, S),
+        the common scale's lengths, where ``by_scale``)."""
         x = np.arange(out_len, dtype=np.int64)
         if self.copy_equal and in_len == out_len:
             return x
         if self.out1 is not None and out_len == 1:
             return np.full(1, min(max(self.out1, 0), in_len - 1), dtype=np.int64)
-        p, q, r = (int(f(in_len, out_len)) for f in (self.p, self.q, self.r))
+        at = scale if self.by_scale else (in_len, out_len)
+        p, q, r = (int(f(*at)) for f in (self.p, self.q, self.r))
         return np.clip((p * x + q) // r, 0, in_len - 1)
 
     # The pieces a graph may leave out because the formula already gives their values for every length (proven
@@ -100,22 +105,22 @@ class NearestIndex:
     def needs_low_clamp(self) -> bool:
         """Whether floor((p*x + q) / r) can fall below 0 for some x in [0, out-1] (or the out1 piece does)."""
         p, q, lo = self.p, self.q, self._out_from()
-        return not (self._out1_in_range() and _at_least(lambda i, o: q(i, o), lo, 0)
+        return self.by_scale or not (self._out1_in_range() and _at_least(lambda i, o: q(i, o), lo, 0)
                     and _at_least(lambda i, o: p(i, o) * (o - 1) + q(i, o), lo, 0))
 
     def needs_high_clamp(self) -> bool:
         """Whether floor((p*x + q) / r) can pass in-1 for some x in [0, out-1] (or the out1 piece does): r > 0 and
         p*x + q < r*in at both ends of x (linear in x) keep it below in."""
         p, q, r, lo = self.p, self.q, self.r, self._out_from()
-        return not (self._out1_in_range() and _at_least(lambda i, o: r(i, o), lo, 1)
+        return self.by_scale or not (self._out1_in_range() and _at_least(lambda i, o: r(i, o), lo, 1)
                     and _at_least(lambda i, o: r(i, o) * i - q(i, o), lo, 1)
                     and _at_least(lambda i, o: r(i, o) * i - p(i, o) * (o - 1) - q(i, o), lo, 1))
 
     def needs_copy(self) -> bool:
         """Whether the copy of an axis of equal lengths L differs from the formula there: floor((p*x + q) / r) = x
         for x in [0, L-1] when r*x <= p*x + q < r*x + r at both ends of x (L = 1 with an out1 piece: 0 = x)."""
-        if not self.copy_equal:
-            return False
+        if not self.copy_equal or self.by_scale:
+            return self.copy_equal
         p, q, r, lo = self.p, self.q, self.r, self._out_from()
 
         def slack(x_of):  # (p - r)*x + q at x = x_of(out)
@@ -233,7 +238,6 @@ def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
     lengths are given (sizes, static or fed at run time) or whole multiples of the input lengths (static
     integer scales, ``integer_scales``), or why there is none."""
     ir = resolved_simple(ir)
-    s = ir.sampler
     refused = common_refusal(ir)
     if refused is not None:
         return refused
@@ -241,6 +245,12 @@ def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
         return NoNearestIndex("the output lengths come from scales (a float32 product, not a given length)"
                               if not isinstance(ir.scales, tuple) or ir.size_rule in _EXACT_SIZE_RULES else
                               f"the output lengths come from scales by the {ir.size_rule} rule", "scales")
+    return _form(ir)
+
+
+def _form(ir: ResizeIR, by_scale: bool = False) -> NearestIndex:
+    """``_BASE``'s map of ``ir.coord`` with its rounding folded in, and its pieces at out == 1 and equal lengths."""
+    s = ir.sampler
     folded = _rounded(*_BASE[ir.coord], s.nearest)
     # Output length 1: align_corners reads 0; pytorch_half_pixel reads 0 or -1/2 (its length1 rule), which
     # every rounding then clamps to 0. Elsewhere the general formula holds at out == 1 too.
@@ -249,7 +259,29 @@ def nearest_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
         out1 = 0
     elif ir.coord == "pytorch_half_pixel":
         out1 = nearest_pick(Fraction(-1, 2) if ir.length1 == "minus_half" else Fraction(0), s.nearest)
-    return NearestIndex(*folded, out1=out1, copy_equal=ir.equal_length_identity)
+    return NearestIndex(*folded, out1=out1, copy_equal=ir.equal_length_identity, by_scale=by_scale)
+
+
+# The modes whose map reads the formula's output length (``coords.affine``): its length-1 rule, its span, its offset.
+_READS_FORMULA_LENGTH = ("align_corners", "pytorch_half_pixel", "half_pixel_symmetric")
+
+
+def aspect_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
+    """The index form of a nearest Resize whose sizes are kept to the input's aspect (keep_aspect_ratio_policy
+    not_larger / not_smaller), or why there is none. Every resized axis then reads one common scale S / I: the
+    smallest ratio sizes[k] / in[k] (not_larger) or the largest (not_smaller), and its output length is
+    round_half_up(in * S / I) (``coords.bind_resize``). Its map is the sizes form's with (in, out) read as (I, S)
+    where the mode's map reads the scale (every mode here but align_corners, whose map reads the axis' own
+    lengths). Where the map reads the formula's output length (``_READS_FORMULA_LENGTH``), that length must be the
+    integer one: half_pixel_symmetric's offset in/2 * (1 - out / formula length) is then 0."""
+    if ir.aspect_policy == "stretch" or ir.sizes is None:
+        return NoNearestIndex("the sizes are not kept to the input's aspect", "keep_aspect_ratio_policy")
+    refused = common_refusal(dataclasses.replace(ir, aspect_policy="stretch"))
+    if refused is not None:
+        return refused
+    if ir.formula_length != "integer" and ir.coord in _READS_FORMULA_LENGTH:
+        return NoNearestIndex(f"{ir.coord} reads the fractional output length in * S / I", "formula_length")
+    return _form(ir, by_scale=ir.coord != "align_corners")
 
 
 def oracle_nearest_indices(ir: ResizeIR, in_len: int, out_len: int):
@@ -261,3 +293,16 @@ def oracle_nearest_indices(ir: ResizeIR, in_len: int, out_len: int):
     if not bound.axes:
         return np.arange(out_len, dtype=np.int64)
     return axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside).index[:, 0]
+
+
+def oracle_aspect_indices(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):
+    """The oracle's own nearest taps of the k-th resized axis of ``ir`` (keep_aspect_ratio_policy) for input lengths
+    ``in_lens`` and ``sizes`` of its resized axes: what ``aspect_index`` must give there."""
+    n = len(in_lens)
+    one = dataclasses.replace(ir, rank=n, axes=tuple(range(n)), sizes=tuple(int(v) for v in sizes), scales=None,
+                              roi=None, input_shape=None, pads=())
+    bound = bind_resize(one, tuple(int(v) for v in in_lens))
+    mine = [a for a in bound.axes if a.axis == k]
+    if not mine:
+        return np.arange(bound.out_shape[k], dtype=np.int64)
+    return axis_taps(mine[0], bound.sampler, bound.exclude_outside).index[:, 0]

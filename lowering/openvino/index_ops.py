@@ -157,23 +157,25 @@ def _log2_constant(r) -> int | None:
     return int(v[0]).bit_length() - 1 if v.size == 1 and v[0] > 0 and not int(v[0]) & (int(v[0]) - 1) else None
 
 
-def index_graph(form: NearestIndex, in_len, out_len):
-    """The index vector [out] (i64) for i64 scalar outputs ``in_len``, ``out_len``: ``form`` in integer ops
-    whose intermediates stay below r*out (see the module note). A zero q (asymmetric floor) leaves out its terms:
-    every op here runs once per inference on shapes known only then."""
+def index_graph(form: NearestIndex, in_len, out_len, scale=None):
+    """The index vector [out] (i64) for i64 scalar outputs ``in_len``, ``out_len`` (and ``scale``, the common
+    scale's (I, S) where ``form.by_scale``): ``form`` in integer ops whose intermediates stay below r*out (see the
+    module note). A zero q (asymmetric floor) leaves out its terms: every op here runs once per inference on
+    shapes known only then."""
     o = ops()
     i64 = "i64"
     one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
     x = o.range(zero, out_len, one, i64).output(0)
+    at = scale if form.by_scale else (in_len, out_len)
     # r > 0 wherever the formula is used; the max keeps a division by zero (out == 1 in align_corners,
     # out == 0) out of the graph, where a piece or the empty range takes over.
-    r = o.maximum(linear(form.r, in_len, out_len), one).output(0)
-    p = linear(form.p, in_len, out_len)
+    r = o.maximum(linear(form.r, *at), one).output(0)
+    p = linear(form.p, *at)
     a = floor_div(p, r)
     b = o.subtract(p, o.multiply(a, r)).output(0)  # p mod r, in [0, r)
     n, idx = o.multiply(x, b).output(0), o.multiply(x, a).output(0)
     if form.q != Linear(0, 0, 0):
-        q = linear(form.q, in_len, out_len)
+        q = linear(form.q, *at)
         c = floor_div(q, r)
         n = o.add(n, o.subtract(q, o.multiply(c, r))).output(0)  # + q mod r
         idx = o.add(idx, c).output(0)

@@ -21,7 +21,7 @@ from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
 from . import antialias_taps, builtin, conv_rewrite, cost, cost_in_graph, decompose, extension, grid_decompose, \
-    integer_window, interpolate, matmul_rewrite, nearest_index, scale_nearest, scale_taps
+    integer_window, interpolate, matmul_rewrite, nearest_aspect, nearest_index, scale_nearest, scale_taps
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -111,6 +111,10 @@ def _decomposition(node, earlier=()):
         lowering = antialias_taps.rung
     if lowering is not None:
         other = lowering(node, not_native)
+        return other if not isinstance(other, Refusal) else \
+            Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
+    if nearest_aspect.applies(node):
+        other = nearest_aspect.rung(node, not_native)
         return other if not isinstance(other, Refusal) else \
             Refusal(f"{got.reason}; {other.reason}", other.field or got.field, facts={**other.facts, **got.facts})
     if not nearest_index.applies(node):

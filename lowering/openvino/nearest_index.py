@@ -289,11 +289,26 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     if isinstance(form, NoNearestIndex):
         return [f"{rec.node}: the source IR has no integer index form ({form.reason})"]
     tags = tags_in_copy(rec, by_tag, ov_model)
-    out, prev = [], None
+    out = []
     if list(rec.proof.get("copied", ())) != list(copied_axes(rec.ir)):
         out.append(f"{rec.node}: the axes left as they are ({rec.proof.get('copied')}) are not the ones the source "
                    f"IR copies ({list(copied_axes(rec.ir))})")
-    for axis in rec.proof.get("axes", rec.ir.axes):
+    chained, gathers = index_gathers(rec, tags, rec.proof.get("axes", rec.ir.axes))
+    out += chained
+    for axis, g in gathers.items():
+        fixed = tuple(rec.proof.get("fixed", {}).get(axis, (None, None)))
+        got = _prove_axis(g.input_value(1), tags, rec, axis, fixed) if scaled is None else \
+            nearest_scale.prove_axis(g.input_value(1), tags.get(tag_of(rec.node, axis, "in")), rec.ir,
+                                     scaled[rec.ir.axes.index(axis)], fixed[0])
+        out += [f"{rec.node}: axis {axis}: {m}" for m in got]
+    return out
+
+
+def index_gathers(rec, tags, axes) -> tuple[list[str], dict]:
+    """(failures, {axis: its Gather}): every axis has its index Gather (``tag_of`` "gather"), on that axis, fed
+    by the one before."""
+    out, found, prev = [], {}, None
+    for axis in axes:
         g = tags.get(tag_of(rec.node, axis, "gather"))
         if g is None or g.get_type_name() != "Gather":
             out.append(f"{rec.node}: axis {axis}: no index Gather in the produced model")
@@ -303,13 +318,8 @@ def prove(rec, by_tag, ov_model) -> list[str]:
             out.append(f"{rec.node}: axis {axis}: the Gather reads another axis")
         if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
             out.append(f"{rec.node}: axis {axis}: the Gather does not read the previous axis' result")
-        prev = g
-        fixed = tuple(rec.proof.get("fixed", {}).get(axis, (None, None)))
-        got = _prove_axis(g.input_value(1), tags, rec, axis, fixed) if scaled is None else \
-            nearest_scale.prove_axis(g.input_value(1), tags.get(tag_of(rec.node, axis, "in")), rec.ir,
-                                     scaled[rec.ir.axes.index(axis)], fixed[0])
-        out += [f"{rec.node}: axis {axis}: {m}" for m in got]
-    return out
+        found[axis] = prev = g
+    return out, found
 
 
 def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:

@@ -1,0 +1,83 @@
+"""Nearest Resize under keep_aspect_ratio_policy with lengths known only at run time (``lowering/openvino/
+nearest_aspect.py``): the ONNX conformance models as they ship (sizes a graph input) and a dynamic image resized to
+fit a box convert by default to standard opsets, no library (the extension before), and compute the conformance
+data's outputs, onnxruntime's and the oracle's, under this CPU's default precision (bf16 here) too."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+ov = pytest.importorskip("openvino")
+ort = pytest.importorskip("onnxruntime")
+
+from resample_bridge import api  # noqa: E402
+from resample_bridge.lowering.openvino import prove  # noqa: E402
+from resample_bridge.tools.conformance import conformance_cases  # noqa: E402
+from tests.helpers.written import written_default  # noqa: E402
+
+FORM = "nearest_aspect"
+CASES = {c.name: c for c in conformance_cases() if "sizes_nearest_not_" in c.name}
+
+
+def _session(path):
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_conformance_model_as_shipped(name, tmp_path):
+    case = CASES[name]
+    assert len(CASES) == 4
+    xml, src = written_default(case.model, tmp_path, FORM)
+    names = [i.name for i in case.model.graph.input]
+    ins, outs = case.data_sets[0]
+    session = _session(src)
+    for hint in ({"INFERENCE_PRECISION_HINT": "f32"}, {}):  # {}: this CPU's default (bf16 here)
+        compiled = ov.Core().compile_model(xml, "CPU", hint)
+        assert np.array_equal(compiled(dict(zip(names, ins)))[0], outs[0])
+        for sizes in itertools.product((1, 2, 3, 5, 8, 13), repeat=2):
+            feeds = {names[0]: ins[0], names[1]: np.array(sizes, np.int64)}
+            got, want = compiled(feeds)[0], session.run(None, feeds)[0]
+            assert got.shape == want.shape and np.array_equal(got, want), (hint, sizes)
+
+
+def _fit_box(coord: str, rule: str, policy: str):
+    """An image of any height and width resized to fit (not_larger) or cover (not_smaller) a 7 x 5 box."""
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], name="r", mode="nearest", axes=[2, 3],
+                            keep_aspect_ratio_policy=policy, coordinate_transformation_mode=coord, nearest_mode=rule)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(np.array([7, 5], np.int64), "S")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+@pytest.mark.parametrize("coord,rule,policy", [("half_pixel", "round_prefer_floor", "not_larger"),
+                                               ("align_corners", "round_prefer_ceil", "not_smaller"),
+                                               ("pytorch_half_pixel", "floor", "not_larger")])
+def test_dynamic_image_fit_to_a_box(coord, rule, policy, tmp_path):
+    xml, src = written_default(_fit_box(coord, rule, policy), tmp_path, FORM)
+    rng = np.random.default_rng(0)
+    for h, w in ((1, 1), (3, 9), (9, 3), (7, 5), (14, 10), (11, 4), (2, 13)):
+        x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
+        result = api.verify(src, xml, inputs={"X": x})  # the oracle per node, onnxruntime per output
+        assert result.ok and all(n["ok"] for n in result.raw["nodes"]), (h, w, result.raw["nodes"])
+
+
+def test_proof_fails_for_another_policy(tmp_path):
+    """The written model's index subgraphs, re-read and run over the grid, prove the node's own IR and not the
+    other policy's."""
+    model = _fit_box("half_pixel", "round_prefer_floor", "not_larger")
+    written_default(model, tmp_path, FORM)
+    done = api.convert(str(tmp_path / "m.onnx"), str(tmp_path / "again" / "m.xml"))
+    written = ov.Core().read_model(str(tmp_path / "again" / "m.xml"))
+    assert prove(written, list(done.records)) == []
+    (rec,) = done.records
+    other = dataclasses.replace(rec, ir=dataclasses.replace(rec.ir, aspect_policy="not_smaller"))
+    assert prove(written, [other])

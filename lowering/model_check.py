@@ -32,7 +32,7 @@ from ..semantics.equivalence import diff, off_ties
 from ..semantics.reference import run as oracle, runtime_values
 from ..translate.onnx_walk import node_name
 from ..translate.onnxruntime import at_run_time, ort_rounds_integers_otherwise, ort_semantics
-from .model_probes import Probe, probes
+from .model_probes import Probe, dynamic, probes
 
 
 def import_onnxruntime():
@@ -142,6 +142,11 @@ def whole_model_failures(model, run_written: Runner | None, irs: dict | None = N
                 continue  # OpenVINO's own float rounding in ops not ours (see _attributed)
             what = (f"shape {r.shape_mismatch}" if r.shape_mismatch else
                     f"max error {r.max_abs:.3g} at {list(r.worst)} ({r.got:.9g} vs {r.want:.9g})")
+            if why.endswith(_IMPORTER_TOO) and dynamic(model):
+                # an export that holds at its traced lengths only (TorchScript bakes shapes): those, given, may do.
+                # One last clause, which the one-line message keeps whole (``errors.keep_advice``)
+                why = why[:-len(_IMPORTER_TOO)] + "; OpenVINO's own importer computes it so too: where the model " \
+                    "runs at fixed lengths, convert --input gives them"
             return [f"output {clip(o.name, 80)!r} differs from the source on onnxruntime at {probe.text()}: "
                     f"{what}; {why}"]
     return []
@@ -193,7 +198,7 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
                          else f"shape {list(g.shape)} vs {list(w.shape)}")
                 text = f"first differing node: {clip(name, 80)} ({node.op_type}) gives {shown}"
                 if ir is None and _importer_agrees(importer, probe, o, g):
-                    text += " (not a resampling node: OpenVINO's own importer computes it so too)"
+                    text += _IMPORTER_TOO
                 return text
     if shape and not located:
         return _UNLOCATED
@@ -225,6 +230,7 @@ def _importer_agrees(importer: Runner | None, probe: Probe, name: str, got: np.n
     return t.shape == got.shape and bool(np.array_equal(t, got, equal_nan=t.dtype.kind == "f"))
 
 
+_IMPORTER_TOO = " (not a resampling node: OpenVINO's own importer computes it so too)"
 # Asked for every intermediate tensor, the runtime compiles the model otherwise (fewer fusions): a difference that
 # vanishes then is in how it compiles the model as written.
 _UNLOCATED = ("no tensor differs where the runtime is asked for the intermediate tensors: its compilation of the "

@@ -34,9 +34,8 @@ def probes(model, seed: int = 0) -> list[Probe]:
     """Seeded inputs at the model's shape and, where a dimension is dynamic, at two more."""
 
     inputs = graph_inputs(model)
-    dynamic = any(_dims(vi)[1] for vi in inputs)
     out = []
-    for k in range(len(_SPATIAL) if dynamic else 1):
+    for k in range(len(_SPATIAL) if dynamic(model) else 1):
         rng = np.random.default_rng(seed + k)
         params: dict = {}
         shapes, feeds = {}, {}
@@ -56,6 +55,11 @@ def probes(model, seed: int = 0) -> list[Probe]:
             feeds[vi.name] = _array(vi, shape, rng)
         out.append(Probe(shapes, feeds))
     return out
+
+
+def dynamic(model) -> bool:
+    """Whether any graph input of ``model`` has a dimension known only at run time."""
+    return any(_dims(vi)[1] for vi in graph_inputs(model))
 
 
 def _dims(vi) -> tuple[list, bool]:

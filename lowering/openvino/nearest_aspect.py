@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import zlib
 from fractions import Fraction
 
 import numpy as np
@@ -162,7 +163,8 @@ def rung(node, not_native=()):
             return Refusal(verdict, "rung")
     o = ops()
     shape_of = o.shape_of(node.inputs[0], "i64").output(0)
-    pairs = [_lengths(node, shape_of, i, axis) for i, axis in enumerate(ir.axes)]
+    floor = -1 - zlib.crc32(node.name.encode()) % (1 << 20)  # the node's own: no merge with another's lengths
+    pairs = [_lengths(node, shape_of, i, axis, floor) for i, axis in enumerate(ir.axes)]
     y = node.inputs[0]
     for k, axis in enumerate(ir.axes):
         g = o.gather(y, axis_indices(form, ir.aspect_policy, pairs, k), o.constant(np.int64(axis)))

@@ -93,37 +93,38 @@ def _standalone(form: NearestIndex):
 # The rung
 
 
-def _lengths(node, shape_of, i: int, axis: int):
+def _lengths(node, shape_of, i: int, axis: int, floor: int = 0):
     """(in, out) as i64 scalars for the i-th resized axis: in from ShapeOf(X), out from the sizes input, the
-    IR's constant sizes or in*k (a static integer scale k). Each ends in a Maximum with 0 (a no-op on lengths)
-    carrying the tag the proof finds it by: OpenVINO rewrites the Gather of a Concat'ed sizes input, and its
-    tag goes astray, but it leaves a Maximum of a run-time value alone."""
+    IR's constant sizes or in*k (a static integer scale k). Each ends in a Maximum with ``floor`` (0, or another
+    number <= 0: a no-op on lengths) carrying the tag the proof finds it by: OpenVINO rewrites the Gather of a
+    Concat'ed sizes input, and its tag goes astray, but it leaves a Maximum of a run-time value alone. (A floor of
+    the node's own keeps two nodes' lengths apart, which OpenVINO would merge, one tag kept: ``nearest_aspect``.)"""
     o = ops()
-    zero = o.constant(np.int64(0))
-    in_len = _in_length(node, shape_of, axis)
+    zero, low = o.constant(np.int64(0)), o.constant(np.int64(floor))
+    in_len = _in_length(node, shape_of, axis, floor)
     if isinstance(node.ir.sizes, RuntimeValue):
         sizes = node.inputs[3] if len(node.inputs) > 3 else None
         if sizes is None:
             raise ValueError("the run-time sizes input is missing")
         if sizes.get_element_type().get_type_name() != "i64":
             sizes = o.convert(sizes, "i64").output(0)
-        out_len = o.maximum(o.gather(sizes, o.constant(np.int64(i)), zero), zero)
+        out_len = o.maximum(o.gather(sizes, o.constant(np.int64(i)), zero), low)
     elif node.ir.sizes is not None:
         out_len = o.constant(np.int64(node.ir.sizes[i]))
     else:  # a static integer scale k on this axis: out = k*in exactly (semantics.nearest_index.integer_scales)
         k = Fraction(node.ir.scales[i])
         if k.denominator != 1:
             raise ValueError(f"axis {axis}: the scale {float(k)} is not a whole number")
-        out_len = o.maximum(o.multiply(in_len, o.constant(np.int64(int(k)))), zero)
+        out_len = o.maximum(o.multiply(in_len, o.constant(np.int64(int(k)))), low)
     tag(out_len, tag_of(node.name, axis, "out"))
     return in_len, out_len.output(0)
 
 
-def _in_length(node, shape_of, axis: int):
-    """X's run-time length on ``axis`` (i64 scalar), ending in the tagged Maximum with 0 (``_lengths``)."""
+def _in_length(node, shape_of, axis: int, floor: int = 0):
+    """X's run-time length on ``axis`` (i64 scalar), ending in the tagged Maximum with ``floor`` (``_lengths``)."""
     o = ops()
     zero = o.constant(np.int64(0))
-    in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), zero)
+    in_len = o.maximum(o.gather(shape_of, o.constant(np.int64(axis)), zero), o.constant(np.int64(floor)))
     tag(in_len, tag_of(node.name, axis, "in"))
     return in_len.output(0)
 

@@ -81,3 +81,31 @@ def test_proof_fails_for_another_policy(tmp_path):
     (rec,) = done.records
     other = dataclasses.replace(rec, ir=dataclasses.replace(rec.ir, aspect_policy="not_smaller"))
     assert prove(written, [other])
+
+
+def _twins(same_input: bool):
+    """Two keep-aspect Resizes reading one run-time sizes input: of one tensor (other modes), or of a tensor and its
+    Relu (one shape). OpenVINO merges their identical length ops, one tag kept, unless each node's differ."""
+    nodes = [helper.make_node("Relu", ["X"], ["R"])] + [
+        helper.make_node("Resize", [x, "", "", "S"], [y], name=y, mode="nearest", axes=[2, 3],
+                         keep_aspect_ratio_policy="not_larger", coordinate_transformation_mode=coord)
+        for x, y, coord in (("X", "Y1", "half_pixel"), ("X" if same_input else "R", "Y2",
+                                                        "asymmetric" if same_input else "half_pixel"))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"]),
+                                           helper.make_tensor_value_info("S", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ("Y1", "Y2")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+@pytest.mark.parametrize("same_input", (False, True))
+def test_two_nodes_reading_one_sizes_input(same_input, tmp_path):
+    """Both nodes take the form and are proven (each one's lengths its own): the conversion was refused, the proof
+    finding one node's lengths under the other's tag."""
+    src = tmp_path / "m.onnx"
+    onnx.save(_twins(same_input), src)
+    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
+    assert [r.proof.get("form") for r in done.records] == [FORM, FORM] and done.extension is None
+    x = np.random.default_rng(0).standard_normal((1, 2, 9, 5)).astype(np.float32)
+    for sizes in ((4, 7), (10, 3)):
+        result = api.verify(str(src), str(tmp_path / "out" / "m.xml"), inputs={"X": x, "S": np.array(sizes)})
+        assert result.ok and all(n["ok"] for n in result.raw["nodes"]), sizes

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from ...semantics.errors import BridgeError
-from ...semantics.ir import DeformConvIR, has_runtime_params
+from ...semantics.ir import RUNTIME_FIELDS, DeformConvIR, RuntimeValue, has_runtime_params, is_static
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
 from . import antialias_proof, antialias_taps, conv_rewrite, decompose, extension, grid_decompose, integer_window, \
@@ -107,6 +107,18 @@ def _folded(rec: NodeRecord, by_tag, ov_model) -> bool:
     return False
 
 
+def _folded_by_openvino(ir, got):
+    """``ir`` with each run-time value (scales, sizes, roi) that the produced op holds as a constant bound to that
+    constant: OpenVINO folded the value's producers where the input shapes are static (``--input``) and our shape
+    reading did not (RAFT's flow upsampled to 8 x its own lengths, read through Tile and Expand). Asked only of a
+    node taken for every run-time value (no condition), so also exact at this one; that it is the value the source
+    computes is the whole-model check's to say (``model_check``: the written model against onnxruntime)."""
+    bound = {k: getattr(got, k) for k in RUNTIME_FIELDS
+             if isinstance(getattr(ir, k, None), RuntimeValue) and getattr(got, k, None) is not None
+             and not isinstance(getattr(got, k), RuntimeValue)}
+    return replace(ir, **bound) if bound else ir
+
+
 def _prove_builtin(rec: NodeRecord, by_tag) -> list[str]:
     op = by_tag.get(rec.proof.get("op"))
     if op is None:
@@ -117,12 +129,15 @@ def _prove_builtin(rec: NodeRecord, by_tag) -> list[str]:
         if consumer(op, "Add") is None and not rec.proof.get("zero_bias"):
             return [f"{rec.node}: the bias Add after DeformableConvolution-8 is missing"]
         got = dataclasses.replace(got, has_bias=True)
-    if rec.condition is not None or has_runtime_params(rec.ir):
+    ir = rec.ir if rec.condition is not None else _folded_by_openvino(rec.ir, got)
+    if rec.condition is not None or has_runtime_params(ir):
         # Run-time parameters: nothing to bind; the op must be the one the condition was derived for.
         ok, conditions = runtime_conditions(rec.ir, got)
         return [] if ok and "; and ".join(conditions) == (rec.condition or "") else \
             [f"{rec.node}: the native op no longer matches its stated condition"]
-    d = diff(rec.ir, got, shapes=rec.proof.get("shape") or rec.ir.input_shape)
+    # the shape the node was proven at, else the produced op's own where OpenVINO knows it (static: ``--input``)
+    shape = next((s for s in (rec.proof.get("shape"), ir.input_shape, got.input_shape) if is_static(s)), None)
+    d = diff(ir, got, shapes=shape)
     if not d.same:
         return [f"{rec.node}: {f}" for f in d.fields]
     if d.ties and d.ties != rec.proof.get("ties"):

@@ -107,6 +107,7 @@ class Verdicts:
             here = Path(__file__).resolve().parent
             self.sources = project_hash(here.parent / "semantics", here / "index_form.py",
                                         here / "openvino" / "nearest_index.py", here / "onnx" / "nearest_index.py",
+                                        here / "openvino" / "nearest_aspect.py",
                                         extra=f"index grid {self.runtime()}")
         return cache_root() / f"index-grid-{self.sources}.json"
 

@@ -134,7 +134,7 @@ def grid_verdict(model, ir: ResizeIR, k: int, fixed: tuple) -> str | None:
             if got.shape != want.shape or not np.array_equal(got, want):
                 return f"source indices differ from the oracle's taps at (in, size) {flat} on axis {ir.axes[k]}"
         return None
-    key = (signature(model), aspect_index(ir), ir.aspect_policy, k, tuple(fixed), "aspect grid 1")
+    key = (signature(model), aspect_index(ir), ir.aspect_policy, k, tuple(fixed), "aspect grid")
     return cached_verdict(index_ops.VERDICTS, key, model, "index", check)
 
 

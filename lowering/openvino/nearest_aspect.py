@@ -157,6 +157,12 @@ def rung(node, not_native=()):
         return Refusal(f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type, so a Gather of it is not exact",
                        "dtype")
     n = len(ir.axes)
+    shape = dims(node.inputs[0])
+    fixed = [None if v is None else int(v) for axis, size in zip(ir.axes, _static_sizes(ir))
+             for v in (None if shape is None else shape[axis], size)]
+    if not grid(n, tuple(fixed), ir.aspect_policy):  # the written model's proof would have nothing to run
+        return Refusal(f"the static lengths and sizes {fixed} pass the bound of the index arithmetic ({MAX_OUT})",
+                       "sizes")
     for k in range(n):
         verdict = grid_verdict(_standalone(form, ir.aspect_policy, n, k), ir, k, (None,) * (2 * n))
         if verdict is not None:
@@ -170,9 +176,6 @@ def rung(node, not_native=()):
         g = o.gather(y, axis_indices(form, ir.aspect_policy, pairs, k), o.constant(np.int64(axis)))
         tag(g, tag_of(node.name, axis, "gather"))
         y = g.output(0)
-    shape = dims(node.inputs[0])
-    fixed = [None if v is None else int(v) for axis, size in zip(ir.axes, _static_sizes(ir))
-             for v in (None if shape is None else shape[axis], size)]
     return Candidate([y], REASON + inexact_spellings(not_native), proof={"form": FORM, "axes": list(ir.axes),
                                                                          "fixed": fixed})
 

@@ -113,7 +113,7 @@ class Planner:
             by_value = prove_by_value(name, ir, inputs, outs)
             if by_value is not None:
                 rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
-        choice = Choice(rec, outs, name)
+        choice = Choice(rec, [own_tensor(out, inputs) for out in outs], name)
         self.choices.append(choice)
         return choice
 
@@ -121,6 +121,16 @@ class Planner:
         """The Plan of every node chosen so far, in conversion order; ``model``: what ``convert_model`` returned,
         every choice's form in it; ``source``: the ONNX model whose order records are reported in."""
         return Plan(model, tuple(self.choices), source)
+
+
+def own_tensor(out, inputs: list):
+    """``out``, or a copy of it (a Convert to its own type) where it is one of the node's inputs, as a form that
+    resizes no axis gives (an input whose run-time lengths every axis keeps): the frontend names the node's output
+    tensor, and the input's tensor would take the output's name and lose its own (fuzz 16903 case 108: the written
+    model's input X read as Y, so X fed by name was refused)."""
+    if not any(i is not None and same_output(out, i) for i in inputs):
+        return out
+    return ops().convert(out, out.get_element_type()).output(0)
 
 
 def emitted(choice: Choice) -> list:

@@ -10,7 +10,7 @@ from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.window_form import WindowForm, window_form
 from .antialias_taps import copied, grid_verdict, tap_layout
 from .graph import ops
-from .index_ops import tag_of
+from .index_ops import cut, tag_of
 from .nearest_index import tags_in_copy
 
 
@@ -85,8 +85,7 @@ def window_cut(tags, rec, axis: int, outputs: list):
             fixed.append(int(known))
             continue
         p = o.parameter([], np.int64, name=role)
-        op.output(0).replace(p.output(0) if op.get_output_element_type(0) == p.get_element_type()
-                             else o.convert(p, op.get_output_element_type(0)).output(0))
+        cut(op.output(0), p.output(0))
         params.append(p)
         fixed.append(None)
     try:

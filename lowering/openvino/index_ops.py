@@ -229,6 +229,13 @@ def signature(model) -> tuple:
     return tuple(sig)
 
 
+def cut(value, replacement) -> None:
+    """Every reader of the run-time ``value`` (a tagged length or scale in a copy of the produced model) reads
+    ``replacement`` instead (a proof's parameter or a recorded static value), converted to ``value``'s type."""
+    same = value.get_element_type() == replacement.get_element_type()
+    value.replace(replacement if same else ops().convert(replacement, value.get_element_type()).output(0))
+
+
 def upstream_names(op) -> set:
     """The unique names of the ops ``op`` depends on (itself included)."""
     seen, todo = set(), [op]

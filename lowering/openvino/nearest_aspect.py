@@ -34,7 +34,7 @@ from ..index_form import INT32_MAX_OUT as MAX_OUT
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
-from .index_ops import cached_verdict, floor_div, index_graph, signature, tag_of
+from .index_ops import cached_verdict, cut, floor_div, index_graph, signature, tag_of
 from .interpolate import inexact_spellings
 from .nearest_index import _lengths, applies as run_time_lengths, index_gathers, tags_in_copy
 
@@ -221,9 +221,7 @@ def _prove_axis(indices, tags, rec, k: int) -> list[str]:
                 continue
             p = o.parameter([], np.int64, name=f"{role}{axis}") if value is None else \
                 o.constant(np.int64(value))
-            v = op.output(0)
-            v.replace(p.output(0) if v.get_element_type() == p.get_element_type()
-                      else o.convert(p, v.get_element_type()).output(0))
+            cut(op.output(0), p.output(0))
             if value is None:
                 params.append(p)
     try:

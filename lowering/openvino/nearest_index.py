@@ -35,7 +35,7 @@ from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, copied_axes, form_of, g
 from ..passes import Candidate, Refusal
 from .graph import dims, ops, tag
 from . import index_ops
-from .index_ops import cached_verdict, index_graph, signature, tag_of, upstream_names
+from .index_ops import cached_verdict, cut, index_graph, signature, tag_of, upstream_names
 from . import nearest_scale
 from .interpolate import inexact_spellings
 
@@ -355,8 +355,7 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
     params = {}
     for v, role in zip(boundary, roles):
         p = params[role] = o.parameter([], np.int64, name=role)
-        v.replace(p.output(0) if v.get_element_type() == p.get_element_type()
-                  else o.convert(p, v.get_element_type()).output(0))
+        cut(v, p.output(0))
     # A length OpenVINO folded into the subgraph (e.g. sizes[0] = Shape(X)[0] with a static batch) leaves its
     # tagged op unread: it is then fixed, to the static length (in) or to the length of the index vector (out).
     reached = upstream_names(indices.get_node())

@@ -32,7 +32,8 @@ from ..passes import Refusal
 from ..index_form import axis_key
 from .graph import ops
 from . import index_ops
-from .index_ops import cached_verdict, centred, finish_index, floor_div, index_graph, signature, upstream_names
+from .index_ops import cached_verdict, centred, cut, finish_index, floor_div, index_graph, signature, \
+    upstream_names
 
 FORM = "nearest_scale"
 REASON = ("index decomposition: output lengths by the node's size rule and source indices computed in integers from "
@@ -230,9 +231,7 @@ def prove_axis(indices, in_op, ir: ResizeIR, form: ScaleIndex, fixed_in: int | N
     params = []
     if in_op is not None and in_op.get_type_name() != "Constant":
         p = ops().parameter([], np.int64, name="in")
-        v = in_op.output(0)
-        v.replace(p.output(0) if v.get_element_type() == p.get_element_type()
-                  else ops().convert(p, v.get_element_type()).output(0))
+        cut(in_op.output(0), p.output(0))
         params = [p] if p.get_name() in upstream_names(src) else []
     if not params and fixed_in is None:
         return ["the index subgraph does not read the input's run-time length"]

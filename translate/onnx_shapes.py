@@ -67,7 +67,8 @@ def parse_ovc_inputs(spec: str, field: str = "input") -> InputSpecs:
     """ovc's ``--input``: ``x[1,3,224,224],y[?,3]`` (spaces between dimensions also accepted; ``1..4`` a bounded
     dynamic dimension; ``[1,3,224,224]`` without a name for a model with one input, keyed ""), ``x`` alone (the
     input named, its shape as declared), ``x[1,3,224,224]{f16}`` (the type must be the model's own); trtexec's
-    ``x:1x3x224x224,y:2x3`` too (issue 43: a deployment engineer's other spelling)."""
+    ``x:1x3x224x224,y:2x3`` too (issue 43: a deployment engineer's other spelling), and Polygraphy's
+    ``x:[1,3,224,224]``."""
     out = InputSpecs()
     pos = 0
     spec = spec.strip()
@@ -91,6 +92,8 @@ def parse_ovc_inputs(spec: str, field: str = "input") -> InputSpecs:
                               f"dynamic dimension, optionally {{type}} after it, or NAME alone; several inputs "
                               f"separated by commas", field=field)
         name, dims, kind = m.group(1), m.group(3), m.group(2) or m.group(4)
+        if dims is not None and name.endswith(":"):
+            name = name[:-1].rstrip()  # Polygraphy's NAME:[d0,...] given to --input (a TF name "x:0" keeps its ':')
         if not name and (out or pos + len(m.group(0)) < len(spec)):
             raise BridgeError("a shape without an input name is for a model with one input; name each input "
                               "(NAME[d0,d1,...])", field=field)

@@ -232,6 +232,16 @@ def test_input_shapes_in_trtexecs_spelling():
     assert e.value.field == "input" and "'0'" in e.value.message
 
 
+def test_input_shapes_in_polygraphys_spelling():
+    """--input as Polygraphy spells an input shape (x:[1,3,128,128]) names the input x, not "x:"; a TensorFlow
+    name that holds a colon keeps it (ovc's input_1:0[1,3])."""
+    from resample_bridge.translate.onnx_shapes import parse_ovc_inputs
+
+    assert parse_ovc_inputs("x:[1,3,128,128]") == {"x": [1, 3, 128, 128]}
+    assert parse_ovc_inputs("a: [1,?], b:[2,8]") == parse_ovc_inputs("a[1,?],b[2,8]")
+    assert parse_ovc_inputs("input_1:0[1,3]") == {"input_1:0": [1, 3]}
+
+
 @pytest.mark.parametrize("op", ["Resize-10", "Upsample-9", "Resize-13", "Resize-19"])
 def test_the_length_of_a_scale_is_onnxruntime_s_float32_product(op):
     """An export of size=(37, 53) on 48 x 64 writes the float32 scales 37/48 and 53/64 (opset 10 has no sizes):

@@ -13,86 +13,26 @@ onnxruntime's own (``translate.onnxruntime``), shapes at which onnxruntime canno
 model does not admit), and a target that cannot run here (TensorRT). A difference first made by a node that is
 not a resampling node refuses the conversion too, saying where the target's own importer computes that node the
 same way (its conversion of the user's graph: the written model computes other numbers all the same). The probe
-inputs are ``model_probes``'. numpy at import; onnx and onnxruntime inside the functions.
+inputs are ``model_probes``', the reference ``model_reference``'s. numpy at import; onnx and onnxruntime inside
+the functions.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from ..semantics.compare import against_oracle, compare
-from ..semantics.errors import BridgeError, clip, without_source
+from ..semantics.errors import BridgeError, clip
 from ..semantics.tolerance import model_tolerance
-from ..semantics.vocab import ONNX_RESIZE_OPS
-from ..semantics.equivalence import diff, off_ties
-from ..semantics.reference import run as oracle, runtime_values
-from ..translate.onnx_walk import node_name
-from ..translate.onnxruntime import at_run_time, ort_rounds_integers_otherwise, ort_semantics
+from ..semantics.reference import run as oracle
+from ..translate.onnx_walk import is_resampling, node_name, subgraphs, walk
+from ..translate.onnxruntime import ort_rounds_integers_otherwise, ort_semantics
 from .model_probes import Probe, dynamic, probes
+from .model_reference import SourceRunner, constants, import_onnxruntime, reference
 
-
-def import_onnxruntime():
-    """onnxruntime, imported with the process's stderr (fd 2) closed over: its import prints a coloured warning
-    from C++ where HOME is not writable ("Failed to persist telemetry device ID"), which no logger setting
-    reaches (issue 43: nothing of a library's telemetry on our stderr). Errors still raise."""
-    import sys
-
-    if "onnxruntime" in sys.modules:
-        return sys.modules["onnxruntime"]
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 2)
-            import onnxruntime
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-    return onnxruntime
-
-
-class SourceRunner:
-    """The source model on onnxruntime (CPU), every top-level node's output beside the model's (the reference
-    needs a resampling node's inputs and output, the attribution every tensor): one session, built once."""
-
-    def __init__(self, model):
-        import onnx
-
-        ort = import_onnxruntime()
-        m = onnx.ModelProto()
-        m.CopyFrom(model)
-        m.ir_version = min(m.ir_version, 10)  # onnxruntime reads IR <= 10 for these opsets
-        have = {o.name for o in m.graph.output}
-        for node in m.graph.node:
-            for o in node.output:
-                if o and o not in have:
-                    m.graph.output.append(onnx.ValueInfoProto(name=o))
-                    have.add(o)
-        so = ort.SessionOptions()
-        so.log_severity_level = 4
-        so.intra_op_num_threads = 1
-        try:
-            self.session = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        except Exception as e:  # noqa: BLE001 -- onnxruntime cannot load the source: nothing to compare with
-            self.session = " ".join(without_source(str(e)).split())[:200] or type(e).__name__
-
-    @property
-    def usable(self) -> bool:
-        return not isinstance(self.session, str)
-
-    def run(self, feeds: dict) -> dict | None:
-        """Every tensor by name; None where onnxruntime cannot run it (a shape the source does not admit)."""
-        if not self.usable:
-            return None
-        names = {i.name for i in self.session.get_inputs()}
-        try:
-            got = self.session.run(None, {k: v for k, v in feeds.items() if k in names})
-        except Exception:  # noqa: BLE001
-            return None
-        return dict(zip([o.name for o in self.session.get_outputs()], got))
+__all__ = ["SourceRunner", "Runner", "constants", "import_onnxruntime", "reference", "whole_model_failures"]
 
 
 # Runs the written model: (feeds, tensor names to observe besides the outputs) -> outputs by tensor name.
@@ -145,10 +85,10 @@ def whole_model_failures(model, run_written: Runner | None, irs: dict | None = N
             if why.endswith(_IMPORTER_TOO) and dynamic(model):
                 # an export that holds at its traced lengths only (TorchScript bakes shapes): those, given, may do.
                 # One last clause, which the one-line message keeps whole (``errors.keep_advice``)
-                why = why[:-len(_IMPORTER_TOO)] + "; OpenVINO's own importer computes it so too: where the model " \
-                    "runs at fixed lengths, convert --input gives them"
-            return [f"output {clip(o.name, 80)!r} differs from the source on onnxruntime at {probe.text()}: "
-                    f"{what}; {why}"]
+                why = Said(*(w[:-len(_IMPORTER_TOO)] + _FIXED_LENGTHS for w in (why, getattr(why, "brief", why))))
+            return [Said(f"output {clip(o.name, 80)!r} differs from the source on onnxruntime at {probe.text()}: "
+                         f"{what}; {why}", f"output {clip(o.name, 80)!r} differs at {probe.text()}; "
+                         f"{getattr(why, 'brief', why)}")]
     return []
 
 
@@ -194,15 +134,47 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
             o = next(o for o in node.output if differs.get(o))
             w, g = np.asarray(want[o]), np.asarray(got[o])
             if g.shape != w.shape or not np.issubdtype(w.dtype, np.floating) or _integral(w) and _integral(g):
-                shown = (f"{g.ravel()[:6].tolist()} vs {w.ravel()[:6].tolist()}" if w.size <= 16 and g.shape == w.shape
-                         else f"shape {list(g.shape)} vs {list(w.shape)}")
-                text = f"first differing node: {clip(name, 80)} ({node.op_type}) gives {shown}"
-                if ir is None and _importer_agrees(importer, probe, o, g):
-                    text += _IMPORTER_TOO
-                return text
+                where = f"first differing node: {clip(name, 80)} ({node.op_type})"
+                inner = _body_resampling(node, name, irs)
+                if inner:
+                    tail = f", whose body holds {clip(inner[0], 80)}: onnxruntime's own there (no oracle in a body)"
+                else:
+                    tail = _IMPORTER_TOO if ir is None and _importer_agrees(importer, probe, o, g) else ""
+                return Said(f"{where} gives {_shown(g, w)}{tail}", where + tail)
     if shape and not located:
         return _UNLOCATED
     return None
+
+
+def _shown(got: np.ndarray, want: np.ndarray) -> str:
+    """How a differing tensor differs: its first values (a short one), where else its shapes or its worst
+    element."""
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} vs {list(want.shape)}"
+    if want.size <= 16:
+        return f"{got.ravel()[:6].tolist()} vs {want.ravel()[:6].tolist()}"
+    r = compare(got, want, *model_tolerance(want.dtype))
+    return f"values {r.got:.9g} vs {r.want:.9g} at {list(r.worst)}"
+
+
+def _body_resampling(node, name: str, irs: dict) -> list[str]:
+    """The resampling nodes inside ``node``'s If / Loop / Scan bodies, by their walk names, those onnxruntime
+    departs from most first (the reference corrects its departures at top-level nodes only)."""
+    inner = [n for attr, g in subgraphs(node) for n, body_node in walk(g, f"{name}/{attr}/")
+             if is_resampling(body_node)]
+    return sorted(inner, key=lambda n: _ort_departure(irs.get(n)))
+
+
+def _ort_departure(ir) -> int:
+    """How far onnxruntime computes a node of IR ``ir`` otherwise than the IR says: 0 its integer results
+    rounded otherwise (every output may differ), 1 another named rule, 2 none named (or an IR its rules do not
+    read)."""
+    try:
+        if ir is None:
+            return 2
+        return 0 if ort_rounds_integers_otherwise(ir) else 1 if ort_semantics(ir) != ir else 2
+    except Exception:  # noqa: BLE001 -- an IR onnxruntime's rules do not read (a run-time parameter): none named
+        return 2
 
 
 def _importer_runs(importer: Runner | None, probe: Probe) -> bool:
@@ -231,6 +203,19 @@ def _importer_agrees(importer: Runner | None, probe: Probe, name: str, got: np.n
 
 
 _IMPORTER_TOO = " (not a resampling node: OpenVINO's own importer computes it so too)"
+_FIXED_LENGTHS = "; OpenVINO's own importer computes it so too: where the model runs at fixed lengths, convert " \
+    "--input gives them"
+
+
+class Said(str):
+    """A failure's text, and ``brief``: the same without the values shown (the one line the CLI prints: the
+    full text under -v and --json)."""
+
+    def __new__(cls, text: str, brief: str | None = None):
+        said = super().__new__(cls, text)
+        said.brief = text if brief is None else brief
+        return said
+
 # Asked for every intermediate tensor, the runtime compiles the model otherwise (fewer fusions): a difference that
 # vanishes then is in how it compiles the model as written.
 _UNLOCATED = ("no tensor differs where the runtime is asked for the intermediate tensors: its compilation of the "
@@ -245,129 +230,3 @@ def _integral(a: np.ndarray) -> bool:
     """Float values that are all whole numbers: lengths and indices computed in floats (Floor, Ceil, Round)."""
     with np.errstate(invalid="ignore"):
         return a.size > 0 and bool(np.all(np.isfinite(a) & (a == np.round(a))))
-
-
-@dataclass
-class Reference:
-    """The source's values on one probe: onnxruntime's, with the output of each resampling node where onnxruntime
-    departs from the ONNX semantics in a way its IR names (``translate.onnxruntime``) replaced by the oracle's, and
-    everything below it computed again from there (the oracle-corrected reference). ``corrected``: those nodes;
-    ``misread``: a node onnxruntime computes otherwise than its IR says with no named deviation to explain it
-    (our reading of the graph is wrong there: a bound length, a parameter)."""
-
-    values: dict
-    corrected: tuple = ()
-    misread: str | None = None
-
-
-def reference(model, feeds: dict, irs: dict, source: "SourceRunner | None" = None,
-              consts: dict | None = None) -> Reference | None:
-    """The oracle-corrected reference of ``model`` on ``feeds`` (None where onnxruntime cannot run it);
-    ``consts``: its initializers as arrays (``constants``), read here when not given."""
-
-    source = source or SourceRunner(model)
-    values = source.run(feeds)
-    if values is None:
-        return None
-    values = {**feeds, **values}
-    consts = constants(model) if consts is None else consts
-    fixed: dict = {}  # node output -> the oracle's value
-    names = [node_name(n, i) for i, n in enumerate(model.graph.node)]
-    for _ in range(len(irs) + 1):
-        node_i, verdict = _first_deviation(model, names, irs, consts, values, fixed)
-        if verdict is None:
-            return Reference(values, tuple(names[i] for i, _ in sorted(fixed.values(), key=lambda v: v[0])))
-        if isinstance(verdict, str):
-            return Reference(values, (), verdict)
-        node = model.graph.node[node_i]
-        fixed[node.output[0]] = (node_i, verdict)
-        cut = _cut(model, {k: v[1] for k, v in fixed.items()})
-        values = SourceRunner(cut).run({**feeds, **{k: v[1] for k, v in fixed.items()}})
-        if values is None:
-            return None
-        values = {**feeds, **values, **{k: v[1] for k, v in fixed.items()}}
-    return None
-
-
-def _first_deviation(model, names, irs, consts, values, fixed):
-    """(node index, the oracle's output) of the first resampling node not yet corrected whose onnxruntime output
-    departs from its IR by a named deviation, (index, message) for an unexplained one, (None, None) for none."""
-
-    constants = {o for n in model.graph.node if n.op_type == "Constant" for o in n.output}
-    fed = {i.name for i in model.graph.input}  # graph inputs: read as fed, no arithmetic of ours at stake
-    for i, node in enumerate(model.graph.node):
-        ir = irs.get(names[i])
-        if ir is None or not node.output or node.output[0] in fixed or node.output[0] not in values:
-            continue
-        args = [None if not n else consts[n] if n in consts else values.get(n) for n in node.input]
-        got = np.asarray(values[node.output[0]])
-        try:
-            exact = oracle(ir, *args)
-            if against_oracle(ir, got, exact, args).ok:
-                continue
-            ort_ir = ort_semantics(at_run_time(ir, args))  # its rules on the lengths this run has
-            ort_want = oracle(ort_ir, *args) if ort_ir != ir else exact
-            # onnxruntime's named departures (its IR), its float32 ties (nearest), its truncated integer results
-            # (within one step of its IR's, so that a departure of both kinds at once is still named: uint8
-            # tf_crop_and_resize casts the extrapolation value and truncates the taps' sum)
-            explained = not _reads_graph_arithmetic(node, consts, constants | fed) or \
-                ort_ir != ir and against_oracle(ort_ir, got, ort_want, args).ok or \
-                ort_ir != ir and _same_off_ties(ir, ort_ir, got, ort_want, args) or \
-                ort_rounds_integers_otherwise(ir) and got.shape == np.shape(ort_want) and \
-                bool(np.all(np.abs(got.astype(np.float64) - ort_want) <= 1))
-        except Exception:  # noqa: BLE001 -- the oracle refuses these inputs: the node proofs judged it
-            continue
-        if not explained:
-            return i, (f"onnxruntime computes node {clip(names[i], 80)} ({node.op_type}) otherwise than its IR "
-                       f"says (output shape {list(got.shape)} vs {list(np.shape(exact))}): the graph around it "
-                       f"was read wrong")
-        return i, np.asarray(exact)
-    return None, None
-
-
-def _same_off_ties(ir, ort_ir, got, want, args) -> bool:
-    """Whether a nearest node's onnxruntime output is its convention's oracle (``ort_ir``) at every output but those
-    on a float32 tie (``equivalence.diff``'s ties): onnxruntime computes the source coordinate in float32, which
-    lands either side of a rounding boundary there (scale 0.7f: 3.5 / 0.7f is 5.0 in float32, 5.00000009 exact),
-    so a run-time scale on a tie is onnxruntime's own departure, not our reading of the graph. ``want``: the
-    oracle's output under ``ort_ir``. Asked of Resize / Upsample nodes only (``_reads_graph_arithmetic``)."""
-    if ir.sampler.kind != "nearest" or args[0] is None:
-        return False
-    if np.shape(got) != np.shape(want):
-        return False
-    shape = tuple(np.shape(args[0]))
-    keep = off_ties(diff(ir, ort_ir, shape, runtime_values(ir, args)), len(shape), np.shape(want))
-    return bool(np.array_equal(np.asarray(got)[keep], np.asarray(want)[keep]))
-
-
-def _reads_graph_arithmetic(node, consts: dict, known: set) -> bool:
-    """Whether the node's parameters (Resize's roi / scales / sizes) are computed in the graph, i.e. whether our
-    reading of them (``translate.onnx_fold``) is at stake. Where they are written as constants or fed as graph
-    inputs (``known``: read as they are, nothing to fold), a difference between onnxruntime and the node's IR is
-    onnxruntime's own departure (the node proofs judged ours against the oracle): the oracle's output stands in
-    for it (int8 antialias with its scales a graph input: onnxruntime off by up to 128, onnx.reference with us)."""
-    if node.op_type not in ONNX_RESIZE_OPS:
-        return False
-    return any(n and n not in consts and n not in known for n in node.input[1:])
-
-
-def _cut(model, fixed: dict):
-    """``model`` with the nodes computing ``fixed``'s tensors removed and those tensors made graph inputs."""
-    import onnx
-
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    keep = [n for n in m.graph.node if not any(o in fixed for o in n.output)]
-    del m.graph.node[:]
-    m.graph.node.extend(keep)
-    for name, value in fixed.items():
-        m.graph.input.append(onnx.helper.make_tensor_value_info(
-            name, onnx.helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape)))
-    return m
-
-
-def constants(model) -> dict:
-    """The model's initializers as arrays, by name."""
-    from onnx import numpy_helper
-
-    return {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}

@@ -146,8 +146,9 @@ class Target:
             irs = {}
         failures = whole_model_failures(model, self.run_written(result, produced), irs, self.run_importer(result))
         if failures:
-            raise BridgeError("the converted model computes other numbers than the source: " + failures[0],
-                              field="model")
+            head = "the converted model computes other numbers than the source: "
+            raise BridgeError(head + failures[0], field="model", brief=head + getattr(failures[0], "brief",
+                                                                                        failures[0]))
 
     def refusal(self, result: PassResult) -> BridgeError:
         """The error for a model with refused nodes: the first one, on one line."""

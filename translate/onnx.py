@@ -23,7 +23,7 @@ from .onnx_fold import fold_parameters
 from .onnx_shape_eval import runtime_inputs
 from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, PARSERS
 from .onnx_validate import check_header, check_nodes, check_structure, check_types, validate_node
-from .onnx_walk import node_name, subgraphs, walk
+from .onnx_walk import is_resampling, node_name, subgraphs, walk
 
 RESAMPLING_OPS = ONNX_RESAMPLING_OPS  # PARSERS' keys
 NEAREST_MODES = ONNX_NEAREST_MODES  # the ONNX nearest_mode strings (the IR's rules: semantics.ir)
@@ -207,12 +207,6 @@ def inline_functions(model):
     if not len(model.functions):
         return model
     return inliner.inline_local_functions(model)
-
-
-def is_resampling(node) -> bool:
-    """A resampling node: one of the ops the parsers read, in the default domain (a custom domain's Resize is
-    someone else's op). The one test every walk over a model's nodes uses."""
-    return node.op_type in RESAMPLING_OPS and node.domain in ONNX_DOMAINS
 
 
 def resampling_nodes(model):

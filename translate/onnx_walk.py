@@ -3,6 +3,14 @@
 
 from __future__ import annotations
 
+from ..semantics.vocab import ONNX_DOMAINS, ONNX_RESAMPLING_OPS
+
+
+def is_resampling(node) -> bool:
+    """A resampling node: one of the ops the parsers read, in the default domain (a custom domain's Resize is
+    someone else's op). The one test every walk over a model's nodes uses."""
+    return node.op_type in ONNX_RESAMPLING_OPS and node.domain in ONNX_DOMAINS
+
 
 def node_name(node, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"

@@ -274,14 +274,26 @@ def aspect_index(ir: ResizeIR) -> NearestIndex | NoNearestIndex:
     where the mode's map reads the scale (every mode here but align_corners, whose map reads the axis' own
     lengths). Where the map reads the formula's output length (``_READS_FORMULA_LENGTH``), that length must be the
     integer one: half_pixel_symmetric's offset in/2 * (1 - out / formula length) is then 0."""
-    if ir.aspect_policy == "stretch" or ir.sizes is None:
-        return NoNearestIndex("the sizes are not kept to the input's aspect", "keep_aspect_ratio_policy")
-    refused = common_refusal(dataclasses.replace(ir, aspect_policy="stretch"))
+    refused = aspect_refusal(ir) or common_refusal(dataclasses.replace(ir, aspect_policy="stretch"))
     if refused is not None:
         return refused
+    return _form(ir, by_scale=reads_scale(ir))
+
+
+def aspect_refusal(ir: ResizeIR) -> NoNearestIndex | None:
+    """Why no form reading one common scale S / I expresses ``ir`` (``aspect_index``, and the window's,
+    ``window_form.aspect_window``), for what both share; None where nothing does."""
+    if ir.aspect_policy == "stretch" or ir.sizes is None:
+        return NoNearestIndex("the sizes are not kept to the input's aspect", "keep_aspect_ratio_policy")
     if ir.formula_length != "integer" and ir.coord in _READS_FORMULA_LENGTH:
         return NoNearestIndex(f"{ir.coord} reads the fractional output length in * S / I", "formula_length")
-    return _form(ir, by_scale=ir.coord != "align_corners")
+    return None
+
+
+def reads_scale(ir: ResizeIR) -> bool:
+    """Whether the coordinate map of ``ir`` reads its scale (under a keep-aspect policy the common S / I), every
+    mode but align_corners, whose map reads the axis' own lengths."""
+    return ir.coord != "align_corners"
 
 
 def oracle_nearest_indices(ir: ResizeIR, in_len: int, out_len: int):

@@ -33,7 +33,8 @@ import numpy as np
 from . import error_bound as eb
 from .coords import bind_resize, floor_agrees_below
 from .ir import ResizeIR, RuntimeValue
-from .nearest_index import _BASE, Linear, NoNearestIndex, integer_scales, run_time_form_refusal
+from .nearest_index import (_BASE, Linear, NoNearestIndex, aspect_refusal, integer_scales, reads_scale,
+                            run_time_form_refusal)
 from .taps import axis_taps, cubic_inner, cubic_outer, source_coords, stretch
 
 ZERO = Linear(0, 0, 0)
@@ -62,6 +63,14 @@ class WindowForm:
     # The weights divided by their sum: antialias or exclude_outside (``error_bound.filter_sum``'s rule). Plain
     # linear / cubic weights sum to 1 in exact arithmetic; dividing by a float32 sum would add a rounding.
     normalise: bool = True
+    # Under a keep-aspect policy (``aspect_window``) the map (``map_by_scale``: every mode but align_corners) and
+    # the filter's stretch (``stretch_by_scale``) read the common scale's (I, S) in place of (in, out); the clamp,
+    # the out == 1 piece and the copy still read the axis' own lengths.
+    map_by_scale: bool = False
+    stretch_by_scale: bool = False
+    # An axis of one element at both lengths is copied (``BoundAxis.is_identity``: every tap clamps onto it), where
+    # a map read at (I, S) would leave two float32 weights whose sum rounds below 1
+    copy_one: bool = False
 
     @property
     def radius(self) -> int:
@@ -72,19 +81,27 @@ class WindowForm:
             return int(given)
         return in_len * self.scale.numerator // self.scale.denominator
 
-    def scalars(self, in_len: int, out_len: int) -> tuple[int, int, int, int, int]:
-        """(p, q, r, fn, fd) at these lengths: what the graph computes from them."""
-        if self.copy_equal and in_len == out_len:
+    def lengths(self, in_len, out_len, scale=None) -> tuple[tuple, tuple]:
+        """((in, out) the map reads, (in, out) the stretch reads): the axis' own, or the common scale's (I, S)
+        ``scale`` where the form reads it (numbers here, ops in the graph)."""
+        own = (in_len, out_len)
+        return (scale if self.map_by_scale else own), (scale if self.stretch_by_scale else own)
+
+    def scalars(self, in_len: int, out_len: int, scale: tuple | None = None) -> tuple[int, int, int, int, int]:
+        """(p, q, r, fn, fd) at these lengths (and the common scale's (I, S) where the form reads it): what the
+        graph computes from them."""
+        if in_len == out_len and (self.copy_equal or self.copy_one and in_len == 1):
             return IDENTITY
-        p, q, r = (int(v(in_len, out_len)) for v in (self.p, self.q, self.r))
+        at, by = self.lengths(in_len, out_len, scale)
+        p, q, r = (int(v(*at)) for v in (self.p, self.q, self.r))
         if self.out1 is not None and out_len == 1:
             p, q, r = 0, self.out1.numerator, self.out1.denominator
-        fn = min(out_len, in_len) if self.f_min_out else int(self.fn(in_len, out_len))
-        return p, q, r, fn, int(self.fd(in_len, out_len))
+        fn = min(by[1], by[0]) if self.f_min_out else int(self.fn(*by))
+        return p, q, r, fn, int(self.fd(*by))
 
-    def table(self, in_len: int, out_len: int):
+    def table(self, in_len: int, out_len: int, scale: tuple | None = None):
         """(index int64 [out, K], weight float64 [out, K]) in numpy, step by step as the graph computes them."""
-        p, q, r, fn, fd = self.scalars(in_len, out_len)
+        p, q, r, fn, fd = self.scalars(in_len, out_len, scale)
         R = self.radius
         m = -(-R * fd // fn)
         o = np.arange(out_len, dtype=np.int64)[:, None]
@@ -142,6 +159,23 @@ def window_form(ir: ResizeIR, constant_scalars: bool = False) -> WindowForm | No
         return form
     one = Linear(0, 0, 1)  # no antialias: the filter is never stretched (f = 1)
     return dataclasses.replace(form, fn=one, fd=one, f_min_out=False)
+
+
+def aspect_window(ir: ResizeIR) -> WindowForm | NoNearestIndex:
+    """The window form of a linear / cubic Resize whose sizes are kept to the input's aspect
+    (keep_aspect_ratio_policy not_larger / not_smaller), or why there is none: the sizes form with (in, out) read
+    as the common scale's (I, S) where the map reads the scale (``nearest_index.reads_scale``) and in the filter's
+    stretch (f = min(S, I) / I), as ``nearest_index.aspect_index`` reads the nearest map."""
+    refused = aspect_refusal(ir)
+    if refused is not None:
+        return refused
+    form = window_form(dataclasses.replace(ir, aspect_policy="stretch"))
+    if isinstance(form, NoNearestIndex):
+        return form
+    # align_corners' map at equal lengths is the identity, which the oracle copies (``BoundAxis.is_identity``)
+    # where the common scale would still stretch the filter
+    return dataclasses.replace(form, map_by_scale=reads_scale(ir), stretch_by_scale=True,
+                               copy_equal=form.copy_equal or not reads_scale(ir), copy_one=not ir.exclude_outside)
 
 
 def _out1(ir: ResizeIR) -> Fraction | None:
@@ -216,11 +250,29 @@ def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None
     error times the weight's slope, and the filter's and the normalisation's roundings). An axis the oracle
     copies is the identity."""
     bound = one_axis_bound(ir, in_len, out_len, scale, roi)
-    if not bound.axes:
-        return np.eye(out_len, in_len), np.zeros((out_len, in_len))
-    if bound.out_shape[0] != out_len:
+    if bound.axes and bound.out_shape[0] != out_len:
         raise ValueError(f"the oracle's output length is {bound.out_shape[0]}, not {out_len}")
-    axis = bound.axes[0]
+    return _bound_table(bound, bound.axes[0] if bound.axes else None, in_len, out_len)
+
+
+def oracle_aspect_table(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):
+    """``oracle_table`` of the k-th resized axis of ``ir`` (keep_aspect_ratio_policy) for input lengths ``in_lens``
+    and ``sizes`` of its resized axes (the policy's common scale and output lengths, ``coords.bind_resize``):
+    what ``aspect_window``'s table must give there. (dense weights, allowance, output length)."""
+    n = len(in_lens)
+    all_axes = dataclasses.replace(ir, rank=n, axes=tuple(range(n)), sizes=tuple(int(v) for v in sizes), scales=None,
+                                   roi=None, input_shape=None, pads=())
+    bound = bind_resize(all_axes, tuple(int(v) for v in in_lens))
+    mine = [a for a in bound.axes if a.axis == k]
+    out_len = bound.out_shape[k]
+    return (*_bound_table(bound, mine[0] if mine else None, int(in_lens[k]), out_len), out_len)
+
+
+def _bound_table(bound, axis, in_len: int, out_len: int):
+    """(dense weights [out, in], allowance [out, in]) of one bound ``axis`` of ``bound`` (None: copied, the
+    identity)."""
+    if axis is None:
+        return np.eye(out_len, in_len), np.zeros((out_len, in_len))
     t = axis_taps(axis, bound.sampler, bound.exclude_outside)
     K = t.weight.shape[1]
     slope, terms = eb._axis_slopes(axis, bound.sampler, bool(bound.exclude_outside), K)
@@ -265,4 +317,5 @@ def dense(index, weight, in_len: int) -> np.ndarray:
     return out
 
 
-__all__ = ["WindowForm", "window_form", "one_axis_bound", "oracle_table", "dense", "MAX_SCALED_IN"]
+__all__ = ["WindowForm", "window_form", "aspect_window", "one_axis_bound", "oracle_table", "oracle_aspect_table",
+           "dense", "MAX_SCALED_IN"]

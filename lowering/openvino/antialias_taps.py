@@ -90,23 +90,26 @@ def half_width(fd, fn, radius: int):
                            o.subtract(fn, o.constant(np.int64(1)))).output(0), fn)
 
 
-def window_positions(form: WindowForm, in_len, out_len, taps_axis: int = 0):
-    """(pos, n, den) of ``WindowForm.table`` in ops for i64 scalars ``in_len``, ``out_len``: each tap's source
-    position pos (i64 [K, out], not yet clamped) and its distance n / den (i64 [K, out] over the i64 scalar den);
-    [out, K] where ``taps_axis`` is 1. Integers only (the module note's arithmetic)."""
+def window_positions(form: WindowForm, in_len, out_len, taps_axis: int = 0, scale=None):
+    """(pos, n, den) of ``WindowForm.table`` in ops for i64 scalars ``in_len``, ``out_len`` (and ``scale``, the
+    common scale's (I, S) where the form reads it: ``window_form.aspect_window``): each tap's source position pos
+    (i64 [K, out], not yet clamped) and its distance n / den (i64 [K, out] over the i64 scalar den); [out, K]
+    where ``taps_axis`` is 1. Integers only (the module note's arithmetic)."""
     o = ops()
     i64 = "i64"
     one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
-    p, q, r = (linear(v, in_len, out_len) for v in (form.p, form.q, form.r))
-    fn = o.minimum(out_len, in_len).output(0) if form.f_min_out else linear(form.fn, in_len, out_len)
-    fd = linear(form.fd, in_len, out_len)
+    at, by = form.lengths(in_len, out_len, scale)
+    p, q, r = (linear(v, *at) for v in (form.p, form.q, form.r))
+    fn = o.minimum(by[1], by[0]).output(0) if form.f_min_out else linear(form.fn, *by)
+    fd = linear(form.fd, *by)
     if form.out1 is not None:
         at1 = o.equal(out_len, one)
         p = o.select(at1, zero, p).output(0)
         q = o.select(at1, o.constant(np.int64(form.out1.numerator)), q).output(0)
         r = o.select(at1, o.constant(np.int64(form.out1.denominator)), r).output(0)
-    if form.copy_equal:
-        same = o.equal(in_len, out_len)
+    if form.copy_equal or form.copy_one:
+        same = o.equal(in_len, out_len) if form.copy_equal else \
+            o.logical_and(o.equal(in_len, one), o.equal(out_len, one))
         p, q, r, fn, fd = (o.select(same, o.constant(np.int64(v)), s).output(0)
                            for v, s in zip((1, 0, 1, 1, 1), (p, q, r, fn, fd)))
     fn = o.maximum(fn, one).output(0)  # out == 0: no output, and no division by 0
@@ -127,12 +130,13 @@ def window_positions(form: WindowForm, in_len, out_len, taps_axis: int = 0):
     return o.add(x0, taps).output(0), n, den
 
 
-def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
-    """(index i64 [K, out], weight f32 [K, out]) for i64 scalars ``in_len``, ``out_len``: ``WindowForm.table``
-    in ops (the same steps, the module note's arithmetic); [out, K] where ``taps_axis`` is 1."""
+def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0, scale=None):
+    """(index i64 [K, out], weight f32 [K, out]) for i64 scalars ``in_len``, ``out_len`` (``scale``: the common
+    scale's (I, S) where the form reads it): ``WindowForm.table`` in ops (the same steps, the module note's
+    arithmetic); [out, K] where ``taps_axis`` is 1."""
     o = ops()
     zero, one = o.constant(np.int64(0)), o.constant(np.int64(1))
-    pos, n, den = window_positions(form, in_len, out_len, taps_axis)
+    pos, n, den = window_positions(form, in_len, out_len, taps_axis, scale)
     along = o.constant(np.int64(taps_axis))
     minus_one = run_time_minus_one(in_len, out_len)
     value = lambda v: GraphValue(v.output(0) if hasattr(v, "output") else v, minus_one)  # noqa: E731
@@ -148,7 +152,7 @@ def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0):
         w = o.select(nonzero, quotient(w, o.select(nonzero, total, o.constant(np.float32(1))), minus_one),
                      w).output(0)
     index = o.minimum(o.maximum(pos, zero), last).output(0)
-    pin_f32([index, w], [in_len, out_len])
+    pin_f32([index, w], [in_len, out_len, *(scale or ())])
     return index, w
 
 
@@ -305,6 +309,11 @@ def tap_by_tap(y, index, weight, rank: int, axis: int, K: int):
     return total.output(0), first
 
 
+def as_f32(x, ir: ResizeIR):
+    """X in the float32 the window's taps are summed in."""
+    return x if str(ir.dtype) == "float32" else ops().convert(x, "f32").output(0)
+
+
 def as_input(y, x, ir: ResizeIR):
     """The window form's f32 result ``y`` in the element type of its input ``x`` (a copy of ``x`` where no axis
     was computed)."""
@@ -320,24 +329,30 @@ def copied(ir: ResizeIR) -> tuple:
     return ir.pinned_axes() if ir.equal_length_identity else ()
 
 
-def rung(node, not_native=()):
-    """Rung 3 for a linear / cubic antialias Resize with run-time lengths (``applies``)."""
-    ir = node.ir
-    form = window_form(ir)
+def window_refusal(ir: ResizeIR, form) -> Refusal | None:
+    """Why the float window ``form`` of ``ir`` (or the reason there is none) cannot lower it, else None."""
     if isinstance(form, NoNearestIndex):
         return Refusal(f"no run-time window form: {form.reason}", form.field)
     if str(ir.dtype) not in _FLOATS:
         return Refusal(f"{ir.dtype}: the run-time window form sums float32 weights (exact integer sums have no "
                        f"run-time form)", "dtype")
+    return None
+
+
+def rung(node, not_native=()):
+    """Rung 3 for a linear / cubic antialias Resize with run-time lengths (``applies``)."""
+    ir = node.ir
+    form = window_form(ir)
+    refused = window_refusal(ir, form)
+    if refused is not None:
+        return refused
     rank, skipped = ir.rank, copied(ir)
     for along in sorted({tap_layout(rank, a) for a in ir.axes if a not in skipped}):
         verdict = grid_verdict(_standalone(form, along), ir, form, taps_axis=along)
         if verdict is not None:
             return Refusal(verdict, "rung")
-    o = ops()
     x = node.inputs[0]
-    y = x if str(ir.dtype) == "float32" else o.convert(x, "f32").output(0)
-    shape_of = o.shape_of(x, "i64").output(0)
+    y, shape_of = as_f32(x, ir), ops().shape_of(x, "i64").output(0)
     for i, axis in enumerate(ir.axes):
         if axis in skipped:
             continue

@@ -21,7 +21,8 @@ from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
 from . import antialias_taps, builtin, conv_rewrite, cost, cost_in_graph, decompose, extension, grid_decompose, \
-    integer_window, interpolate, matmul_rewrite, nearest_aspect, nearest_index, scale_nearest, scale_taps
+    integer_window, interpolate, matmul_rewrite, nearest_aspect, nearest_index, scale_nearest, scale_taps, \
+    window_aspect
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -107,6 +108,8 @@ def _decomposition(node, earlier=()):
     for form in (scale_taps, scale_nearest):
         if lowering is None and form.applies(node):
             lowering = form.rung
+    if lowering is None and window_aspect.applies(node):
+        lowering = window_aspect.rung
     if lowering is None and antialias_taps.applies(node):
         lowering = antialias_taps.rung
     if lowering is not None:

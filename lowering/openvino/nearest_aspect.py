@@ -43,7 +43,6 @@ REASON = "aspect index decomposition: the common scale of keep_aspect_ratio_poli
          f"and source indices computed in int64 for every run-time size (Gather), exact for lengths and sizes up " \
          f"to {MAX_OUT}"
 _SMALL = list(itertools.product(range(1, 7), range(0, 9)))  # (in, size) of one axis
-_LARGE = [(1000, 2000), (4097, 3), (3, 4097), (MAX_OUT, 7), (7, MAX_OUT), (MAX_OUT, MAX_OUT - 1), (12345, 12346)]
 
 
 def applies(node) -> bool:
@@ -82,31 +81,38 @@ def axis_indices(form: NearestIndex, policy: str, pairs, k: int):
     return index_graph(form, in_len, aspect_length(in_len, I, S), (I, S))
 
 
-def grid(n: int, fixed: tuple, policy: str) -> list[tuple]:
+def large_pairs(bound: int) -> list[tuple]:
+    """(in, size) pairs far apart and near the arithmetic's ``bound``."""
+    return [(1000, 2000), (4097, 3), (3, 4097), (bound, 7), (7, bound), (bound, bound - 1), (12345, 12346)]
+
+
+def grid(n: int, fixed: tuple, policy: str, bound: int = MAX_OUT, large: list | None = None) -> list[tuple]:
     """Tuples (in_0, size_0, in_1, size_1, ...) of n axes: every small pair on each axis (two axes: all of them
-    together; more: a seeded sample), and large pairs near the int32 bound, each slot at its ``fixed`` value where
-    one is given; only those whose lengths stay within ``MAX_OUT``."""
+    together; more: a seeded sample), and ``large`` pairs (default: near the ``bound`` of the form's integer
+    arithmetic), each slot at its ``fixed`` value where one is given; only those whose lengths stay within
+    ``bound``."""
     combos = list(itertools.product(_SMALL, repeat=n)) if n <= 2 else \
         random.Random(n).sample(list(itertools.product(_SMALL, repeat=n)), 3000)
-    combos += [tuple(random.Random(k).choice(_LARGE) for _ in range(n)) for k in range(40)]
+    large = large_pairs(bound) if large is None else large
+    combos += [tuple(random.Random(k).choice(large) for _ in range(n)) for k in range(40)]
     out = set()
     for combo in combos:
         flat = tuple(v if f is None else f for v, f in zip(itertools.chain(*combo), fixed))
-        if _within(flat, policy):
+        if _within(flat, policy, bound):
             out.add(flat)
     return sorted(out)
 
 
-def _within(flat: tuple, policy: str) -> bool:
-    """Every length and size at most ``MAX_OUT``, the output lengths too, and the output no larger than the
+def _within(flat: tuple, policy: str, bound: int) -> bool:
+    """Every length and size at most ``bound``, the output lengths too, and the output no larger than the
     oracle binds (2^31 elements)."""
     ins, sizes = flat[0::2], flat[1::2]
-    if not all(0 < i <= MAX_OUT and 0 <= s <= MAX_OUT for i, s in zip(ins, sizes)):
+    if not all(0 < i <= bound and 0 <= s <= bound for i, s in zip(ins, sizes)):
         return False
     ratios = [Fraction(s, i) for i, s in zip(ins, sizes)]
     scale = min(ratios) if policy == "not_larger" else max(ratios)
     outs = [round_half_up(scale * i) for i in ins]
-    return max(outs) <= MAX_OUT and math.prod(outs) < 2 ** 31
+    return max(outs) <= bound and math.prod(outs) < 2 ** 31
 
 
 def grid_verdict(model, ir: ResizeIR, k: int, fixed: tuple) -> str | None:
@@ -157,9 +163,7 @@ def rung(node, not_native=()):
         return Refusal(f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type, so a Gather of it is not exact",
                        "dtype")
     n = len(ir.axes)
-    shape = dims(node.inputs[0])
-    fixed = [None if v is None else int(v) for axis, size in zip(ir.axes, _static_sizes(ir))
-             for v in (None if shape is None else shape[axis], size)]
+    fixed = static_pairs(ir, dims(node.inputs[0]))
     if not grid(n, tuple(fixed), ir.aspect_policy):  # the written model's proof would have nothing to run
         return Refusal(f"the static lengths and sizes {fixed} pass the bound of the index arithmetic ({MAX_OUT})",
                        "sizes")
@@ -180,9 +184,12 @@ def rung(node, not_native=()):
                                                                          "fixed": fixed})
 
 
-def _static_sizes(ir: ResizeIR) -> list:
-    """The sizes of the resized axes where the IR holds them (None each where they are fed at run time)."""
-    return list(ir.sizes) if isinstance(ir.sizes, tuple) else [None] * len(ir.axes)
+def static_pairs(ir: ResizeIR, shape) -> list:
+    """[in_0, size_0, in_1, ...] of the resized axes where known at lowering (None where known only at run time):
+    X's static lengths (``shape``), the IR's sizes."""
+    sizes = list(ir.sizes) if isinstance(ir.sizes, tuple) else [None] * len(ir.axes)
+    return [None if v is None else int(v) for axis, size in zip(ir.axes, sizes)
+            for v in (None if shape is None else shape[axis], size)]
 
 
 def prove(rec, by_tag, ov_model) -> list[str]:
@@ -203,6 +210,19 @@ def prove(rec, by_tag, ov_model) -> list[str]:
 
 
 def _prove_axis(indices, tags, rec, k: int) -> list[str]:
+    got = aspect_cut([indices], tags, rec)
+    if isinstance(got, str):
+        return [got]
+    model, fixed = got
+    verdict = grid_verdict(model, rec.ir, k, fixed)
+    return [] if verdict is None else [verdict]
+
+
+def aspect_cut(outputs: list, tags, rec):
+    """(model, fixed): the subgraph of ``outputs`` (an axis' index, or its window) taken out of a copy of the
+    produced model at every resized axis' tagged (in, size), a parameter in place of each run-time one (the
+    common scale reads them all), each one OpenVINO folded fixed at its value (a static one at the value recorded
+    at lowering); or why it cannot be cut."""
     import openvino as ov
 
     o = ops()
@@ -216,7 +236,7 @@ def _prove_axis(indices, tags, rec, k: int) -> list[str]:
                 value = int(op.get_data().reshape(-1)[0])
             fixed.append(value)
             if op is None and value is None:
-                return [f"the run-time {role} length of axis {axis} is not in the produced model"]
+                return f"the run-time {role} length of axis {axis} is not in the produced model"
             if op is None or op.get_type_name() == "Constant":
                 continue
             p = o.parameter([], np.int64, name=f"{role}{axis}") if value is None else \
@@ -225,8 +245,6 @@ def _prove_axis(indices, tags, rec, k: int) -> list[str]:
             if value is None:
                 params.append(p)
     try:
-        model = ov.Model([indices], params, "nearest_aspect_proof")
+        return ov.Model(outputs, params, "aspect_proof"), tuple(fixed)
     except RuntimeError as e:
-        return [f"the index subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"]
-    verdict = grid_verdict(model, rec.ir, k, tuple(fixed))
-    return [] if verdict is None else [verdict]
+        return f"the subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"

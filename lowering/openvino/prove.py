@@ -15,7 +15,7 @@ from ...semantics.ir import RUNTIME_FIELDS, DeformConvIR, RuntimeValue, has_runt
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
 from . import antialias_proof, antialias_taps, conv_rewrite, decompose, extension, grid_decompose, integer_window, \
-    matmul_rewrite, nearest_aspect, nearest_index, scale_nearest, scale_proof, scale_taps
+    matmul_rewrite, nearest_aspect, nearest_index, scale_nearest, scale_proof, scale_taps, window_aspect
 from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
 from ...semantics.equivalence import diff
@@ -63,6 +63,8 @@ def _prove_one(rec: NodeRecord, by_tag, ov_model) -> list[str]:
             failures += scale_proof.prove_nearest(rec, by_tag, ov_model)
         elif rec.rung == DECOMPOSE and rec.proof.get("form") == nearest_aspect.FORM:
             failures += nearest_aspect.prove(rec, by_tag, ov_model)
+        elif rec.rung == DECOMPOSE and rec.proof.get("form") == window_aspect.FORM:
+            failures += window_aspect.prove(rec, by_tag, ov_model)
         elif rec.rung == DECOMPOSE and rec.proof.get("form") == "nearest_index":
             failures += nearest_index.prove(rec, by_tag, ov_model)
         elif rec.rung == DECOMPOSE and rec.proof.get("form") in grid_decompose.FORMS:

@@ -1,0 +1,82 @@
+"""Linear / cubic Resize under keep_aspect_ratio_policy with lengths known only at run time
+(``lowering/openvino/window_aspect.py``): an image of any size fitted into a box (a letterbox's resize: constant
+sizes on a dynamic input) and sizes fed at run time convert by default to standard opsets, no library (the
+extension before), and compute the oracle's numbers (verify, per node and per output) at every shape, f32, and
+under this CPU's default precision (bf16 here) off by value rounding only; onnxruntime agrees within its own float32
+scale's rounding."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+ov = pytest.importorskip("openvino")
+ort = pytest.importorskip("onnxruntime")
+
+from resample_bridge import api  # noqa: E402
+from resample_bridge.lowering.openvino import prove  # noqa: E402
+from tests.helpers.written import written_default  # noqa: E402
+
+FORM = "window_aspect"
+SHAPES = ((1, 1), (3, 9), (9, 3), (7, 5), (14, 10), (11, 4), (2, 13), (40, 23))
+
+
+def _box(mode: str, coord: str, policy: str, antialias: int = 0, run_time_sizes: bool = False):
+    """An image of any height and width resized to fit (not_larger) or cover (not_smaller) a 7 x 5 box, or a box
+    fed at run time."""
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], name="r", mode=mode, axes=[2, 3],
+                            keep_aspect_ratio_policy=policy, coordinate_transformation_mode=coord, antialias=antialias)
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])]
+    inits = [] if run_time_sizes else [onnx.numpy_helper.from_array(np.array([7, 5], np.int64), "S")]
+    if run_time_sizes:
+        inputs.append(helper.make_tensor_value_info("S", TensorProto.INT64, [2]))
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+@pytest.mark.parametrize("mode,coord,policy,antialias", [("linear", "half_pixel", "not_larger", 0),
+                                                         ("linear", "half_pixel", "not_larger", 1),
+                                                         ("cubic", "align_corners", "not_smaller", 0),
+                                                         ("cubic", "pytorch_half_pixel", "not_larger", 1),
+                                                         ("linear", "asymmetric", "not_smaller", 1)])
+def test_dynamic_image_fit_to_a_box(mode, coord, policy, antialias, tmp_path):
+    xml, src = written_default(_box(mode, coord, policy, antialias), tmp_path, FORM)
+    rng = np.random.default_rng(0)
+    session = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
+    default = ov.Core().compile_model(xml, "CPU")  # this CPU's default precision (bf16 here)
+    for h, w in SHAPES:
+        x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
+        result = api.verify(src, xml, inputs={"X": x})  # the oracle per node, onnxruntime per output, f32
+        assert result.ok and all(n["ok"] for n in result.raw["nodes"]), (h, w, result.raw["nodes"])
+        want = session.run(None, {"X": x})[0]
+        got = default({"X": x})[0]
+        assert got.shape == want.shape and np.abs(got - want).max() <= 0.05 * (1 + np.abs(want).max()), (h, w)
+    bf16 = api.verify(src, xml, inputs={"X": rng.standard_normal((1, 2, 11, 4)).astype(np.float32)},
+                      precision="bf16")
+    assert bf16.ok, bf16.raw
+
+
+def test_sizes_fed_at_run_time(tmp_path):
+    xml, src = written_default(_box("linear", "half_pixel", "not_larger", 1, run_time_sizes=True), tmp_path, FORM)
+    x = np.random.default_rng(1).standard_normal((1, 2, 13, 6)).astype(np.float32)
+    for sizes in ((4, 7), (10, 3), (1, 1), (26, 40)):
+        result = api.verify(src, xml, inputs={"X": x, "S": np.array(sizes, np.int64)})
+        assert result.ok and all(n["ok"] for n in result.raw["nodes"]), sizes
+
+
+def test_proof_fails_for_another_policy(tmp_path):
+    """The written model's windows, re-read and run over the grid, prove the node's own IR and not the other
+    policy's."""
+    model = _box("linear", "half_pixel", "not_larger", 1)
+    written_default(model, tmp_path, FORM)
+    done = api.convert(str(tmp_path / "m.onnx"), str(tmp_path / "again" / "m.xml"))
+    written = ov.Core().read_model(str(tmp_path / "again" / "m.xml"))
+    assert prove(written, list(done.records)) == []
+    (rec,) = done.records
+    other = dataclasses.replace(rec, ir=dataclasses.replace(rec.ir, aspect_policy="not_smaller"))
+    assert prove(written, [other])

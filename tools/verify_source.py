@@ -59,8 +59,12 @@ def run_onnxruntime(model, feeds: dict) -> dict:
             if by_node is not None:
                 return by_node
             if node is not None:
+                # The node is named already: onnxruntime's preamble naming it again, and the C++ assertion
+                # before its sentence, are left out of the one line (-v keeps them).
+                said = _ASSERTION.sub("", _RUNNING.sub("", msg)).strip()
                 raise BridgeError(f"onnxruntime cannot run this node of the source model, so verify has no "
-                                  f"reference: {clip(msg, 600)}", node, "op") from None
+                                  f"reference: {clip(msg, 600)}", node, "op",
+                                  brief=f"onnxruntime cannot run it here (verify has no reference): {said}") from None
             raise BridgeError(f"onnxruntime cannot run the source model: {clip(msg, 600)}",
                               field="model") from None
 
@@ -95,6 +99,9 @@ class OracleAt(dict):
 
 
 _RUNNING = re.compile(r"Non-zero status code returned while running \w+ node\. Name:'[^']*' Status Message: ")
+# A C++ check's own words before onnxruntime's sentence: "input_shape_size == requested_shape_size was false.", a
+# function name ("PrepareForComputeImpl").
+_ASSERTION = re.compile(r"^\S+ [=!<>]=? \S+ was false\.\s*|^[A-Z]\w*Impl\b\s*")
 
 
 # onnxruntime's error text: a status prefix and C++ signatures ("onnxruntime::X<T>::Compute(...) const

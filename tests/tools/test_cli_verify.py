@@ -310,3 +310,29 @@ def test_an_unknown_input_name_lists_the_models_inputs_in_its_own_order():
     with pytest.raises(BridgeError) as e:
         input_specs(helper.make_model(graph), shapes={"q": [2]})
     assert "(its inputs: x, s, b, a)" in e.value.message and e.value.field == "input-shapes"
+
+
+def test_a_shape_onnxruntime_cannot_run_is_said_in_one_whole_line(tmp_path, capsys):
+    """An export that holds at even heights only (its even and odd rows concatenated on the channels, as a Swin
+    patch merge): fed an odd height, onnxruntime cannot run its Concat, so verify has no reference. The one line
+    names the node and keeps onnxruntime's sentence whole (it was cut before the mismatched lengths, its preamble
+    naming the node again)."""
+    import onnx
+    from onnx import TensorProto as T, helper, numpy_helper
+
+    def i64(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+    nodes = [helper.make_node("Slice", ["X", "zero", "end", "h", "two"], ["even"]),
+             helper.make_node("Slice", ["X", "one", "end", "h", "two"], ["odd"]),
+             helper.make_node("Concat", ["even", "odd"], ["c"], axis=1, name="merge"),
+             helper.make_node("Resize", ["c", "", "s"], ["Y"], name="r", mode="nearest")]
+    inits = [i64("zero", [0]), i64("one", [1]), i64("end", [1 << 30]), i64("h", [2]), i64("two", [2]),
+             numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", T.FLOAT, [1, 1, "h", "w"])],
+                              [helper.make_tensor_value_info("Y", T.FLOAT, None)], inits)
+    src = str(tmp_path / "m.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), src)
+    assert main(["verify", src, "--input-shapes", "X:[1,1,7,4]"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("resample-bridge: error: node 'merge', field 'op': onnxruntime cannot run it"), line
+    assert "more characters" not in line and "Status Message" not in line and "of 3 and 4" in line, line

@@ -259,13 +259,19 @@ def oracle_aspect_table(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):
     """``oracle_table`` of the k-th resized axis of ``ir`` (keep_aspect_ratio_policy) for input lengths ``in_lens``
     and ``sizes`` of its resized axes (the policy's common scale and output lengths, ``coords.bind_resize``):
     what ``aspect_window``'s table must give there. (dense weights, allowance, output length)."""
+    bound, axis, out_len = aspect_bound(ir, in_lens, sizes, k)
+    return (*_bound_table(bound, axis, int(in_lens[k]), out_len), out_len)
+
+
+def aspect_bound(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):
+    """(the oracle's bound resize, its k-th axis or None where it copies it, that axis' output length) of ``ir``'s
+    resized axes alone at input lengths ``in_lens`` and ``sizes`` (keep_aspect_ratio_policy: the common scale)."""
     n = len(in_lens)
     all_axes = dataclasses.replace(ir, rank=n, axes=tuple(range(n)), sizes=tuple(int(v) for v in sizes), scales=None,
                                    roi=None, input_shape=None, pads=())
     bound = bind_resize(all_axes, tuple(int(v) for v in in_lens))
     mine = [a for a in bound.axes if a.axis == k]
-    out_len = bound.out_shape[k]
-    return (*_bound_table(bound, mine[0] if mine else None, int(in_lens[k]), out_len), out_len)
+    return bound, mine[0] if mine else None, bound.out_shape[k]
 
 
 def _bound_table(bound, axis, in_len: int, out_len: int):
@@ -317,5 +323,5 @@ def dense(index, weight, in_len: int) -> np.ndarray:
     return out
 
 
-__all__ = ["WindowForm", "window_form", "aspect_window", "one_axis_bound", "oracle_table", "oracle_aspect_table",
-           "dense", "MAX_SCALED_IN"]
+__all__ = ["WindowForm", "window_form", "aspect_window", "aspect_bound", "one_axis_bound", "oracle_table",
+           "oracle_aspect_table", "dense", "MAX_SCALED_IN"]

@@ -89,14 +89,15 @@ def max_den(dtype: str) -> int:
     return (1 << 31) // type_range(dtype)
 
 
-def integer_weights(form: WindowForm, in_len, out_len):
+def integer_weights(form: WindowForm, in_len, out_len, scale=None):
     """(index i64 [K, out] clamped into the input, numerators i64 [K, out], den): the weight of each tap is its
     numerator over den, exactly (``integer_taps.numerators``: linear's den - |n|, Keys' integer cubes); under
     exclude_outside a tap outside the input has numerator 0; where the form divides the weights by their sum
-    (antialias, exclude_outside) den is that sum per output, i64 [out], else one i64 scalar."""
+    (antialias, exclude_outside) den is that sum per output, i64 [out], else one i64 scalar. ``scale``: the common
+    scale's (I, S) where the form reads it (``window_form.aspect_window``)."""
     o = ops()
     zero, one = o.constant(np.int64(0)), o.constant(np.int64(1))
-    pos, n, den = window_positions(form, in_len, out_len, 0)
+    pos, n, den = window_positions(form, in_len, out_len, 0, scale)
     num, den = numerators(form, o.abs(n).output(0), den)
     last = o.subtract(in_len, one)
     if form.exclude_outside:
@@ -194,13 +195,13 @@ def _grid_mismatch(run, ir: ResizeIR, form: WindowForm, fixed: tuple) -> str | N
         if den is None or np.any(den <= 0):
             return f"the integer window's denominator is not one positive value (or one per output) at in={i}, " \
                 f"out={o}"
-        got = _rational(index.T, [[Fraction(int(n), int(d)) for n in row] for row, d in zip(num.T, den)])
+        got = rational(index.T, [[Fraction(int(n), int(d)) for n in row] for row, d in zip(num.T, den)])
         if got != _oracle(ir, form, i, o):
             return f"the integer window differs from the oracle's taps at in={i}, out={o}"
     return None
 
 
-def _rational(index, weight) -> dict:
+def rational(index, weight) -> dict:
     """{(output, input): exact weight} of taps [out, K] (Fractions; clamped taps summed, zeros left out)."""
     out: dict = {}
     for o_, (row_i, row_w) in enumerate(zip(index, weight)):
@@ -214,7 +215,7 @@ def _oracle(ir: ResizeIR, form: WindowForm, in_len: int, out_len: int) -> dict:
     if not bound.axes:
         return {(o_, o_): Fraction(1) for o_ in range(out_len)}
     t = axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside, exact=True)
-    return _rational(t.index, t.weight)
+    return rational(t.index, t.weight)
 
 
 def axis_forms(ir: ResizeIR) -> list | NoNearestIndex:

@@ -25,16 +25,17 @@ FORM = "window_aspect"
 SHAPES = ((1, 1), (3, 9), (9, 3), (7, 5), (14, 10), (11, 4), (2, 13), (40, 23))
 
 
-def _box(mode: str, coord: str, policy: str, antialias: int = 0, run_time_sizes: bool = False):
+def _box(mode: str, coord: str, policy: str, antialias: int = 0, run_time_sizes: bool = False,
+         dtype=TensorProto.FLOAT):
     """An image of any height and width resized to fit (not_larger) or cover (not_smaller) a 7 x 5 box, or a box
     fed at run time."""
     node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], name="r", mode=mode, axes=[2, 3],
                             keep_aspect_ratio_policy=policy, coordinate_transformation_mode=coord, antialias=antialias)
-    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])]
+    inputs = [helper.make_tensor_value_info("X", dtype, [1, 2, "h", "w"])]
     inits = [] if run_time_sizes else [onnx.numpy_helper.from_array(np.array([7, 5], np.int64), "S")]
     if run_time_sizes:
         inputs.append(helper.make_tensor_value_info("S", TensorProto.INT64, [2]))
-    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("Y", dtype, None)],
                               inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
 
@@ -80,3 +81,31 @@ def test_proof_fails_for_another_policy(tmp_path):
     (rec,) = done.records
     other = dataclasses.replace(rec, ir=dataclasses.replace(rec.ir, aspect_policy="not_smaller"))
     assert prove(written, [other])
+
+
+@pytest.mark.parametrize("dtype,coord,policy", [(TensorProto.UINT8, "half_pixel", "not_larger"),
+                                                (TensorProto.INT8, "align_corners", "not_smaller")])
+def test_an_integer_image_fit_to_a_box_is_exact(dtype, coord, policy, tmp_path):
+    """A uint8 / int8 image (a camera frame letterboxed in the model) takes the exact integer window: the oracle's
+    numbers bit for bit (its exact sum rounded half to even, where onnxruntime truncates), at this CPU's default
+    precision too (no float op)."""
+    xml, src = written_default(_box("linear", coord, policy, dtype=dtype), tmp_path, FORM)
+    np_type = onnx.helper.tensor_dtype_to_np_dtype(dtype)
+    info = np.iinfo(np_type)
+    rng = np.random.default_rng(2)
+    default = ov.Core().compile_model(xml, "CPU")
+    exact = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    for h, w in SHAPES:
+        x = rng.integers(info.min, info.max, (1, 2, h, w), endpoint=True).astype(np_type)
+        result = api.verify(src, xml, inputs={"X": x})  # integers: the oracle's, bit for bit
+        assert result.ok and all(n["ok"] for n in result.raw["nodes"]), (h, w, result.raw["nodes"])
+        assert np.array_equal(default({"X": x})[0], exact({"X": x})[0]), (h, w)
+
+
+def test_integer_antialias_keeps_the_library_and_says_why(tmp_path):
+    """The integer window's den grows with the lengths under antialias: the extension, its reason naming that."""
+    src = tmp_path / "m.onnx"
+    onnx.save(_box("linear", "half_pixel", "not_larger", 1, dtype=TensorProto.UINT8), src)
+    done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
+    (rec,) = done.records
+    assert rec.rung == 4 and "den grows with the lengths" in rec.tried[-1][2], rec.tried

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
-from ...semantics.nearest_index import NoNearestIndex
+from ...semantics.nearest_index import Linear, NoNearestIndex
 from ...semantics.window_form import WindowForm, dense, oracle_table, window_form
 from ..compiled.build import cache_root, project_hash
 from ..index_form import Verdicts, version_of
@@ -110,8 +110,9 @@ def window_positions(form: WindowForm, in_len, out_len, taps_axis: int = 0, scal
     if form.copy_equal or form.copy_one:
         same = o.equal(in_len, out_len) if form.copy_equal else \
             o.logical_and(o.equal(in_len, one), o.equal(out_len, one))
-        p, q, r, fn, fd = (o.select(same, o.constant(np.int64(v)), s).output(0)
-                           for v, s in zip((1, 0, 1, 1, 1), (p, q, r, fn, fd)))
+        p, q, r = (o.select(same, o.constant(np.int64(v)), s).output(0) for v, s in zip((1, 0, 1), (p, q, r)))
+        if not _unstretched(form):  # f = 1 already: a Select would hide its constant K from the graph
+            fn, fd = (o.select(same, one, s).output(0) for s in (fn, fd))
     fn = o.maximum(fn, one).output(0)  # out == 0: no output, and no division by 0
     R = form.radius
     m = half_width(fd, fn, R)
@@ -128,6 +129,12 @@ def window_positions(form: WindowForm, in_len, out_len, taps_axis: int = 0, scal
     n = o.multiply(o.subtract(o.multiply(taps, r), tn), fn).output(0)
     den = o.multiply(r, fd).output(0)
     return o.add(x0, taps).output(0), n, den
+
+
+def _unstretched(form: WindowForm) -> bool:
+    """The filter is never stretched: f = fn / fd = 1 / 1 at every length (no antialias)."""
+    one = Linear(0, 0, 1)
+    return not form.f_min_out and form.fn == one and form.fd == one
 
 
 def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0, scale=None):

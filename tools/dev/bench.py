@@ -151,6 +151,17 @@ def cases():
     m, feeds = resize("", [1, 3, 480, 640], sizes=[1, 3, 224, 224])[1:]
     m.graph.input[0].type.tensor_type.elem_type = m.graph.output[0].type.tensor_type.elem_type = TensorProto.UINT8
     yield "uint8 linear 1x3x480x640->224x224", m, {"x": rng.integers(0, 256, (1, 3, 480, 640)).astype(np.uint8)}
+    # A letterbox resize of an image of any size into a 320 x 320 box (keep_aspect_ratio_policy not_larger on
+    # dynamic H / W): no built-in op; the default's keep-aspect window (rung 3), float and uint8.
+    for dtype, label in ((TensorProto.FLOAT, "linear"), (TensorProto.UINT8, "uint8 linear")):
+        m, feeds = resize("", [1, 3, 480, 640], sizes=[320, 320], axes=[2, 3],
+                          keep_aspect_ratio_policy="not_larger")[1:]
+        for d, symbol in zip(m.graph.input[0].type.tensor_type.shape.dim[2:], "hw"):
+            d.dim_param = symbol
+        m.graph.input[0].type.tensor_type.elem_type = m.graph.output[0].type.tensor_type.elem_type = dtype
+        if dtype == TensorProto.UINT8:
+            feeds = {"x": rng.integers(0, 256, (1, 3, 480, 640)).astype(np.uint8)}
+        yield f"letterbox {label} 1x3x480x640 into 320x320, dynamic H/W", m, feeds
 
 
 def run_shared(compiled, feeds):

@@ -43,10 +43,10 @@ from .antialias_taps import MAX_LEN, as_f32, as_input, summed_taps, tap_layout, 
     window_refusal
 from .graph import dims, ops, tag
 from .index_ops import cached_verdict, signature, tag_of
-from .integer_taps import MAX_DEN, taps
+from .integer_taps import taps
 from .integer_taps import refusal as too_wide
 from .integer_window import FORM as INTEGER_FORM
-from .integer_window import exact_sum, integer, integer_weights, max_den, rational
+from .integer_window import exact_sum, integer, integer_weights, rational
 from .integer_window import refusal as integer_refusal
 from .interpolate import inexact_spellings
 from .nearest_aspect import aspect_cut, aspect_length, common_scale, grid, static_pairs
@@ -56,7 +56,10 @@ FORM = "window_aspect"
 INTEGER_REASON = "aspect window decomposition in integers: the common scale of keep_aspect_ratio_policy picked, " \
     "the output lengths and each tap's position and weight numerator computed from the run-time lengths, the taps " \
     f"summed exactly in int32 and rounded once, half to even (no float op), exact for lengths and sizes up to " \
-    f"{MAX_LEN}" + ", while the product of the axes' denominators is at most {bound} and each is below {each}"
+    f"{MAX_LEN}"
+# Each axis' den is at most 2 * MAX_LEN (``nearest_index._BASE``'s r: 2S, S or out - 1): two axes' product stays
+# within the exact sum's ``integer_taps.MAX_DEN`` and each below its ``max_den`` for 8- and 16-bit types
+# (tests/lowering/test_window_aspect.py).
 REASON = "aspect window decomposition: the common scale of keep_aspect_ratio_policy picked, the output lengths " \
          "and each tap's position and weight computed from the run-time lengths (integer window, float32 " \
          f"weights), the taps gathered and summed per axis, exact for lengths and sizes up to {MAX_LEN}"
@@ -223,8 +226,7 @@ def rung(node, not_native=()):
                 tag(v.get_node(), tag_of(node.name, axis, role))
             axes.append((axis, index, num, den, taps(form)))
         y = exact_sum(node.name, x, axes, rank, str(ir.dtype), signed=ir.sampler.kind == "cubic")
-        return Candidate([y], INTEGER_REASON.format(bound=MAX_DEN, each=max_den(str(ir.dtype))) +
-                         inexact_spellings(not_native), proof=proof)
+        return Candidate([y], INTEGER_REASON + inexact_spellings(not_native), proof=proof)
     y = as_f32(x, ir)
     for k, axis in enumerate(ir.axes):
         index, weight = axis_window(form, policy, pairs, k, tap_layout(rank, axis))

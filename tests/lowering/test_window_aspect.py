@@ -109,3 +109,13 @@ def test_integer_antialias_keeps_the_library_and_says_why(tmp_path):
     done = api.convert(str(src), str(tmp_path / "out" / "m.xml"))
     (rec,) = done.records
     assert rec.rung == 4 and "den grows with the lengths" in rec.tried[-1][2], rec.tried
+
+
+def test_the_integer_windows_bound_follows_from_the_lengths_bound():
+    """The integer form states one bound, lengths and sizes up to MAX_LEN: each axis' den (at most 2 * MAX_LEN)
+    then stays below the exact sum's per-axis bound for 16-bit types and two axes' product within MAX_DEN."""
+    from resample_bridge.lowering.openvino.antialias_taps import MAX_LEN
+    from resample_bridge.lowering.openvino.integer_taps import MAX_DEN
+    from resample_bridge.lowering.openvino.integer_window import max_den
+
+    assert (2 * MAX_LEN) ** 2 <= MAX_DEN and 2 * MAX_LEN < max_den("uint16") and 2 * MAX_LEN < max_den("int16")

@@ -30,7 +30,8 @@ PyTorch's rules, as IR fields (aten/src/ATen/native/UpSample.h of torch 2.14, an
   ``half_pixel``; its bicubic filter is PIL's, A = -0.5. Measured: to an output width of 1 with the height
   resized, the kernel writes one value down the column (1x3x10x2 -> 20x1); refused where the lengths are known.
 * grid_sampler: ``grid_sampler_compute_source_index`` (unnormalise in the input dtype, then clip / reflect),
-  nearest ``nearbyint`` (half to even), bicubic pads each tap (``padding_on="taps"``), A = -0.75.
+  nearest ``nearbyint`` (half to even) of the reflected coordinate (ONNX rounds first: refused where that differs,
+  reflection with align_corners=False), bicubic pads each tap (``padding_on="taps"``), A = -0.75.
 * affine_grid_generator (``F.affine_grid``): not a resampling op but the grid a spatial transformer feeds to
   grid_sampler: ``linspace_from_neg_one``, 0 for an axis of length 1 (``semantics/affine_grid.py``).
 * torchvision deform_conv2d: ``bilinear_interpolate`` reads 0 for a tap outside the input (``zero_taps``);
@@ -301,6 +302,13 @@ def parse_grid_sampler(call: Call) -> GridSampleIR:
                           "padding_mode")
     if d == 3 and GRID_MODES[mode] == "bicubic":
         raise BridgeError("bicubic is 2-D only in PyTorch", call.name, "mode")
+    if GRID_MODES[mode] == "nearest" and GRID_PADDINGS[padding] == "reflection" and not a["align_corners"]:
+        # PyTorch reflects the coordinate and then rounds it; ONNX's GridSample (onnxruntime) and OpenVINO's round
+        # and then reflect the tap, which half to even about the edge -0.5 is not the same where a reflected
+        # coordinate lies on a half (measured: H = 16, y = -1.5: PyTorch row 4, onnxruntime row 3).
+        raise BridgeError("nearest, reflection, align_corners=False: PyTorch reflects before it rounds (y = -1.5 "
+                          "on 16 rows reads row 4), ONNX and OpenVINO round first (row 3); no form computes "
+                          "PyTorch's order", call.name, "padding_mode")
     sampler = {"bilinear": Sampler("linear"), "nearest": Sampler("nearest", nearest="half_even"),
                "bicubic": Sampler("cubic", cubic_a=Fraction(-3, 4))}[GRID_MODES[mode]]
     return GridSampleIR(spatial_rank=d, sampler=sampler, padding=GRID_PADDINGS[padding],

@@ -37,7 +37,8 @@ def rows():
 def test_verdicts_per_call(rows):
     verdicts = [r.verdict for r in rows]
     assert verdicts[:6] == ["differs", "differs", "refused", "same", "same", "same"]
-    assert verdicts[6:] == ["same"] * 9
+    # nearest with reflection (align_corners=False): PyTorch rounds after reflecting, which no IR here says
+    assert verdicts[6:] == ["same"] * 5 + ["refused"] + ["same"] * 3
 
 
 def test_verdicts_agree_with_the_cpu_run(rows):

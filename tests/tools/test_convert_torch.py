@@ -187,6 +187,53 @@ def test_refused_call_exits_2_naming_it(tmp_path, capsys):
     assert not (tmp_path / "out.xml").exists()
 
 
+class _NearestReflection(torch.nn.Module):
+    def __init__(self, align_corners: bool):
+        super().__init__()
+        self.align_corners = align_corners
+
+    def forward(self, x, g):
+        return F.grid_sample(x, g, mode="nearest", padding_mode="reflection", align_corners=self.align_corners)
+
+
+# Points whose reflected coordinate lies on a half: y = -1.5 and 1.5 on 16 rows, x = -1 - 2/13 on 13 columns.
+_TIES = torch.tensor([(0.0, -1.5), (0.0, 1.5), (-1 - 2 / 13, 0.0), (1.5, 0.0), (0.0, 0.0625)]).reshape(1, 1, 5, 2)
+_IMAGE = torch.arange(16 * 13, dtype=torch.float32).reshape(1, 1, 16, 13)
+
+
+def test_nearest_reflection_ties_are_refused_where_pytorch_rounds_last(tmp_path, capsys):
+    """PyTorch's nearest grid_sample reflects the coordinate and then rounds it half to even; ONNX's GridSample
+    (onnxruntime) and OpenVINO's round and then reflect the tap, which differs at align_corners=False where a
+    reflected coordinate lies on a half. The in-graph form wrote ONNX's order and verify passed it (a PyTorch
+    source sweep found rows 3 for 4): refused now, one line naming the call and the field; align_corners=True,
+    whose reflection is symmetric, converts and picks PyTorch's elements on those points."""
+    import onnx
+    import onnxruntime as ort
+
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("GridSample", ["x", "g"], ["y"], mode="nearest", padding_mode="reflection")], "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1, 16, 13]),
+         onnx.helper.make_tensor_value_info("g", onnx.TensorProto.FLOAT, [1, 1, 5, 2])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    onnx_order = ort.InferenceSession(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(
+        "", 20)]).SerializeToString()).run(None, {"x": _IMAGE.numpy(), "g": _TIES.numpy()})[0]
+    eager = _NearestReflection(False)(_IMAGE, _TIES).numpy()
+    assert not np.array_equal(onnx_order, eager)  # the premise: the two orders differ on these points
+    for align_corners, want_rc in ((False, 2), (True, 0)):
+        pt2 = tmp_path / f"m{int(align_corners)}.pt2"
+        torch.export.save(torch.export.export(_NearestReflection(align_corners), (_IMAGE, _TIES)), pt2)
+        xml = tmp_path / f"out{int(align_corners)}.xml"
+        rc = main(["convert", str(pt2), "-o", str(xml)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == want_rc, err
+        if want_rc:
+            assert len(err) == 1 and "grid_sampler" in err[0] and "'padding_mode'" in err[0], err
+            assert "more characters" not in err[0] and not xml.exists()
+        else:
+            (got,), _ = run_xml(str(xml), (_IMAGE, _TIES))
+            assert np.array_equal(got, _NearestReflection(True)(_IMAGE, _TIES).numpy())
+
+
 def test_api_converts_a_module_with_example_inputs(tmp_path):
     from resample_bridge import api
 

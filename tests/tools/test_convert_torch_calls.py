@@ -51,14 +51,19 @@ def _interpolate_cases():
 
 
 def _other_cases():
+    # nearest with reflection at align_corners=False is refused (PyTorch rounds after reflecting: see
+    # test_convert_torch.py); at align_corners=True it converts, 4-D and 5-D
     for m, p, ac in itertools.product(("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection"),
                                       (False, True)):
-        yield f"grid_sample 4-D {m} {p} align_corners={ac}", \
-            (lambda x, g, m=m, p=p, ac=ac: F.grid_sample(x, g, mode=m, padding_mode=p, align_corners=ac)), \
-            (X[4], GRID4)
+        if (m, p, ac) != ("nearest", "reflection", False):
+            yield f"grid_sample 4-D {m} {p} align_corners={ac}", \
+                (lambda x, g, m=m, p=p, ac=ac: F.grid_sample(x, g, mode=m, padding_mode=p, align_corners=ac)), \
+                (X[4], GRID4)
     for m, p in itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection")):
+        ac = (m, p) == ("nearest", "reflection")
         yield f"grid_sample 5-D {m} {p}", \
-            (lambda x, g, m=m, p=p: F.grid_sample(x, g, mode=m, padding_mode=p, align_corners=False)), (X[5], GRID5)
+            (lambda x, g, m=m, p=p, ac=ac: F.grid_sample(x, g, mode=m, padding_mode=p, align_corners=ac)), \
+            (X[5], GRID5)
     yield "deform_conv2d", (lambda x, o: tv.ops.deform_conv2d(x, o, W, B, padding=(1, 1))), (X[4], OFFSET)
     yield "deform_conv2d mask", (lambda x, o, m: tv.ops.deform_conv2d(x, o, W, B, padding=(1, 1), mask=m)), \
         (X[4], OFFSET, MASK)

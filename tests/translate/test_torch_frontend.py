@@ -105,8 +105,21 @@ def test_grid_sample_2d(mode, pad, ac, dtype):
     x = probe((2, 3, 5, 7), dtype)
     g = torch.rand((2, 6, 4, 2), generator=torch.Generator().manual_seed(1), dtype=dtype) * 2.6 - 1.3
     g.view(-1)[:6] = torch.tensor([-1, 1, 0, 0.5, -0.5, 1.2], dtype=dtype)  # corners, a centre tie, outside
+    if _rounds_last(mode, pad, ac, x, g):
+        return
     ir = _assert_exact(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=ac), x, g)
     assert ir.padding == pad and ir.align_corners == ac and ir.padding_on == "taps"
+
+
+def _rounds_last(mode, pad, ac, x, g) -> bool:
+    """Nearest with reflection and align_corners=False, which PyTorch rounds after reflecting (ONNX before): refused
+    naming the field (tests/tools/test_convert_torch.py shows the orders differ)."""
+    if (mode, pad, ac) != ("nearest", "reflection", False):
+        return False
+    with pytest.raises(BridgeError) as e:
+        parse_program(export(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=ac), x, g))
+    assert e.value.field == "padding_mode"
+    return True
 
 
 @pytest.mark.parametrize("mode, pad, ac", [(m, p, a) for m in ("bilinear", "nearest")
@@ -114,7 +127,8 @@ def test_grid_sample_2d(mode, pad, ac, dtype):
 def test_grid_sample_3d(mode, pad, ac):
     x = probe((2, 3, 4, 5, 6))
     g = torch.rand((2, 3, 4, 5, 3), generator=torch.Generator().manual_seed(1)) * 2.6 - 1.3
-    _assert_exact(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=ac), x, g)
+    if not _rounds_last(mode, pad, ac, x, g):
+        _assert_exact(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=ac), x, g)
 
 
 @pytest.mark.parametrize("mask", [False, True])

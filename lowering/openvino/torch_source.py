@@ -61,7 +61,10 @@ def plan_program(source: TorchSource, policy, extensions=()):
     planner = Planner(policy)
     exts = conversion_extensions(source.calls, planner=planner, sides=sides_of(source.kept))
     try:
-        ov_model = ov.convert_model(decoder(source.kept), extension=list(exts) + list(extensions))
+        every = list(exts) + list(extensions)
+        # An empty list is refused by ovc's check ("Expected list of extensions, got <class 'list'>"): a program
+        # with no resampling call for the hook (area mode is an adaptive pool) is OpenVINO's own conversion
+        ov_model = ov.convert_model(decoder(source.kept), **({"extension": every} if every else {}))
     except BridgeError:
         raise
     except Exception as e:

@@ -187,6 +187,19 @@ def test_refused_call_exits_2_naming_it(tmp_path, capsys):
     assert not (tmp_path / "out.xml").exists()
 
 
+def test_a_program_without_resampling_calls_converts(tmp_path, capsys):
+    """F.interpolate(mode="area") is an adaptive average pool, no call for the hook: OpenVINO's own conversion,
+    within the whole-model tolerance of eager (it was refused with ovc's "Expected list of extensions")."""
+    module = ConvCallConv(lambda y: F.interpolate(y, scale_factor=0.6, mode="area")).eval()
+    pt2 = tmp_path / "m.pt2"
+    torch.export.save(torch.export.export(module, (X,)), pt2)
+    assert main(["convert", str(pt2), "-o", str(tmp_path / "out.xml")]) == 0, capsys.readouterr().err
+    (got,), _ = run_xml(str(tmp_path / "out.xml"), (X,))
+    with torch.no_grad():
+        want = module(X).numpy()
+    assert compare(got, want, *model_tolerance(want.dtype)).ok
+
+
 class _NearestReflection(torch.nn.Module):
     def __init__(self, align_corners: bool):
         super().__init__()

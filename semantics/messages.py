@@ -46,7 +46,12 @@ def openvino_error_reason(text: str) -> str:
             return "internal error in a conversion extension: " + ln.split(">': ", 1)[-1][:300]
     useful = [ln for ln in lines if not ln.startswith(_NOISE) and not (ln.startswith("--") and "message" in ln)]
     reason = useful[-1] if useful else (lines[-1] if lines else "unknown error")
-    return reason.lstrip("- ")[:300]
+    return _PYTHON_REPR.sub(r"\1", reason.lstrip("- "))[:300]
+
+
+# A Python object's repr in a frontend's message ("<built-in function trunc>", "<function sym_float at 0x7f...>"):
+# its name is what the user can look for; the address changes from run to run.
+_PYTHON_REPR = re.compile(r"<(?:built-in )?(?:function|method) ([\w.]+)(?: at 0x[0-9a-f]+)?>")
 
 
 # A runtime exception's own wrappers: stricter than without_source (a whole line goes, "[CPU] " too), since

@@ -68,12 +68,22 @@ def plan_program(source: TorchSource, policy, extensions=()):
     except BridgeError:
         raise
     except Exception as e:
-        raise planner.refusal or BridgeError(conversion_message(e)) from None
+        raise planner.refusal or BridgeError(conversion_message(e) + _symbolic_hint(str(e))) from None
     left = [c for cs in planner.pending.values() for c in cs]
     if left:
         raise BridgeError("OpenVINO's PyTorch frontend did not hand this call to the hook (it would convert it with "
                           "its own translator)", left[0].name, "op")
     return planner.freeze(ov_model)
+
+
+def _symbolic_hint(text: str) -> str:
+    """What to do where OpenVINO's PyTorch frontend has no rule for the program's arithmetic on a dynamic size
+    (sym_float, sym_int ...: F.interpolate(recompute_scale_factor=True) on a dynamic dimension computes its output
+    length so), else nothing."""
+    if "No conversion rule found" not in text or "sym_" not in text:
+        return ""
+    return " (arithmetic on a dynamic dimension's size; OpenVINO's own conversion refuses it too: export with " \
+           "static shapes)"
 
 
 def agrees(source: TorchSource, compile_model, model) -> None:

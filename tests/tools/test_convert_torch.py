@@ -200,6 +200,20 @@ def test_a_program_without_resampling_calls_converts(tmp_path, capsys):
     assert compare(got, want, *model_tolerance(want.dtype)).ok
 
 
+def test_a_frontend_refusal_names_the_operations_without_addresses(tmp_path, capsys):
+    """recompute_scale_factor=True on dynamic H / W: the program computes the output length on the dimension's
+    symbolic size (sym_float, trunc), which OpenVINO's PyTorch frontend refuses (its own conversion too): one line
+    naming the operations, not Python reprs with memory addresses, and what to do."""
+    fn = lambda y: F.interpolate(y, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)  # noqa: E731
+    dims = {2: torch.export.Dim("h", min=2, max=64), 3: torch.export.Dim("w", min=2, max=64)}
+    pt2 = tmp_path / "m.pt2"
+    torch.export.save(torch.export.export(ConvCallConv(fn), (X,), dynamic_shapes=(dims,)), pt2)
+    assert main(["convert", str(pt2), "-o", str(tmp_path / "out.xml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "sym_float" in err[0] and "static shapes" in err[0], err
+    assert "0x" not in err[0] and "<function" not in err[0], err
+
+
 class _NearestReflection(torch.nn.Module):
     def __init__(self, align_corners: bool):
         super().__init__()

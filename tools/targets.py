@@ -104,6 +104,8 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
                      f"loads only into OpenVINO {ov.get_version().split('-')[0]}; load it first: "
                      f"core = openvino.Core(); core.add_extension({lib!r}); core.read_model({out!r})")
     for node, g in rep.get("grid_f32", {}).items():
+        if not g["ops"] and not g["stops"]:
+            continue  # nothing computes those inputs in the graph (a graph input, a shape): nothing was kept
         lines.append(f"{clip(node, 80)}: {g['input']} producer kept in f32: {g['ops']} ops" + (
             f"; {', '.join(g['stops'])} and above stay at the model's precision, as the importer's"
             if g["stops"] else ""))

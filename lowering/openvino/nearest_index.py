@@ -96,11 +96,13 @@ def _standalone(form: NearestIndex):
 def _lengths(node, shape_of, i: int, axis: int, floor: int = 0):
     """(in, out) as i64 scalars for the i-th resized axis: in from ShapeOf(X), out from the sizes input, the
     IR's constant sizes or in*k (a static integer scale k). Each ends in a Maximum with ``floor`` (0, or another
-    number <= 0: a no-op on lengths) carrying the tag the proof finds it by: OpenVINO rewrites the Gather of a
+    number <= 0: a no-op on lengths; out's one below) carrying the tag the proof finds it by: OpenVINO rewrites the Gather of a
     Concat'ed sizes input, and its tag goes astray, but it leaves a Maximum of a run-time value alone. (A floor of
     the node's own keeps two nodes' lengths apart, which OpenVINO would merge, one tag kept: ``nearest_aspect``.)"""
     o = ops()
-    zero, low = o.constant(np.int64(0)), o.constant(np.int64(floor))
+    # the out length's floor one below the in length's: sizes that read X's own length there (F.interpolate's
+    # size=(..., x.shape[-1])) would otherwise give two identical ops, which OpenVINO merges, one tag kept
+    zero, low = o.constant(np.int64(0)), o.constant(np.int64(floor - 1))
     in_len = _in_length(node, shape_of, axis, floor)
     if isinstance(node.ir.sizes, RuntimeValue):
         sizes = node.inputs[3] if len(node.inputs) > 3 else None

@@ -214,6 +214,25 @@ def test_a_frontend_refusal_names_the_operations_without_addresses(tmp_path, cap
     assert "0x" not in err[0] and "<function" not in err[0], err
 
 
+def test_a_size_read_from_the_input_converts_on_dynamic_shapes(tmp_path, capsys):
+    """size=(3 * H, W) from the input's own shape, antialias, dynamic H / W: the W axis' in and out lengths were two
+    identical ops, which OpenVINO merged with one tag kept, so the conversion could not prove itself ("the window's
+    run-time in length is not in the produced model"); now each keeps its own, and the model follows eager."""
+    class Sized(torch.nn.Module):
+        def forward(self, x):
+            return F.interpolate(x, size=(x.shape[-2] * 3, x.shape[-1]), mode="bilinear", antialias=True)
+    x = torch.rand(1, 3, 10, 7, generator=torch.Generator().manual_seed(2))
+    dims = {2: torch.export.Dim("h", min=2, max=64), 3: torch.export.Dim("w", min=2, max=64)}
+    pt2 = tmp_path / "m.pt2"
+    torch.export.save(torch.export.export(Sized(), (x,), dynamic_shapes=(dims,)), pt2)
+    assert main(["convert", str(pt2), "-o", str(tmp_path / "out.xml")]) == 0, capsys.readouterr().err
+    for h, w in ((10, 7), (5, 12)):
+        x = torch.rand(1, 3, h, w, generator=torch.Generator().manual_seed(h))
+        (got,), _ = run_xml(str(tmp_path / "out.xml"), (x,))
+        want = Sized()(x).numpy()
+        assert got.shape == want.shape and compare(got, want, *model_tolerance(want.dtype)).ok, (h, w)
+
+
 class _NearestReflection(torch.nn.Module):
     def __init__(self, align_corners: bool):
         super().__init__()

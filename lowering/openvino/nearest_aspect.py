@@ -144,13 +144,15 @@ def grid_verdict(model, ir: ResizeIR, k: int, fixed: tuple) -> str | None:
     return cached_verdict(index_ops.VERDICTS, key, model, "index", check)
 
 
-def _standalone(form: NearestIndex, policy: str, n: int, k: int):
+def standalone(n: int, build, name: str):
+    """A subgraph alone: parameters (in_0, size_0, in_1, ...) of n axes, outputs ``build(pairs)`` of their
+    [(in, size)] (the grid verdicts' model, in the parameters' order)."""
     import openvino as ov
 
     o = ops()
     params = [o.parameter([], np.int64, name=f"{r}{j}") for j in range(n) for r in ("in", "size")]
     pairs = [(params[2 * j].output(0), params[2 * j + 1].output(0)) for j in range(n)]
-    return ov.Model([axis_indices(form, policy, pairs, k)], params, "nearest_aspect")
+    return ov.Model(list(build(pairs)), params, name)
 
 
 def rung(node, not_native=()):
@@ -168,7 +170,8 @@ def rung(node, not_native=()):
         return Refusal(f"the static lengths and sizes {fixed} pass the bound of the index arithmetic ({MAX_OUT})",
                        "sizes")
     for k in range(n):
-        verdict = grid_verdict(_standalone(form, ir.aspect_policy, n, k), ir, k, (None,) * (2 * n))
+        model = standalone(n, lambda pairs: [axis_indices(form, ir.aspect_policy, pairs, k)], FORM)
+        verdict = grid_verdict(model, ir, k, (None,) * (2 * n))
         if verdict is not None:
             return Refusal(verdict, "rung")
     o = ops()

@@ -49,7 +49,7 @@ from .integer_window import FORM as INTEGER_FORM
 from .integer_window import exact_sum, integer, integer_weights, rational
 from .integer_window import refusal as integer_refusal
 from .interpolate import inexact_spellings
-from .nearest_aspect import aspect_cut, aspect_length, common_scale, grid, static_pairs
+from .nearest_aspect import aspect_cut, aspect_length, common_scale, grid, standalone, static_pairs
 from .nearest_index import _lengths, applies as run_time_lengths, tags_in_copy
 
 FORM = "window_aspect"
@@ -170,12 +170,7 @@ def grid_verdict(model, ir: ResizeIR, form: WindowForm, k: int, fixed: tuple, ta
 
 
 def _standalone(form: WindowForm, policy: str, n: int, k: int, taps_axis: int, exact: bool):
-    import openvino as ov
-
-    o = ops()
-    params = [o.parameter([], np.int64, name=f"{r}{j}") for j in range(n) for r in ("in", "size")]
-    pairs = [(params[2 * j].output(0), params[2 * j + 1].output(0)) for j in range(n)]
-    return ov.Model(list(axis_window(form, policy, pairs, k, taps_axis, exact)), params, "window_aspect")
+    return standalone(n, lambda pairs: axis_window(form, policy, pairs, k, taps_axis, exact), FORM)
 
 
 def _refusal(ir: ResizeIR, form, exact: bool) -> Refusal | None:

@@ -107,9 +107,8 @@ def window_positions(form: WindowForm, in_len, out_len, taps_axis: int = 0, scal
         p = o.select(at1, zero, p).output(0)
         q = o.select(at1, o.constant(np.int64(form.out1.numerator)), q).output(0)
         r = o.select(at1, o.constant(np.int64(form.out1.denominator)), r).output(0)
-    if form.copy_equal or form.copy_one:
-        same = o.equal(in_len, out_len) if form.copy_equal else \
-            o.logical_and(o.equal(in_len, one), o.equal(out_len, one))
+    same = copy_mask(form, in_len, out_len)
+    if same is not None:
         p, q, r = (o.select(same, o.constant(np.int64(v)), s).output(0) for v, s in zip((1, 0, 1), (p, q, r)))
         if not _unstretched(form):  # f = 1 already: a Select would hide its constant K from the graph
             fn, fd = (o.select(same, one, s).output(0) for s in (fn, fd))
@@ -131,6 +130,21 @@ def window_positions(form: WindowForm, in_len, out_len, taps_axis: int = 0, scal
     return o.add(x0, taps).output(0), n, den
 
 
+def copy_mask(form: WindowForm, in_len, out_len):
+    """Where the form copies the axis (bool scalar: equal lengths, or one element at both), or None."""
+    o, one = ops(), ops().constant(np.int64(1))
+    if form.copy_equal:
+        return o.equal(in_len, out_len).output(0)
+    return o.logical_and(o.equal(in_len, one), o.equal(out_len, one)).output(0) if form.copy_one else None
+
+
+def _den_bound(form: WindowForm) -> int:
+    """The largest den = r * fd of the window: the constants' product, else r <= 2 * MAX_LEN and fd <= MAX_LEN
+    (``nearest_index._BASE``'s r: 2*out at most; fd: in, or a constant)."""
+    r, fd = (v.c_one if not (v.c_in or v.c_out) else None for v in (form.r, form.fd))
+    return (r or 2 * MAX_LEN) * (fd or MAX_LEN)
+
+
 def _unstretched(form: WindowForm) -> bool:
     """The filter is never stretched: f = fn / fd = 1 / 1 at every length (no antialias)."""
     one = Linear(0, 0, 1)
@@ -149,6 +163,12 @@ def window_graph(form: WindowForm, in_len, out_len, taps_axis: int = 0, scale=No
     value = lambda v: GraphValue(v.output(0) if hasattr(v, "output") else v, minus_one)  # noqa: E731
     w = form.weights(value(n), value(den), lambda t: value(o.abs(t.v)), lambda c, a, b: value(o.select(c.v, a.v, b.v)),
                      lambda t: value(o.convert(t.v, "f32"))).v
+    # At a whole distance n / den (a copied axis, a source on an input element) the filter is exactly 1 at 0 and 0
+    # elsewhere, linear and Keys' cubic alike, where the float pieces round (Keys' at a non-dyadic a: 1 + 2^-23)
+    if _den_bound(form) <= 1 << 30:  # floor_div's exact range (a static scale's den may pass it: left as is)
+        an = o.abs(n).output(0)
+        whole = o.equal(o.subtract(an, o.multiply(floor_div(an, den, 1 << 30), den)), zero)
+        w = o.select(whole, o.convert(o.equal(n, zero), "f32"), w).output(0)
     last = o.subtract(in_len, one).output(0)
     if form.exclude_outside:
         inside = o.logical_and(o.greater_equal(pos, zero), o.less_equal(pos, last))

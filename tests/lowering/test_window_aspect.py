@@ -117,3 +117,16 @@ def test_the_integer_windows_bound_follows_from_the_lengths_bound():
     from resample_bridge.lowering.openvino.integer_window import max_den
 
     assert (2 * MAX_LEN) ** 2 <= MAX_DEN and 2 * MAX_LEN < max_den("uint16") and 2 * MAX_LEN < max_den("int16")
+
+
+def test_a_cubic_of_any_coefficient_copies_an_identity_axis_exactly(tmp_path):
+    """Keys' cubic at a coefficient that is not dyadic (-0.4768, as a fuzz case had it) rounds its pieces at whole
+    distances (1 + 2^-23, 2^-24) where the oracle copies an axis (in = out with the map the identity): the proof
+    refused the form there (the extension before). At a whole distance the window's weight is now exactly 1 or 0."""
+    model = _box("cubic", "asymmetric", "not_smaller", run_time_sizes=True)
+    model.graph.node[0].attribute.append(helper.make_attribute("cubic_coeff_a", -0.4767648))
+    xml, src = written_default(model, tmp_path, FORM)
+    x = np.random.default_rng(3).standard_normal((1, 2, 2, 1)).astype(np.float32)
+    for sizes in ((2, 2), (0, 1), (5, 3)):
+        result = api.verify(src, xml, inputs={"X": x, "S": np.array(sizes, np.int64)})
+        assert result.ok and all(n["ok"] for n in result.raw["nodes"]), sizes

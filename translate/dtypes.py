@@ -40,7 +40,8 @@ OPENVINO = {
     # multiply wraps at 2^31). float64 it runs as float32 in every op, the importer's and the extension's alike
     # (measured: the extension's float64 output is the float32 evaluation); the in-graph forms compute it in
     # float32 too, which the policy's float32 evaluation bound admits (a float64 value past float32's range is
-    # inf there, as in every OpenVINO op).
+    # inf there, as in every OpenVINO op). Not a nearest pick read from a float64 grid: onnxruntime computes
+    # it in double, and in float32 it moves next to a tie or an edge (refused: no form can be exact).
     "wide": ("int64", "uint64"),
     # Integer types a nearest sampler's decomposition gathers in their own type (Gather, and a Multiply by 0 / 1
     # for zeros padding: exact in each; the probes prove it on every node).

@@ -50,9 +50,12 @@ def parse_gridsample(node: NodeView, version: int, convention: str = DEFAULT_CON
     # onnx.reference first moves an outside coordinate, then pads the taps (measured: cubic border differs
     # from onnxruntime by 0.12 on random grids under the reference rule, 9e-7 under "taps").
     padding_on = "taps" if convention == "spec" else "coordinate_and_taps"
+    # A float64 grid: onnxruntime's GsDenormalize runs in double (measured: a grid value of -4/3 in float64 on
+    # length 4, align_corners, reads element 0 in onnxruntime and onnx.reference, -1 (zeros) in float32 steps)
+    arith = "fp64" if convention == "spec" and node.dtype(1) == "float64" else "fp32"
     return GridSampleIR(spatial_rank=rank - 2, sampler=sampler, padding=padding, align_corners=bool(ac),
-                        padding_on=padding_on, input_shape=in_shape, grid_shape=grid_shape, dtype=node.dtype(0),
-                        origin=f"GridSample-{version}")
+                        padding_on=padding_on, arith=arith, input_shape=in_shape, grid_shape=grid_shape,
+                        dtype=node.dtype(0), origin=f"GridSample-{version}")
 
 
 def parse_deformconv(node: NodeView, version: int) -> DeformConvIR:

@@ -86,13 +86,14 @@ def large_pairs(bound: int) -> list[tuple]:
     return [(1000, 2000), (4097, 3), (3, 4097), (bound, 7), (7, bound), (bound, bound - 1), (12345, 12346)]
 
 
-def grid(n: int, fixed: tuple, policy: str, bound: int = MAX_OUT, large: list | None = None) -> list[tuple]:
+def grid(n: int, fixed: tuple, policy: str, bound: int = MAX_OUT, large: list | None = None,
+         sample: int = 3000) -> list[tuple]:
     """Tuples (in_0, size_0, in_1, size_1, ...) of n axes: every small pair on each axis (two axes: all of them
-    together; more: a seeded sample), and ``large`` pairs (default: near the ``bound`` of the form's integer
-    arithmetic), each slot at its ``fixed`` value where one is given; only those whose lengths stay within
+    together; more: a seeded ``sample`` of them), and ``large`` pairs (default: near the ``bound`` of the form's
+    integer arithmetic), each slot at its ``fixed`` value where one is given; only those whose lengths stay within
     ``bound``."""
     combos = list(itertools.product(_SMALL, repeat=n)) if n <= 2 else \
-        random.Random(n).sample(list(itertools.product(_SMALL, repeat=n)), 3000)
+        random.Random(n).sample(list(itertools.product(_SMALL, repeat=n)), sample)
     large = large_pairs(bound) if large is None else large
     combos += [tuple(random.Random(k).choice(large) for _ in range(n)) for k in range(40)]
     out = set()

@@ -66,6 +66,10 @@ REASON = "aspect window decomposition: the common scale of keep_aspect_ratio_pol
 # Pairs far apart for the grid (``antialias_taps.GRID``'s): the oracle's exact tables of lengths near ``MAX_LEN``
 # take minutes, as ``antialias_taps`` finds too; the int32 bound rests on the numerators' bound (module note).
 _LARGE = [(200, 3), (3, 200), (401, 1), (1, 401), (97, 100)]
+# Three or more resized axes: a seeded sample of their small tuples, as many as two axes' whole grid gives in runs
+# (each axis' window is run on every tuple, at the rung and on the written model: 3,000 made a 4-axis conversion
+# 45 s, and its check past a minute)
+_SAMPLE = 700
 
 
 def applies(node) -> bool:
@@ -142,7 +146,7 @@ def grid_verdict(model, ir: ResizeIR, form: WindowForm, k: int, fixed: tuple, ta
     axis' index and weight, [K, out] or [out, K] where ``taps_axis`` is 1; ``exact``: index, numerators [K, out]
     and den) gives the oracle's taps over ``nearest_aspect.grid``, else where it first does not."""
     free = [j for j, f in enumerate(fixed) if f is None]
-    tuples = grid(len(ir.axes), fixed, ir.aspect_policy, MAX_LEN, _LARGE)
+    tuples = grid(len(ir.axes), fixed, ir.aspect_policy, MAX_LEN, _LARGE, _SAMPLE)
     if not tuples:
         return f"the lengths {fixed} pass the bound of the window's arithmetic ({MAX_LEN})"
     mismatch = _exact_mismatch if exact else _float_mismatch
@@ -199,7 +203,7 @@ def rung(node, not_native=()):
         return refused
     n, rank, policy = len(ir.axes), ir.rank, ir.aspect_policy
     fixed = static_pairs(ir, dims(node.inputs[0]))
-    if not grid(n, tuple(fixed), policy, MAX_LEN, _LARGE):  # the written model's proof would have nothing to run
+    if not grid(n, tuple(fixed), policy, MAX_LEN, _LARGE, _SAMPLE):  # the written model's proof: nothing to run
         return Refusal(f"the static lengths and sizes {fixed} pass the bound of the window's arithmetic "
                        f"({MAX_LEN})", "sizes")
     for k, axis in enumerate(ir.axes):

@@ -4,7 +4,6 @@ policy) for every input length and size of two axes in a small grid, every coord
 both policies, as translate.onnx parses a Resize-19 with run-time sizes; and it refuses what it cannot express."""
 
 import itertools
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from onnx import TensorProto, helper
 from resample_bridge.semantics.nearest_index import NearestIndex, NoNearestIndex, aspect_index, \
     oracle_aspect_indices
 from resample_bridge.translate.onnx import parse_model
+from tests.helpers.aspect import common_scale
 
 COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners", "tf_half_pixel_for_nn")
 ROUNDINGS = ("floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
@@ -28,13 +28,6 @@ def _parsed(coord, rounding, policy):
     return ir
 
 
-def _scale(policy, ins, sizes):
-    """(I, S) of the axis whose ratio bounds the others: the definition, in fractions."""
-    ratios = [Fraction(s, i) for i, s in zip(ins, sizes)]
-    k = ratios.index(min(ratios) if policy == "not_larger" else max(ratios))
-    return ins[k], sizes[k]
-
-
 @pytest.mark.parametrize("policy", ("not_larger", "not_smaller"))
 @pytest.mark.parametrize("coord,rounding", list(itertools.product(COORDS, ROUNDINGS)))
 def test_equals_oracle_taps(coord, rounding, policy):
@@ -43,7 +36,7 @@ def test_equals_oracle_taps(coord, rounding, policy):
     assert isinstance(form, NearestIndex) and form.by_scale == (coord != "align_corners"), form
     for ins in itertools.product(range(1, 6), repeat=2):
         for sizes in itertools.product(range(0, 8), repeat=2):
-            I, S = _scale(policy, ins, sizes)
+            I, S = common_scale(policy, ins, sizes)
             for k in range(2):
                 want = oracle_aspect_indices(ir, ins, sizes, k)
                 out = (2 * S * ins[k] + I) // (2 * I)  # round_half_up(in * S / I), as the graph computes it

@@ -7,7 +7,6 @@ express, naming the field."""
 
 import dataclasses
 import itertools
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from onnx import TensorProto, helper
 from resample_bridge.semantics.nearest_index import NoNearestIndex
 from resample_bridge.semantics.window_form import WindowForm, aspect_window, dense, oracle_aspect_table
 from resample_bridge.translate.onnx import parse_model
+from tests.helpers.aspect import common_scale
 
 COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners", "tf_half_pixel_for_nn")
 
@@ -31,13 +31,6 @@ def _parsed(mode, coord, policy, antialias=False, exclude=False):
     return ir
 
 
-def _scale(policy, ins, sizes):
-    """(I, S) of the axis whose ratio bounds the others: the definition, in fractions."""
-    ratios = [Fraction(s, i) for i, s in zip(ins, sizes)]
-    k = ratios.index(min(ratios) if policy == "not_larger" else max(ratios))
-    return ins[k], sizes[k]
-
-
 SAMPLERS = [("linear", False, False), ("linear", True, False), ("cubic", False, True), ("cubic", True, False)]
 # Every mode, every sampler and both policies, spread over 10 cases (the whole product of 40, 35 s, was run once by
 # hand: equal too).
@@ -51,7 +44,7 @@ def test_equals_oracle_taps(coord, mode, antialias, exclude, policy):
     assert isinstance(form, WindowForm) and form.map_by_scale == (coord != "align_corners"), form
     for ins in itertools.product(range(1, 5), repeat=2):
         for sizes in itertools.product(range(0, 7), repeat=2):
-            I, S = _scale(policy, ins, sizes)
+            I, S = common_scale(policy, ins, sizes)
             for k in range(2):
                 want, _, out = oracle_aspect_table(ir, ins, sizes, k)
                 assert out == (2 * S * ins[k] + I) // (2 * I)  # round_half_up(in * S / I), as the graph computes it

@@ -178,6 +178,22 @@ def crop_inside(ir) -> bool:
     return bool(boxes) and None not in boxes and all(0 <= r <= 1 for box in boxes for r in box)
 
 
+def crop_inside_range(roi: tuple[Fraction, Fraction], out_len: int) -> tuple[int, int]:
+    """(lo, hi): the outputs lo .. hi (empty where lo > hi) of tf_crop_and_resize whose source lies inside the input
+    for the crop box ``roi`` and ``out_len`` outputs, on any axis longer than 1 (``affine``'s map is L - 1 times the
+    one at L = 2, so whether 0 <= src <= L - 1 is decided alike at every L > 1; an axis of one element reads src 0).
+    The rest take the extrapolation value: a box past [0, 1] at lengths known only at run time (``scale_taps``)."""
+    n = int(out_len)
+    if n <= 0:
+        return 0, -1
+    a, b = affine("tf_crop_and_resize", 2, n, Fraction(1), Fraction(n), roi, "zero")
+    if a == 0:
+        return (0, n - 1) if 0 <= b <= 1 else (0, -1)
+    # 0 <= a*o + b <= 1: o between -b/a and (1-b)/a, in either order
+    ends = sorted((-b / a, (1 - b) / a))
+    return max(0, math.ceil(ends[0])), min(n - 1, math.floor(ends[1]))
+
+
 def _static(value, name: str, runtime: dict | None):
     """The IR's value, or the run-time value supplied for it."""
     if isinstance(value, RuntimeValue):

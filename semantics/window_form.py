@@ -255,6 +255,16 @@ def oracle_table(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None
     return _bound_table(bound, bound.axes[0] if bound.axes else None, in_len, out_len)
 
 
+def oracle_outside(ir: ResizeIR, in_len: int, out_len: int, scale: Fraction | None = None, roi=None) -> np.ndarray:
+    """bool [out]: the outputs of one axis of ``ir`` (as ``oracle_table``'s) that take tf_crop_and_resize's
+    extrapolation value in the oracle; none where it copies the axis."""
+    bound = one_axis_bound(ir, in_len, out_len, scale, roi)
+    if not bound.axes:
+        return np.zeros(out_len, bool)
+    t = axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside)
+    return np.zeros(out_len, bool) if t.extrapolate is None else np.asarray(t.extrapolate, bool)
+
+
 def oracle_aspect_table(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):
     """``oracle_table`` of the k-th resized axis of ``ir`` (keep_aspect_ratio_policy) for input lengths ``in_lens``
     and ``sizes`` of its resized axes (the policy's common scale and output lengths, ``coords.bind_resize``):
@@ -324,4 +334,4 @@ def dense(index, weight, in_len: int) -> np.ndarray:
 
 
 __all__ = ["WindowForm", "window_form", "aspect_window", "aspect_bound", "one_axis_bound", "oracle_table",
-           "oracle_aspect_table", "dense", "MAX_SCALED_IN"]
+           "oracle_outside", "oracle_aspect_table", "dense", "MAX_SCALED_IN"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...semantics.coords import output_length
 from ...semantics.ir import ResizeIR, RuntimeValue
-from ...semantics.window_form import oracle_table
+from ...semantics.window_form import oracle_outside, oracle_table
 from ..compiled.build import cache_root, project_hash
 from ..index_form import Verdicts, version_of
 from .antialias_taps import GRID, taps_mismatch
@@ -106,30 +106,43 @@ def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None,
     for L, s in pairs:
         want_len = output_length(L, Fraction(s), ir.size_rule)
         feeds = ([] if fixed_len else [np.array(L, np.int64)]) + ([] if fixed_scale else [np.array(s, np.float32)])
-        index, weight = _window(run, feeds, taps_axis)
+        index, weight, outside = _window(run, feeds, taps_axis)
         if index.shape != weight.shape or index.shape[0] != want_len:
             return f"the output length is {index.shape[0]}, not {want_len}, at L={L}, s={s!r}"
         if want_len == 0 or want_len > FULL_CHECK:
             continue
-        why = _taps_mismatch(index, weight, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
+        why = _taps_mismatch(index, weight, outside, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
         if why is not None:
             return why
     return None
 
 
 def _window(run, feeds, taps_axis: int):
-    """(index, weight) [out, K] of the window subgraph run on ``feeds``."""
+    """(index, weight) [out, K] of the window subgraph run on ``feeds``, and its outside mask [out] (None where it
+    has none: ``scale_taps.window_graph``)."""
     run.infer(feeds)
     index, weight = (run.get_output_tensor(k).data for k in (0, 1))
-    return (index.T, weight.T) if taps_axis == 0 else (index, weight)
+    outside = run.get_output_tensor(2).data.reshape(-1).copy() if len(run.model_outputs) > 2 else None
+    return ((index.T, weight.T) if taps_axis == 0 else (index, weight)) + (outside,)
 
 
-def _taps_mismatch(index, weight, ir: ResizeIR, L: int, out: int, scale, roi, where: str) -> str | None:
+def _taps_mismatch(index, weight, outside, ir: ResizeIR, L: int, out: int, scale, roi, where: str) -> str | None:
     """Why a window's taps (read inside the input) are not the oracle's taps of one axis of ``ir`` from L to out
-    (given, or of ``scale``; the axis' crop box ``roi``), within the error bound's allowance per weight."""
+    (given, or of ``scale``; the axis' crop box ``roi``), within the error bound's allowance per weight; with its
+    outside mask (a crop box past [0, 1]), why that mask is not the oracle's, the taps compared where it is not."""
     if index.min() < 0 or index.max() >= L:
         return f"the window subgraph reads outside the input at {where}"
     want, allow = oracle_table(ir, L, out, scale, roi)
+    if outside is not None:
+        oracle = oracle_outside(ir, L, out, scale, roi)
+        if not np.array_equal(outside, oracle):
+            o = int(np.argmax(outside != oracle))
+            return f"output {o} is {'outside' if outside[o] else 'inside'} the input at {where}, the oracle says " \
+                   f"{'outside' if oracle[o] else 'inside'}"
+        keep = ~oracle
+        if not keep.any():
+            return None
+        index, weight, want, allow = index[keep], weight[keep], want[keep], allow[keep]
     return taps_mismatch(index, weight, L, want, allow, where)
 
 
@@ -151,11 +164,11 @@ def _sizes_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len, fixed_out, roi
     for L, out in sorted({(fixed_len or i, fixed_out or o) for i, o in SIZES_GRID}):
         if out == 0 or L == 0 or out > FULL_CHECK:
             continue
-        index, weight = _window(run, [np.array(v, np.int64) for v, f in ((L, fixed_len), (out, fixed_out))
-                                      if f is None], taps_axis)
+        index, weight, outside = _window(run, [np.array(v, np.int64) for v, f in ((L, fixed_len), (out, fixed_out))
+                                               if f is None], taps_axis)
         if index.shape != weight.shape or index.shape[0] != out:
             return f"the window has {index.shape[0]} rows, not {out}, at in={L}, out={out}"
-        why = _taps_mismatch(index, weight, ir, L, out, None, roi, f"in={L}, out={out}")
+        why = _taps_mismatch(index, weight, outside, ir, L, out, None, roi, f"in={L}, out={out}")
         if why is not None:
             return why
     return None

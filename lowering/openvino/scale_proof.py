@@ -5,7 +5,10 @@ they are, by the constant 1 their scale reads."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...semantics.coords import axis_roi
+from ...semantics.ir import same_value
 from ...semantics.messages import plugin_sentence
 from .antialias_proof import taps_read
 from .antialias_taps import tap_layout
@@ -35,8 +38,30 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     prev = None
     for axis in axes:
         out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(tags, rec, axis, prev)]
-        prev = tags.get(tag_of(rec.node, axis, "sum"))
+        prev = tags.get(tag_of(rec.node, axis, "crop" if _crops(rec.ir, axis) else "sum"))
     return out
+
+
+def _crops(ir, axis: int) -> bool:
+    """Whether the window of ``axis`` sets outputs outside the input to the extrapolation value: a crop box past
+    [0, 1] (``scale_source.crop_outside``)."""
+    roi = axis_roi(ir, axis)
+    return roi is not None and not all(0 <= r <= 1 for r in roi)
+
+
+def crop_read(tags, rec, axis: int):
+    """The outside mask that the axis' tagged Select reads, where it sets the extrapolation value of the source IR
+    on the tap sum's result (``scale_taps.extrapolated``), or why it is not there."""
+    chosen, total = tags.get(tag_of(rec.node, axis, "crop")), tags.get(tag_of(rec.node, axis, "sum"))
+    if chosen is None or chosen.get_type_name() != "Select":
+        return "no Select of the extrapolation value in the produced model"
+    if chosen.input_value(2).get_node().get_name() != total.get_name():
+        return "the extrapolation value's Select does not read the tap sum"
+    value = chosen.input_value(1).get_node()
+    if value.get_type_name() != "Constant" or not same_value(float(value.get_data().reshape(-1)[0]),
+                                                            float(np.float32(rec.ir.extrapolation_value))):
+        return "the extrapolation value is not the source IR's"
+    return chosen.input_value(0)
 
 
 def _opened(rec, by_tag, ov_model, refusal_of, form: str):
@@ -76,6 +101,11 @@ def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
     read = taps_read(tags, rec, axis, prev)
     if isinstance(read, str):
         return [read]
+    if _crops(rec.ir, axis):
+        mask = crop_read(tags, rec, axis)
+        if isinstance(mask, str):
+            return [mask]
+        read = list(read) + [mask]
     sized = rec.ir.sizes is not None
     if sized != (rec.proof.get("given") == "sizes"):
         return ["the window reads its output length otherwise than the source IR gives it"]

@@ -11,14 +11,18 @@ r0*(L-1) + o*(r1-r0)*(L-1)/(out-1) (``_crop_source``): every exact source lies i
 the extrapolation value and the float32 one, clamped to [0, L-1], decides nothing. Its scales as above, or its
 output lengths given (run-time sizes, or constant sizes on run-time lengths: ``scale_taps._sizes_rung``;
 antialias' stretch min(out / in, 1) then a float32 quotient), proven over (in, out) pairs
-(``scale_grid.sizes_grid_verdict``). A box past [0, 1] (which outputs extrapolate is an exact decision), a run-time
+(``scale_grid.sizes_grid_verdict``). A fixed box past [0, 1] takes the same window and its outputs outside the
+input take the extrapolation value, an exact decision looked up per output length (``crop_outside``). A run-time
 roi and nearest keep the extension.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from ...semantics.coords import crop_inside_range
 from ...semantics.ir import ResizeIR
 from .graph import ops
 from .index_ops import floor_div
@@ -64,9 +68,13 @@ def _symmetric_source(xi, in_len, out_len, s, minus_one):
 
 
 def _held(c: float, minus_one):
-    """The constant c in [-1, 1] as max(c, -1) of the run-time -1: a value the plugin does not see as a constant,
-    so a product with it is not rewritten into an op of its own that loses the f32 pin (``_symmetric_source``)."""
-    return ops().maximum(_f32(c), minus_one).output(0)
+    """The constant c as max(c, -1) of the run-time -1 (c >= -1; else -max(-c, -1), by the run-time -1): a value
+    the plugin does not see as a constant, so a product with it is not rewritten into an op of its own that loses
+    the f32 pin (``_symmetric_source``). A crop box past [0, 1] has ends and spans below -1."""
+    o = ops()
+    if c >= -1:
+        return o.maximum(_f32(c), minus_one).output(0)
+    return o.multiply(o.maximum(_f32(-c), minus_one), minus_one).output(0)
 
 
 def _crop_source(xi, in_len, out_len, roi, minus_one):
@@ -117,9 +125,48 @@ def source(ir: ResizeIR, xi, in_len, out_len, s, minus_one, roi=None):
     # At L = 1 every tap reads the one element and the oracle copies it: a source of 0 gives the weights 1 and 0s
     # exactly (any other leaves their sum's rounding)
     src = o.select(o.equal(in_len, _i64(1)), o.constant(np.float32(0)), src).output(0)
+    same = copies(ir, in_len, out_len, s)
+    return src if same is None else o.select(same, x, src).output(0)
+
+
+def copies(ir: ResizeIR, in_len, out_len, s):
+    """Where the axis maps each output onto itself (a boolean scalar; None where it never does): a scale of exactly 1
+    (every mode here but tf_crop_and_resize does at s = 1; the IR's ``unit_scale_identity`` copies it), or equal
+    lengths that the IR copies (``equal_length_identity``; align_corners' map of the lengths alone is the identity
+    there)."""
+    o = ops()
     crop = ir.coord == "tf_crop_and_resize"
     same = o.equal(s, o.constant(np.float32(1))) if s is not None and (not crop or ir.unit_scale_identity) else None
-    if ir.equal_length_identity or ir.coord == "align_corners":  # align_corners: a map of the lengths alone
+    if ir.equal_length_identity or ir.coord == "align_corners":
         equal = o.equal(in_len, out_len)
         same = equal if same is None else o.logical_or(same, equal)
-    return src if same is None else o.select(same, x, src).output(0)
+    return same
+
+
+# The output lengths whose crop decisions ``crop_outside`` holds in its tables (2 x 64 KiB per axis)
+CROP_TABLE_LEN = 16000
+
+
+@functools.lru_cache(maxsize=16)
+def _crop_tables(roi: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """lo[n], hi[n] for n = 0 .. CROP_TABLE_LEN: ``coords.crop_inside_range`` of the crop box ``roi``."""
+    ranges = [crop_inside_range(roi, n) for n in range(CROP_TABLE_LEN + 1)]
+    return tuple(np.array(v, np.int32) for v in zip(*ranges))
+
+
+def crop_outside(ir: ResizeIR, roi, in_len, out_len, s):
+    """bool [out]: the outputs of tf_crop_and_resize whose exact source lies outside the input, for a fixed crop box
+    ``roi`` past [0, 1]. Whether r0*(n-1-o) + r1*o lies in [0, n-1] is exact arithmetic on the box's float32 ends
+    (products of 38 bits and more: no float32 coordinate decides it, nor int32 in the graph), so it is looked up:
+    the inside outputs lo .. hi per output length n, computed from the oracle's own map (``crop_inside_range``;
+    exact for output lengths up to ``CROP_TABLE_LEN``). An axis of one element (source 0) and an axis the IR copies
+    (``copies``) extrapolate nothing."""
+    o = ops()
+    lo_table, hi_table = _crop_tables(tuple(roi))
+    n = o.minimum(out_len, _i64(CROP_TABLE_LEN))
+    zero = _i64(0)
+    lo, hi = (o.convert(o.gather(o.constant(t), n, zero), "i64") for t in (lo_table, hi_table))
+    xi = o.range(zero, out_len, _i64(1), "i64")
+    outside = o.logical_and(o.logical_or(o.less(xi, lo), o.greater(xi, hi)), o.greater(in_len, _i64(1)))
+    same = copies(ir, in_len, out_len, s)
+    return outside.output(0) if same is None else o.logical_and(outside, o.logical_not(same)).output(0)

@@ -42,7 +42,7 @@ from .nearest_index import _in_length, _lengths
 from .pinned import pin_f32, quotient, run_time_minus_one
 from .scale_grid import grid_verdict, sizes_grid_verdict, static_scale
 from .scale_length import MAX_LEN, MAX_SCALE, RULES as LENGTH_RULES, _f32, _i64, element, out_length, unit_axes
-from .scale_source import _Value, minus, source
+from .scale_source import _Value, crop_outside, minus, source
 
 FORM = "scale_taps"
 COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "half_pixel_symmetric",
@@ -50,8 +50,10 @@ COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "ha
 _FLOATS = ("float32", "float16", "bfloat16", "float64")  # float64: as float32, as OpenVINO runs it
 # Refusals the scale and the sizes window share: (why, field)
 _PADS = ("OpenVINO pads have no run-time window form", "pads")
-_CROP_OUTSIDE = ("a crop box (roi) outside [0, 1] or fed at run time: whether an output lies outside the input (the "
-                 "extrapolation value) is a decision a float32 coordinate cannot make", "roi")
+_CROP_RUN_TIME = ("a crop box (roi) fed at run time: whether an output lies outside the input (the extrapolation "
+                  "value) is exact arithmetic on its float32 ends, which no float32 coordinate decides", "roi")
+_CROP_FRACTIONAL = ("a crop box past [0, 1] read at the fractional output length L*s: its outside outputs are looked "
+                    "up per integer length", "formula_length")
 REASON = "run-time scale window decomposition: output length, source coordinates and tap weights computed in " \
          "the graph from the run-time scale (integer length, float32 coordinates and weights), the K taps " \
          "gathered and summed by their weights, per axis"
@@ -90,13 +92,27 @@ def scale_refusal(ir: ResizeIR) -> tuple[str, str] | None:
     if ir.pads:
         return _PADS
     if (ir.roi is not None or ir.coord == "tf_crop_and_resize") and not crop_inside(ir):
-        return _CROP_OUTSIDE
+        crop = _crop_refusal(ir)
+        if crop is not None:
+            return crop
     if ir.size_rule not in LENGTH_RULES:
         return f"size rule {ir.size_rule} has no run-time scale form ({', '.join(LENGTH_RULES)} only)", "size_rule"
     if ir.scale_source != "user":
         return "the formula's scale is out/in, not the given scale", "scale_source"
     if ir.coord in ("pytorch_half_pixel", "align_corners") and ir.formula_length != "integer":
         return f"{ir.coord} with the fractional output length L*s", "formula_length"
+    return None
+
+
+def _crop_refusal(ir: ResizeIR) -> tuple[str, str] | None:
+    """(why, field) where tf_crop_and_resize's crop box has no window form here: fed at run time, or past [0, 1]
+    at the fractional formula length (``scale_source.crop_outside`` looks its outputs up per integer length)."""
+    if ir.coord != "tf_crop_and_resize":
+        return f"a roi with {ir.coord}", "roi"
+    if any(axis_roi(ir, a) is None for a in ir.axes):
+        return _CROP_RUN_TIME
+    if ir.sizes is None and ir.formula_length != "integer" and not crop_inside(ir):
+        return _CROP_FRACTIONAL
     return None
 
 
@@ -122,8 +138,8 @@ def _sizes_refusal(ir: ResizeIR) -> tuple[str, str] | None:
     """(why, field) where the window from given output lengths (tf_crop_and_resize's only) does not express ``ir``."""
     if ir.coord != "tf_crop_and_resize":
         return f"{ir.coord} given the output lengths takes the integer window (antialias_taps)", "sizes"
-    if not crop_inside(ir):
-        return _CROP_OUTSIDE
+    if not crop_inside(ir) and _crop_refusal(ir) is not None:
+        return _crop_refusal(ir)
     if ir.aspect_policy != "stretch":
         return f"keep_aspect_ratio_policy {ir.aspect_policy} derives the lengths from a rounded common scale", \
             "keep_aspect_ratio_policy"
@@ -165,9 +181,11 @@ def _antialias_offsets(ir: ResizeIR, f, in_len, minus_one):
 
 
 def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0, roi=None, out_len=None):
-    """(index i64 [K, out], weight f32 [K, out], out i64 scalar) of one axis for an i64 scalar ``in_len`` and
-    an f32 scalar ``s`` (and the axis' crop box ``roi``), or the given i64 scalar ``out_len`` (s None: a
-    tf_crop_and_resize given its sizes, no antialias); [out, K] where ``taps_axis`` is 1."""
+    """(index i64 [K, out], weight f32 [K, out], out i64 scalar, outside) of one axis for an i64 scalar ``in_len``
+    and an f32 scalar ``s`` (and the axis' crop box ``roi``), or the given i64 scalar ``out_len`` (s None: a
+    tf_crop_and_resize given its sizes, no antialias); [out, K] where ``taps_axis`` is 1. ``outside``: bool [out],
+    the outputs that take the extrapolation value, for a crop box past [0, 1] (``scale_source.crop_outside``);
+    else None."""
     o = ops()
     out_len = out_length(in_len, s, rule=ir.size_rule) if out_len is None else out_len
     along, across = _i64(taps_axis), _i64(1 - taps_axis)
@@ -218,7 +236,22 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0, roi=None, out_len=
                      w).output(0)
     index = o.minimum(o.maximum(pos, _i64(0)), last).output(0)
     pin_f32([index, w, out_len], [in_len, s if s is not None else out_len])
-    return index, w, out_len
+    outside = None if roi is None or all(0 <= r <= 1 for r in roi) else crop_outside(ir, roi, in_len, out_len, s)
+    return index, w, out_len, outside
+
+
+def extrapolated(name: str, y, outside, ir: ResizeIR, axis: int):
+    """``y`` with the extrapolation value at the outputs ``outside`` along ``axis`` (None: ``y``), as the oracle
+    sets them after each axis (``reference.extrapolate``); the Select tagged "crop" for the proof
+    (``scale_proof.crop_read``)."""
+    if outside is None:
+        return y
+    o = ops()
+    others = [a for a in range(ir.rank) if a != axis]
+    where = o.unsqueeze(outside, o.constant(np.array(others, np.int64))) if others else outside
+    chosen = o.select(where, o.constant(np.float32(ir.extrapolation_value)), y)
+    tag(chosen, tag_of(name, axis, "crop"))
+    return chosen.output(0)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -233,11 +266,11 @@ def _standalone(ir: ResizeIR, taps_axis: int, roi=None):
     o = ops()
     if ir.sizes is not None:
         pi, po = o.parameter([], np.int64, name="in"), o.parameter([], np.int64, name="out")
-        index, weight, _ = window_graph(ir, pi.output(0), None, taps_axis, roi, po.output(0))
-        return ov.Model([index, weight], [pi, po], "sizes_window")
+        *taps, _, outside = window_graph(ir, pi.output(0), None, taps_axis, roi, po.output(0))
+        return ov.Model(taps + ([outside] if outside is not None else []), [pi, po], "sizes_window")
     pi, ps = o.parameter([], np.int64, name="in"), o.parameter([], np.float32, name="s")
-    index, weight, _ = window_graph(ir, pi.output(0), ps.output(0), taps_axis, roi)
-    return ov.Model([index, weight], [pi, ps], "scale_window")
+    *taps, _, outside = window_graph(ir, pi.output(0), ps.output(0), taps_axis, roi)
+    return ov.Model(taps + ([outside] if outside is not None else []), [pi, ps], "scale_window")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -278,8 +311,8 @@ def rung(node, not_native=()):
         s = o.maximum(element(scales, i, len(ir.axes)), o.constant(np.float32(0)))
         tag(s, tag_of(node.name, axis, "scale"))
         pin_f32([s.output(0)], [scales])
-        index, weight, _ = window_graph(ir, in_len, s.output(0), tap_layout(rank, axis), axis_roi(ir, axis))
-        y = summed_taps(node.name, y, index, weight, rank, axis)
+        index, weight, _, outside = window_graph(ir, in_len, s.output(0), tap_layout(rank, axis), axis_roi(ir, axis))
+        y = extrapolated(node.name, summed_taps(node.name, y, index, weight, rank, axis), outside, ir, axis)
     y = as_input(y, x, ir)
     limit = " (align_corners: out * (in - 1) below 2^31, the integer division's)" if ir.coord == "align_corners" else ""
     reason = (STATIC_REASON if None not in fixed_scales else REASON) + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}{limit}" + \
@@ -308,8 +341,9 @@ def _sizes_rung(node, not_native):
         if axis in copied:
             continue
         in_len, out_len = _lengths(node, shape_of, i, axis)
-        index, weight, _ = window_graph(ir, in_len, None, tap_layout(ir.rank, axis), axis_roi(ir, axis), out_len)
-        y = summed_taps(node.name, y, index, weight, ir.rank, axis)
+        index, weight, _, outside = window_graph(ir, in_len, None, tap_layout(ir.rank, axis), axis_roi(ir, axis),
+                                                 out_len)
+        y = extrapolated(node.name, summed_taps(node.name, y, index, weight, ir.rank, axis), outside, ir, axis)
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
     reason = SIZES_REASON + f", exact for lengths up to {MAX_LEN}" + inexact_spellings(not_native)
     return Candidate([as_input(y, x, ir)], reason, proof={

@@ -92,13 +92,17 @@ def written(tmp_path_factory):
         cases.append((xml, out / f"{name}.npz", want, kind))
     # tf_crop_and_resize with a crop box inside [0, 1] (the window's crop source): fed run-time scales, and run-time
     # sizes; lengths that all change (onnxruntime copies an axis that keeps its length, where the spec crops it)
+    # and past [0, 1] (its outside outputs the extrapolation value)
+    from tests.lowering.test_crop_outside import BOXES
     from tests.lowering.test_scale_taps import CROPS, sizes_crop_model
 
     for name, model, feeds in (
             ("crop_scales", scales_model("cubic", "tf_crop_and_resize", roi=CROPS["inside"], antialias=True),
              {"X": x, "S": np.array([1, 1, 0.6, 1.7], np.float32)}),
             ("crop_sizes", sizes_crop_model("linear", CROPS["flipped"]),
-             {"X": x, "Z": np.array([1, 2, 7, 19], np.int64)})):
+             {"X": x, "Z": np.array([1, 2, 7, 19], np.int64)}),
+            ("crop_past_sizes", sizes_crop_model("cubic", BOXES["both"]),
+             {"X": x, "Z": np.array([1, 2, 13, 5], np.int64)})):
         src, xml = out / f"{name}.onnx", out / f"{name}.xml"
         onnx.save(model, src)
         assert main(["convert", str(src), "-o", str(xml)]) == 0

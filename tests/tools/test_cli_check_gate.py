@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 pytest.importorskip("openvino")
 
 from resample_bridge.tools.cli import main  # noqa: E402
-from tests.helpers.models import EXTENSION_ROI, resize_model, saved, strict_json  # noqa: E402
+from tests.helpers.models import EXTENSION_ONLY, EXTENSION_ROI, resize_model, saved, strict_json  # noqa: E402
 
 F = TensorProto.FLOAT
 
@@ -121,8 +121,8 @@ def test_input_fixes_shapes_for_check(tmp_path, capsys):
     """Dynamic H/W: no tap table can be built, and no in-graph form takes a crop box on a run-time length
     (``EXTENSION_ONLY``), so resample-bridge needs its extension (rung 4); with --input the shapes are static
     before anything reads the model and the decomposition (rung 3) is exact."""
-    p = saved(resize_model((1, 1, "H", "W"), scales=[1, 1, 2, 2], roi=EXTENSION_ROI, name="cub",
-                           **dict(WRONG, coordinate_transformation_mode="tf_crop_and_resize")), tmp_path)
+    p = saved(resize_model((1, 1, "H", "W"), scales=[1, 1, 2, 2], roi=EXTENSION_ROI, name="crop", **EXTENSION_ONLY),
+              tmp_path)
     main(["check", p, "--json"])
     dynamic = strict_json(capsys.readouterr().out)["nodes"][0]["resample_bridge"]["rung"]
     main(["check", p, "--json", "--input", "X[1,1,6,6]"])

@@ -15,12 +15,12 @@ LIB = "libresample_bridge_openvino.so"
 
 
 def extension_model():
-    """tf_crop_and_resize linear Resize with scales fed at run time and a crop box reaching outside the input:
-    no in-graph form decides which outputs take the extrapolation value there, so even the portable default
-    (issue 42) takes the resample-bridge extension and writes the library beside the .xml."""
+    """tf_crop_and_resize nearest Resize with scales fed at run time and a crop box reaching outside the input:
+    no in-graph form decides which element a tie picks there, so even the portable default (issue 42) takes the
+    resample-bridge extension and writes the library beside the .xml."""
     import numpy as np
     from onnx import helper, numpy_helper
-    node = helper.make_node("Resize", ["X", "roi", "scales"], ["Y"], name="r_scales", mode="linear",
+    node = helper.make_node("Resize", ["X", "roi", "scales"], ["Y"], name="r_scales", mode="nearest",
                             coordinate_transformation_mode="tf_crop_and_resize")
     roi = numpy_helper.from_array(np.array([0, 0, -0.1, 0.2, 1, 1, 0.8, 1.25], np.float32), "roi")
     return make_model([node], [vi("X", 1, [1, 1, 5, 5]), vi("scales", 1, [4])], [out_vi("Y", 1, 4)], opset=19,

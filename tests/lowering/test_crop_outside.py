@@ -1,0 +1,129 @@
+"""tf_crop_and_resize linear / cubic with a fixed crop box past [0, 1] on lengths known only at run time (run-time
+scales or sizes, or constant sizes on dynamic H / W): the run-time window (``scale_taps``) with the outputs whose
+exact source lies outside the input set to the extrapolation value (``scale_source.crop_outside``: the inside outputs
+per output length, from the oracle's own map). It wrote a library by default. The written model equals the oracle at
+the f32 hint and within its reduced bound under bf16, onnxruntime where no axis keeps its length (onnxruntime copies
+such an axis, its own convention), and outputs do take the extrapolation value; the proof re-reads the mask and the
+value from the produced model and refuses another box or value; a roi fed at run time still has no window."""
+
+import dataclasses
+from fractions import Fraction
+
+import numpy as np
+import onnx
+import pytest
+
+ov = pytest.importorskip("openvino")
+ort = pytest.importorskip("onnxruntime")
+
+from resample_bridge.lowering.openvino import scale_taps as st  # noqa: E402
+from resample_bridge.semantics import tolerance  # noqa: E402
+from resample_bridge.semantics.compare import outside  # noqa: E402
+from resample_bridge.semantics.coords import bind_resize  # noqa: E402
+from resample_bridge.semantics.reference import run, runtime_values  # noqa: E402
+from resample_bridge.semantics.taps import tie_indices  # noqa: E402
+from resample_bridge.translate.onnx import parse_model  # noqa: E402
+from tests.helpers.written import written_default  # noqa: E402
+from tests.lowering.test_scale_taps import CASES, proven_crop, refusals, scales_model, sizes_crop_model  # noqa: E402
+
+# Crop boxes (starts of N, C, H, W, then ends) past [0, 1]: one end out on H and W, both ends out, a flipped box
+# past both ends, one lying wholly outside on W
+BOXES = {"past": [0, 0, -0.1, 0.2, 1, 1, 0.8, 1.25], "both": [0, 0, -0.2, -0.126, 1, 1, 1.2, 1.046],
+         "flipped": [0, 0, 1.2, 0.9, 1, 1, -0.3, 0.05], "beyond": [0, 0, 0.1, 1.1, 1, 1, 0.9, 1.5]}
+
+
+def _extrapolated_somewhere(ir, x, s=None, sizes=None) -> bool:
+    """Whether the oracle sets some output to the extrapolation value (a sentinel far from any sample)."""
+    marked = dataclasses.replace(ir, extrapolation_value=1e6)
+    return bool((run(marked, x, None, s, sizes) == 1e6).any())
+
+
+def _off_ties(ir, x, s, sizes) -> np.ndarray:
+    """bool, the output's shape: False at the outputs whose exact source lies within float32's reach of the crop's
+    edge, where onnxruntime's float32 coordinate decides otherwise than the spec (``taps.tie_indices``: e.g. H 33 ->
+    99 in the box -0.2f .. 1.2f: output 84's source is 32 + 9e-6, outside; onnxruntime's is inside)."""
+    bound = bind_resize(ir, x.shape, runtime_values(ir, (x, None, s, sizes)))
+    keep = np.ones(bound.out_shape, bool)
+    for axis in bound.axes:
+        index = [slice(None)] * x.ndim
+        index[axis.axis] = tie_indices(axis, bound.sampler, "fp32", bound.exclude_outside)
+        keep[tuple(index)] = False
+    return keep
+
+
+def _exact(xml, src, runs) -> tuple[int, int]:
+    """Each (x, scales, sizes) of ``runs`` fed to the written model: within the oracle's float32 bound at the f32
+    hint, its reduced bound at bf16, onnxruntime's numbers off the crop edge's float32 ties where no axis keeps its
+    length. (runs compared with onnxruntime, runs where some output takes the extrapolation value)."""
+    (_, ir), = parse_model(src)
+    core = ov.Core()
+    f32, bf16 = (core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": h}) for h in ("f32", "bf16"))
+    sess = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    atol, rtol = tolerance.model_tolerance(np.float32)
+    compared = marked = 0
+    for x, s, z in runs:
+        feeds = [x] + [v for v in (s, z) if v is not None]
+        want, bound = run(ir, x, None, s, z), tolerance.float_bound(ir, x, None, s, z)
+        got = f32(feeds)[0]
+        assert got.shape == want.shape and not outside(got, want, bound).any(), (x.shape, s, z)
+        low = bf16(feeds)[0]
+        assert not outside(low, want, tolerance.reduced_bound(ir, want, bound, [x, None, s, z], "bf16")).any()
+        marked += _extrapolated_somewhere(ir, x, s, z)
+        if all(a != b for a, b in zip(x.shape[2:], want.shape[2:])) and want.size:
+            compared += 1
+            ref = sess.run(None, dict(zip(names, feeds)))[0]
+            keep = _off_ties(ir, x, s, z)
+            np.testing.assert_allclose(got[keep], ref[keep], rtol=rtol,
+                                       atol=atol * max(1.0, float(np.abs(ref).max())))
+    return compared, marked
+
+
+@pytest.mark.parametrize("mode,box,exclude,antialias", [
+    ("linear", "past", False, False), ("cubic", "both", False, False), ("linear", "flipped", False, False),
+    ("cubic", "beyond", True, False), ("linear", "both", False, True), ("cubic", "past", False, True)])
+def test_crop_past_the_input_with_run_time_scales_is_in_graph_and_exact(mode, box, exclude, antialias, tmp_path):
+    model = scales_model(mode, "tf_crop_and_resize", exclude, antialias=antialias, roi=BOXES[box])
+    xml, src = written_default(model, tmp_path, st.FORM)
+    rng = np.random.default_rng(11)
+    runs = [(rng.standard_normal((1, 2, *hw)).astype(np.float32), np.array([1.0, 1.0, *sc], np.float32), None)
+            for hw, sc in CASES]
+    compared, marked = _exact(xml, src, runs)
+    assert compared >= 3 and marked >= 3
+
+
+@pytest.mark.parametrize("mode,box,static", [("linear", "past", False), ("cubic", "flipped", False),
+                                             ("linear", "both", True), ("cubic", "beyond", True)])
+def test_crop_past_the_input_given_sizes_is_in_graph_and_exact(mode, box, static, tmp_path):
+    """Given the output lengths (run-time sizes, or the model's constant sizes on dynamic H / W)."""
+    fixed = (1, 2, 7, 5) if static else None
+    xml, src = written_default(sizes_crop_model(mode, BOXES[box], fixed), tmp_path, st.FORM)
+    rng = np.random.default_rng(12)
+    runs = [(rng.standard_normal((1, 2, *hw)).astype(np.float32), None,
+             None if static else np.array((1, 2, *out), np.int64))
+            for hw, out in (((4, 5), (9, 3)), ((9, 13), (1, 20)), ((1, 7), (5, 7)), ((33, 2), (32, 1)),
+                            ((6, 6), (17, 2)))]
+    compared, marked = _exact(xml, src, runs)
+    assert compared >= 2 and marked >= 3
+
+
+def test_proof_refuses_another_box_or_extrapolation_value(tmp_path):
+    """The proof runs the mask the produced model holds against the source IR's box (H's start -0.1 -> -0.2: other
+    outputs lie outside) and reads the Select's value against the IR's extrapolation value."""
+    ov_model, rec = proven_crop(BOXES["past"], tmp_path)
+    assert any("axis 2" in f for f in refusals(ov_model, rec, 2, Fraction(-1, 5)))
+    assert any("extrapolation value" in f for f in refusals(ov_model, rec, extrapolation_value=0.5))
+
+
+def test_a_run_time_roi_or_a_fractional_formula_length_keeps_its_refusal():
+    """A roi fed at run time: which outputs lie outside is exact arithmetic on values the model does not hold; the
+    window refuses it naming the roi. A box past [0, 1] read at the fractional output length L*s (onnx.reference's
+    convention) is not looked up per integer length: refused naming formula_length."""
+    (_, ir), = parse_model(scales_model("linear", "tf_crop_and_resize", roi=BOXES["past"]))
+    assert st.refusal(ir) is None
+    assert st.refusal(dataclasses.replace(ir, formula_length="fractional"))[1] == "formula_length"
+    model = scales_model("linear", "tf_crop_and_resize", roi=BOXES["past"])
+    fed = model.graph.initializer.pop()
+    model.graph.input.append(onnx.helper.make_tensor_value_info(fed.name, fed.data_type, list(fed.dims)))
+    (_, ir), = parse_model(model)
+    assert st.refusal(ir)[1] == "roi"

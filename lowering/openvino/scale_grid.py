@@ -11,9 +11,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...semantics.coords import output_length
+from ...semantics.coords import crop_inside_range, output_length
 from ...semantics.ir import ResizeIR, RuntimeValue
-from ...semantics.window_form import oracle_outside, oracle_table
+from ...semantics.window_form import one_axis_bound, oracle_outside, oracle_table
 from ..compiled.build import cache_root, project_hash
 from ..index_form import Verdicts, version_of
 from .antialias_taps import GRID, taps_mismatch
@@ -103,15 +103,20 @@ def grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int | None 
 def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None,
                    fixed_scale: float | None, roi=None) -> str | None:
     pairs = grid(fixed_len, _static_scales(ir)) if fixed_scale is None else fixed_scale_grid(fixed_scale, fixed_len)
+    if _past(roi) and fixed_scale is None:
+        pairs = pairs + [(fixed_len or L, s) for L, s in _LONG_SCALES]
     for L, s in pairs:
         want_len = output_length(L, Fraction(s), ir.size_rule)
         feeds = ([] if fixed_len else [np.array(L, np.int64)]) + ([] if fixed_scale else [np.array(s, np.float32)])
         index, weight, outside = _window(run, feeds, taps_axis)
         if index.shape != weight.shape or index.shape[0] != want_len:
             return f"the output length is {index.shape[0]}, not {want_len}, at L={L}, s={s!r}"
-        if want_len == 0 or want_len > FULL_CHECK:
+        if want_len == 0:
             continue
-        why = _taps_mismatch(index, weight, outside, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
+        if want_len > FULL_CHECK:
+            why = _long_outside_mismatch(outside, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
+        else:
+            why = _taps_mismatch(index, weight, outside, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
         if why is not None:
             return why
     return None
@@ -146,6 +151,35 @@ def _taps_mismatch(index, weight, outside, ir: ResizeIR, L: int, out: int, scale
     return taps_mismatch(index, weight, L, want, allow, where)
 
 
+# A crop box past [0, 1]: its outside outputs are decided per output length, up to ``scale_source.CROP_MAX_OUT``
+# (2^21): long axes by scale and by given length, to 2^20 (each costs its window's length; the bound itself:
+# tests/lowering/test_crop_outside.py)
+_LONG_SCALES = [(5, 3201.0), (300, 3000.0)]
+_LONG_SIZES = [(5, 16005), (3, 1000003)]
+
+
+def _past(roi) -> bool:
+    """Whether the axis' crop box reaches past [0, 1] (a window with an outside mask)."""
+    return roi is not None and not all(0 <= r <= 1 for r in roi)
+
+
+def _long_outside_mismatch(outside, ir: ResizeIR, L: int, out: int, scale, roi, where: str) -> str | None:
+    """On an axis too long for the oracle's tables: why the window's outside mask (a crop box past [0, 1]) is not
+    the outputs outside ``coords.crop_inside_range`` (the oracle's map, ``tests/semantics/test_crop_range.py``),
+    none where the oracle copies the axis or it has one element; None without a mask."""
+    if outside is None:
+        return None
+    lo, hi = crop_inside_range(tuple(roi), out)
+    o = np.arange(out)
+    copied = L == 1 or not one_axis_bound(ir, L, out, scale, roi).axes
+    want = np.zeros(out, bool) if copied else (o < lo) | (o > hi)
+    if not np.array_equal(outside, want):
+        k = int(np.argmax(outside != want))
+        return f"output {k} is {'outside' if outside[k] else 'inside'} the input at {where}, the oracle says " \
+               f"{'outside' if want[k] else 'inside'}"
+    return None
+
+
 # (in, out) of the window from given output lengths: every pair to 16, extreme ratios both ways (the integer
 # window's ``antialias_taps.GRID``) and longer ones near 1 and 1.5x either way
 SIZES_GRID = GRID + [(100, 150), (150, 100), (159, 160), (160, 159), (64, 63)]
@@ -161,14 +195,17 @@ def sizes_grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int |
 
 
 def _sizes_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len, fixed_out, roi) -> str | None:
-    for L, out in sorted({(fixed_len or i, fixed_out or o) for i, o in SIZES_GRID}):
-        if out == 0 or L == 0 or out > FULL_CHECK:
+    pairs = SIZES_GRID + (_LONG_SIZES if _past(roi) else [])
+    for L, out in sorted({(fixed_len or i, fixed_out or o) for i, o in pairs}):
+        if out == 0 or L == 0 or (out > FULL_CHECK and not _past(roi)):
             continue
         index, weight, outside = _window(run, [np.array(v, np.int64) for v, f in ((L, fixed_len), (out, fixed_out))
                                                if f is None], taps_axis)
         if index.shape != weight.shape or index.shape[0] != out:
             return f"the window has {index.shape[0]} rows, not {out}, at in={L}, out={out}"
-        why = _taps_mismatch(index, weight, outside, ir, L, out, None, roi, f"in={L}, out={out}")
+        check = _long_outside_mismatch if out > FULL_CHECK else \
+            lambda *a: _taps_mismatch(index, weight, *a)
+        why = check(outside, ir, L, out, None, roi, f"in={L}, out={out}")
         if why is not None:
             return why
     return None

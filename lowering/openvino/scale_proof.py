@@ -16,7 +16,7 @@ from .graph import ops
 from .index_ops import tag_of
 from .nearest_index import tags_in_copy
 from . import scale_nearest
-from .scale_length import known_values
+from .scale_length import known_values, unit_maps_onto_itself
 from .scale_taps import crop_copied, grid_verdict, refusal, sizes_grid_verdict, static_scale
 
 
@@ -82,6 +82,9 @@ def _prove_copied(tags, rec, axis: int, copied: list) -> list[str]:
     the constant 1 at their positions (``known_values``)."""
     if not copied:
         return []
+    cropped = [a for a in copied if not unit_maps_onto_itself(rec.ir, a)]
+    if cropped:
+        return [f"{rec.node}: axis {a} is left as it is, but the source IR crops it at scale 1" for a in cropped]
     if all(static_scale(rec.ir, a) is not None for a in rec.ir.axes):
         # the IR's own constants (OpenVINO folds the chain below into one): the axes left as they are have scale 1
         wrong = [a for a in copied if static_scale(rec.ir, a) != 1.0]

@@ -12,20 +12,19 @@ the extrapolation value and the float32 one, clamped to [0, L-1], decides nothin
 output lengths given (run-time sizes, or constant sizes on run-time lengths: ``scale_taps._sizes_rung``;
 antialias' stretch min(out / in, 1) then a float32 quotient), proven over (in, out) pairs
 (``scale_grid.sizes_grid_verdict``). A fixed box past [0, 1] takes the same window and its outputs outside the
-input take the extrapolation value, an exact decision looked up per output length (``crop_outside``). A run-time
+input take the extrapolation value, an exact decision in int32 limbs (``crop_outside``). A run-time
 roi and nearest keep the extension.
 """
 
 from __future__ import annotations
 
-import functools
+from fractions import Fraction
 
 import numpy as np
 
-from ...semantics.coords import crop_inside_range
 from ...semantics.ir import ResizeIR
 from .graph import ops
-from .index_ops import floor_div
+from .index_ops import floor_div, floor_pow2
 from .pinned import GraphValue, quotient
 from .scale_length import _f32, _i64
 
@@ -143,30 +142,65 @@ def copies(ir: ResizeIR, in_len, out_len, s):
     return same
 
 
-# The output lengths whose crop decisions ``crop_outside`` holds in its tables (2 x 64 KiB per axis)
-CROP_TABLE_LEN = 16000
+# Output lengths below 2^21: n * (an 8-bit limb) and its carries stay inside int32 (``_at_least``)
+CROP_MAX_OUT = 1 << 21
+_LIMB = 8
 
 
-@functools.lru_cache(maxsize=16)
-def _crop_tables(roi: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """lo[n], hi[n] for n = 0 .. CROP_TABLE_LEN: ``coords.crop_inside_range`` of the crop box ``roi``."""
-    ranges = [crop_inside_range(roi, n) for n in range(CROP_TABLE_LEN + 1)]
-    return tuple(np.array(v, np.int32) for v in zip(*ranges))
+def _at_least(m, p, c: Fraction):
+    """m >= c*p (bool) for i64 scalars |m|, p below ``CROP_MAX_OUT`` + 2 and a rational constant c = A/B: the sign of
+    m*B - p*A, exact, from the two constants' 8-bit limbs (each product m*B_i - p*A_i below 2^31 in magnitude; the
+    carries floor(s / 2^8) from the lowest limb up, ``floor_pow2``): the sum is >= 0 iff the last carry is."""
+    o = ops()
+    A, B = c.numerator, c.denominator
+    carry = None
+    for k in range(max(abs(A).bit_length(), B.bit_length()) // _LIMB + 1):
+        b_k, a_k = (B >> (_LIMB * k)) & 0xFF, (abs(A) >> (_LIMB * k)) & 0xFF
+        t = o.subtract(o.multiply(m, _i64(b_k)), o.multiply(p, _i64(a_k if A >= 0 else -a_k)))
+        carry = floor_pow2((t if carry is None else o.add(t, carry)).output(0), _LIMB)
+    return o.greater_equal(carry, _i64(0)).output(0)
+
+
+def _ceil_times(c: Fraction, p, n):
+    """ceil(c*p) exactly for a rational constant c and the i64 scalar p = n - 1 (n below ``CROP_MAX_OUT``), clamped
+    to [-n - 2, n + 2] (either way past every output): a float32 estimate e (c*p rounded twice: within a quarter of it where |c*p| < 2^21, so e is the
+    answer or beside it; clamped before its conversion, so a huge c stays finite), then the least of e - 1, e, e + 1
+    that is >= c*p by ``_at_least``."""
+    o = ops()
+    scaled = o.multiply(o.constant(np.float32(min(max(float(c), -2.0 ** 60), 2.0 ** 60))), o.convert(p, "f32"))
+    bounded = o.minimum(o.maximum(scaled, _f32(-(1 << 21))), _f32(1 << 21))
+    e = o.convert(o.ceiling(bounded), "i64")
+    reach = o.add(n, _i64(1)).output(0)
+    e = o.minimum(o.maximum(e, o.negative(reach)), reach).output(0)
+    below = o.subtract(e, _i64(1)).output(0)
+    above = o.add(e, _i64(1)).output(0)
+    return o.select(_at_least(below, p, c), below, o.select(_at_least(e, p, c), e, above)).output(0)
 
 
 def crop_outside(ir: ResizeIR, roi, in_len, out_len, s):
     """bool [out]: the outputs of tf_crop_and_resize whose exact source lies outside the input, for a fixed crop box
-    ``roi`` past [0, 1]. Whether r0*(n-1-o) + r1*o lies in [0, n-1] is exact arithmetic on the box's float32 ends
-    (products of 38 bits and more: no float32 coordinate decides it, nor int32 in the graph), so it is looked up:
-    the inside outputs lo .. hi per output length n, computed from the oracle's own map (``crop_inside_range``;
-    exact for output lengths up to ``CROP_TABLE_LEN``). An axis of one element (source 0) and an axis the IR copies
-    (``copies``) extrapolate nothing."""
+    ``roi`` = (r0, r1) past [0, 1]. With p = n - 1 and D = r1 - r0, output o is inside where 0 <= D*o + r0*p <= p,
+    i.e. between c*p for the constants c = -r0/D and (1 - r0)/D: lo = ceil(min c * p), hi = floor(max c * p), each
+    exact (``_ceil_times``: products of 38 bits and more, which neither a float32 coordinate nor one int32 holds);
+    a side no box end passes is not computed. At n = 1 the source is the box's middle (r0 + r1)/2 (times L - 1): a
+    constant decision. An axis of one element (source 0) and an axis the IR copies (``copies``) extrapolate nothing.
+    Checked against ``coords.crop_inside_range`` (the oracle's own map) by the proof's grid."""
     o = ops()
-    lo_table, hi_table = _crop_tables(tuple(roi))
-    n = o.minimum(out_len, _i64(CROP_TABLE_LEN))
-    zero = _i64(0)
-    lo, hi = (o.convert(o.gather(o.constant(t), n, zero), "i64") for t in (lo_table, hi_table))
-    xi = o.range(zero, out_len, _i64(1), "i64")
-    outside = o.logical_and(o.logical_or(o.less(xi, lo), o.greater(xi, hi)), o.greater(in_len, _i64(1)))
+    r0, r1 = (Fraction(v) for v in roi)
+    xi = o.range(_i64(0), out_len, _i64(1), "i64")
+    p = o.subtract(out_len, _i64(1)).output(0)
+    if r1 == r0:
+        outside = o.constant(np.bool_(not 0 <= r0 <= 1))
+    else:
+        low, high = sorted((-r0 / (r1 - r0), (1 - r0) / (r1 - r0)))
+        parts = []
+        if low > 0:
+            parts.append(o.less(xi, _ceil_times(low, p, out_len)))
+        if high < 1:  # floor(high*p) = -ceil(-high*p)
+            parts.append(o.greater(o.add(xi, _ceil_times(-high, p, out_len)), _i64(0)))
+        outside = parts[0] if len(parts) == 1 else o.logical_or(*parts)
+        middle = not 0 <= (r0 + r1) / 2 <= 1
+        outside = o.select(o.equal(out_len, _i64(1)), o.constant(np.bool_(middle)), outside)
+    outside = o.logical_and(outside, o.greater(in_len, _i64(1)))
     same = copies(ir, in_len, out_len, s)
     return outside.output(0) if same is None else o.logical_and(outside, o.logical_not(same)).output(0)

@@ -42,7 +42,7 @@ from .nearest_index import _in_length, _lengths
 from .pinned import pin_f32, quotient, run_time_minus_one
 from .scale_grid import grid_verdict, sizes_grid_verdict, static_scale
 from .scale_length import MAX_LEN, MAX_SCALE, RULES as LENGTH_RULES, _f32, _i64, element, out_length, unit_axes
-from .scale_source import _Value, crop_outside, minus, source
+from .scale_source import CROP_MAX_OUT, _Value, crop_outside, minus, source
 
 FORM = "scale_taps"
 COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners", "half_pixel_symmetric",
@@ -315,11 +315,19 @@ def rung(node, not_native=()):
         y = extrapolated(node.name, summed_taps(node.name, y, index, weight, rank, axis), outside, ir, axis)
     y = as_input(y, x, ir)
     limit = " (align_corners: out * (in - 1) below 2^31, the integer division's)" if ir.coord == "align_corners" else ""
-    reason = (STATIC_REASON if None not in fixed_scales else REASON) + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}{limit}" + \
+    reason = (STATIC_REASON if None not in fixed_scales else REASON) + f", exact for lengths up to {MAX_LEN} and scales below {MAX_SCALE}{limit}" + _crop_limit(ir) + \
         inexact_spellings(not_native)
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
     return Candidate([y], reason, proof={"form": FORM, "axes": [a for a in ir.axes if a not in copied],
                                          "copied": list(copied), "fixed": fixed})
+
+
+def _crop_limit(ir: ResizeIR) -> str:
+    """The bound of the outside decision (``scale_source.crop_outside``) where a crop box reaches past [0, 1]."""
+    if crop_inside(ir) or ir.coord != "tf_crop_and_resize":
+        return ""
+    return f"; outputs outside a crop box past [0, 1] take the extrapolation value (output lengths below 2^" \
+           f"{CROP_MAX_OUT.bit_length() - 1})"
 
 
 def crop_copied(ir: ResizeIR) -> tuple:
@@ -345,7 +353,7 @@ def _sizes_rung(node, not_native):
                                                  out_len)
         y = extrapolated(node.name, summed_taps(node.name, y, index, weight, ir.rank, axis), outside, ir, axis)
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}
-    reason = SIZES_REASON + f", exact for lengths up to {MAX_LEN}" + inexact_spellings(not_native)
+    reason = SIZES_REASON + f", exact for lengths up to {MAX_LEN}" + _crop_limit(ir) + inexact_spellings(not_native)
     return Candidate([as_input(y, x, ir)], reason, proof={
         "form": FORM, "axes": [a for a in ir.axes if a not in copied], "copied": list(copied), "fixed": fixed,
         "given": "sizes"})

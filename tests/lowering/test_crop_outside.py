@@ -19,12 +19,15 @@ ort = pytest.importorskip("onnxruntime")
 from resample_bridge.lowering.openvino import scale_taps as st  # noqa: E402
 from resample_bridge.semantics import tolerance  # noqa: E402
 from resample_bridge.semantics.compare import outside  # noqa: E402
-from resample_bridge.semantics.coords import bind_resize  # noqa: E402
+from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
+from resample_bridge.lowering.openvino.scale_source import crop_outside  # noqa: E402
+from resample_bridge.semantics.coords import bind_resize, crop_inside_range  # noqa: E402
 from resample_bridge.semantics.reference import run, runtime_values  # noqa: E402
 from resample_bridge.semantics.taps import tie_indices  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
 from tests.helpers.written import written_default  # noqa: E402
-from tests.lowering.test_scale_taps import CASES, proven_crop, refusals, scales_model, sizes_crop_model  # noqa: E402
+from tests.lowering.test_scale_taps import (CASES, CROPS, proven_crop, refusals, scales_model,  # noqa: E402
+                                          sizes_crop_model, static_scales_model)  # noqa: E402
 
 # Crop boxes (starts of N, C, H, W, then ends) past [0, 1]: one end out on H and W, both ends out, a flipped box
 # past both ends, one lying wholly outside on W
@@ -127,3 +130,42 @@ def test_a_run_time_roi_or_a_fractional_formula_length_keeps_its_refusal():
     model.graph.input.append(onnx.helper.make_tensor_value_info(fed.name, fed.data_type, list(fed.dims)))
     (_, ir), = parse_model(model)
     assert st.refusal(ir)[1] == "roi"
+
+
+def test_the_outside_decision_is_exact_on_long_axes():
+    """``crop_outside`` alone, compiled on CPU at the f32 and bf16 hints, for float32 boxes past [0, 1] (seeded, and
+    ends whose source lands on the input's edge) at output lengths to the bound 2^21 - 1: the outputs outside
+    ``coords.crop_inside_range`` (the oracle's map), where a float32 coordinate and a table both went wrong."""
+    rng = np.random.default_rng(21)
+    boxes = [(-0.1, 1.25), (1.2, -0.3), (0.2, 1.25), (-0.25, 1.0), (1.5, 1.1), (-3.0, 0.5)] + \
+        [tuple(rng.uniform(-1.5, 2.5, 2)) for _ in range(6)]
+    lengths = [1, 2, 3, 16001, 65537, 999_999, (1 << 21) - 1] + [int(v) for v in rng.integers(4, 1 << 21, 5)]
+    ir = dataclasses.replace(parse_model(scales_model("linear", "tf_crop_and_resize", roi=BOXES["past"]))[0][1],
+                             equal_length_identity=False)
+    for box in boxes:
+        roi = tuple(Fraction(float(np.float32(v))) for v in box)
+        o = ops()
+        pi, po = o.parameter([], np.int64, name="in"), o.parameter([], np.int64, name="out")
+        mask = crop_outside(ir, roi, pi.output(0), po.output(0), None)
+        for hint in ("f32", "bf16"):
+            run_mask = ov.Core().compile_model(ov.Model([mask], [pi, po]), "CPU", {"INFERENCE_PRECISION_HINT": hint})
+            for n in lengths:
+                lo, hi = crop_inside_range(roi, n)
+                want = (np.arange(n) < lo) | (np.arange(n) > hi)
+                got = run_mask([np.array(7, np.int64), np.array(n, np.int64)])[0]
+                assert np.array_equal(got, want), (box, n, hint, lo, hi)
+
+
+@pytest.mark.parametrize("mode,box", [("linear", "past"), ("cubic", "inside")])
+def test_a_crop_at_scale_1_is_computed_not_copied(mode, box, tmp_path):
+    """A static scale of exactly 1 on a cropped axis (dynamic H / W): the crop still applies there (the IR copies only
+    where ``unit_scale_identity`` says so, or the box is the whole axis), so the window computes that axis. It was
+    left as it was, the probes refused the window (fuzz sweep: scales [1, 0.3], box -1.7 .. 0.5) and the library
+    was written."""
+    roi = BOXES["past"] if box == "past" else CROPS["inside"]
+    model = static_scales_model(mode, "tf_crop_and_resize", scales=(1.0, 1.0, 1.0, 0.6), roi=roi)
+    xml, src = written_default(model, tmp_path, st.FORM)
+    rng = np.random.default_rng(13)
+    runs = [(rng.standard_normal((1, 2, *hw)).astype(np.float32), None, None) for hw in ((9, 10), (4, 17), (1, 6))]
+    _, marked = _exact(xml, src, runs)
+    assert marked >= (2 if box == "past" else 0)

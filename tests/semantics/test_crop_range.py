@@ -1,6 +1,6 @@
 """``coords.crop_inside_range``: the outputs of tf_crop_and_resize whose source lies inside the input, per output
-length, from the map at in length 2 (what ``scale_source.crop_outside`` tabulates for lengths known only at run
-time): the same outputs as the oracle's own extrapolation flags (``taps.axis_taps`` of ``bind_resize``) at every
+length, from the map at in length 2 (what ``scale_source.crop_outside``'s proof checks its run-time decision
+against on long axes): the same outputs as the oracle's own extrapolation flags (``taps.axis_taps`` of ``bind_resize``) at every
 input length, for boxes past [0, 1] either way, flipped, wholly outside, and float32 ends that land a source within
 an ulp of an edge."""
 

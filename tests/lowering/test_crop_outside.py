@@ -20,10 +20,13 @@ from resample_bridge.lowering.openvino import scale_taps as st  # noqa: E402
 from resample_bridge.semantics import tolerance  # noqa: E402
 from resample_bridge.semantics.compare import outside  # noqa: E402
 from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
+from resample_bridge.lowering.openvino.scale_grid import _sampled  # noqa: E402
 from resample_bridge.lowering.openvino.scale_source import crop_outside  # noqa: E402
 from resample_bridge.semantics.coords import bind_resize, crop_inside_range  # noqa: E402
+from resample_bridge.semantics.ir import RuntimeValue  # noqa: E402
 from resample_bridge.semantics.reference import run, runtime_values  # noqa: E402
 from resample_bridge.semantics.taps import tie_indices  # noqa: E402
+from resample_bridge.tools.dev.fuzz import make_case  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
 from tests.helpers.written import written_default  # noqa: E402
 from tests.lowering.test_scale_taps import (CASES, CROPS, proven_crop, refusals, scales_model,  # noqa: E402
@@ -169,3 +172,22 @@ def test_a_crop_at_scale_1_is_computed_not_copied(mode, box, tmp_path):
     runs = [(rng.standard_normal((1, 2, *hw)).astype(np.float32), None, None) for hw in ((9, 10), (4, 17), (1, 6))]
     _, marked = _exact(xml, src, runs)
     assert marked >= (2 if box == "past" else 0)
+
+
+def test_a_crop_on_four_axes_proves_each_window_on_a_sample(tmp_path):
+    """Fuzz seed 16910 case 116: a float16 cubic antialias crop with run-time scales and its own box past [0, 1] on
+    N, C, H and W. Four windows to prove over the whole grid (the oracle's cubic antialias tables) took `check` past
+    the campaign's minute; with three or more each runs every third pair of its grid (``scale_grid._sampled``).
+    Still rung 3 and the oracle's numbers where scales vary on every axis."""
+    case = make_case(16910, 116, ("resize",))
+    (_, ir), = parse_model(case.model)
+    assert _sampled(ir) and isinstance(ir.scales, RuntimeValue) and ir.dtype == "float16"
+    xml, src = written_default(case.model, tmp_path, st.FORM)
+    compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    rng = np.random.default_rng(16)
+    for scales in ([1.5, 0.7, 2.0, 0.6], [0.5, 1.0, 1.25, 3.0]):
+        x = rng.standard_normal((2, 2, 5, 3)).astype(np.float16)
+        s = np.array(scales, np.float32)
+        want, bound = run(ir, x, None, s, None), tolerance.float_bound(ir, x, None, s, None)
+        got = compiled([x, s])[0]
+        assert got.shape == want.shape and not outside(got, want, bound).any(), scales

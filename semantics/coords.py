@@ -170,12 +170,18 @@ def axis_roi(ir, axis: int) -> tuple[Fraction, Fraction] | None:
     return Fraction(ir.roi[i]), Fraction(ir.roi[n + i])
 
 
+def box_past(roi) -> bool:
+    """Whether a crop box (start, end) reaches past [0, 1]: some outputs may take the extrapolation value (None, a
+    box fed at run time or another mode's axis: False)."""
+    return roi is not None and not all(0 <= r <= 1 for r in roi)
+
+
 def crop_inside(ir) -> bool:
     """tf_crop_and_resize whose fixed crop box lies inside [0, 1] on every resized axis: every source coordinate
     then lies inside the input (a mean of its ends, scaled by in - 1), so no output takes the extrapolation value,
     whatever the lengths, and a rounded coordinate clamped to the input is as close to the exact one."""
     boxes = [axis_roi(ir, a) for a in ir.axes]
-    return bool(boxes) and None not in boxes and all(0 <= r <= 1 for box in boxes for r in box)
+    return bool(boxes) and None not in boxes and not any(box_past(box) for box in boxes)
 
 
 def crop_inside_range(roi: tuple[Fraction, Fraction], out_len: int) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...semantics.coords import axis_roi, crop_inside_range, output_length
+from ...semantics.coords import axis_roi, box_past, crop_inside_range, output_length
 from ...semantics.ir import ResizeIR, RuntimeValue
 from ...semantics.window_form import one_axis_bound, oracle_outside, oracle_table
 from ..compiled.build import cache_root, project_hash
@@ -103,7 +103,7 @@ def grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int | None 
 def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None,
                    fixed_scale: float | None, roi=None) -> str | None:
     pairs = grid(fixed_len, _static_scales(ir)) if fixed_scale is None else fixed_scale_grid(fixed_scale, fixed_len)
-    if _past(roi) and fixed_scale is None:
+    if box_past(roi) and fixed_scale is None:
         pairs = pairs + [(fixed_len or L, s) for L, s in _LONG_SCALES]
     pairs = _sample(pairs, ir)
     for L, s in pairs:
@@ -142,9 +142,7 @@ def _taps_mismatch(index, weight, outside, ir: ResizeIR, L: int, out: int, scale
     if outside is not None:
         oracle = oracle_outside(ir, L, out, scale, roi)
         if not np.array_equal(outside, oracle):
-            o = int(np.argmax(outside != oracle))
-            return f"output {o} is {'outside' if outside[o] else 'inside'} the input at {where}, the oracle says " \
-                   f"{'outside' if oracle[o] else 'inside'}"
+            return _mask_mismatch(outside, oracle, where)
         keep = ~oracle
         if not keep.any():
             return None
@@ -171,11 +169,6 @@ def _sample(pairs: list, ir: ResizeIR) -> list:
     return [p for k, p in enumerate(pairs) if k % 3 == 0 or p[1] > 1000] if _sampled(ir) else pairs
 
 
-def _past(roi) -> bool:
-    """Whether the axis' crop box reaches past [0, 1] (a window with an outside mask)."""
-    return roi is not None and not all(0 <= r <= 1 for r in roi)
-
-
 def _long_outside_mismatch(outside, ir: ResizeIR, L: int, out: int, scale, roi, where: str) -> str | None:
     """On an axis too long for the oracle's tables: why the window's outside mask (a crop box past [0, 1]) is not
     the outputs outside ``coords.crop_inside_range`` (the oracle's map, ``tests/semantics/test_crop_range.py``),
@@ -186,11 +179,14 @@ def _long_outside_mismatch(outside, ir: ResizeIR, L: int, out: int, scale, roi, 
     o = np.arange(out)
     copied = L == 1 or not one_axis_bound(ir, L, out, scale, roi).axes
     want = np.zeros(out, bool) if copied else (o < lo) | (o > hi)
-    if not np.array_equal(outside, want):
-        k = int(np.argmax(outside != want))
-        return f"output {k} is {'outside' if outside[k] else 'inside'} the input at {where}, the oracle says " \
-               f"{'outside' if want[k] else 'inside'}"
-    return None
+    return None if np.array_equal(outside, want) else _mask_mismatch(outside, want, where)
+
+
+def _mask_mismatch(outside, want, where: str) -> str:
+    """The first output the window's outside mask places otherwise than the oracle, in words."""
+    k = int(np.argmax(outside != want))
+    side = lambda v: "outside" if v else "inside"  # noqa: E731
+    return f"output {k} is {side(outside[k])} the input at {where}, the oracle says {side(want[k])}"
 
 
 # (in, out) of the window from given output lengths: every pair to 16, extreme ratios both ways (the integer
@@ -209,9 +205,9 @@ def sizes_grid_verdict(model, ir: ResizeIR, taps_axis: int = 0, fixed_len: int |
 
 
 def _sizes_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len, fixed_out, roi) -> str | None:
-    pairs = SIZES_GRID + (_LONG_SIZES if _past(roi) else [])
+    pairs = SIZES_GRID + (_LONG_SIZES if box_past(roi) else [])
     for L, out in _sample(sorted({(fixed_len or i, fixed_out or o) for i, o in pairs}), ir):
-        if out == 0 or L == 0 or (out > FULL_CHECK and not _past(roi)):
+        if out == 0 or L == 0 or (out > FULL_CHECK and not box_past(roi)):
             continue
         index, weight, outside = _window(run, [np.array(v, np.int64) for v, f in ((L, fixed_len), (out, fixed_out))
                                                if f is None], taps_axis)

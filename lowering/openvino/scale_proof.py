@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.coords import axis_roi
+from ...semantics.coords import axis_roi, box_past
 from ...semantics.ir import same_value
 from ...semantics.messages import plugin_sentence
 from .antialias_proof import taps_read
@@ -38,15 +38,8 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     prev = None
     for axis in axes:
         out += [f"{rec.node}: axis {axis}: {m}" for m in _prove_axis(tags, rec, axis, prev)]
-        prev = tags.get(tag_of(rec.node, axis, "crop" if _crops(rec.ir, axis) else "sum"))
+        prev = tags.get(tag_of(rec.node, axis, "crop" if box_past(axis_roi(rec.ir, axis)) else "sum"))
     return out
-
-
-def _crops(ir, axis: int) -> bool:
-    """Whether the window of ``axis`` sets outputs outside the input to the extrapolation value: a crop box past
-    [0, 1] (``scale_source.crop_outside``)."""
-    roi = axis_roi(ir, axis)
-    return roi is not None and not all(0 <= r <= 1 for r in roi)
 
 
 def crop_read(tags, rec, axis: int):
@@ -104,7 +97,7 @@ def _prove_axis(tags, rec, axis: int, prev) -> list[str]:
     read = taps_read(tags, rec, axis, prev)
     if isinstance(read, str):
         return [read]
-    if _crops(rec.ir, axis):
+    if box_past(axis_roi(rec.ir, axis)):
         mask = crop_read(tags, rec, axis)
         if isinstance(mask, str):
             return [mask]

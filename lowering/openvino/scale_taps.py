@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.coords import axis_roi, crop_inside
+from ...semantics.coords import axis_roi, box_past, crop_inside
 from ...semantics.ir import ResizeIR, RuntimeValue
 from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.taps import cubic_inner, cubic_outer, window_radius
@@ -236,7 +236,7 @@ def window_graph(ir: ResizeIR, in_len, s, taps_axis: int = 0, roi=None, out_len=
                      w).output(0)
     index = o.minimum(o.maximum(pos, _i64(0)), last).output(0)
     pin_f32([index, w, out_len], [in_len, s if s is not None else out_len])
-    outside = None if roi is None or all(0 <= r <= 1 for r in roi) else crop_outside(ir, roi, in_len, out_len, s)
+    outside = crop_outside(ir, roi, in_len, out_len, s) if box_past(roi) else None
     return index, w, out_len, outside
 
 

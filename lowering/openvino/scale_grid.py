@@ -114,10 +114,7 @@ def _grid_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len: int | None,
             return f"the output length is {index.shape[0]}, not {want_len}, at L={L}, s={s!r}"
         if want_len == 0:
             continue
-        if want_len > FULL_CHECK:
-            why = _long_outside_mismatch(outside, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
-        else:
-            why = _taps_mismatch(index, weight, outside, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
+        why = _axis_mismatch(index, weight, outside, ir, L, want_len, Fraction(s), roi, f"L={L}, s={s!r}")
         if why is not None:
             return why
     return None
@@ -130,6 +127,14 @@ def _window(run, feeds, taps_axis: int):
     index, weight = (run.get_output_tensor(k).data for k in (0, 1))
     outside = run.get_output_tensor(2).data.reshape(-1).copy() if len(run.model_outputs) > 2 else None
     return ((index.T, weight.T) if taps_axis == 0 else (index, weight)) + (outside,)
+
+
+def _axis_mismatch(index, weight, outside, ir: ResizeIR, L: int, out: int, scale, roi, where: str) -> str | None:
+    """``_taps_mismatch`` on an axis the oracle's tables can take (``FULL_CHECK`` outputs), else only its outside
+    mask (``_long_outside_mismatch``)."""
+    if out > FULL_CHECK:
+        return _long_outside_mismatch(outside, ir, L, out, scale, roi, where)
+    return _taps_mismatch(index, weight, outside, ir, L, out, scale, roi, where)
 
 
 def _taps_mismatch(index, weight, outside, ir: ResizeIR, L: int, out: int, scale, roi, where: str) -> str | None:
@@ -213,9 +218,7 @@ def _sizes_mismatch(run, ir: ResizeIR, taps_axis: int, fixed_len, fixed_out, roi
                                                if f is None], taps_axis)
         if index.shape != weight.shape or index.shape[0] != out:
             return f"the window has {index.shape[0]} rows, not {out}, at in={L}, out={out}"
-        check = _long_outside_mismatch if out > FULL_CHECK else \
-            lambda *a: _taps_mismatch(index, weight, *a)
-        why = check(outside, ir, L, out, None, roi, f"in={L}, out={out}")
+        why = _axis_mismatch(index, weight, outside, ir, L, out, None, roi, f"in={L}, out={out}")
         if why is not None:
             return why
     return None

@@ -17,7 +17,7 @@ from typing import Callable
 from ..lowering.passes import CUSTOM, ConvertOptions, Target, Written
 from ..lowering.record_format import format_records, summary_counts
 from ..lowering.onnx.target import OnnxTarget, format_convert_onnx
-from ..lowering.openvino.target import OPENVINO, PIN_NOTE
+from ..lowering.openvino.target import OPENVINO
 from ..lowering.tensorrt.target import TARGET
 from ..semantics.errors import BridgeError, clip
 from . import check_openvino, check_tensorrt, run_openvino
@@ -109,8 +109,6 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
         lines.append(f"{clip(node, 80)}: {g['input']} producer kept in f32: {g['ops']} ops" + (
             f"; {', '.join(g['stops'])} and above stay at the model's precision, as the importer's"
             if g["stops"] else ""))
-    if rep.get("pinned"):
-        lines.append(f"{clip(', '.join(rep['pinned']), 120)}: {PIN_NOTE}")
     if records:
         lines.append("proven at OpenVINO's f32 inference precision (INFERENCE_PRECISION_HINT=f32); at its bf16 / f16 "
                      "defaults values may round: verify --precision bf16 judges that")

@@ -29,11 +29,11 @@ def all_ops(ov_model):
     body is converted into the body)."""
     for op in ov_model.get_ops():
         yield op
-        for body in _bodies(op):
+        for body in bodies(op):
             yield from all_ops(body)
 
 
-def _bodies(op) -> list:
+def bodies(op) -> list:
     if hasattr(op, "get_then_body"):
         return [b for b in (op.get_then_body(), op.get_else_body()) if b is not None]
     if op.get_type_name() in ("Loop", "TensorIterator") and hasattr(op, "get_function"):

@@ -18,10 +18,10 @@ features): a grid or offsets predicted by a network stay at the model's precisio
 and what follows that layer is pinned. It never enters a ShapeOf's input (a shape is exact at any precision).
 
 The mark takes effect in a model read from its IR (``DisablePrecisionConversion``, as it is deployed) and in the
-model ``convert_model`` hands over in memory (``pinned.take_effect_in_memory``). Not covered: the
-data-movement ops the plugin rebuilds in its own pipeline (a Reshape beside a division, Tile, a Split it fuses from
-Gathers) still run in bf16: kornia's TorchScript exports (opset 20) are 0.033 / 0.065 off behind a Conv (the
-importer 0.25 / 0.33), its warp_perspective through the PyTorch frontend 0.043 (OpenVINO's own conversion 0.35).
+model ``convert_model`` hands over in memory (``pinned.take_effect_in_memory``). The data-movement ops the plugin
+rebuilds in its own pipeline without the mark (a Reshape beside a division, Tile, a Split it fuses from Gathers;
+kornia's TorchScript exports were 0.033 / 0.065 off behind a Conv, the importer 0.25 / 0.33) and every marked op in
+a release that does not read the mark are kept in f32 by the graph-tail tie (``pinned_tail``).
 """
 
 from __future__ import annotations
@@ -154,7 +154,8 @@ def _respelled(node):
     (measured, OpenVINO 2026.4.1, a Conv after the sampler): Unsqueeze / Squeeze into a Reshape (the dynamo export's
     Unsqueeze of theta: 0.114 off), Pad-12 into Pad-1 and ScatterElementsUpdate-12 into -3 (kornia's 3x3 matrix),
     a Divide into a Multiply by a Power -1 (kornia's perspective division: ``refined_quotient``, which costs a few
-    fused multiplies per element, not the scalar pow of a run-time exponent). Only float ops are respelled."""
+    fused multiplies per element, not the scalar pow of a run-time exponent), a MatMul of a few terms into products
+    summed (``_summed_products``: what older releases keep in f32). Only float ops are respelled."""
     import numpy as np
 
     o, out, kind = ops(), node.output(0), node.get_type_name()
@@ -176,12 +177,45 @@ def _respelled(node):
         new = _opset(3).scatter_elements_update(*args)
     elif kind == "Divide":
         new = refined_quotient(args[0], args[1])
+    elif kind == "MatMul":
+        new = _summed_products(node)
+        if new is None:
+            return node
     else:
         return node
     new = new.get_node() if hasattr(new, "get_node") else new
     new.set_friendly_name(node.get_friendly_name())
     out.replace(new.output(0))
     return new
+
+
+def _summed_products(node):
+    """A MatMul of coordinate arithmetic (``coordinate_op``: at most ``MAX_CONTRACTION`` terms) as a Multiply and a
+    ReduceSum over its K terms, or None where an operand's rank is not static. OpenVINO before 2026 runs a MatMul in
+    bf16 whatever its mark, and the graph-tail tie (``pinned_tail``) stops at one: kornia's warp_affine, its grid a
+    MatMul of the base grid by theta, was 0.12 / 0.24 off in 2023.3 / 2025.4 at bf16 (0 now). The same sums of
+    products in float32 (their order may differ: within float32's rounding of the MatMul's)."""
+    import numpy as np
+
+    o, attrs = ops(), node.get_attributes()
+    a, b = node.input_values()
+    ranks = [v.get_partial_shape().rank for v in (a, b)]
+    if not all(r.is_static for r in ranks):
+        return None
+    ra, rb = (r.get_length() for r in ranks)
+
+    def axis(k):
+        return o.constant(np.int64(k))
+
+    def last_two_swapped(v, rank):
+        return o.transpose(v, o.constant(np.array([*range(rank - 2), rank - 1, rank - 2], np.int64)))
+    # a vector is a one-row (a) or one-column (b) matrix, that axis dropped after (the MatMul's own rule)
+    a = o.unsqueeze(a, axis(0)) if ra == 1 else last_two_swapped(a, ra) if attrs.get("transpose_a") else a
+    b = o.unsqueeze(b, axis(1)) if rb == 1 else last_two_swapped(b, rb) if attrs.get("transpose_b") else b
+    # a [.., M, K, 1] * b [.., 1, K, N] summed over K
+    out = o.reduce_sum(o.multiply(o.unsqueeze(a, axis(-1)), o.unsqueeze(b, axis(-3))), axis(-2), keep_dims=False)
+    out = o.squeeze(out, axis(-1)) if rb == 1 else out
+    return o.squeeze(out, axis(-2 if rb != 1 else -1)) if ra == 1 else out
 
 
 def _respelled_own(node):

@@ -13,12 +13,13 @@ from ...semantics.errors import BridgeError, clip
 from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written
 from ..plan import Plan
 from ..record_format import records_json
-from . import grid_decompose, grid_pin
+from . import grid_pin
 from .boundary import planar_sides
 from .frontend import Planner, conversion_extensions, conversion_message, openvino_error_reason, source_irs, stamped
 from .graph import F32, compile_checked, observing, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .older_releases import respell_for_older_releases
+from .pinned_tail import keep_in_tail
 from .probe import plugin_sentence
 from .torch_source import TorchSource, agrees as torch_agrees, is_torch_source, load_source, plan_program
 from .prove import located, prove
@@ -69,8 +70,7 @@ class OpenVINOTarget(Target):
                            check=lambda written: self.agrees(result, written))
         report = {"target": self.name, "files": files, "kept_f32": kept, "compress_to_fp16": options.compress_to_fp16,
                   "output": out, "nodes": records_json(result.records),
-                  "grid_f32": {r.node: r.extra[GRID_F32] for r in result.records if GRID_F32 in r.extra},
-                  "pinned": [r.node for r in result.records if relies_on_the_pin(r)]}
+                  "grid_f32": {r.node: r.extra[GRID_F32] for r in result.records if GRID_F32 in r.extra}}
         return Written(self.name, out, dict(files), tuple(result.records), report)
 
     def plan(self, model_path, policy: Policy) -> Plan:
@@ -100,13 +100,15 @@ class OpenVINOTarget(Target):
 
     def emit(self, plan: Plan) -> PassResult:
         """The converted model (every choice's form already in it) with each record locating its ops there
-        (what ``prove`` re-reads), ops respelled in the versions older releases read (``older_releases``) and the
-        conditions of conditional choices written into its rt_info; the records in the source's order (a PyTorch program's: in conversion order)."""
+        (what ``prove`` re-reads), ops respelled in the versions older releases read (``older_releases``), its f32
+        pins tied to the graph's tail, where older releases keep them (``pinned_tail``), and the conditions of
+        conditional choices written into its rt_info; the records in the source's order (a PyTorch program's: in
+        conversion order)."""
         records = plan.records if plan.source is None else in_model_order(plan.records, plan.source)
         respell_for_older_releases(plan.model)  # the user's own ops too: what is written reads in older releases
         records = pinned_grids(plan.model, located(plan.model, records))
         record_conditions(plan.model, records)
-        record_pinned(plan.model, records)
+        keep_in_tail(plan.model)  # the f32 marks' effect in releases that do not read them
         return PassResult(plan.model, records)
 
     def agrees(self, result: PassResult, produced=None) -> None:
@@ -234,36 +236,12 @@ def in_model_order(records, model) -> list:
 GRID_F32 = "grid_f32"  # record.extra: how many ops generating the node's grid / offsets were pinned to f32
 
 
-def relies_on_the_pin(record) -> bool:
-    """Whether the node's numbers under a reduced inference precision rest on ops marked f32 (``grid_pin``): its
-    in-graph sampler's coordinate arithmetic, or the float arithmetic generating its grid, offsets or lengths.
-    OpenVINO's CPU plugin honours the mark from 2026 (measured: 2026.4.1); 2023.3 to 2025.4 run those ops at their
-    bf16 default (measured: the nearest GridSample decomposition's picks move, 4.0 off on values 0..4)."""
-    return record.proof.get("form") in grid_decompose.FORMS or \
-        record.extra.get(GRID_F32, {}).get("ops", 0) > 0
-
-
 def pinned_grids(ov_model, records) -> list:
     """The coordinate arithmetic generating each node's grid (offsets) pinned to f32 (``grid_pin``), the count in
     each record's ``extra``."""
     counts = grid_pin.pin(ov_model)
     return [replace(r, extra={**r.extra, GRID_F32: {**counts[r.node], "input": grid_pin.positions_name(r.ir)}})
             if r.node in counts else r for r in records]
-
-
-PINNED_KEY = "resample_bridge_reduced_precision"  # model rt_info: what a reduced inference precision needs
-# What such a model needs, said once: in its rt_info and in convert's output (``relies_on_the_pin``'s measurements).
-PIN_NOTE = "ops kept in f32 by the disable_fp16_compression mark, which OpenVINO's CPU plugin honours from 2026; " \
-    "2023.3 to 2025.4 run them at their bf16 default (measured: nearest picks move): compile with " \
-    "INFERENCE_PRECISION_HINT=f32 there"
-
-
-def record_pinned(ov_model, records) -> None:
-    """Write into the model's rt_info which nodes rest on ops marked f32 under a reduced inference precision
-    (``relies_on_the_pin``) and what that needs, so a deployed model carries it as it carries its conditions."""
-    nodes = [r.node for r in records if relies_on_the_pin(r)]
-    if nodes:
-        ov_model.set_rt_info(f"{', '.join(nodes)}: {PIN_NOTE}", PINNED_KEY)
 
 
 def record_conditions(ov_model, records) -> None:

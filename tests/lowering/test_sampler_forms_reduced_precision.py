@@ -209,26 +209,3 @@ def test_integer_nearest_gridsample_gathers_in_its_own_type(dtype, x_shape, grid
             got = compiled([x, grid])[0]
             assert got.dtype == want.dtype and np.array_equal(got, want), (grid, got, want)
 
-
-def test_the_model_says_which_releases_honour_the_pin(tmp_path):
-    """OpenVINO 2023.3 to 2025.4 run the marked ops at their bf16 default anyway (measured on this CPU: the nearest
-    decomposition's picks move, 4.0 off on values 0..4, where 2026.4.1 gives 0): a model resting on the mark says
-    so in its rt_info, as it says its conditions; one that does not carries no such line."""
-    from resample_bridge.lowering.openvino.target import PINNED_KEY
-
-    model = onnx.load(MODELS / "ts16_gridsample_nearest_border_ties" / "model.onnx")
-    onnx.save(model, tmp_path / "g.onnx")
-    done = api.convert(str(tmp_path / "g.onnx"), str(tmp_path / "out" / "g.xml"))
-    read = ov.Core().read_model(str(tmp_path / "out" / "g.xml"))
-    (node,) = [r.node for r in done.records]
-    said = read.get_rt_info([PINNED_KEY]).astype(str)
-    assert node in said and "INFERENCE_PRECISION_HINT=f32" in said, said
-    plain = helper.make_model(helper.make_graph(
-        [helper.make_node("Resize", ["X", "", "s"], ["Y"], mode="linear")], "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 4, 4])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")]),
-        opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
-    onnx.save(plain, tmp_path / "r.onnx")
-    api.convert(str(tmp_path / "r.onnx"), str(tmp_path / "out" / "r.xml"))
-    assert not ov.Core().read_model(str(tmp_path / "out" / "r.xml")).has_rt_info([PINNED_KEY])

@@ -10,7 +10,8 @@ is converted with the default (``api.convert``, read back from disk, where the f
 the default precision and at f32 on the case's own feeds, X replaced by integers in [0, 200) (exact in bf16, so the
 identity Conv is exact too): a nearest node must give the f32 run's values bit for bit, any other within 2^-6 of
 the output's range (``RANGE_SHARE``). A case that moves an index is named;
-the exit status is 1 if any did. Skipped where this CPU's default is f32.
+the exit status is 1 if any did. Skipped where this CPU's default is f32. ``--unread-marks`` runs the reduced
+model with the f32 marks removed from its IR, as OpenVINO 2023.3 to 2025.4 read it (``pinned_tail``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...lowering.openvino.pinned_tail import unread
 from .fuzz import FAMILIES, make_case
 
 VALID = ("resize", "gridsample", "deformconv", "forms")
@@ -59,7 +61,7 @@ def then_identity_conv(model):
     return m
 
 
-def judge(case, folder: Path) -> tuple[str, str]:
+def judge(case, folder: Path, unread_marks: bool = False) -> tuple[str, str]:
     """(outcome, detail): "ok", "moved" (an index moved or a value past bf16's rounding), "library" (the default
     wrote one: not this campaign's question), "refused", "skipped"."""
     import onnx
@@ -81,8 +83,10 @@ def judge(case, folder: Path) -> tuple[str, str]:
         return "library", ""
     core = ov.Core()
     written = core.read_model(str(folder / "out" / "m.xml"))
-    reduced, f32 = core.compile_model(written, "CPU"), \
-        core.compile_model(written, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    if unread_marks:
+        unread(folder / "out" / "m.xml", folder / "bare.xml")
+    reduced = core.compile_model(core.read_model(str(folder / "bare.xml")) if unread_marks else written, "CPU")
+    f32 = core.compile_model(written, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     nearest = " nearest " in f" {case.label} "
     x_name = model.graph.input[0].name
     for k, feed in enumerate(case.feeds[:2]):
@@ -108,7 +112,7 @@ def default_is_reduced() -> bool:
     return str(ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT")) not in ("f32", "<Type: 'float32'>")
 
 
-def campaign(seed: int, cases: int, families=VALID) -> Counter:
+def campaign(seed: int, cases: int, families=VALID, unread_marks: bool = False) -> Counter:
     """Outcome counts over the seed's first ``cases`` cases of ``families``; each moved case printed."""
     counts: Counter = Counter()
     for i in range(cases):
@@ -117,7 +121,7 @@ def campaign(seed: int, cases: int, families=VALID) -> Counter:
             counts["skipped"] += 1
             continue
         with tempfile.TemporaryDirectory() as d:
-            outcome, detail = judge(case, Path(d))
+            outcome, detail = judge(case, Path(d), unread_marks)
         counts[outcome] += 1
         if outcome == "moved":
             print(f"MOVED {seed}-{i:04d}: {detail}: {case.label}", flush=True)
@@ -129,11 +133,13 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--families", default=",".join(VALID), help=f"of {', '.join(f for f in FAMILIES if f in VALID)}")
+    ap.add_argument("--unread-marks", action="store_true",
+                    help="the f32 marks removed, as releases before 2026 read them")
     args = ap.parse_args(argv)
     if not default_is_reduced():
         print("this CPU's default inference precision is f32: nothing is reduced here")
         return 0
-    counts = campaign(args.seed, args.cases, tuple(args.families.split(",")))
+    counts = campaign(args.seed, args.cases, tuple(args.families.split(",")), args.unread_marks)
     print("  ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 1 if counts["moved"] else 0
 

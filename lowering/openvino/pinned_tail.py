@@ -1,0 +1,108 @@
+"""The ops pinned to f32 (``pinned.PRECISE``) kept in f32 by the OpenVINO releases that do not honour the mark
+(issue 42: what ``convert`` writes runs wherever its user deploys it, at that release's default precision).
+
+An IR written by OpenVINO 2026 spells the mark ``DisablePrecisionConversion``, which 2023.3 to 2025.4 do not read;
+written in their own spelling (``precise``) 2024.6 and 2025.4 read it, yet run the marked ops in bf16 where they
+fuse them into a snippet Subgraph or an Eltwise chain, and refuse to compile a marked integer op (i32 against i64).
+Measured (AMD EPYC Zen 4, bf16 default hint): a run-time scale window followed by a Conv, written by 2026.4.1,
+came out with output shape (1, 4, 0, 0) in 2025.4.1; the antialias window, 0.10 off its f32 numbers in 2023.3 to
+2025.4 (value rounding in 2026.4.1: 0.005).
+
+What every release keeps at the model's own precision is the graph's *tail*: the ops from which an output is
+reached without passing a Convolution, MatMul, FullyConnected, RNN, ROIPooling or Interpolate (the CPU plugin's
+``EnforceInferencePrecision``, unchanged from 2023.3 to 2026.4). So ``keep_in_tail`` ties the pinned regions to the
+model's first output: that output becomes Reshape(y, ShapeOf(y) + z), z an integer 0 computed from each region's
+ends (a Greater of a value with itself: false, NaN included), which the plugin cannot fold, so its walk from the
+output reaches every pinned op. The Reshape moves nothing (in place); the ends are read one element each.
+Where the regions have ancestors on the data path (a ShapeOf of the resized tensor), those run in f32 too, up to
+the last Convolution or MatMul before them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import bodies, ops
+from .pinned import PRECISE
+
+# The mark as OpenVINO 2026 writes it into an IR, which 2023.3 to 2025.4 do not read: removed from a written IR, the
+# model reads as those releases read it (``unread``; tests and the precision fuzz campaign).
+WRITTEN_MARK = '<attribute name="DisablePrecisionConversion" version="0" value="dynamic:f16" />'
+
+
+def unread(xml_path, out_path) -> int:
+    """Copy the IR at ``xml_path`` (its .bin beside it) to ``out_path`` with every ``WRITTEN_MARK`` removed;
+    returns how many there were."""
+    import shutil
+    from pathlib import Path
+
+    text = Path(xml_path).read_text(encoding="utf-8")
+    Path(out_path).write_text(text.replace(WRITTEN_MARK, ""), encoding="utf-8")
+    shutil.copyfile(Path(xml_path).with_suffix(".bin"), Path(out_path).with_suffix(".bin"))
+    return text.count(WRITTEN_MARK)
+
+
+def _marked(node) -> bool:
+    return PRECISE in node.get_rt_info()
+
+
+def _float(out) -> bool:
+    return out.get_element_type().is_real()
+
+
+def region_ends(ov_model) -> list:
+    """The float outputs of marked ops of ``ov_model`` (not of its bodies) that no marked op reads as a float
+    result of its own, less those another such output already reaches back to (the plugin's walk from an end goes
+    through all its ancestors; the region's integer ops keep their precision anyway). Only floats are read:
+    OpenVINO 2023.3 computed a run-time nearest form's output shape as (0, 0, 0, 0) once an i64 tensor of it had
+    a second reader (measured)."""
+    ends = [out for op in ov_model.get_ops() if _marked(op) for out in op.outputs()
+            if _float(out) and not any(_marked(t.get_node()) and any(_float(o) for o in t.get_node().outputs())
+                                       for t in out.get_target_inputs())]
+    reached = set()
+    for end in ends:
+        stack = [v.get_node() for v in end.get_node().input_values()]
+        while stack:
+            node = stack.pop()
+            key = node.get_name()
+            if key in reached or not _marked(node):
+                continue
+            reached.add(key)
+            stack += [v.get_node() for v in node.input_values()]
+    return [e for e in ends if e.get_node().get_name() not in reached]
+
+
+def _zero(end):
+    """[1] bool, always false: one element of ``end`` (none where it is empty) compared with itself."""
+    o = ops()
+    flat = o.reshape(end, o.constant(np.array([-1], np.int64)), False)
+    one = o.slice(flat, o.constant(np.array([0], np.int64)), o.constant(np.array([1], np.int64)),
+                  o.constant(np.array([1], np.int64)))
+    least = o.reduce_min(one, o.constant(np.array([0], np.int64)), keep_dims=True)
+    return o.greater(least, least).output(0)
+
+
+def keep_in_tail(ov_model) -> int:
+    """Tie every pinned region of ``ov_model`` to its first output (see the module note), and of each If / Loop
+    body to the body's (the plugin compiles a body as a graph of its own); returns how many ends."""
+    tied = sum(keep_in_tail(body) for op in ov_model.get_ops() for body in bodies(op))
+    return tied + _tie(ov_model, region_ends(ov_model))
+
+
+def _tie(ov_model, ends) -> int:
+    results = ov_model.get_results()
+    if not ends or not results:
+        return 0
+    o = ops()
+    flags = [_zero(e) for e in ends]
+    any_set = o.concat(flags, 0) if len(flags) > 1 else flags[0]
+    zero = o.reduce_sum(o.convert(any_set, "i64"), o.constant(np.array([0], np.int64)), keep_dims=False)
+    result = results[0]
+    y = result.input_value(0)
+    kept = o.reshape(y, o.add(o.shape_of(y, "i64"), zero), False)
+    names = y.get_names()
+    y.get_tensor().set_names(set())
+    kept.output(0).get_tensor().set_names(names)
+    result.input(0).replace_source_output(kept.output(0))
+    ov_model.validate_nodes_and_infer_types()
+    return len(ends)

@@ -12,8 +12,9 @@ What every release keeps at the model's own precision is the graph's *tail*: the
 reached without passing a Convolution, MatMul, FullyConnected, RNN, ROIPooling or Interpolate (the CPU plugin's
 ``EnforceInferencePrecision``, unchanged from 2023.3 to 2026.4). So ``keep_in_tail`` ties the pinned regions to the
 model's first output: that output becomes Reshape(y, ShapeOf(y) + z), z an integer 0 computed from each region's
-ends (a Greater of a value with itself: false, NaN included), which the plugin cannot fold, so its walk from the
-output reaches every pinned op. The Reshape moves nothing (in place); the ends are read one element each.
+ends (their first elements' least, compared with itself: false, NaN included), which the plugin cannot fold, so
+its walk from the output reaches every pinned op. The Reshape moves nothing (in place); each end costs a Slice of
+one element and a Reshape.
 Where the regions have ancestors on the data path (a ShapeOf of the resized tensor), those run in f32 too, up to
 the last Convolution or MatMul before them.
 """
@@ -72,14 +73,18 @@ def region_ends(ov_model) -> list:
     return [e for e in ends if e.get_node().get_name() not in reached]
 
 
-def _zero(end):
-    """[1] bool, always false: one element of ``end`` (none where it is empty) compared with itself."""
+def _first(end):
+    """[0 or 1] f32: the first element of ``end`` (none where it is empty): a Slice over every axis, flattened."""
     o = ops()
-    flat = o.reshape(end, o.constant(np.array([-1], np.int64)), False)
-    one = o.slice(flat, o.constant(np.array([0], np.int64)), o.constant(np.array([1], np.int64)),
-                  o.constant(np.array([1], np.int64)))
-    least = o.reduce_min(one, o.constant(np.array([0], np.int64)), keep_dims=True)
-    return o.greater(least, least).output(0)
+    flat = o.constant(np.array([-1], np.int64))
+    rank = end.get_partial_shape().rank
+    if rank.is_static and rank.get_length() == 0:
+        one = end
+    else:
+        start, n = ((end, rank.get_length()) if rank.is_static else (o.reshape(end, flat, False).output(0), 1))
+        one = o.slice(start, *(o.constant(np.full(n, v, np.int64)) for v in (0, 1, 1)))
+    first = o.reshape(one, flat, False)
+    return first.output(0) if end.get_element_type().get_type_name() == "f32" else o.convert(first, "f32").output(0)
 
 
 def keep_in_tail(ov_model) -> int:
@@ -94,9 +99,10 @@ def _tie(ov_model, ends) -> int:
     if not ends or not results:
         return 0
     o = ops()
-    flags = [_zero(e) for e in ends]
-    any_set = o.concat(flags, 0) if len(flags) > 1 else flags[0]
-    zero = o.reduce_sum(o.convert(any_set, "i64"), o.constant(np.array([0], np.int64)), keep_dims=False)
+    firsts = o.concat([_first(e) for e in ends], 0)
+    # the least first element compared with itself: false, NaN included (an empty list: +inf, false too)
+    least = o.reduce_min(firsts, o.constant(np.array([0], np.int64)), keep_dims=False)
+    zero = o.convert(o.greater(least, least), "i64")
     result = results[0]
     y = result.input_value(0)
     kept = o.reshape(y, o.add(o.shape_of(y, "i64"), zero), False)

@@ -12,9 +12,9 @@ What every release keeps at the model's own precision is the graph's *tail*: the
 reached without passing a Convolution, MatMul, FullyConnected, RNN, ROIPooling or Interpolate (the CPU plugin's
 ``EnforceInferencePrecision``, unchanged from 2023.3 to 2026.4). So ``keep_in_tail`` ties the pinned regions to the
 model's first output: that output becomes Reshape(y, ShapeOf(y) + z), z an integer 0 computed from each region's
-ends (their first elements' least, compared with itself: false, NaN included), which the plugin cannot fold, so
-its walk from the output reaches every pinned op. The Reshape moves nothing (in place); each end costs a Slice of
-one element and a Reshape.
+ends (the least of 0 and their first elements, compared with itself: false, NaN included), which the plugin cannot
+fold, so its walk from the output reaches every pinned op. The Reshape moves nothing (in place); each end costs a
+Reshape and a Slice of one element.
 Where the regions have ancestors on the data path (a ShapeOf of the resized tensor), those run in f32 too, up to
 the last Convolution or MatMul before them.
 """
@@ -74,16 +74,11 @@ def region_ends(ov_model) -> list:
 
 
 def _first(end):
-    """[0 or 1] f32: the first element of ``end`` (none where it is empty): a Slice over every axis, flattened."""
+    """[0 or 1] f32: the first element of ``end`` (none where it is empty), flattened and sliced (a Slice over
+    every axis of the unflattened tensor: OpenVINO 2023.3 made a Squeeze of it that failed, measured)."""
     o = ops()
-    flat = o.constant(np.array([-1], np.int64))
-    rank = end.get_partial_shape().rank
-    if rank.is_static and rank.get_length() == 0:
-        one = end
-    else:
-        start, n = ((end, rank.get_length()) if rank.is_static else (o.reshape(end, flat, False).output(0), 1))
-        one = o.slice(start, *(o.constant(np.full(n, v, np.int64)) for v in (0, 1, 1)))
-    first = o.reshape(one, flat, False)
+    flat = o.reshape(end, o.constant(np.array([-1], np.int64)), False)
+    first = o.slice(flat, *(o.constant(np.array([v], np.int64)) for v in (0, 1, 1)))
     return first.output(0) if end.get_element_type().get_type_name() == "f32" else o.convert(first, "f32").output(0)
 
 
@@ -99,10 +94,11 @@ def _tie(ov_model, ends) -> int:
     if not ends or not results:
         return 0
     o = ops()
-    firsts = o.concat([_first(e) for e in ends], 0)
-    # the least first element compared with itself: false, NaN included (an empty list: +inf, false too)
-    least = o.reduce_min(firsts, o.constant(np.array([0], np.int64)), keep_dims=False)
-    zero = o.convert(o.greater(least, least), "i64")
+    # a 0 first, so the list is never empty (OpenVINO 2023.3 failed a reduction of an empty tensor, measured: a
+    # window's tables are empty at an output length of 0), and the least kept as [1] (2023.3 made a Squeeze of it)
+    firsts = o.concat([o.constant(np.zeros(1, np.float32)).output(0)] + [_first(e) for e in ends], 0)
+    least = o.reduce_min(firsts, o.constant(np.array([0], np.int64)), keep_dims=True)
+    zero = o.convert(o.greater(least, least), "i64")  # false, NaN included
     result = results[0]
     y = result.input_value(0)
     kept = o.reshape(y, o.add(o.shape_of(y, "i64"), zero), False)

@@ -11,10 +11,10 @@ came out with output shape (1, 4, 0, 0) in 2025.4.1; the antialias window, 0.10 
 What every release keeps at the model's own precision is the graph's *tail*: the ops from which an output is
 reached without passing a Convolution, MatMul, FullyConnected, RNN, ROIPooling or Interpolate (the CPU plugin's
 ``EnforceInferencePrecision``, unchanged from 2023.3 to 2026.4). So ``keep_in_tail`` ties the pinned regions to the
-model's first output: that output becomes Reshape(y, ShapeOf(y) + z), z an integer 0 computed from each region's
-ends (the least of 0 and their first elements, compared with itself: false, NaN included), which the plugin cannot
-fold, so its walk from the output reaches every pinned op. The Reshape moves nothing (in place); each end costs a
-Reshape and a Slice of one element.
+model's first output: that output becomes y - z, z a 0 computed from each region's ends (the least of 0 and their
+first elements, compared with itself: false, NaN included), which the plugin cannot fold, so its walk from the
+output reaches every pinned op. The Subtract is one elementwise pass over the output; each end costs a Reshape and a
+Slice of one element.
 Where the regions have ancestors on the data path (a ShapeOf of the resized tensor), those run in f32 too, up to
 the last Convolution or MatMul before them.
 """
@@ -98,10 +98,14 @@ def _tie(ov_model, ends) -> int:
     # window's tables are empty at an output length of 0), and the least kept as [1] (2023.3 made a Squeeze of it)
     firsts = o.concat([o.constant(np.zeros(1, np.float32)).output(0)] + [_first(e) for e in ends], 0)
     least = o.reduce_min(firsts, o.constant(np.array([0], np.int64)), keep_dims=True)
-    zero = o.convert(o.greater(least, least), "i64")  # false, NaN included
     result = results[0]
     y = result.input_value(0)
-    kept = o.reshape(y, o.add(o.shape_of(y, "i64"), zero), False)
+    never = o.reshape(o.greater(least, least), o.constant(np.zeros(0, np.int64)), False)  # false, NaN included
+    # y - 0: every value as it is (-0 too, which y + 0 turns into +0). Measured: a Reshape to a shape read from the
+    # ends was miscomputed by OpenVINO 2026.4.1 read from its IR (RAFT's flow, 1.75 off), a Select by 2023.3 (a
+    # run-time nearest form's output shape)
+    boolean = y.get_element_type().get_type_name() == "boolean"
+    kept = o.logical_or(y, never) if boolean else o.subtract(y, o.convert_like(never, y))
     names = y.get_names()
     y.get_tensor().set_names(set())
     kept.output(0).get_tensor().set_names(names)

@@ -14,9 +14,8 @@ reached without passing a Convolution, MatMul, FullyConnected, RNN, ROIPooling o
 model's first output: that output becomes y - z, z a 0 computed from each region's ends (the least of 0 and their
 first elements, compared with itself: false, NaN included), which the plugin cannot fold, so its walk from the
 output reaches every pinned op. The Subtract is one elementwise pass over the output; each end costs a Reshape and a
-Slice of one element.
-Where the regions have ancestors on the data path (a ShapeOf of the resized tensor), those run in f32 too, up to
-the last Convolution or MatMul before them.
+Slice of one element. Where the regions have ancestors on the data path (a ShapeOf of the resized tensor), those
+run in f32 too, up to the last Convolution or MatMul before them.
 """
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ def _first_deviation(model, names, irs, consts, values, fixed):
             # tf_crop_and_resize casts the extrapolation value and truncates the taps' sum)
             explained = not _reads_graph_arithmetic(node, consts, constants | fed) or \
                 ort_ir != ir and against_oracle(ort_ir, got, ort_want, args).ok or \
-                ort_ir != ir and _same_off_ties(ir, ort_ir, got, ort_want, args) or \
+                ort_ir != ir and same_off_ties(ir, ort_ir, got, ort_want, args) or \
                 ort_rounds_integers_otherwise(ir) and got.shape == np.shape(ort_want) and \
                 bool(np.all(np.abs(got.astype(np.float64) - ort_want) <= 1))
         except Exception:  # noqa: BLE001 -- the oracle refuses these inputs: the node proofs judged it
@@ -156,7 +156,7 @@ def _first_deviation(model, names, irs, consts, values, fixed):
     return None, None
 
 
-def _same_off_ties(ir, ort_ir, got, want, args) -> bool:
+def same_off_ties(ir, ort_ir, got, want, args) -> bool:
     """Whether a nearest node's onnxruntime output is its convention's oracle (``ort_ir``) at every output but those
     on a float32 tie (``equivalence.diff``'s ties): onnxruntime computes the source coordinate in float32, which
     lands either side of a rounding boundary there (scale 0.7f: 3.5 / 0.7f is 5.0 in float32, 5.00000009 exact),

@@ -209,3 +209,27 @@ def test_a_rung_caught_only_by_the_whole_model_check_is_a_defect(tmp_path, monke
     call = CallResult("convert-ov", [], 2, "", f"resample-bridge: error: {caught.value.line()}\n", False, 1.0)
     classify_call(Case("resize", "keep aspect", model=m), call, {}, {}, str(tmp_path), 2)
     assert call.outcome == "SELF-REFUSED", (call.outcome, call.detail)
+
+
+def test_onnxruntimes_float32_tie_on_a_run_time_roi_is_explained():
+    """Fuzz seed 16912 case 10: nearest tf_crop_and_resize with its roi fed at run time, W 6 -> 3 from 0.1f: output
+    0's source is 0.1f * 5 = 0.5 + 7e-9, which onnxruntime (and onnx.reference) round to 0.5 in float32, a tie its
+    round_prefer_floor sends to 0; the oracle's exact arithmetic reads 1. The campaign called the oracle disputed
+    (silently wrong) because re-running the oracle on onnxruntime's convention cannot reproduce a float32 tie; the
+    whole-model check's own allowance (``model_reference.same_off_ties``) explains it."""
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.tools.dev.fuzz_exec import ort_verdict
+
+    node = helper.make_node("Resize", ["X", "roi", "scales"], ["Y"], mode="nearest", name="resize",
+                            coordinate_transformation_mode="tf_crop_and_resize", nearest_mode="round_prefer_floor")
+    model = make_model([node], [vi("X", TensorProto.INT32, [1, 1, 6, 6]), vi("roi", F, [8])],
+                       [out_vi("Y", TensorProto.INT32, 4)],
+                       [const_init("scales", np.array([1, 1, 0.5, 0.5], np.float32))], opset=17)
+    x = np.random.default_rng(0).integers(-1000, 1000, (1, 1, 6, 6)).astype(np.int32)
+    roi = np.array([0.1, -0.2, 0, 0.1, 1, 0.75, 0.75, 1], np.float32)
+    (_, ir), = parse_model(model)
+    args = [x, roi, np.array([1, 1, 0.5, 0.5], np.float32), None]
+    want, got = run(ir, *args), run_onnxruntime(model, {"X": x, "roi": roi})["Y"]
+    assert not np.array_equal(got, want)  # the tie: onnxruntime reads element 0, the oracle element 1
+    verdict = ort_verdict(got, want, ir, args, 1.0)
+    assert verdict.startswith("explained") and verdict.endswith("(float32 ties)"), verdict

@@ -169,6 +169,14 @@ def test_the_default_runs_on_older_cpus(written, cpu, tmp_path):
     _run([qemu, "-cpu", cpu], sys.executable, written, tmp_path, env=dict(os.environ, OPENBLAS_CORETYPE="Prescott"))
 
 
+def needs_bf16():
+    """Skip where this CPU has no bf16 (OpenVINO runs the bf16 hint in f32 there: nothing to tell apart)."""
+    import openvino as ov
+
+    if "BF16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+        pytest.skip("this CPU has no bf16: OpenVINO runs the bf16 hint in f32 here")
+
+
 def _other_releases() -> list[str]:
     """The Pythons ``RB_OTHER_OPENVINO_PYTHON`` names (several: separated by os.pathsep), each with another
     OpenVINO release in its own venv."""
@@ -203,10 +211,7 @@ def test_the_default_runs_in_another_release_at_bf16(written, release, tmp_path)
     others = _other_releases()
     if release >= len(others):
         pytest.skip("RB_OTHER_OPENVINO_PYTHON names no Python with another OpenVINO release here")
-    import openvino as ov
-
-    if "BF16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
-        pytest.skip("this CPU has no bf16: OpenVINO runs the bf16 hint in f32 here")
+    needs_bf16()
     here = _outputs([], sys.executable, written, tmp_path / "here.npz", hint="bf16")
     there = _outputs([], others[release], written, tmp_path / "there.npz", hint="bf16")
     for (xml, _, want, _), mine, theirs in zip(written, here, there):

@@ -8,9 +8,6 @@ wrong output length, is far outside. The Conv is the identity (1x1, weights eye(
 
 from __future__ import annotations
 
-import subprocess
-import textwrap
-
 import numpy as np
 import pytest
 
@@ -22,7 +19,7 @@ from resample_bridge.lowering.openvino.pinned_tail import unread  # noqa: E402
 from resample_bridge.semantics import tolerance  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
-from tests.lowering.test_default_portable import _other_releases  # noqa: E402
+from tests.lowering.test_default_portable import _other_releases, _outputs, needs_bf16  # noqa: E402
 from tests.lowering.test_scale_nearest import scales_model as nearest_model  # noqa: E402
 from tests.lowering.test_scale_taps import CROPS, scales_model, sizes_crop_model  # noqa: E402
 
@@ -112,16 +109,11 @@ def _judge(name, got, want, bound):
     assert not off.any(), (name, int(off.sum()), float(np.abs(got - want).max()))
 
 
-def _needs_bf16():
-    if "BF16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
-        pytest.skip("this CPU has no bf16: OpenVINO runs the bf16 hint in f32 here")
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_pins_hold_where_the_mark_is_not_read(written, name):
     """Fails without the tie: the scale windows' lengths and taps, computed in bf16, came out 0.05 - 0.12 off
     (and a run-time scale's output length 0 in OpenVINO 2025.4.1)."""
-    _needs_bf16()
+    needs_bf16()
     _, bare, feeds, want, bound = written[name]
     core = ov.Core()
     c = core.compile_model(core.read_model(str(bare)), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
@@ -130,31 +122,16 @@ def test_the_pins_hold_where_the_mark_is_not_read(written, name):
     _judge(name, got, want, bound)
 
 
-_RUN = textwrap.dedent("""
-    import sys, numpy as np, openvino as ov
-    core = ov.Core()
-    out = []
-    for xml, feed in zip(sys.argv[2::2], sys.argv[3::2]):
-        ins = np.load(feed)
-        c = core.compile_model(core.read_model(xml), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
-        out.append(c([ins[k] for k in ins.files])[c.output(0)])
-    np.savez(sys.argv[1], *out)
-""")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("release", range(4))
 def test_the_pins_hold_in_another_release(written, release, tmp_path):
     """As written, at the bf16 hint in another OpenVINO release (2023.3.0 to 2025.4.1 measured)."""
-    _needs_bf16()
+    needs_bf16()
     others = _other_releases()
     if release >= len(others):
         pytest.skip("RB_OTHER_OPENVINO_PYTHON names no Python with another OpenVINO release here")
     names = sorted(written)
-    args = [str(a) for n in names for a in (written[n][0], written[n][2])]
-    got = tmp_path / "got.npz"
-    done = subprocess.run([others[release], "-c", _RUN, str(got), *args], capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-1500:]
-    with np.load(got) as z:
-        for i, n in enumerate(names):
-            _judge(n, z[f"arr_{i}"], *written[n][3:])
+    got = _outputs([], others[release], [(written[n][0], written[n][2], None, None) for n in names],
+                   tmp_path / "got.npz", hint="bf16")
+    for n, out in zip(names, got):
+        _judge(n, out, *written[n][3:])

@@ -229,12 +229,19 @@ def scale_indices(ir: ResizeIR) -> tuple[ScaleIndex, ...] | NoNearestIndex:
 def oracle_scale_indices(ir: ResizeIR, scale: Fraction, in_len: int):
     """The oracle's own nearest taps (``bind_resize`` + ``taps.axis_taps``) of one axis of ``ir`` resized by the
     static ``scale`` from in_len: what ``ScaleIndex.indices`` must equal (its length is the output length)."""
+    return oracle_scale_taps(ir, scale, in_len)[0]
+
+
+def oracle_scale_taps(ir: ResizeIR, scale: Fraction, in_len: int):
+    """(index int64 [out], inside bool [out]) of ``oracle_scale_indices``: ``inside`` False where the tap weighs
+    0, a pick outside the input under exclude_outside (``taps._nearest_taps``)."""
     one = dataclasses.replace(ir, rank=1, axes=(0,), sizes=None, scales=(Fraction(scale),), roi=None,
                               input_shape=None, pads=())
     bound = bind_resize(one, (int(in_len),))
     if not bound.axes:
-        return np.arange(bound.out_shape[0], dtype=np.int64)
-    return axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside).index[:, 0]
+        return np.arange(bound.out_shape[0], dtype=np.int64), np.ones(bound.out_shape[0], dtype=bool)
+    taps = axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside)
+    return taps.index[:, 0], np.asarray(taps.weight[:, 0] != 0, dtype=bool)
 
 
-__all__ = ["ScaleIndex", "CentredIndex", "scale_indices", "oracle_scale_indices", "MAX_LEN"]
+__all__ = ["ScaleIndex", "CentredIndex", "scale_indices", "oracle_scale_indices", "oracle_scale_taps", "MAX_LEN"]

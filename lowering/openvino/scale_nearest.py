@@ -18,11 +18,13 @@ from |2o+1-out| / (2s) the way tf_half_pixel_for_nn / half_pixel do, per parity 
 Shape. The axes are computed together, as rows of one [axes, longest output] table (a resized axis costs a
 Gather and a Slice of its row, not its own ~40 small ops: OpenVINO spends about a microsecond per op); the
 scales are read by a one-hot Select and a sum (a Gather of floats runs in bf16 under that hint, pinned or not),
-and a float is never unsqueezed (same), so every op from the scales to the indices runs as written.
+and a float is never unsqueezed (same), so every op from the scales to the indices runs as written. Under
+exclude_outside a pick outside the input weighs 0: each Gather's result is multiplied by which of its picks lie
+inside (the unclamped index against [0, L-1]), as the oracle multiplies by the tap's weight.
 
 Proof by numbers (``grid_verdict``): the index subgraph alone, every axis fed another (L, s) of
 ``scale_grid.grid`` (scales k/L and their float32 neighbours: the ties and the products beside an integer),
-against the oracle's own taps (``semantics.nearest_scale.oracle_scale_indices``); ``scale_proof.prove_nearest``
+against the oracle's own taps (``semantics.nearest_scale.oracle_scale_taps``); ``scale_proof.prove_nearest``
 re-reads it from the produced model.
 """
 
@@ -34,7 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...semantics.ir import ResizeIR, RuntimeValue
-from ...semantics.nearest_scale import MIRRORED, oracle_scale_indices
+from ...semantics.nearest_scale import MIRRORED, oracle_scale_taps
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..compiled import resize_inputs
 from ..index_form import axis_key
@@ -79,8 +81,6 @@ def refusal(ir: ResizeIR) -> tuple[str, str] | None:
         return f"coordinate mode {ir.coord} has no run-time scale index form", "coordinate_transformation_mode"
     if ir.sampler.nearest not in RULES:
         return f"nearest rounding {ir.sampler.nearest} has no run-time scale index form", "nearest_mode"
-    if ir.exclude_outside:
-        return "exclude_outside turns a pick outside the input into 0", "exclude_outside"
     shared = scale_refusal(ir)
     if shared is not None:
         return shared
@@ -190,8 +190,10 @@ def _centred(ir: ResizeIR, xi, in_len, out_len, m, f, s, minus_one):
 
 
 def index_table(ir: ResizeIR, in_lens, s):
-    """(index i64 [n, longest], out i64 [n]) for i64 input lengths ``in_lens`` [n] and f32 scales ``s`` [n]: row k
-    holds axis k's source indices, valid up to its output length out[k] (the rest is never read)."""
+    """(index i64 [n, longest], out i64 [n], inside) for i64 input lengths ``in_lens`` [n] and f32 scales ``s``
+    [n]: row k holds axis k's source indices, valid up to its output length out[k] (the rest is never read).
+    ``inside`` (under exclude_outside, else None): bool [n, longest], False where the pick lies outside the input
+    (the oracle weighs that tap 0)."""
     o = ops()
     m, f = significand(s)
     out = out_length(in_lens, s, (m, f), ir.size_rule)
@@ -213,6 +215,9 @@ def index_table(ir: ResizeIR, in_lens, s):
     # pytorch_half_pixel and align_corners read source 0 at output length 1 (every rule picks 0 there)
     if ir.coord in ("pytorch_half_pixel", "align_corners"):
         idx = o.select(o.equal(out_len, _i64(1)), _i64(0), idx).output(0)
+    # the pick's place against the input before the clamp (exclude_outside zeroes what lies outside)
+    inside = o.logical_and(o.greater_equal(idx, _i64(0)), o.less(idx, in_len)).output(0) \
+        if ir.exclude_outside else None
     idx = o.minimum(o.maximum(idx, _i64(0)), o.subtract(in_len, _i64(1))).output(0)
     # an axis of scale 1 is copied (tf_half_pixel_for_nn would read o + 1/2 there), and one the IR copies at
     # equal lengths (``equal_length_identity``)
@@ -220,12 +225,16 @@ def index_table(ir: ResizeIR, in_lens, s):
     if ir.equal_length_identity:
         same = o.logical_or(same, o.equal(in_lens, out))
     idx = o.select(_column(same.output(0)), xi, idx).output(0)
-    pin_f32([idx, out], [in_lens, s])  # the significand and the estimate: f32 under any hint
-    return idx, out
+    if inside is not None:
+        inside = o.logical_or(_column(same.output(0)), inside).output(0)
+    pin_f32([idx, out] + ([inside] if inside is not None else []), [in_lens, s])  # the significand and the
+    # estimate: f32 under any hint
+    return idx, out, inside
 
 
 def rows(idx, out, n: int) -> list:
-    """Row k of the index table cut to its output length out[k], for each of the ``n`` axes."""
+    """Row k of the index table (or of its ``inside`` table) cut to its output length out[k], for each of the
+    ``n`` axes."""
     o = ops()
     got = []
     for k in range(n):
@@ -236,23 +245,37 @@ def rows(idx, out, n: int) -> list:
     return got
 
 
+def zeroed_outside(name: str, y, keep, rank: int, axis: int):
+    """``y`` times ``keep`` (bool [out] along ``axis``) in y's own type: the oracle's tap weight 0 / 1 under
+    exclude_outside, whose product keeps NaN and inf NaN where it zeroes (``decompose.bind``); the Multiply
+    tagged "outside" for the proof (``scale_proof.prove_nearest``)."""
+    o = ops()
+    others = [a for a in range(rank) if a != axis]
+    where = o.unsqueeze(keep, o.constant(np.array(others, np.int64))) if others else keep
+    product = o.multiply(y, o.convert(where, y.get_element_type()))
+    tag(product, tag_of(name, axis, "outside"))
+    return product.output(0)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Proof by numbers of the index subgraph, over the grid of (L, s)
 
 
 @functools.lru_cache(maxsize=None)
-def _oracle(ir: ResizeIR, s: float, in_len: int) -> np.ndarray:
-    return oracle_scale_indices(ir, Fraction(s), in_len)
+def _oracle(ir: ResizeIR, s: float, in_len: int) -> tuple[np.ndarray, np.ndarray]:
+    return oracle_scale_taps(ir, Fraction(s), in_len)
 
 
 def standalone(ir: ResizeIR, n: int):
-    """The index subgraph of ``n`` axes alone: parameters the lengths [n] and scales [n], outputs the rows."""
+    """The index subgraph of ``n`` axes alone: parameters the lengths [n] and scales [n], outputs the rows (then,
+    under exclude_outside, the rows of ``inside``)."""
     import openvino as ov
 
     o = ops()
     pi, ps = o.parameter([n], np.int64, name="in"), o.parameter([n], np.float32, name="s")
-    idx, out = index_table(ir, pi.output(0), ps.output(0))
-    return ov.Model(rows(idx, out, n), [pi, ps], "scale_index")
+    idx, out, inside = index_table(ir, pi.output(0), ps.output(0))
+    return ov.Model(rows(idx, out, n) + (rows(inside, out, n) if inside is not None else []), [pi, ps],
+                    "scale_index")
 
 
 def _feeds(n: int, fixed: tuple | None):
@@ -270,8 +293,9 @@ def _feeds(n: int, fixed: tuple | None):
 
 def grid_verdict(model, ir: ResizeIR, n: int, fixed: tuple | None = None) -> str | None:
     """None when ``model`` (parameters: the lengths [n] i64 unless ``fixed`` gives them, the scales [n] f32;
-    outputs: the n index rows) gives the oracle's taps of ``ir``, output lengths included, on OpenVINO CPU for
-    every (L, s) of ``scale_grid.grid`` at every axis, else where it does not."""
+    outputs: the n index rows, then under exclude_outside the n rows of which picks lie inside: 0 / 1 of any
+    type) gives the oracle's taps of ``ir``, output lengths included, on OpenVINO CPU for every (L, s) of
+    ``scale_grid.grid`` at every axis, else where it does not."""
     one = axis_key(ir)
 
     def check(run):
@@ -279,11 +303,14 @@ def grid_verdict(model, ir: ResizeIR, n: int, fixed: tuple | None = None) -> str
             feed = ([] if fixed else [np.array(lengths, np.int64)]) + [np.array(scales, np.float32)]
             run.infer(feed)
             for k, (L, s) in enumerate(zip(lengths, scales)):
-                got, want = run.get_output_tensor(k).data.reshape(-1), _oracle(one, s, L)
-                if got.shape != want.shape or not np.array_equal(got, want):
-                    bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
-                        f"index {int(np.flatnonzero(got != want)[0])}"
-                    return f"source indices differ from the oracle's taps at L={L}, s={s!r} ({bad})"
+                want, inside = _oracle(one, s, L)
+                for what, got, want in [("source indices", run.get_output_tensor(k).data.reshape(-1), want)] + \
+                        ([("picks inside the input", run.get_output_tensor(n + k).data.reshape(-1), inside)]
+                         if ir.exclude_outside else []):
+                    if got.shape != want.shape or not np.array_equal(got.astype(np.float64), want.astype(np.float64)):
+                        bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
+                            f"index {int(np.flatnonzero(got.astype(np.float64) != want)[0])}"
+                        return f"{what} differ from the oracle's taps at L={L}, s={s!r} ({bad})"
         return None
     return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), one, n, fixed), model, "index", check)
 
@@ -324,10 +351,12 @@ def rung(node, not_native=()):
     tag(s, tag_of(node.name, JOINT, "scale"))
     pin_f32([s.output(0)], [scales])
     y = x
-    for axis, row in zip(axes, rows(*index_table(ir, in_lens.output(0), s.output(0)), len(axes))):
+    idx, out, inside = index_table(ir, in_lens.output(0), s.output(0))
+    keeps = rows(inside, out, len(axes)) if inside is not None else [None] * len(axes)
+    for axis, row, keep in zip(axes, rows(idx, out, len(axes)), keeps):
         g = o.gather(y, row, _i64(axis))
         tag(g, tag_of(node.name, axis, "gather"))
-        y = g.output(0)
+        y = g.output(0) if keep is None else zeroed_outside(node.name, g.output(0), keep, ir.rank, axis)
     reason = REASON + f", exact for lengths below {MAX_LEN} and scales below {MAX_SCALE}" + \
         inexact_spellings(not_native)
     fixed = {axis: dims(x)[axis] if dims(x) is not None else None for axis in ir.axes}

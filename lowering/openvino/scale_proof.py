@@ -154,13 +154,14 @@ def _cut(tags, rec, axis: int, outputs, fixed_of=None, second=("scale", lambda: 
 
 def prove_nearest(rec, by_tag, ov_model) -> list[str]:
     """The run-time scale index form (``scale_nearest``): every computed axis has its Gather (on that axis, fed
-    by the one before); their index rows, cut out of the model copy with parameters in place of the axes' joint
-    lengths and scales, give the oracle's taps over the grid; the axes left as they are read the constant 1."""
+    by the one before), under exclude_outside followed by its tagged Multiply by which picks lie inside; their
+    index rows (and those of the picks inside), cut out of the model copy with parameters in place of the axes'
+    joint lengths and scales, give the oracle's taps over the grid; the axes left as they are read the constant 1."""
     opened = _opened(rec, by_tag, ov_model, scale_nearest.refusal, "run-time scale index form")
     if isinstance(opened, list):
         return opened
     tags, axes, copied = opened
-    out, prev, indices = _prove_copied(tags, rec, scale_nearest.JOINT, copied), None, []
+    out, prev, indices, keeps = _prove_copied(tags, rec, scale_nearest.JOINT, copied), None, [], []
     for axis in axes:
         g = tags.get(tag_of(rec.node, axis, "gather"))
         if g is None or g.get_type_name() != "Gather":
@@ -172,8 +173,15 @@ def prove_nearest(rec, by_tag, ov_model) -> list[str]:
             return out + [f"{rec.node}: axis {axis}: the Gather does not read the previous axis' result"]
         indices.append(g.input_value(1))
         prev = g
+        if rec.ir.exclude_outside:
+            zeroed = tags.get(tag_of(rec.node, axis, "outside"))
+            if zeroed is None or zeroed.get_type_name() != "Multiply" or \
+                    zeroed.input_value(0).get_node().get_name() != g.get_name():
+                return out + [f"{rec.node}: axis {axis}: no Multiply of the Gather by which picks lie inside"]
+            keeps.append(zeroed.input_value(1))
+            prev = zeroed
     static = [rec.proof.get("fixed", {}).get(a) for a in axes]
-    cut = _cut(tags, rec, scale_nearest.JOINT, indices,
+    cut = _cut(tags, rec, scale_nearest.JOINT, indices + keeps,
                lambda: tuple(int(v) for v in static) if None not in static else None)
     why = cut if isinstance(cut, str) else scale_nearest.grid_verdict(cut[0], rec.ir, len(axes), cut[1])
     return out + ([] if why is None else [f"{rec.node}: {why}"])

@@ -32,12 +32,13 @@ CASES = [((10, 7), (0.7, 0.7)), ((10, 7), (2.0, 2.0)), ((9, 33), (1.0000001, 0.9
          ((20, 30), (1.5, 1 / 3)), ((250, 301), (0.333, 2.5))]
 
 
-def scales_model(coord="half_pixel", rule="round_prefer_floor", opset=19, dtype=TensorProto.FLOAT, hw=("h", "w")):
+def scales_model(coord="half_pixel", rule="round_prefer_floor", opset=19, dtype=TensorProto.FLOAT, hw=("h", "w"),
+                 exclude_outside=0):
     if opset == 10:
         node = helper.make_node("Resize", ["X", "S"], ["Y"], mode="nearest", name="r")
     else:
         node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode="nearest", coordinate_transformation_mode=coord,
-                                nearest_mode=rule, name="r")
+                                nearest_mode=rule, exclude_outside=exclude_outside, name="r")
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", dtype, [1, 2, *hw]),
                                             helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
                               [helper.make_tensor_value_info("Y", dtype, None)])
@@ -171,6 +172,58 @@ def test_proof_refuses_another_map(tmp_path):
     other = dataclasses.replace(rec.ir.sampler, nearest="round_prefer_ceil")
     wrong = dataclasses.replace(rec, ir=dataclasses.replace(rec.ir, sampler=other))
     assert any("differ from the oracle's taps" in f for f in prove(ov_model, [wrong])), prove(ov_model, [wrong])
+
+
+# (coordinate mode, rule) whose picks leave the input at some scale: half_pixel / pytorch_half_pixel floor read -1
+# at output 0 when enlarging, asymmetric / tf_half_pixel_for_nn ceil read L at the last output
+OUTSIDE = [("half_pixel", "floor"), ("pytorch_half_pixel", "floor"), ("asymmetric", "ceil"),
+           ("tf_half_pixel_for_nn", "ceil"), ("half_pixel", "round_prefer_floor"), ("align_corners", "ceil")]
+
+
+@pytest.mark.parametrize("coord,rule", OUTSIDE)
+def test_exclude_outside_zeroes_the_picks_outside_the_input(coord, rule, tmp_path):
+    """exclude_outside: a pick outside the input weighs 0 (the oracle's tap table). In the graph, at both hints;
+    the elements name their position plus 1, so a zeroed pick differs from every element."""
+    model = scales_model(coord, rule, exclude_outside=1)
+    xml, src = written_default(model, tmp_path, sn.FORM)
+    (_, ir), = parse_model(src)
+    zeroed = 0
+    for hint in HINTS:
+        compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for hw, sc in CASES:
+            x, s = positions(*hw) + 1, np.array([1, 1, *sc], np.float32)
+            got, want = compiled([x, s])[0], run(ir, x, None, s, None)
+            assert got.shape == want.shape and np.array_equal(got, want), (hint, hw, sc)
+            zeroed += int((want == 0).sum())
+    assert zeroed or coord in ("half_pixel", "align_corners") and rule != "floor", "no case picks outside"
+
+
+def test_exclude_outside_multiplies_as_the_oracle_does(tmp_path):
+    """A zeroed pick of inf or NaN is NaN, as the oracle's product by the weight 0; the picks inside keep inf."""
+    xml, src = written_default(scales_model("half_pixel", "floor", exclude_outside=1), tmp_path, sn.FORM)
+    (_, ir), = parse_model(src)
+    x = np.full((1, 2, 4, 5), np.inf, np.float32)
+    x[0, 1] = np.nan
+    s = np.array([1, 1, 2.0, 1.5], np.float32)
+    got, want = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([x, s])[0], \
+        run(ir, x, None, s, None)
+    assert np.isnan(want[0, 0]).any() and np.isinf(want[0, 0]).any()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_proof_refuses_the_picks_outside_kept(tmp_path):
+    """The Multiply by which picks lie inside bypassed in the produced model: the proof names it."""
+    from resample_bridge.lowering.openvino.graph import TAG
+
+    src = tmp_path / "m.onnx"
+    onnx.save(scales_model("half_pixel", "floor", exclude_outside=1), src)
+    ov_model, records = convert(str(src))
+    assert prove(ov_model, records) == []
+    zeroed = [o for o in ov_model.get_ops() if TAG in o.get_rt_info() and
+              str(o.get_rt_info()[TAG].astype(str)).endswith("/outside")]
+    assert len(zeroed) == 4  # every axis: its scale is read at run time
+    zeroed[1].output(0).replace(zeroed[1].input_value(0))
+    assert any("no Multiply of the Gather" in f for f in prove(ov_model, records)), prove(ov_model, records)
 
 
 def test_proof_refuses_a_scale_read_otherwise(tmp_path):

@@ -74,6 +74,8 @@ CASES = {
     "scales_antialias": (scales_model("cubic", "half_pixel", True, axes=[2, 3], antialias=True),
                          {"X": _x(20, 31), "S": _s(0.61, 0.37)}),
     "scales_nearest": (nearest_model("half_pixel", "round_prefer_ceil"), {"X": _x(7, 9), "S": _s(1, 1, 2.5, 0.6)}),
+    "scales_nearest_outside": (nearest_model("half_pixel", "floor", exclude_outside=1),
+                               {"X": _x(7, 9), "S": _s(1, 1, 2.5, 1.7)}),
     "crop_sizes": (sizes_crop_model("linear", CROPS["flipped"]), {"X": _x(10, 12), "Z": np.array([1, C, 7, 19])}),
     "sizes_antialias": (_sizes_antialias(), {"X": _x(31, 17), "Z": np.array([1, C, 9, 5])}),
     "grid_nearest": (_grid_nearest(), {"X": _x(6, 7), "G": _tie_grid()}),

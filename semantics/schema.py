@@ -140,7 +140,13 @@ FIELDS: dict[str, tuple[Field, ...]] = PerOp(
 )
 del R
 # IR fields no attribute carries, read from those that do.
-_DERIVED = PerOp("schema's derived fields", resize=None, gridsample=None,
+def _resize_derived(kw: dict) -> dict:
+    """A Resize of no resized axis (every scale 1: the IR copies it) writes its empty scales as '', as it writes
+    absent ones; every Resize has scales or sizes, so both absent read as those empty scales."""
+    return {"scales": ()} if kw["scales"] is None and kw["sizes"] is None and not kw["axes"] else {}
+
+
+_DERIVED = PerOp("schema's derived fields", resize=_resize_derived, gridsample=None,
                  deformconv=lambda kw: {"spatial_rank": len(kw["strides"])})
 _KIND_OF_OP = {**{v: k for k, v in ONNX_OP_TYPES.items()}, **{v: k for k, v in OP_TYPES.items()}}
 
@@ -249,7 +255,7 @@ def from_attributes(op_type: str, attrs: dict):
     kw["sampler"] = Sampler(part["kind"], nearest=part.get("nearest"), cubic_a=part.get("cubic_a"),
                             antialias=part.get("antialias", False))
     derived = _DERIVED[kind]
-    return SPECS[kind].ir(**kw, **(derived(kw) if derived else {}), origin=f"{DOMAIN}::{ONNX_OP_TYPES[kind]}")
+    return SPECS[kind].ir(**{**kw, **(derived(kw) if derived else {})}, origin=f"{DOMAIN}::{ONNX_OP_TYPES[kind]}")
 
 
 __all__ = ["DOMAIN", "DOMAIN_VERSION", "SCHEMA_VERSION", "KINDS", "ONNX_OP_TYPES", "OP_TYPES", "TARGETS",

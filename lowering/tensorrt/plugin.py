@@ -113,7 +113,10 @@ def ir_from_plugin(op_type: str, attrs: dict, input_shape=None, dtype=None, size
                           f"{PLUGIN_SCHEMA_VERSION}", field="rb_schema")
     if op_type not in PLUGIN_OPS.values():
         raise BridgeError(f"{op_type} is not a resample-bridge plugin op", field="op_type")
-    text = {k: _attr(attrs, k) for k in attrs}
+    kind = next(k for k, name in PLUGIN_OPS.items() if name == op_type)
+    # an empty INTS is left out when written (``plugin_attributes``; the plugin's own reader takes it as empty)
+    text = {**{f.name: [] for f in schema.fields(kind, "tensorrt") if f.type == "INTS"},
+            **{k: _attr(attrs, k) for k in attrs}}
     input_shape = tuple(input_shape) if input_shape is not None else None
     if op_type == PLUGIN_OPS["gridsample"]:
         if input_shape is None:

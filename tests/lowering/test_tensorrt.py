@@ -355,6 +355,22 @@ def test_plugin_attributes_are_exact():
         low.ir_from_plugin("ResampleBridgeResize", {**low.plugin_attributes(ir), "rb_schema": 2})
 
 
+def test_a_resize_of_no_resized_axis_travels_to_the_plugin():
+    """Every scale 1 (antialias: no TensorRT op): the IR copies the input and has no resized axis, so the plugin
+    node writes no axes and empty scales (an empty INTS is left out, empty scales read ''); both come back as the
+    source's, and the conversion is written (it failed on "KeyError('axes')", then on scales () vs None)."""
+    model = resize_model((1, 3, 8, 9), scales=[1, 1, 1, 1], mode="linear")
+    model.opset_import[0].version = 19
+    model.graph.node[0].attribute.append(helper.make_attribute("antialias", 1))
+    ((_, ir),) = parse_model(model)
+    assert ir.axes == () and ir.scales == ()
+    attrs = low.plugin_attributes(ir)
+    assert "axes" not in attrs and attrs["scales"] == ""
+    assert low.ir_from_plugin("ResampleBridgeResize", attrs, ir.input_shape, ir.dtype) == ir
+    result = low.TARGET(model, Policy(floor=low.PLUGIN))
+    assert [r.rung for r in result.records] == [4] and low.prove(result.model, result.records) == []
+
+
 def test_proof_catches_a_tampered_plugin_node_and_a_respelled_node():
     model, _, _ = _case("test_resize_tf_crop_and_resize")
     result = low.TARGET(model, Policy(floor=low.PLUGIN))

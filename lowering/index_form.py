@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..semantics.nearest_index import INT32_MAX_OUT, NearestIndex, NoNearestIndex, nearest_index, \
-    oracle_nearest_indices
+    oracle_nearest_taps
 from ..semantics.ir import ResizeIR
 from .passes import Refusal
 from .compiled.build import cache_root, project_hash
@@ -37,8 +37,8 @@ def form_of(ir) -> NearestIndex | Refusal:
 
 
 @functools.lru_cache(maxsize=None)
-def _oracle(one: ResizeIR, in_len: int, out_len: int) -> np.ndarray:
-    return oracle_nearest_indices(one, in_len, out_len)
+def _oracle(one: ResizeIR, in_len: int, out_len: int) -> tuple[np.ndarray, np.ndarray]:
+    return oracle_nearest_taps(one, in_len, out_len)
 
 
 # Equal input and output lengths the oracle is asked about before an axis is taken as a copy.
@@ -49,7 +49,8 @@ def copied_axes(ir: ResizeIR) -> tuple:
     """The resized axes an index form leaves as they are: their run-time size is X's own length there by the
     graph's arithmetic (``RuntimeValue.same_as_input``), and the oracle copies an axis of equal lengths."""
     pinned = ir.pinned_axes()
-    if not pinned or not all(np.array_equal(oracle_indices(ir, n, n), np.arange(n)) for n in _EQUAL_LENGTHS):
+    if not pinned or not all(np.array_equal(oracle_indices(ir, n, n), np.arange(n)) and
+                             oracle_inside(ir, n, n).all() for n in _EQUAL_LENGTHS):
         return ()
     return pinned
 
@@ -60,21 +61,37 @@ def axis_key(ir: ResizeIR) -> ResizeIR:
     return dataclasses.replace(ir, rank=1, axes=(0,), sizes=(1,), scales=None, roi=None, input_shape=None, pads=())
 
 
+def index_ir(ir: ResizeIR) -> ResizeIR:
+    """``ir`` as its index map reads it: exclude_outside moves no pick (it weighs a pick outside the input 0, which
+    the OpenVINO rung multiplies in after the Gather), so the form is the one without it. Output lengths from
+    static fractional scales keep it (``semantics.nearest_scale``'s forms have no such product: they refuse it)."""
+    return dataclasses.replace(ir, exclude_outside=False) if ir.exclude_outside else ir
+
+
 def oracle_indices(ir: ResizeIR, in_len: int, out_len: int) -> np.ndarray:
     """The oracle's nearest source indices of one axis of ``ir`` (cached by ``axis_key``)."""
-    return _oracle(axis_key(ir), in_len, out_len)
+    return _oracle(axis_key(ir), in_len, out_len)[0]
+
+
+def oracle_inside(ir: ResizeIR, in_len: int, out_len: int) -> np.ndarray:
+    """Which of those picks weigh 1 (all but those outside the input under exclude_outside)."""
+    return _oracle(axis_key(ir), in_len, out_len)[1]
 
 
 def grid_mismatch(ir: ResizeIR, grid, run) -> str | None:
     """None when ``run(in, out)`` (an index vector; ``out`` None: the subgraph has its length built in) equals
-    the oracle's taps for every pair of ``grid``, else where it first does not."""
+    the oracle's taps for every pair of ``grid``, else where it first does not. Under exclude_outside ``run``
+    gives (the index vector, which picks lie inside the input: 0 / 1 of any type), both checked."""
     for i, o in grid:
-        got = np.asarray(run(i, o)).reshape(-1)
-        o = got.size if o is None else o
-        want = oracle_indices(ir, i, o)
-        if got.shape != want.shape or not np.array_equal(got, want):
-            bad = f"shape {got.shape}" if got.shape != want.shape else f"index {int(np.flatnonzero(got != want)[0])}"
-            return f"source indices differ from the oracle's taps at in={i}, out={o} ({bad})"
+        got = run(i, o)
+        got = [np.asarray(v).reshape(-1) for v in (got if ir.exclude_outside else [got])]
+        o = got[0].size if o is None else o
+        want = [oracle_indices(ir, i, o), oracle_inside(ir, i, o)][:len(got)]
+        for what, g, w in zip(("source indices", "picks inside the input"), got, want):
+            if g.shape != w.shape or not np.array_equal(g.astype(np.float64), w.astype(np.float64)):
+                bad = f"shape {g.shape}" if g.shape != w.shape else \
+                    f"index {int(np.flatnonzero(g.astype(np.float64) != w)[0])}"
+                return f"{what} differ from the oracle's taps at in={i}, out={o} ({bad})"
     return None
 
 

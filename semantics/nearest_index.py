@@ -299,12 +299,19 @@ def reads_scale(ir: ResizeIR) -> bool:
 def oracle_nearest_indices(ir: ResizeIR, in_len: int, out_len: int):
     """The oracle's own nearest taps (``bind_resize`` + ``taps.axis_taps``) for one axis of ``ir`` resized
     from in_len to out_len: what ``NearestIndex.indices`` must equal."""
+    return oracle_nearest_taps(ir, in_len, out_len)[0]
+
+
+def oracle_nearest_taps(ir: ResizeIR, in_len: int, out_len: int):
+    """(index int64 [out], inside bool [out]) of ``oracle_nearest_indices``: ``inside`` False where the tap weighs
+    0, a pick outside the input under exclude_outside (``taps._nearest_taps``)."""
     one = dataclasses.replace(ir, rank=1, axes=(0,), sizes=(int(out_len),), scales=None, roi=None,
                               input_shape=None, pads=())
     bound = bind_resize(one, (int(in_len),))
     if not bound.axes:
-        return np.arange(out_len, dtype=np.int64)
-    return axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside).index[:, 0]
+        return np.arange(out_len, dtype=np.int64), np.ones(out_len, dtype=bool)
+    taps = axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside)
+    return taps.index[:, 0], np.asarray(taps.weight[:, 0] != 0, dtype=bool)
 
 
 def oracle_aspect_indices(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):

@@ -18,7 +18,7 @@ import numpy as np
 from ...semantics.nearest_index import Linear, NearestIndex
 from ..index_form import Verdicts, version_of
 from ...semantics.messages import plugin_sentence
-from .graph import F32, ops
+from .graph import F32, ops, tag
 
 VERDICTS = Verdicts(version_of("openvino"))  # grid verdicts of the nearest index forms, by subgraph structure
 
@@ -157,11 +157,11 @@ def _log2_constant(r) -> int | None:
     return int(v[0]).bit_length() - 1 if v.size == 1 and v[0] > 0 and not int(v[0]) & (int(v[0]) - 1) else None
 
 
-def index_graph(form: NearestIndex, in_len, out_len, scale=None):
+def index_graph(form: NearestIndex, in_len, out_len, scale=None, inside: bool = False):
     """The index vector [out] (i64) for i64 scalar outputs ``in_len``, ``out_len`` (and ``scale``, the common
     scale's (I, S) where ``form.by_scale``): ``form`` in integer ops whose intermediates stay below r*out (see the
     module note). A zero q (asymmetric floor) leaves out its terms: every op here runs once per inference on
-    shapes known only then."""
+    shapes known only then. ``inside``: (index, which picks lie inside the input, bool [out]) for exclude_outside."""
     o = ops()
     i64 = "i64"
     one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
@@ -179,7 +179,9 @@ def index_graph(form: NearestIndex, in_len, out_len, scale=None):
         c = floor_div(q, r)
         n = o.add(n, o.subtract(q, o.multiply(c, r))).output(0)  # + q mod r
         idx = o.add(idx, c).output(0)
-    return finish_index(form, o.add(idx, floor_div(n, r)).output(0), x, in_len, out_len)
+    raw = o.add(idx, floor_div(n, r)).output(0)
+    done = finish_index(form, raw, x, in_len, out_len)
+    return (done, picks_inside(form, raw, in_len, out_len)) if inside else done
 
 
 def finish_index(form: NearestIndex, idx, x, in_len, out_len):
@@ -197,6 +199,31 @@ def finish_index(form: NearestIndex, idx, x, in_len, out_len):
     if form.needs_copy():
         idx = o.select(o.equal(in_len, out_len), x, idx).output(0)
     return idx
+
+
+def picks_inside(form: NearestIndex, raw, in_len, out_len):
+    """Which picks of the formula ``raw`` (i64 [out], before ``finish_index``'s pieces) lie inside [0, in-1]: the
+    out == 1 piece's own pick at output length 1, every pick of an axis the form copies at equal lengths."""
+    o = ops()
+    one, zero = o.constant(np.int64(1)), o.constant(np.int64(0))
+    if form.out1 is not None:
+        raw = o.select(o.equal(out_len, one), o.constant(np.int64(form.out1)), raw).output(0)
+    keep = o.logical_and(o.greater_equal(raw, zero), o.less(raw, in_len)).output(0)
+    if form.copy_equal:
+        keep = o.logical_or(keep, o.equal(in_len, out_len)).output(0)
+    return keep
+
+
+def zeroed_outside(name: str, y, keep, rank: int, axis: int):
+    """``y`` times ``keep`` (bool [out] along ``axis``) in y's own type: the oracle's tap weight 0 / 1 under
+    exclude_outside, whose product keeps NaN and inf NaN where it zeroes (``decompose.bind``); the Multiply
+    tagged "outside" for the proofs."""
+    o = ops()
+    others = [a for a in range(rank) if a != axis]
+    where = o.unsqueeze(keep, o.constant(np.array(others, np.int64))) if others else keep
+    product = o.multiply(y, o.convert(where, y.get_element_type()))
+    tag(product, tag_of(name, axis, "outside"))
+    return product.output(0)
 
 
 def centred(x, in_len, out_len, sides):

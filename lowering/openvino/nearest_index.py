@@ -2,7 +2,7 @@
 computed in the graph by exact integer arithmetic from the run-time lengths (``semantics.coords.
 nearest_index``: floor((p*x + q) / r) clamped to [0, in-1], p, q, r integer-linear in (in, out)), then one
 Gather per resized axis. No float coordinate, so no float32 rounding boundary: exact for every dtype the
-Gather moves.
+Gather moves. Under exclude_outside each Gather's result is multiplied by which picks lie inside the input.
 
 Arithmetic. OpenVINO's CPU plugin runs i64 as i32 (measured: an i64 Multiply wraps at 2^31) and divides
 integers in float32 (measured: Divide and FloorMod of i64 values past 2^24 are wrong; Divide truncates toward
@@ -31,11 +31,12 @@ import numpy as np
 from ...semantics.nearest_index import NearestIndex, NoNearestIndex, integer_scales, nearest_index
 from ...semantics.ir import ResizeIR, RuntimeValue, is_static
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
-from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, copied_axes, form_of, grid_mismatch, oracle_indices
+from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, copied_axes, form_of, grid_mismatch, index_ir, \
+    oracle_indices, oracle_inside
 from ..passes import Candidate, Refusal
 from .graph import dims, ops, tag
 from . import index_ops
-from .index_ops import cached_verdict, cut, index_graph, signature, tag_of, upstream_names
+from .index_ops import cached_verdict, cut, index_graph, signature, tag_of, upstream_names, zeroed_outside
 from . import nearest_scale
 from .interpolate import inexact_spellings
 
@@ -49,8 +50,9 @@ REASON = "index decomposition: source indices computed in int64 for every run-ti
 def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None:
     """None when ``model`` (parameters: the i64 scalars in and out, each unless ``fixed`` gives its value;
     output: the index vector) computes the oracle's nearest taps of ``ir`` on OpenVINO CPU for every (in,
-    out) of ``GRID`` (those with the fixed length(s)), else where it does not."""
-    form = nearest_index(ir)
+    out) of ``GRID`` (those with the fixed length(s)), else where it does not. Under exclude_outside its second
+    output says which picks lie inside the input, checked too."""
+    form = nearest_index(index_ir(ir))
     fi, fo = fixed
     # fo "length": the subgraph has its output length built in; each run is checked at that length.
     # fi "out" / fo "in": the subgraph reads one length for both (OpenVINO found them equal); checked on the
@@ -76,17 +78,20 @@ def grid_verdict(model, ir: ResizeIR, fixed: tuple = (None, None)) -> str | None
                 t.data[...] = v
             run.start_async()
             run.wait()
-            return run.get_output_tensor(0).data.copy()
+            got = [run.get_output_tensor(k).data.copy() for k in range(2 if ir.exclude_outside else 1)]
+            return got if ir.exclude_outside else got[0]
         return grid_mismatch(ir, [(i, None if fo == "length" else o) for i, o in grid], run_at)
-    return cached_verdict(index_ops.VERDICTS, (signature(model), form, fixed), model, "index", check)
+    return cached_verdict(index_ops.VERDICTS, (signature(model), form, fixed, ir.exclude_outside), model, "index",
+                          check)
 
 
-def _standalone(form: NearestIndex):
+def _standalone(form: NearestIndex, inside: bool = False):
     import openvino as ov
 
     o = ops()
     pi, po = o.parameter([], np.int64, name="in"), o.parameter([], np.int64, name="out")
-    return ov.Model([index_graph(form, pi.output(0), po.output(0))], [pi, po], "nearest_index")
+    got = index_graph(form, pi.output(0), po.output(0), inside=inside)
+    return ov.Model(list(got) if inside else [got], [pi, po], "nearest_index")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -142,7 +147,7 @@ def rung(node, not_native=(), unless=lambda node: None):
     (a dynamic input shape or sizes fed at run time). ``not_native``: as for the tap tables' rung. ``unless``:
     a refusal to answer with instead of proving the form (the cost model's), or None."""
     ir = node.ir
-    form, scaled = form_of(ir), None
+    form, scaled = form_of(index_ir(ir)), None
     if isinstance(form, Refusal) and form.field == "scales":  # not a whole-number scale: its own form
         form = scaled = nearest_scale.forms(ir)
     if isinstance(form, Refusal):
@@ -156,7 +161,7 @@ def rung(node, not_native=(), unless=lambda node: None):
     skipped = unless(node)
     if skipped is not None:
         return skipped
-    verdict = grid_verdict(_standalone(form), ir) if scaled is None else \
+    verdict = grid_verdict(_standalone(form, ir.exclude_outside), ir) if scaled is None else \
         next(filter(None, (nearest_scale.grid_verdict(nearest_scale.standalone(f), ir, f) for f in scaled)), None)
     if verdict is not None:
         return Refusal(verdict, "rung")
@@ -168,13 +173,15 @@ def rung(node, not_native=(), unless=lambda node: None):
     for i, axis in order:
         if axis in copied:
             continue  # X's own length at run time, and the oracle copies it: nothing to gather
+        keep = None
         if scaled is None:
-            idx = index_graph(form, *_lengths(node, shape_of, i, axis))
+            idx = index_graph(form, *_lengths(node, shape_of, i, axis), inside=ir.exclude_outside)
+            idx, keep = idx if ir.exclude_outside else (idx, None)
         else:
             idx = nearest_scale.axis_graph(scaled[i], _in_length(node, shape_of, axis))[0]
         g = o.gather(y, idx, o.constant(np.int64(axis)))
         tag(g, tag_of(node.name, axis, "gather"))
-        y = g.output(0)
+        y = g.output(0) if keep is None else zeroed_outside(node.name, g.output(0), keep, ir.rank, axis)
     reason = (REASON + f", exact for output lengths up to {MAX_OUT}" if scaled is None else
               nearest_scale.reason(scaled)) + inexact_spellings(not_native)
     fixed = {axis: _fixed(ir, i, _static_len(dims(x)[axis]), scaled) for i, axis in enumerate(ir.axes)}
@@ -284,8 +291,9 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     """Every resized axis has its Gather (on that axis, fed by the one before), and its index subgraph, taken
     out of a copy of the produced model with parameters in place of the run-time lengths it reads (the
     tagged Maximum ops), computes the oracle's taps over ``GRID``. Lengths OpenVINO folded into constants
-    must be the static ones recorded at lowering; an index vector folded whole must equal the taps."""
-    form, scaled = nearest_index(rec.ir), None
+    must be the static ones recorded at lowering; an index vector folded whole must equal the taps. Under
+    exclude_outside each Gather is followed by its tagged Multiply by which picks lie inside, proven with it."""
+    form, scaled = nearest_index(index_ir(rec.ir)), None
     if isinstance(form, NoNearestIndex) and form.field == "scales":
         scaled = nearest_scale.forms(rec.ir)
         form = NoNearestIndex(scaled.reason, scaled.field) if isinstance(scaled, Refusal) else scaled
@@ -300,7 +308,8 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     out += chained
     for axis, g in gathers.items():
         fixed = tuple(rec.proof.get("fixed", {}).get(axis, (None, None)))
-        got = _prove_axis(g.input_value(1), tags, rec, axis, fixed) if scaled is None else \
+        keep = tags[tag_of(rec.node, axis, "outside")].input_value(1) if rec.ir.exclude_outside else None
+        got = _prove_axis(g.input_value(1), tags, rec, axis, fixed, keep) if scaled is None else \
             nearest_scale.prove_axis(g.input_value(1), tags.get(tag_of(rec.node, axis, "in")), rec.ir,
                                      scaled[rec.ir.axes.index(axis)], fixed[0])
         out += [f"{rec.node}: axis {axis}: {m}" for m in got]
@@ -309,7 +318,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
 
 def index_gathers(rec, tags, axes) -> tuple[list[str], dict]:
     """(failures, {axis: its Gather}): every axis has its index Gather (``tag_of`` "gather"), on that axis, fed
-    by the one before."""
+    by the one before (under exclude_outside: by the tagged Multiply that reads the one before)."""
     out, found, prev = [], {}, None
     for axis in axes:
         g = tags.get(tag_of(rec.node, axis, "gather"))
@@ -322,12 +331,21 @@ def index_gathers(rec, tags, axes) -> tuple[list[str], dict]:
         if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
             out.append(f"{rec.node}: axis {axis}: the Gather does not read the previous axis' result")
         found[axis] = prev = g
+        if rec.ir.exclude_outside:
+            zeroed = tags.get(tag_of(rec.node, axis, "outside"))
+            if zeroed is None or zeroed.get_type_name() != "Multiply" or \
+                    zeroed.input_value(0).get_node().get_name() != g.get_name():
+                out.append(f"{rec.node}: axis {axis}: no Multiply of the Gather by which picks lie inside")
+                del found[axis]
+                continue
+            prev = zeroed
     return out, found
 
 
-def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
-    """The index subgraph of one axis (in the model copy): its run-time lengths replaced by parameters, run
-    over the grid; or, folded to a constant, compared with the taps at the static lengths."""
+def _prove_axis(indices, tags, rec, axis: int, fixed: tuple, keep=None) -> list[str]:
+    """The index subgraph of one axis (in the model copy), with ``keep`` (which picks lie inside, under
+    exclude_outside): its run-time lengths replaced by parameters, run over the grid; or, folded to a constant,
+    compared with the taps at the static lengths."""
     import openvino as ov
 
     src = indices.get_node()
@@ -336,6 +354,9 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
         got = src.get_data().reshape(-1)
         if fi is None or (fo is not None and fo != got.size):
             return ["the index vector is a constant but the lengths are not static"]
+        if keep is not None and (keep.get_node().get_type_name() != "Constant" or not np.array_equal(
+                keep.get_node().get_data().reshape(-1).astype(np.float64), oracle_inside(rec.ir, fi, got.size))):
+            return ["the constant index vector's picks inside the input differ from the oracle's taps"]
         return [] if np.array_equal(got, oracle_indices(rec.ir, fi, got.size)) else \
             ["the constant index vector differs from the oracle's taps"]
     # The lengths: the tagged Maximum ops, unless OpenVINO folded one (a static length, recorded at lowering).
@@ -360,7 +381,7 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
         cut(v, p.output(0))
     # A length OpenVINO folded into the subgraph (e.g. sizes[0] = Shape(X)[0] with a static batch) leaves its
     # tagged op unread: it is then fixed, to the static length (in) or to the length of the index vector (out).
-    reached = upstream_names(indices.get_node())
+    reached = upstream_names(indices.get_node()) | (upstream_names(keep.get_node()) if keep is not None else set())
     roles = [r for r in roles if params[r].get_name() in reached]
     if "in" not in roles and "out" in roles:
         # OpenVINO derived in == out from the shapes' symbols (sizes[k] = Shape(X)[k]) and reads out for both.
@@ -368,7 +389,8 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple) -> list[str]:
     elif "in" not in roles and fi is None:
         return ["the index subgraph does not read the input's run-time length"]
     try:
-        model = ov.Model([indices], [params[r] for r in ("in", "out") if r in roles], "nearest_index_proof")
+        model = ov.Model([indices] + ([keep] if keep is not None else []),
+                         [params[r] for r in ("in", "out") if r in roles], "nearest_index_proof")
     except RuntimeError as e:
         return [f"the index subgraph depends on more than its lengths ({str(e).splitlines()[-1][:120]})"]
     verdict = grid_verdict(model, rec.ir, (None if "in" in roles else fi,

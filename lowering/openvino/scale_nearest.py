@@ -43,7 +43,7 @@ from ..index_form import axis_key
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
-from .index_ops import JOINT, cached_verdict, centred, pow2, signature, tag_of
+from .index_ops import JOINT, cached_verdict, centred, pow2, signature, tag_of, zeroed_outside
 from .interpolate import inexact_spellings
 from .pinned import pin_f32, quotient, run_time_minus_one
 from .scale_length import MAX_LEN, halves, out_length, significand, unit_axes
@@ -243,18 +243,6 @@ def rows(idx, out, n: int) -> list:
         got.append(o.slice(row, o.constant(np.array([0], np.int64)), stop, o.constant(np.array([1], np.int64)),
                            o.constant(np.array([0], np.int64))).output(0))
     return got
-
-
-def zeroed_outside(name: str, y, keep, rank: int, axis: int):
-    """``y`` times ``keep`` (bool [out] along ``axis``) in y's own type: the oracle's tap weight 0 / 1 under
-    exclude_outside, whose product keeps NaN and inf NaN where it zeroes (``decompose.bind``); the Multiply
-    tagged "outside" for the proof (``scale_proof.prove_nearest``)."""
-    o = ops()
-    others = [a for a in range(rank) if a != axis]
-    where = o.unsqueeze(keep, o.constant(np.array(others, np.int64))) if others else keep
-    product = o.multiply(y, o.convert(where, y.get_element_type()))
-    tag(product, tag_of(name, axis, "outside"))
-    return product.output(0)
 
 
 # ----------------------------------------------------------------------------------------------------------

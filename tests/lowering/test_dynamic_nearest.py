@@ -49,10 +49,11 @@ def fpn_model(coord, rounding, dtype=TensorProto.FLOAT, opset=19):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
 
 
-def sizes_input_model(coord, rounding, dtype=TensorProto.FLOAT):
+def sizes_input_model(coord, rounding, dtype=TensorProto.FLOAT, exclude_outside=0):
     """sizes fed as a graph input (axes H, W), X with dynamic H/W."""
     node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="nearest", nearest_mode=rounding,
-                            coordinate_transformation_mode=coord, axes=[2, 3], name="r")
+                            coordinate_transformation_mode=coord, axes=[2, 3], exclude_outside=exclude_outside,
+                            name="r")
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", dtype, [1, 2, "h", "w"]),
                                             helper.make_tensor_value_info("S", TensorProto.INT64, [2])],
                               [helper.make_tensor_value_info("Y", dtype, None)])
@@ -163,6 +164,63 @@ def test_proof_rereads_the_produced_model(tmp_path):
     gather.input(1).replace_source_output(wrong.output(0))
     failures = prove(ov_model, records)
     assert failures and "axis 2" in failures[0]
+
+
+# (coordinate mode, rounding) whose picks leave the input at some lengths (half_pixel floor reads -1 at output 0
+# when enlarging, asymmetric / tf_half_pixel_for_nn ceil read L at the last output), and one whose never do
+OUTSIDE = [("half_pixel", "floor"), ("pytorch_half_pixel", "floor"), ("asymmetric", "ceil"),
+           ("tf_half_pixel_for_nn", "ceil"), ("half_pixel_symmetric", "floor"), ("align_corners", "ceil")]
+
+
+@pytest.mark.parametrize("coord,rounding", OUTSIDE)
+def test_exclude_outside_zeroes_the_picks_outside_the_input(coord, rounding, tmp_path):
+    """exclude_outside: a pick outside the input weighs 0 (the oracle's tap table): in the graph by default (no
+    library), at the f32 and bf16 hints; the elements are 1 and above, so a zeroed pick differs from each."""
+    from tests.helpers.written import written_default
+
+    xml, src = written_default(sizes_input_model(coord, rounding, exclude_outside=1), tmp_path, "nearest_index")
+    (_, ir), = parse_model(src)
+    rng, zeroed = np.random.default_rng(3), 0
+    for hint in ("f32", "bf16"):
+        compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for (h, w), (h2, w2) in SHAPES:
+            x = rng.integers(1, 200, (1, 2, h, w)).astype(np.float32)  # exact in bf16
+            sizes = np.array([h2, w2], np.int64)
+            got, want = compiled([x, sizes])[0], run(ir, x, None, None, sizes)
+            assert got.shape == want.shape and np.array_equal(got, want), (hint, h, w, h2, w2)
+            zeroed += int((want == 0).sum())
+    assert zeroed or coord == "align_corners", "no case picks outside the input"
+
+
+def test_exclude_outside_multiplies_as_the_oracle_does(tmp_path):
+    """A zeroed pick of inf or NaN is NaN, as the oracle's product by the weight 0; the picks inside keep inf."""
+    ov_model, (rec,), ir = _convert(sizes_input_model("half_pixel", "floor", exclude_outside=1), tmp_path)
+    assert rec.rung == 3 and prove(ov_model, [rec]) == []
+    x = np.full((1, 2, 4, 5), np.inf, np.float32)
+    x[0, 1] = np.nan
+    sizes = np.array([8, 9], np.int64)
+    got, want = ov.Core().compile_model(ov_model, "CPU", F32)([x, sizes])[0], run(ir, x, None, None, sizes)
+    assert np.isnan(want[0, 0]).any() and np.isinf(want[0, 0]).any()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_proof_refuses_the_picks_outside_kept(tmp_path):
+    """The Multiply by which picks lie inside bypassed, or fed another mask, in the produced model: the proof
+    names it."""
+    from resample_bridge.lowering.openvino.graph import ops, tagged
+
+    for tamper in ("bypass", "mask"):
+        ov_model, records, _ = _convert(sizes_input_model("half_pixel", "floor", exclude_outside=1), tmp_path)
+        assert prove(ov_model, records) == []
+        zeroed = tagged(ov_model)["r/index_3/outside"]
+        if tamper == "bypass":
+            zeroed.output(0).replace(zeroed.input_value(0))
+            want = "no Multiply of the Gather"
+        else:
+            zeroed.input(1).replace_source_output(ops().constant(np.float32(1)).output(0))
+            want = "picks inside the input differ"
+        failures = prove(ov_model, records)
+        assert any(want in f for f in failures), (tamper, failures)
 
 
 def test_refused_where_no_integer_form(tmp_path):

@@ -317,11 +317,17 @@ def oracle_nearest_taps(ir: ResizeIR, in_len: int, out_len: int):
 def oracle_aspect_indices(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):
     """The oracle's own nearest taps of the k-th resized axis of ``ir`` (keep_aspect_ratio_policy) for input lengths
     ``in_lens`` and ``sizes`` of its resized axes: what ``aspect_index`` must give there."""
+    return oracle_aspect_taps(ir, in_lens, sizes, k)[0]
+
+
+def oracle_aspect_taps(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):
+    """(index, inside) of ``oracle_aspect_indices``, as ``oracle_nearest_taps`` gives them."""
     n = len(in_lens)
     one = dataclasses.replace(ir, rank=n, axes=tuple(range(n)), sizes=tuple(int(v) for v in sizes), scales=None,
                               roi=None, input_shape=None, pads=())
     bound = bind_resize(one, tuple(int(v) for v in in_lens))
     mine = [a for a in bound.axes if a.axis == k]
     if not mine:
-        return np.arange(bound.out_shape[k], dtype=np.int64)
-    return axis_taps(mine[0], bound.sampler, bound.exclude_outside).index[:, 0]
+        return np.arange(bound.out_shape[k], dtype=np.int64), np.ones(bound.out_shape[k], dtype=bool)
+    taps = axis_taps(mine[0], bound.sampler, bound.exclude_outside)
+    return taps.index[:, 0], np.asarray(taps.weight[:, 0] != 0, dtype=bool)

@@ -28,13 +28,13 @@ import numpy as np
 
 from ...semantics.coords import round_half_up
 from ...semantics.ir import ResizeIR
-from ...semantics.nearest_index import NearestIndex, NoNearestIndex, aspect_index, oracle_aspect_indices
+from ...semantics.nearest_index import NearestIndex, NoNearestIndex, aspect_index, oracle_aspect_taps
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
-from ..index_form import INT32_MAX_OUT as MAX_OUT
+from ..index_form import INT32_MAX_OUT as MAX_OUT, index_ir
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
-from .index_ops import cached_verdict, cut, floor_div, index_graph, signature, tag_of
+from .index_ops import cached_verdict, cut, floor_div, index_graph, signature, tag_of, zeroed_outside
 from .interpolate import inexact_spellings
 from .nearest_index import _lengths, applies as run_time_lengths, index_gathers, tags_in_copy
 
@@ -74,11 +74,13 @@ def aspect_length(in_len, I, S):
     return floor_div(num, o.add(I, I).output(0))
 
 
-def axis_indices(form: NearestIndex, policy: str, pairs, k: int):
-    """The index vector of the k-th resized axis from every axis' (in, size)."""
+def axis_indices(form: NearestIndex, policy: str, pairs, k: int, inside: bool = False) -> list:
+    """[the index vector of the k-th resized axis] from every axis' (in, size), then (``inside``, exclude_outside)
+    which of its picks lie inside the input."""
     I, S = common_scale(policy, pairs)
     in_len = pairs[k][0]
-    return index_graph(form, in_len, aspect_length(in_len, I, S), (I, S))
+    got = index_graph(form, in_len, aspect_length(in_len, I, S), (I, S), inside)
+    return list(got) if inside else [got]
 
 
 def large_pairs(bound: int) -> list[tuple]:
@@ -118,7 +120,8 @@ def _within(flat: tuple, policy: str, bound: int) -> bool:
 
 def grid_verdict(model, ir: ResizeIR, k: int, fixed: tuple) -> str | None:
     """None when ``model`` (parameters: the free slots of (in_0, size_0, ...), in that order; output: the k-th
-    axis' index vector) computes the oracle's taps over ``grid``, else where it first does not."""
+    axis' index vector, then under exclude_outside which of its picks lie inside) computes the oracle's taps over
+    ``grid``, else where it first does not."""
     n = len(ir.axes)
     free = [j for j, f in enumerate(fixed) if f is None]
 
@@ -136,12 +139,14 @@ def grid_verdict(model, ir: ResizeIR, k: int, fixed: tuple) -> str | None:
             for j, t in zip(free, feeds):
                 t.data[...] = flat[j]
             run.infer()
-            got = run.get_output_tensor(0).data.reshape(-1)
-            want = oracle_aspect_indices(ir, flat[0::2], flat[1::2], k)
-            if got.shape != want.shape or not np.array_equal(got, want):
-                return f"source indices differ from the oracle's taps at (in, size) {flat} on axis {ir.axes[k]}"
+            wants = oracle_aspect_taps(ir, flat[0::2], flat[1::2], k)[:2 if ir.exclude_outside else 1]
+            for j, (what, want) in enumerate(zip(("source indices", "picks inside the input"), wants)):
+                got = run.get_output_tensor(j).data.reshape(-1).astype(np.float64)
+                if got.shape != want.shape or not np.array_equal(got, want.astype(np.float64)):
+                    return f"{what} differ from the oracle's taps at (in, size) {flat} on axis {ir.axes[k]}"
         return None
-    key = (signature(model), aspect_index(ir), ir.aspect_policy, k, tuple(fixed), "aspect grid")
+    key = (signature(model), aspect_index(index_ir(ir)), ir.aspect_policy, k, tuple(fixed), ir.exclude_outside,
+           "aspect grid")
     return cached_verdict(index_ops.VERDICTS, key, model, "index", check)
 
 
@@ -159,7 +164,7 @@ def standalone(n: int, build, name: str):
 def rung(node, not_native=()):
     """The form where it applies and its standalone subgraphs compute the oracle's taps, else a Refusal."""
     ir = node.ir
-    form = aspect_index(ir)
+    form = aspect_index(index_ir(ir))
     if isinstance(form, NoNearestIndex):
         return Refusal(f"no exact integer index form: {form.reason}", form.field)
     if str(ir.dtype) in OPENVINO_DTYPES["wide"]:
@@ -171,7 +176,7 @@ def rung(node, not_native=()):
         return Refusal(f"the static lengths and sizes {fixed} pass the bound of the index arithmetic ({MAX_OUT})",
                        "sizes")
     for k in range(n):
-        model = standalone(n, lambda pairs: [axis_indices(form, ir.aspect_policy, pairs, k)], FORM)
+        model = standalone(n, lambda pairs: axis_indices(form, ir.aspect_policy, pairs, k, ir.exclude_outside), FORM)
         verdict = grid_verdict(model, ir, k, (None,) * (2 * n))
         if verdict is not None:
             return Refusal(verdict, "rung")
@@ -181,9 +186,10 @@ def rung(node, not_native=()):
     pairs = [_lengths(node, shape_of, i, axis, floor) for i, axis in enumerate(ir.axes)]
     y = node.inputs[0]
     for k, axis in enumerate(ir.axes):
-        g = o.gather(y, axis_indices(form, ir.aspect_policy, pairs, k), o.constant(np.int64(axis)))
+        idx, *keep = axis_indices(form, ir.aspect_policy, pairs, k, ir.exclude_outside)
+        g = o.gather(y, idx, o.constant(np.int64(axis)))
         tag(g, tag_of(node.name, axis, "gather"))
-        y = g.output(0)
+        y = zeroed_outside(node.name, g.output(0), keep[0], ir.rank, axis) if keep else g.output(0)
     return Candidate([y], REASON + inexact_spellings(not_native), proof={"form": FORM, "axes": list(ir.axes),
                                                                          "fixed": fixed})
 
@@ -199,8 +205,8 @@ def static_pairs(ir: ResizeIR, shape) -> list:
 def prove(rec, by_tag, ov_model) -> list[str]:
     """Every resized axis has its Gather (on that axis, fed by the one before), and its index subgraph, cut out
     of a copy of the produced model at every axis' tagged (in, size) (a folded one kept at its value), computes
-    the oracle's taps over the grid."""
-    form = aspect_index(rec.ir)
+    the oracle's taps over the grid (under exclude_outside, with the Multiply by which picks lie inside)."""
+    form = aspect_index(index_ir(rec.ir))
     if isinstance(form, NoNearestIndex):
         return [f"{rec.node}: the source IR has no integer index form ({form.reason})"]
     out, gathers = index_gathers(rec, tags_in_copy(rec, by_tag, ov_model), rec.ir.axes)
@@ -208,13 +214,14 @@ def prove(rec, by_tag, ov_model) -> list[str]:
         if axis in gathers:
             # each axis cut out of a copy of its own: a cut replaces the lengths every axis' subgraph reads
             own = tags_in_copy(rec, by_tag, ov_model)
-            got = _prove_axis(own[tag_of(rec.node, axis, "gather")].input_value(1), own, rec, k)
+            keep = [own[tag_of(rec.node, axis, "outside")].input_value(1)] if rec.ir.exclude_outside else []
+            got = _prove_axis([own[tag_of(rec.node, axis, "gather")].input_value(1)] + keep, own, rec, k)
             out += [f"{rec.node}: axis {axis}: {m}" for m in got]
     return out
 
 
-def _prove_axis(indices, tags, rec, k: int) -> list[str]:
-    got = aspect_cut([indices], tags, rec)
+def _prove_axis(outputs: list, tags, rec, k: int) -> list[str]:
+    got = aspect_cut(outputs, tags, rec)
     if isinstance(got, str):
         return [got]
     model, fixed = got

@@ -47,10 +47,11 @@ def test_conformance_model_as_shipped(name, tmp_path):
             assert got.shape == want.shape and np.array_equal(got, want), (hint, sizes)
 
 
-def _fit_box(coord: str, rule: str, policy: str):
+def _fit_box(coord: str, rule: str, policy: str, exclude_outside: int = 0):
     """An image of any height and width resized to fit (not_larger) or cover (not_smaller) a 7 x 5 box."""
     node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], name="r", mode="nearest", axes=[2, 3],
-                            keep_aspect_ratio_policy=policy, coordinate_transformation_mode=coord, nearest_mode=rule)
+                            keep_aspect_ratio_policy=policy, coordinate_transformation_mode=coord, nearest_mode=rule,
+                            exclude_outside=exclude_outside)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, "h", "w"])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
                               [onnx.numpy_helper.from_array(np.array([7, 5], np.int64), "S")])
@@ -67,6 +68,36 @@ def test_dynamic_image_fit_to_a_box(coord, rule, policy, tmp_path):
         x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
         result = api.verify(src, xml, inputs={"X": x})  # the oracle per node, onnxruntime per output
         assert result.ok and all(n["ok"] for n in result.raw["nodes"]), (h, w, result.raw["nodes"])
+
+
+@pytest.mark.parametrize("coord,rule,policy", [("half_pixel", "floor", "not_larger"),
+                                               ("asymmetric", "ceil", "not_smaller")])
+def test_exclude_outside_zeroes_the_picks_outside_the_input(coord, rule, policy, tmp_path):
+    """A pick outside the input weighs 0 (the oracle's tap table): in the graph (the library before), at the f32
+    and bf16 hints; the elements are 1 and above, so a zeroed pick differs from each; the proof reads the Multiply
+    by which picks lie inside and fails without it."""
+    from resample_bridge.lowering.openvino import convert
+    from resample_bridge.lowering.openvino.graph import tagged
+    from resample_bridge.lowering.openvino.prove import prove
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.translate.onnx import parse_model
+
+    xml, src = written_default(_fit_box(coord, rule, policy, exclude_outside=1), tmp_path, FORM)
+    (_, ir), = parse_model(src)
+    rng, zeroed = np.random.default_rng(0), 0
+    for hint in ("f32", "bf16"):
+        compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for h, w in ((1, 1), (3, 9), (9, 3), (7, 5), (14, 10), (2, 13)):
+            x = rng.integers(1, 200, (1, 2, h, w)).astype(np.float32)  # exact in bf16
+            got, want = compiled([x])[0], run(ir, x, None, None, None)
+            assert got.shape == want.shape and np.array_equal(got, want), (hint, h, w)
+            zeroed += int((want == 0).sum())
+    assert zeroed, "no case picks outside the input"
+    ov_model, records = convert(src)
+    assert prove(ov_model, records) == []
+    kept = tagged(ov_model)["r/index_3/outside"]
+    kept.output(0).replace(kept.input_value(0))
+    assert any("no Multiply of the Gather" in f for f in prove(ov_model, records)), prove(ov_model, records)
 
 
 def test_proof_fails_for_another_policy(tmp_path):

@@ -136,6 +136,23 @@ def written(tmp_path_factory):
     np.savez(out / "runtime_sizes_channels.npz", **feeds)
     (_, ir), = parse_model(str(src))
     cases.append((xml, out / "runtime_sizes_channels.npz", run(ir, feeds["X"], None, None, feeds["S"]), "float"))
+    # nearest under exclude_outside, the picks outside the input zeroed (onnxruntime refuses it: the oracle's
+    # numbers), fed run-time scales and run-time sizes
+    from tests.lowering.test_dynamic_nearest import sizes_input_model
+
+    for name, model, s in (("outside_scales", nearest_model("half_pixel", "floor", exclude_outside=1),
+                            np.array([1, 1, 2.5, 1.7], np.float32)),
+                           ("outside_sizes", sizes_input_model("asymmetric", "ceil", exclude_outside=1),
+                            np.array([23, 17], np.int64))):
+        src, xml = out / f"{name}.onnx", out / f"{name}.xml"
+        onnx.save(model, src)
+        assert main(["convert", str(src), "-o", str(xml)]) == 0
+        feeds = {"X": x + 10, "S": s}
+        np.savez(out / f"{name}.npz", **feeds)
+        (_, ir), = parse_model(str(src))
+        want = run(ir, feeds["X"], None, *((s, None) if s.dtype == np.float32 else (None, s)))
+        assert (want == 0).any()
+        cases.append((xml, out / f"{name}.npz", want, "nearest"))
     assert not list(out.glob("*.so")), "the default wrote a library"
     return cases
 

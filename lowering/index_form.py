@@ -63,8 +63,7 @@ def axis_key(ir: ResizeIR) -> ResizeIR:
 
 def index_ir(ir: ResizeIR) -> ResizeIR:
     """``ir`` as its index map reads it: exclude_outside moves no pick (it weighs a pick outside the input 0, which
-    the OpenVINO rung multiplies in after the Gather), so the form is the one without it. Output lengths from
-    static fractional scales keep it (``semantics.nearest_scale``'s forms have no such product: they refuse it)."""
+    the OpenVINO rungs multiply in after each Gather), so the form is the one without it."""
     return dataclasses.replace(ir, exclude_outside=False) if ir.exclude_outside else ir
 
 

@@ -149,7 +149,7 @@ def rung(node, not_native=(), unless=lambda node: None):
     ir = node.ir
     form, scaled = form_of(index_ir(ir)), None
     if isinstance(form, Refusal) and form.field == "scales":  # not a whole-number scale: its own form
-        form = scaled = nearest_scale.forms(ir)
+        form = scaled = nearest_scale.forms(index_ir(ir))
     if isinstance(form, Refusal):
         return form
     x = node.inputs[0]
@@ -162,7 +162,8 @@ def rung(node, not_native=(), unless=lambda node: None):
     if skipped is not None:
         return skipped
     verdict = grid_verdict(_standalone(form, ir.exclude_outside), ir) if scaled is None else \
-        next(filter(None, (nearest_scale.grid_verdict(nearest_scale.standalone(f), ir, f) for f in scaled)), None)
+        next(filter(None, (nearest_scale.grid_verdict(nearest_scale.standalone(f, ir.exclude_outside), ir, f)
+                           for f in scaled)), None)
     if verdict is not None:
         return Refusal(verdict, "rung")
     o = ops()
@@ -178,7 +179,8 @@ def rung(node, not_native=(), unless=lambda node: None):
             idx = index_graph(form, *_lengths(node, shape_of, i, axis), inside=ir.exclude_outside)
             idx, keep = idx if ir.exclude_outside else (idx, None)
         else:
-            idx = nearest_scale.axis_graph(scaled[i], _in_length(node, shape_of, axis))[0]
+            idx, _, *keep = nearest_scale.axis_graph(scaled[i], _in_length(node, shape_of, axis), ir.exclude_outside)
+            keep = keep[0] if keep else None
         g = o.gather(y, idx, o.constant(np.int64(axis)))
         tag(g, tag_of(node.name, axis, "gather"))
         y = g.output(0) if keep is None else zeroed_outside(node.name, g.output(0), keep, ir.rank, axis)
@@ -295,7 +297,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     exclude_outside each Gather is followed by its tagged Multiply by which picks lie inside, proven with it."""
     form, scaled = nearest_index(index_ir(rec.ir)), None
     if isinstance(form, NoNearestIndex) and form.field == "scales":
-        scaled = nearest_scale.forms(rec.ir)
+        scaled = nearest_scale.forms(index_ir(rec.ir))
         form = NoNearestIndex(scaled.reason, scaled.field) if isinstance(scaled, Refusal) else scaled
     if isinstance(form, NoNearestIndex):
         return [f"{rec.node}: the source IR has no integer index form ({form.reason})"]
@@ -311,7 +313,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
         keep = tags[tag_of(rec.node, axis, "outside")].input_value(1) if rec.ir.exclude_outside else None
         got = _prove_axis(g.input_value(1), tags, rec, axis, fixed, keep) if scaled is None else \
             nearest_scale.prove_axis(g.input_value(1), tags.get(tag_of(rec.node, axis, "in")), rec.ir,
-                                     scaled[rec.ir.axes.index(axis)], fixed[0])
+                                     scaled[rec.ir.axes.index(axis)], fixed[0], keep)
         out += [f"{rec.node}: axis {axis}: {m}" for m in got]
     return out
 

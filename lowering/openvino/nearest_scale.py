@@ -27,13 +27,13 @@ import numpy as np
 from ...semantics.ir import ResizeIR
 from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.nearest_scale import COMPACT_R, DIGIT_BITS, DIGITS, HALF_BITS, MAX_LEN, CentredIndex, ScaleIndex, \
-    oracle_scale_indices, scale_indices
+    oracle_scale_taps, scale_indices
 from ..passes import Refusal
 from ..index_form import axis_key
 from .graph import ops
 from . import index_ops
-from .index_ops import cached_verdict, centred, cut, finish_index, floor_div, index_graph, signature, \
-    upstream_names
+from .index_ops import cached_verdict, centred, cut, finish_index, floor_div, index_graph, picks_inside, \
+    signature, upstream_names
 
 FORM = "nearest_scale"
 REASON = ("index decomposition: output lengths by the node's size rule and source indices computed in integers from "
@@ -138,9 +138,9 @@ def _constant_floor(x, p: int, q: int, r: int):
     return o.add(o.add(o.multiply(x, _const(a)), _const(c)), part).output(0)
 
 
-def _centred_graph(form: CentredIndex, in_len, out_len):
+def _centred_graph(form: CentredIndex, in_len, out_len, inside: bool = False):
     """``CentredIndex``'s two mirrored halves (``index_ops.centred``): each pick a constant floor of a per parity of
-    in-1, chosen by a Select on that parity; clamped into [0, in-1]."""
+    in-1, chosen by a Select on that parity; clamped into [0, in-1] (``inside``: and which picks lay there)."""
     o = ops()
     x = o.range(_const(0), out_len, _const(1), "i64").output(0)
 
@@ -149,23 +149,28 @@ def _centred_graph(form: CentredIndex, in_len, out_len):
                 for row in form.picks]
 
     idx, last = centred(x, in_len, out_len, sides)
-    return o.minimum(o.maximum(idx, _const(0)), last).output(0)
+    clamped = o.minimum(o.maximum(idx, _const(0)), last).output(0)
+    return (clamped, o.logical_and(o.greater_equal(idx, _const(0)), o.less_equal(idx, last)).output(0)) if inside \
+        else clamped
 
 
-def axis_graph(form: ScaleIndex, in_len):
-    """(index vector [out] i64, out) for the i64 scalar ``in_len``."""
+def axis_graph(form: ScaleIndex, in_len, inside: bool = False):
+    """(index vector [out] i64, out) for the i64 scalar ``in_len``; ``inside`` (exclude_outside): (index, out,
+    which picks lie inside the input)."""
 
     out_len = length_graph(form, in_len)
     if isinstance(form, CentredIndex):
-        return _centred_graph(form, in_len, out_len), out_len
-    if not form.constant or form.form.r.c_one < COMPACT_R:
+        got = _centred_graph(form, in_len, out_len, inside)
+    elif not form.constant or form.form.r.c_one < COMPACT_R:
         # the ratio out / in (the sizes form at the computed length), or a compacted user scale (r < 2^14: b*x + d
         # below 2^30): one division fixed by its remainder
-        return index_graph(form.form, in_len, out_len), out_len
-    o = ops()
-    x = o.range(_const(0), out_len, _const(1), "i64").output(0)
-    idx = _constant_floor(x, form.form.p.c_one, form.form.q.c_one, form.form.r.c_one)
-    return finish_index(form.form, idx, x, in_len, out_len), out_len
+        got = index_graph(form.form, in_len, out_len, inside=inside)
+    else:
+        x = ops().range(_const(0), out_len, _const(1), "i64").output(0)
+        raw = _constant_floor(x, form.form.p.c_one, form.form.q.c_one, form.form.r.c_one)
+        idx = finish_index(form.form, raw, x, in_len, out_len)
+        got = (idx, picks_inside(form.form, raw, in_len, out_len)) if inside else idx
+    return (got[0], out_len, got[1]) if inside else (got, out_len)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -184,40 +189,46 @@ def in_grid(form: ScaleIndex) -> list[int]:
 
 
 @functools.lru_cache(maxsize=None)
-def _oracle(ir: ResizeIR, scale, in_len: int) -> np.ndarray:
-    return oracle_scale_indices(ir, scale, in_len)
+def _oracle(ir: ResizeIR, scale, in_len: int) -> tuple[np.ndarray, np.ndarray]:
+    return oracle_scale_taps(ir, scale, in_len)
 
 
 def grid_verdict(model, ir: ResizeIR, form: ScaleIndex, fixed_in: int | None = None) -> str | None:
     """None when ``model`` (parameter: the i64 scalar input length, unless ``fixed_in`` gives it; output: the
-    index vector) computes the oracle's taps of ``ir`` at ``form``'s scale, output length included, on OpenVINO
-    CPU for every input length of ``in_grid`` (only ``fixed_in`` where given), else where it does not."""
+    index vector, then under exclude_outside which picks lie inside) computes the oracle's taps of ``ir`` at
+    ``form``'s scale, output length included, on OpenVINO CPU for every input length of ``in_grid`` (only
+    ``fixed_in`` where given), else where it does not."""
     grid = [fixed_in] if fixed_in is not None else in_grid(form)
 
     def check(run):
         one = axis_key(ir)
         for i in grid:
-            got = run.infer([np.array(i, np.int64)] if fixed_in is None else [])[0].reshape(-1)
-            want = _oracle(one, form.scale, i)
-            if got.shape != want.shape or not np.array_equal(got, want):
-                bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
-                    f"index {int(np.flatnonzero(got != want)[0])}"
-                return f"source indices differ from the oracle's taps at scale {float(form.scale)}, in={i} ({bad})"
+            ran = run.infer([np.array(i, np.int64)] if fixed_in is None else [])
+            wants = _oracle(one, form.scale, i)[:2 if ir.exclude_outside else 1]
+            for k, (what, want) in enumerate(zip(("source indices", "picks inside the input"), wants)):
+                got = ran[k].reshape(-1).astype(np.float64)
+                if got.shape != want.shape or not np.array_equal(got, want.astype(np.float64)):
+                    bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
+                        f"index {int(np.flatnonzero(got != want)[0])}"
+                    return f"{what} differ from the oracle's taps at scale {float(form.scale)}, in={i} ({bad})"
         return None
-    return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), form, tuple(grid)), model, "index", check)
+    return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), form, tuple(grid), ir.exclude_outside), model,
+                          "index", check)
 
 
-def standalone(form: ScaleIndex):
+def standalone(form: ScaleIndex, inside: bool = False):
     import openvino as ov
 
     pi = ops().parameter([], np.int64, name="in")
-    return ov.Model([axis_graph(form, pi.output(0))[0]], [pi], "nearest_scale")
+    got = axis_graph(form, pi.output(0), inside)
+    return ov.Model([got[0]] + list(got[2:]), [pi], "nearest_scale")
 
 
-def prove_axis(indices, in_op, ir: ResizeIR, form: ScaleIndex, fixed_in: int | None) -> list[str]:
-    """The index subgraph of one axis in the model copy, its run-time input length (``in_op``, the tagged Maximum,
-    or None where OpenVINO folded it) replaced by a parameter and run over ``in_grid``; folded to a constant,
-    compared with the taps at the static length."""
+def prove_axis(indices, in_op, ir: ResizeIR, form: ScaleIndex, fixed_in: int | None, keep=None) -> list[str]:
+    """The index subgraph of one axis in the model copy (with ``keep``, which picks lie inside, under
+    exclude_outside), its run-time input length (``in_op``, the tagged Maximum, or None where OpenVINO folded it)
+    replaced by a parameter and run over ``in_grid``; folded to a constant, compared with the taps at the static
+    length."""
     import openvino as ov
 
 
@@ -225,18 +236,22 @@ def prove_axis(indices, in_op, ir: ResizeIR, form: ScaleIndex, fixed_in: int | N
     if src.get_type_name() == "Constant":
         if fixed_in is None:
             return ["the index vector is a constant but the input length is not static"]
-        want = oracle_scale_indices(ir, form.scale, fixed_in)
+        want, inside = oracle_scale_taps(ir, form.scale, fixed_in)
+        if keep is not None and (keep.get_node().get_type_name() != "Constant" or not np.array_equal(
+                keep.get_node().get_data().reshape(-1).astype(np.float64), inside.astype(np.float64))):
+            return ["the constant index vector's picks inside the input differ from the oracle's taps"]
         return [] if np.array_equal(src.get_data().reshape(-1), want) else \
             ["the constant index vector differs from the oracle's taps"]
     params = []
     if in_op is not None and in_op.get_type_name() != "Constant":
         p = ops().parameter([], np.int64, name="in")
         cut(in_op.output(0), p.output(0))
-        params = [p] if p.get_name() in upstream_names(src) else []
+        reached = upstream_names(src) | (upstream_names(keep.get_node()) if keep is not None else set())
+        params = [p] if p.get_name() in reached else []
     if not params and fixed_in is None:
         return ["the index subgraph does not read the input's run-time length"]
     try:
-        model = ov.Model([indices], params, "nearest_scale_proof")
+        model = ov.Model([indices] + ([keep] if keep is not None else []), params, "nearest_scale_proof")
     except RuntimeError as e:
         return [f"the index subgraph depends on more than its input length ({str(e).splitlines()[-1][:120]})"]
     verdict = grid_verdict(model, ir, form, None if params else fixed_in)

@@ -20,7 +20,7 @@ ort = pytest.importorskip("onnxruntime")
 from resample_bridge import api  # noqa: E402
 from resample_bridge.lowering.index_form import Verdicts  # noqa: E402
 from resample_bridge.lowering.openvino import convert  # noqa: E402
-from resample_bridge.lowering.openvino import index_ops, nearest_index as ni  # noqa: E402
+from resample_bridge.lowering.openvino import index_ops  # noqa: E402
 from resample_bridge.lowering.openvino import nearest_scale as ns  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
 from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
@@ -47,11 +47,12 @@ KINDS = [("half_pixel", "round_prefer_ceil", 0.6, 0.6), ("pytorch_half_pixel", "
          ("half_pixel_symmetric", "round_prefer_ceil", 2.0, 0.6)]
 
 
-def scaled_model(coord, rounding, sh, sw, around=False):
+def scaled_model(coord, rounding, sh, sw, around=False, exclude_outside=0):
     """Resize by constant scales [1, 1, sh, sw] of X (1, 2, h, w); ``around``: between two 1x1 Conv layers (whose
     identity weights keep small integers exact in bf16)."""
     nodes = [helper.make_node("Resize", ["A" if around else "X", "", "sc"], ["B" if around else "Y"], name="r",
-                              mode="nearest", nearest_mode=rounding, coordinate_transformation_mode=coord)]
+                              mode="nearest", nearest_mode=rounding, coordinate_transformation_mode=coord,
+                              exclude_outside=exclude_outside)]
     inits = [onnx.numpy_helper.from_array(np.array([1, 1, sh, sw], np.float32), "sc")]
     if around:
         inits.append(onnx.numpy_helper.from_array(np.eye(2, dtype=np.float32).reshape(2, 2, 1, 1), "wt"))
@@ -192,6 +193,37 @@ def test_long_division_past_2_24_at_every_length(coord):
     for i in range(1, 3000):
         got, want = run_([np.array(i, np.int64)])[0], oracle_scale_indices(ir, form.scale, i)
         assert got.shape == want.shape and np.array_equal(got, want), (coord, i, np.flatnonzero(got != want)[:3])
+
+
+# (coord, rounding, scale H, scale W) whose picks leave the input: floor under half-pixel modes when enlarging,
+# ceil at the last output; half_pixel_symmetric at a fractional length (``CentredIndex``), the long division (1.001)
+OUTSIDE = [("half_pixel", "floor", 1.5, 1.7), ("asymmetric", "ceil", 2.5, 0.6), ("half_pixel_symmetric", "floor",
+           1.7, 0.6), ("tf_half_pixel_for_nn", "ceil", 1.001, 1.7), ("pytorch_half_pixel", "floor", 0.6, 2.5)]
+
+
+@pytest.mark.parametrize("coord,rounding,sh,sw", OUTSIDE)
+def test_exclude_outside_zeroes_the_picks_outside_the_input(coord, rounding, sh, sw, tmp_path):
+    """A pick outside the input weighs 0 (the oracle's tap table; onnxruntime refuses exclude_outside on nearest):
+    in the graph (the library before), at the f32 and bf16 hints; the elements are 1 and above, so a zeroed pick
+    differs from each; the proof fails once the Multiply by which picks lie inside is bypassed."""
+    from resample_bridge.lowering.openvino.graph import tagged
+
+    xml, src, _ = _written(scaled_model(coord, rounding, sh, sw, exclude_outside=1), tmp_path)
+    (_, ir), = parse_model(src)
+    rng, zeroed = np.random.default_rng(4), 0
+    for hint in ("f32", "bf16"):
+        compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for shape in SHAPES:
+            x = rng.integers(1, 200, (1, 2, *shape)).astype(np.float32)  # exact in bf16
+            got, want = compiled([x])[0], run(ir, x, None, np.array([1, 1, sh, sw], np.float32), None)
+            assert got.shape == want.shape and np.array_equal(got, want), (hint, shape)
+            zeroed += int((want == 0).sum())
+    assert zeroed, "no case picks outside the input"
+    ov_model, records = convert(src)
+    assert prove(ov_model, records) == []
+    kept = tagged(ov_model)["r/index_2/outside"]
+    kept.output(0).replace(kept.input_value(0))
+    assert any("no Multiply of the Gather" in f for f in prove(ov_model, records)), prove(ov_model, records)
 
 
 @pytest.mark.usefixtures("computed")

@@ -80,17 +80,27 @@ def oracle_inside(ir: ResizeIR, in_len: int, out_len: int) -> np.ndarray:
 def grid_mismatch(ir: ResizeIR, grid, run) -> str | None:
     """None when ``run(in, out)`` (an index vector; ``out`` None: the subgraph has its length built in) equals
     the oracle's taps for every pair of ``grid``, else where it first does not. Under exclude_outside ``run``
-    gives (the index vector, which picks lie inside the input: 0 / 1 of any type), both checked."""
+    gives (the index vector, which picks lie inside the input), both checked."""
     for i, o in grid:
         got = run(i, o)
-        got = [np.asarray(v).reshape(-1) for v in (got if ir.exclude_outside else [got])]
-        o = got[0].size if o is None else o
-        want = [oracle_indices(ir, i, o), oracle_inside(ir, i, o)][:len(got)]
-        for what, g, w in zip(("source indices", "picks inside the input"), got, want):
-            if g.shape != w.shape or not np.array_equal(g.astype(np.float64), w.astype(np.float64)):
-                bad = f"shape {g.shape}" if g.shape != w.shape else \
-                    f"index {int(np.flatnonzero(g.astype(np.float64) != w)[0])}"
-                return f"{what} differ from the oracle's taps at in={i}, out={o} ({bad})"
+        got = got if ir.exclude_outside else [got]
+        o = np.asarray(got[0]).size if o is None else o
+        differs = first_difference(got, [oracle_indices(ir, i, o), oracle_inside(ir, i, o)])
+        if differs is not None:
+            return f"{differs[0]} differ from the oracle's taps at in={i}, out={o} ({differs[1]})"
+    return None
+
+
+def first_difference(got: list, want: list) -> tuple[str, str] | None:
+    """(what, where) of the first of an index form's outputs (the index vector, then under exclude_outside which
+    picks lie inside the input: 0 / 1 of any type) that is not the oracle's ``want`` (as many as ``got`` are
+    checked); None where none differs."""
+    for what, g, w in zip(("source indices", "picks inside the input"), got, want):
+        g, w = np.asarray(g).reshape(-1).astype(np.float64), np.asarray(w).reshape(-1).astype(np.float64)
+        if g.shape != w.shape:
+            return what, f"length {g.size}, the oracle's {w.size}"
+        if not np.array_equal(g, w):
+            return what, f"index {int(np.flatnonzero(g != w)[0])}"
     return None
 
 

@@ -30,7 +30,7 @@ from ...semantics.coords import round_half_up
 from ...semantics.ir import ResizeIR
 from ...semantics.nearest_index import NearestIndex, NoNearestIndex, aspect_index, oracle_aspect_taps
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
-from ..index_form import INT32_MAX_OUT as MAX_OUT, index_ir
+from ..index_form import INT32_MAX_OUT as MAX_OUT, first_difference, index_ir
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
@@ -139,11 +139,10 @@ def grid_verdict(model, ir: ResizeIR, k: int, fixed: tuple) -> str | None:
             for j, t in zip(free, feeds):
                 t.data[...] = flat[j]
             run.infer()
-            wants = oracle_aspect_taps(ir, flat[0::2], flat[1::2], k)[:2 if ir.exclude_outside else 1]
-            for j, (what, want) in enumerate(zip(("source indices", "picks inside the input"), wants)):
-                got = run.get_output_tensor(j).data.reshape(-1).astype(np.float64)
-                if got.shape != want.shape or not np.array_equal(got, want.astype(np.float64)):
-                    return f"{what} differ from the oracle's taps at (in, size) {flat} on axis {ir.axes[k]}"
+            got = [run.get_output_tensor(j).data for j in range(2 if ir.exclude_outside else 1)]
+            differs = first_difference(got, oracle_aspect_taps(ir, flat[0::2], flat[1::2], k))
+            if differs is not None:
+                return f"{differs[0]} differ from the oracle's taps at (in, size) {flat} on axis {ir.axes[k]}"
         return None
     key = (signature(model), aspect_index(index_ir(ir)), ir.aspect_policy, k, tuple(fixed), ir.exclude_outside,
            "aspect grid")

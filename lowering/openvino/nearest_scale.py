@@ -29,7 +29,7 @@ from ...semantics.nearest_index import NoNearestIndex
 from ...semantics.nearest_scale import COMPACT_R, DIGIT_BITS, DIGITS, HALF_BITS, MAX_LEN, CentredIndex, ScaleIndex, \
     oracle_scale_taps, scale_indices
 from ..passes import Refusal
-from ..index_form import axis_key
+from ..index_form import axis_key, first_difference
 from .graph import ops
 from . import index_ops
 from .index_ops import cached_verdict, centred, cut, finish_index, floor_div, index_graph, picks_inside, \
@@ -204,13 +204,10 @@ def grid_verdict(model, ir: ResizeIR, form: ScaleIndex, fixed_in: int | None = N
         one = axis_key(ir)
         for i in grid:
             ran = run.infer([np.array(i, np.int64)] if fixed_in is None else [])
-            wants = _oracle(one, form.scale, i)[:2 if ir.exclude_outside else 1]
-            for k, (what, want) in enumerate(zip(("source indices", "picks inside the input"), wants)):
-                got = ran[k].reshape(-1).astype(np.float64)
-                if got.shape != want.shape or not np.array_equal(got, want.astype(np.float64)):
-                    bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
-                        f"index {int(np.flatnonzero(got != want)[0])}"
-                    return f"{what} differ from the oracle's taps at scale {float(form.scale)}, in={i} ({bad})"
+            differs = first_difference([ran[k] for k in range(2 if ir.exclude_outside else 1)],
+                                       _oracle(one, form.scale, i))
+            if differs is not None:
+                return f"{differs[0]} differ from the oracle's taps at scale {float(form.scale)}, in={i} ({differs[1]})"
         return None
     return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), form, tuple(grid), ir.exclude_outside), model,
                           "index", check)

@@ -39,7 +39,7 @@ from ...semantics.ir import ResizeIR, RuntimeValue
 from ...semantics.nearest_scale import MIRRORED, oracle_scale_taps
 from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..compiled import resize_inputs
-from ..index_form import axis_key
+from ..index_form import axis_key, first_difference
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
@@ -291,14 +291,10 @@ def grid_verdict(model, ir: ResizeIR, n: int, fixed: tuple | None = None) -> str
             feed = ([] if fixed else [np.array(lengths, np.int64)]) + [np.array(scales, np.float32)]
             run.infer(feed)
             for k, (L, s) in enumerate(zip(lengths, scales)):
-                want, inside = _oracle(one, s, L)
-                for what, got, want in [("source indices", run.get_output_tensor(k).data.reshape(-1), want)] + \
-                        ([("picks inside the input", run.get_output_tensor(n + k).data.reshape(-1), inside)]
-                         if ir.exclude_outside else []):
-                    if got.shape != want.shape or not np.array_equal(got.astype(np.float64), want.astype(np.float64)):
-                        bad = f"length {got.size}, the oracle's {want.size}" if got.shape != want.shape else \
-                            f"index {int(np.flatnonzero(got.astype(np.float64) != want)[0])}"
-                        return f"{what} differ from the oracle's taps at L={L}, s={s!r} ({bad})"
+                got = [run.get_output_tensor(j).data for j in ([k, n + k] if ir.exclude_outside else [k])]
+                differs = first_difference(got, _oracle(one, s, L))
+                if differs is not None:
+                    return f"{differs[0]} differ from the oracle's taps at L={L}, s={s!r} ({differs[1]})"
         return None
     return cached_verdict(index_ops.VERDICTS, (FORM, signature(model), one, n, fixed), model, "index", check)
 

@@ -308,9 +308,15 @@ def oracle_nearest_taps(ir: ResizeIR, in_len: int, out_len: int):
     one = dataclasses.replace(ir, rank=1, axes=(0,), sizes=(int(out_len),), scales=None, roi=None,
                               input_shape=None, pads=())
     bound = bind_resize(one, (int(in_len),))
-    if not bound.axes:
+    return picks(bound, bound.axes[0] if bound.axes else None, out_len)
+
+
+def picks(bound, axis, out_len: int):
+    """(index int64 [out], inside bool [out]) of the oracle's nearest taps of ``axis`` of the bound resize
+    ``bound`` (None: an axis it copies, every pick its own position and inside)."""
+    if axis is None:
         return np.arange(out_len, dtype=np.int64), np.ones(out_len, dtype=bool)
-    taps = axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside)
+    taps = axis_taps(axis, bound.sampler, bound.exclude_outside)
     return taps.index[:, 0], np.asarray(taps.weight[:, 0] != 0, dtype=bool)
 
 
@@ -327,7 +333,4 @@ def oracle_aspect_taps(ir: ResizeIR, in_lens: tuple, sizes: tuple, k: int):
                               roi=None, input_shape=None, pads=())
     bound = bind_resize(one, tuple(int(v) for v in in_lens))
     mine = [a for a in bound.axes if a.axis == k]
-    if not mine:
-        return np.arange(bound.out_shape[k], dtype=np.int64), np.ones(bound.out_shape[k], dtype=bool)
-    taps = axis_taps(mine[0], bound.sampler, bound.exclude_outside)
-    return taps.index[:, 0], np.asarray(taps.weight[:, 0] != 0, dtype=bool)
+    return picks(bound, mine[0] if mine else None, bound.out_shape[k])

@@ -27,8 +27,7 @@ import numpy as np
 from .coords import bind_resize, output_length
 from .ir import ResizeIR, RuntimeValue
 from .nearest_index import INT32_MAX_OUT, Linear, NearestIndex, NoNearestIndex, _rounded, common_refusal, \
-    nearest_index, resolved_simple
-from .taps import axis_taps
+    nearest_index, picks, resolved_simple
 
 DIGIT_BITS = 4
 DIGITS = 4
@@ -238,10 +237,7 @@ def oracle_scale_taps(ir: ResizeIR, scale: Fraction, in_len: int):
     one = dataclasses.replace(ir, rank=1, axes=(0,), sizes=None, scales=(Fraction(scale),), roi=None,
                               input_shape=None, pads=())
     bound = bind_resize(one, (int(in_len),))
-    if not bound.axes:
-        return np.arange(bound.out_shape[0], dtype=np.int64), np.ones(bound.out_shape[0], dtype=bool)
-    taps = axis_taps(bound.axes[0], bound.sampler, bound.exclude_outside)
-    return taps.index[:, 0], np.asarray(taps.weight[:, 0] != 0, dtype=bool)
+    return picks(bound, bound.axes[0] if bound.axes else None, bound.out_shape[0])
 
 
 __all__ = ["ScaleIndex", "CentredIndex", "scale_indices", "oracle_scale_indices", "oracle_scale_taps", "MAX_LEN"]

@@ -226,6 +226,12 @@ def zeroed_outside(name: str, y, keep, rank: int, axis: int):
     return product.output(0)
 
 
+def inside_read(rec, tags: dict, axis: int):
+    """Which picks lie inside, as the axis' Multiply tagged "outside" (``zeroed_outside``) reads them in the model
+    copy ``tags`` maps; None without exclude_outside (``nearest_index.index_gathers`` checks the Multiply)."""
+    return tags[tag_of(rec.node, axis, "outside")].input_value(1) if rec.ir.exclude_outside else None
+
+
 def centred(x, in_len, out_len, sides):
     """half_pixel_symmetric's index from the two mirrored halves of its map (``semantics.nearest_scale``
     ``CentredIndex``): a = |2o+1-out| for the outputs ``x``, c = (in-1) mod 2 and B = (in-1-c)/2; ``sides(a, odd)``

@@ -34,7 +34,7 @@ from ..index_form import INT32_MAX_OUT as MAX_OUT, first_difference, index_ir
 from ..passes import Candidate, Refusal
 from . import index_ops
 from .graph import dims, ops, tag
-from .index_ops import cached_verdict, cut, floor_div, index_graph, signature, tag_of, zeroed_outside
+from .index_ops import cached_verdict, cut, floor_div, index_graph, inside_read, signature, tag_of, zeroed_outside
 from .interpolate import inexact_spellings
 from .nearest_index import _lengths, applies as run_time_lengths, index_gathers, tags_in_copy
 
@@ -213,8 +213,9 @@ def prove(rec, by_tag, ov_model) -> list[str]:
         if axis in gathers:
             # each axis cut out of a copy of its own: a cut replaces the lengths every axis' subgraph reads
             own = tags_in_copy(rec, by_tag, ov_model)
-            keep = [own[tag_of(rec.node, axis, "outside")].input_value(1)] if rec.ir.exclude_outside else []
-            got = _prove_axis([own[tag_of(rec.node, axis, "gather")].input_value(1)] + keep, own, rec, k)
+            keep = inside_read(rec, own, axis)
+            got = _prove_axis([own[tag_of(rec.node, axis, "gather")].input_value(1)] + ([keep] if keep else []), own,
+                              rec, k)
             out += [f"{rec.node}: axis {axis}: {m}" for m in got]
     return out
 

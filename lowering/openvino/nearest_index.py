@@ -310,7 +310,7 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     out += chained
     for axis, g in gathers.items():
         fixed = tuple(rec.proof.get("fixed", {}).get(axis, (None, None)))
-        keep = tags[tag_of(rec.node, axis, "outside")].input_value(1) if rec.ir.exclude_outside else None
+        keep = index_ops.inside_read(rec, tags, axis)
         got = _prove_axis(g.input_value(1), tags, rec, axis, fixed, keep) if scaled is None else \
             nearest_scale.prove_axis(g.input_value(1), tags.get(tag_of(rec.node, axis, "in")), rec.ir,
                                      scaled[rec.ir.axes.index(axis)], fixed[0], keep)

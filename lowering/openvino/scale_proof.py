@@ -13,8 +13,8 @@ from ...semantics.messages import plugin_sentence
 from .antialias_proof import taps_read
 from .antialias_taps import tap_layout
 from .graph import ops
-from .index_ops import tag_of
-from .nearest_index import tags_in_copy
+from .index_ops import inside_read, tag_of
+from .nearest_index import index_gathers, tags_in_copy
 from . import scale_nearest
 from .scale_length import known_values, unit_maps_onto_itself
 from .scale_taps import crop_copied, grid_verdict, refusal, sizes_grid_verdict, static_scale
@@ -161,25 +161,12 @@ def prove_nearest(rec, by_tag, ov_model) -> list[str]:
     if isinstance(opened, list):
         return opened
     tags, axes, copied = opened
-    out, prev, indices, keeps = _prove_copied(tags, rec, scale_nearest.JOINT, copied), None, [], []
-    for axis in axes:
-        g = tags.get(tag_of(rec.node, axis, "gather"))
-        if g is None or g.get_type_name() != "Gather":
-            return out + [f"{rec.node}: axis {axis}: no index Gather in the produced model"]
-        if g.input_value(2).get_node().get_type_name() != "Constant" or \
-                int(g.input_value(2).get_node().get_data().reshape(-1)[0]) != axis:
-            return out + [f"{rec.node}: axis {axis}: the Gather reads another axis"]
-        if prev is not None and g.input_value(0).get_node().get_name() != prev.get_name():
-            return out + [f"{rec.node}: axis {axis}: the Gather does not read the previous axis' result"]
-        indices.append(g.input_value(1))
-        prev = g
-        if rec.ir.exclude_outside:
-            zeroed = tags.get(tag_of(rec.node, axis, "outside"))
-            if zeroed is None or zeroed.get_type_name() != "Multiply" or \
-                    zeroed.input_value(0).get_node().get_name() != g.get_name():
-                return out + [f"{rec.node}: axis {axis}: no Multiply of the Gather by which picks lie inside"]
-            keeps.append(zeroed.input_value(1))
-            prev = zeroed
+    out = _prove_copied(tags, rec, scale_nearest.JOINT, copied)
+    chained, gathers = index_gathers(rec, tags, axes)
+    if chained:
+        return out + chained
+    indices = [g.input_value(1) for g in gathers.values()]
+    keeps = [inside_read(rec, tags, axis) for axis in gathers] if rec.ir.exclude_outside else []
     static = [rec.proof.get("fixed", {}).get(a) for a in axes]
     cut = _cut(tags, rec, scale_nearest.JOINT, indices + keeps,
                lambda: tuple(int(v) for v in static) if None not in static else None)

@@ -36,5 +36,14 @@ def _version() -> str:
         return m.group(1) if m else "unknown"
 
 
-__version__ = _version()
+def __getattr__(name: str):
+    """``__version__`` read when first asked for (PEP 562), not at import: reading it imports importlib.metadata
+    (zipfile, email, ...: tens of milliseconds), and ``python -m resample_bridge.tools.command`` imports this
+    package before the command's signal handlers are in place, so a Ctrl-C then printed a traceback."""
+    if name == "__version__":
+        globals()["__version__"] = value = _version()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["__version__"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from .signals import Terminated, install_signal_handlers, signalled
+from .signals import Terminated, exit_status_kept, install_signal_handlers, signalled
 
 
 def entry() -> None:
@@ -28,6 +28,7 @@ def entry() -> None:
     rc = signalled() or rc
     with contextlib.suppress(Exception):
         finish(rc)
+    exit_status_kept()
     sys.exit(rc)
 
 

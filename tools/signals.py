@@ -21,6 +21,15 @@ def signalled() -> int | None:
     return 128 + _SIGNALS[0] if _SIGNALS else None
 
 
+def exit_status_kept() -> None:
+    """Let the process end with the status the command chose. CPython marks an interrupt that escapes an exec()
+    of source text (dataclasses, namedtuple and others build their functions that way at import) and, at exit,
+    kills itself with SIGINT if the mark is set, even though the command caught the interrupt later: the caller
+    saw "killed by SIGINT" instead of 130 (measured: a Ctrl-C during the CLI's imports, about 1 run in 10). The
+    mark is cleared when an exec() of source text starts, so one empty exec() keeps our exit status."""
+    exec("pass")  # a constant: its only effect is clearing the interrupt mark
+
+
 def install_signal_handlers() -> None:
     def on_int(signum, frame):
         _SIGNALS.append(signum)

@@ -92,3 +92,29 @@ def test_a_signal_between_two_renames_lands_after_the_last(tmp_path, sig):
     done = subprocess.run([sys.executable, "-c", _BETWEEN_RENAMES, str(stage), str(out), str(int(sig))],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "signalled after ['m.bin', 'm.xml']", (done.stdout, done.stderr)
+
+
+# The command, run as ``python -m``, whose main is interrupted inside an exec() of source text (as dataclasses'
+# and namedtuple's generated functions are, during the CLI's imports): CPython marks that interrupt and, unless
+# the mark is cleared, kills the process with SIGINT at exit although the command caught it.
+_INTERRUPTED_IN_EXEC = """
+from resample_bridge.tools import cli, command
+
+def main():
+    exec("import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\nsum(range(10000))")
+    return 0
+
+cli.main = main
+command.entry()
+"""
+
+
+def test_an_interrupt_inside_generated_code_still_exits_130(tmp_path):
+    """Seen in CI: Ctrl-C during the CLI's imports ended the process as killed by SIGINT (-2), nothing on
+    stderr, instead of 130."""
+    (tmp_path / "interrupted_in_exec.py").write_text(_INTERRUPTED_IN_EXEC)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 128 + signal.SIGINT, (done.returncode, done.stderr)
+    assert done.stderr.strip() == "", done.stderr

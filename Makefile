@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench fuzz cross clean bytecode
+.PHONY: demo test test-all test-fast bench fuzz cross clean bytecode
 
 FUZZ_SEED ?= 1
 FUZZ_CASES ?= 300
@@ -26,10 +26,19 @@ bytecode:
 demo: $(STAMP)
 	$(BIN)/resample-bridge demo
 
-test: $(STAMP)
-	$(BIN)/python -m pytest
+# The README's test command: every tier but `slow` (markers in pyproject.toml), one test file per worker
+# (pytest-xdist's loadfile: a file's module fixtures are built once), a worker per core up to 4.
+TEST_WORKERS := -n auto --maxprocesses 4 --dist loadfile
 
-# The fast tier: no C++ build, no slow campaigns (markers in pyproject.toml; `make test` still runs everything).
+test: $(STAMP)
+	$(BIN)/python -m pytest $(TEST_WORKERS) -m "not slow"
+
+# Everything, the slow tier too: the PyTorch corpus, older CPUs under qemu-user and other OpenVINO releases where
+# they are installed, signals at several moments, the long sweeps and fuzz seeds.
+test-all: $(STAMP)
+	$(BIN)/python -m pytest $(TEST_WORKERS)
+
+# The fast tier: no C++ build, no slow campaigns, one process.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not compiled"
 

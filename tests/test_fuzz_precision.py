@@ -1,6 +1,6 @@
-"""A slice of ``tools/dev/fuzz_precision.py`` inside ``make test``: fuzz cases with a Conv after the resampling node,
-converted with the default and run at OpenVINO's default precision (bf16 on this CPU): no nearest pick moves, no
-value strays past bf16 rounding. Measured with the f32 pin taken out of the in-graph samplers: 18 of the 81
+"""A slice of ``tools/dev/fuzz_precision.py`` inside ``make test-all`` (the slow tier): fuzz cases with a Conv after the
+resampling node, converted with the default and run at OpenVINO's default precision (bf16 on this CPU): no nearest pick
+moves, no value strays past bf16 rounding. Measured with the f32 pin taken out of the in-graph samplers: 18 of the 81
 GridSample cases judged here moved a pick or a sample (seed 7)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""A small fixed slice of the fuzz campaign (tools/dev/fuzz.py) inside ``make test``, each case through the real CLI
-and classified as the campaign does (silently wrong, compile failure, hang, exit 3, a refusal that is not one
-clean line naming node and field, leftovers, clobbered files ...). The full campaign is ``make fuzz``.
+"""A small fixed slice of the fuzz campaign (tools/dev/fuzz.py) inside ``make test-all`` (the slow tier), each case
+through the real CLI and classified as the campaign does (silently wrong, compile failure, hang, exit 3, a refusal that
+is not one clean line naming node and field, leftovers, clobbered files ...). The full campaign is ``make fuzz``.
 
 * every generator of invalid models and hostile files once: refused by ``convert`` in one clean line naming
   node and field, nothing accepted, crashed, hung or left behind (fixed: asserted);

@@ -17,11 +17,10 @@ pytest.importorskip("openvino")
 
 from resample_bridge.tools.examples import tricky_model  # noqa: E402
 
-pytestmark = pytest.mark.slow
-
 MOMENTS = [(1.0, signal.SIGINT), (2.0, signal.SIGTERM), (3.0, signal.SIGINT), (4.5, signal.SIGTERM)]  # after startup
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay,sig", MOMENTS, ids=[f"{s.name}-{d}s" for d, s in MOMENTS])
 def test_signal_during_convert(tmp_path, delay, sig):
     src = tmp_path / "tricky.onnx"

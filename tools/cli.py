@@ -17,7 +17,7 @@ from . import api, targets
 from .. import __version__
 from .api_terms import cli_terms
 from . import check_source as source_check
-from .signals import Terminated, install_signal_handlers, signalled
+from .signals import Terminated, exit_status_kept, install_signal_handlers, signalled
 from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,
                          report_needs, require, shapes, show)
 from .targets import DEFAULT, names
@@ -389,11 +389,11 @@ def end_children() -> None:
 
 
 def entry() -> None:
-    """``python -m resample_bridge.tools.cli``, and console scripts installed before the entry point moved to
-    ``tools.command``: that entry point (signals handled during the imports, the exit status kept)."""
-    from .command import entry as command_entry
-
-    command_entry()
+    """``python -m resample_bridge.tools.cli``; console scripts installed before the entry moved to ``command``."""
+    status = main()
+    finish(status)
+    exit_status_kept()
+    sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from ...translate.dtypes import OPENVINO as OPENVINO_DTYPES
 from ..index_form import GRID, INT32_MAX_OUT as MAX_OUT, copied_axes, form_of, grid_mismatch, index_ir, \
     oracle_indices, oracle_inside
 from ..passes import Candidate, Refusal
-from .graph import dims, ops, tag
+from .graph import all_ops, dims, ops, tag
 from . import index_ops
 from .index_ops import cached_verdict, cut, index_graph, signature, tag_of, upstream_names, zeroed_outside
 from . import nearest_scale
@@ -229,7 +229,7 @@ def tags_in_copy(rec, by_tag, ov_model) -> dict:
     """{tag: op} of ``rec``'s ops in a copy of ``ov_model`` (cut apart by the proof of a run-time form), found by
     friendly name: a model re-read from disk has lost its tags; ``by_tag`` already maps them through the names
     recorded in memory."""
-    names = {op.get_friendly_name(): op for op in ov_model.clone().get_ops()}
+    names = {op.get_friendly_name(): op for op in all_ops(ov_model.clone())}  # bodies too: a node in a Loop
     copied = {t: names[op.get_friendly_name()] for t, op in by_tag.items() if op.get_friendly_name() in names}
     own = {t: op for t, op in copied.items() if t.startswith(rec.node + "/")}
     return {**_merged_lengths(rec.node, own, copied), **own}

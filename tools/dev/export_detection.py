@@ -62,3 +62,33 @@ def dy18_tv_rcnn_transform_dynhw(out):
     _export("dy18_tv_rcnn_transform_dynhw", out, opset=18, dynamo=True, shape=(1, 3, 125, 95), seed=902,
             export_defect="dynamo computes the resized size in float64 where eager's float32 scale "
                           "gives one pixel less; every value moves")
+
+
+def _pasted(seed: int):
+    """torchvision's paste_masks_in_image (Mask R-CNN's last step): as ONNX, a Loop over the detections whose body
+    resizes each 28x28 mask (bilinear) to its box's size, computed in the body at run time (no shape information
+    for the body's tensors in a TorchScript export), and pads it into the image."""
+    import torch
+    from torchvision.models.detection.roi_heads import paste_masks_in_image
+
+    class Pasted(torch.nn.Module):
+        def forward(self, masks, boxes, image):
+            return paste_masks_in_image(masks, boxes, (image.shape[-2], image.shape[-1]))
+
+    return init_weights(Pasted(), seed)
+
+
+@case
+def ts11_tv_paste_masks_loop_dynhw(out):
+    import torch
+
+    masks = torch.rand(3, 1, 28, 28, generator=gen(910))
+    # Boxes well inside the image and at least 2 pixels wide: at a box of one pixel OpenVINO's CPU reads
+    # uninitialised memory for the zero padding around it (measured, its own importer too; not a resize).
+    boxes = torch.tensor([[3.2, 4.7, 30.1, 25.9], [10.0, 2.5, 40.0, 33.3], [20.4, 12.1, 61.7, 45.0]])
+    image = torch.rand(1, 3, 48, 64, generator=gen(911))
+    export_torch("ts11_tv_paste_masks_loop_dynhw", out, _pasted(912),
+                 {"masks": masks, "boxes": boxes, "image": image}, opset=11, dynamo=False,
+                 dynamic={"masks": {0: "N"}, "boxes": {0: "N"}, "image": {2: "H", 3: "W"}},
+                 exercises="torchvision paste_masks_in_image: a Loop whose body resizes each mask (bilinear) to "
+                           "its box's run-time size, no shape information inside the body")

@@ -26,13 +26,14 @@ a release that does not read the mark are kept in f32 by the graph-tail tie (``p
 
 from __future__ import annotations
 
-from ...semantics.ir import RuntimeValue
+from ...semantics.ir import ResizeIR, RuntimeValue
 from ...semantics.opspec import PerOp
 from ..compiled import resize_inputs
 from .graph import all_ops, constant_of, ops
 from .pinned import PRECISE, refined_quotient
 
 GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
+LENGTHS_OF = "resample_bridge_lengths_of"  # the same on a Resize's scales / roi / sizes producer (``_division_kept``)
 
 
 def _resize_positions(ir, inputs: list) -> list:
@@ -71,13 +72,14 @@ def mark(name: str, ir, inputs: list) -> None:
     a GridSample's grid, a DeformConv's offsets, a Resize's scales / roi / sizes computed in the graph (the scales a
     run-time form floors into lengths: under the bf16 hint the plugin ran the model's own Concat of [1, 1] and
     two run-time scales in bf16, 0.8 read as 0.80078: another output length)."""
+    key = LENGTHS_OF if isinstance(ir, ResizeIR) else GRID_OF
     for v in _positions(ir, inputs):
         node = v.get_node()
         if node.get_type_name() in ("Parameter", "Constant"):
             continue
         rt = node.get_rt_info()
-        before = str(rt[GRID_OF].astype(str)) if GRID_OF in rt else ""
-        rt[GRID_OF] = ",".join(filter(None, (before, name)))
+        before = str(rt[key].astype(str)) if key in rt else ""
+        rt[key] = ",".join(filter(None, (before, name)))
 
 
 def _positions(ir, inputs: list) -> list:
@@ -93,21 +95,33 @@ def positions_name(ir) -> str:
 def pin(ov_model) -> dict[str, dict]:
     """Mark the producer cone of every stamped grid PRECISE and drop the stamps: node key -> {"ops": float ops
     pinned, "stops": the types of the ops the walk stopped at (a learned layer: left at the model's precision)}."""
-    tops: dict[str, list] = {}  # a rewrite that copies rt_info may leave a stamp on several ops
+    tops: dict[tuple, list] = {}  # a rewrite that copies rt_info may leave a stamp on several ops
     for op in list(all_ops(ov_model)):
         rt = op.get_rt_info()
-        if GRID_OF in rt:
-            for name in str(rt[GRID_OF].astype(str)).split(","):
-                tops.setdefault(name, []).append(op)
-            del rt[GRID_OF]
+        for key in (GRID_OF, LENGTHS_OF):
+            if key in rt:
+                for name in str(rt[key].astype(str)).split(","):
+                    tops.setdefault((name, key), []).append(op)
+                del rt[key]
     counts = {}
-    for name, ops_of in tops.items():
-        n, stops = _pin_cone(ops_of)
+    for (name, key), ops_of in tops.items():
+        n, stops = _pin_cone(ops_of, _division_kept if key == LENGTHS_OF else _respelled)
         counts[name] = {"ops": n, "stops": sorted(stops)}
     return counts
 
 
-def _pin_cone(tops: list) -> tuple[int, set]:
+def _division_kept(node):
+    """``_respelled`` but for a Divide, which a Resize's scales / roi / sizes producer keeps as it is (marked): there
+    the quotients are scalars of shape arithmetic whose floor is an output length, and they must be onnxruntime's
+    correctly rounded ones, which OpenVINO's own Divide computes there and ``refined_quotient`` (within 1 ulp) does
+    not. Measured on torchvision's detection transform (scale = min_size * Reciprocal(min(H, W)), the Reciprocal
+    read as a Divide, then floor(H * scale)), OpenVINO 2026.4.1 f32, 380 image shapes: refined, 42 output lengths
+    a pixel short; kept, 0, as the importer (at bf16, 3: the model's own padding to 32 after the resize, which
+    the importer's bf16 moves at 154)."""
+    return node if node.get_type_name() == "Divide" else _respelled(node)
+
+
+def _pin_cone(tops: list, respell) -> tuple[int, set]:
     stops = set()
 
     def enters(node) -> bool:  # coordinate arithmetic; what stops the walk is reported (a learned layer)
@@ -116,7 +130,7 @@ def _pin_cone(tops: list) -> tuple[int, set]:
         if node.get_type_name() not in ("Parameter", "Constant", "ShapeOf"):
             stops.add(node.get_type_name())
         return False
-    return _mark_upstream(tops, enters, _respelled), stops
+    return _mark_upstream(tops, enters, respell), stops
 
 
 def pin_form(outputs, stops) -> int:

@@ -11,6 +11,7 @@ from ..lowering.openvino.target import convert
 from ..semantics.errors import BridgeError
 from ..lowering.probes import sizes_of_scales
 from ..semantics.ir import ResizeIR, RuntimeValue, is_static
+from ..lowering.openvino.probe import BATCH_TIED
 from .node_probe import PROBE_SEED, dims as _dims, dynamic_length as _dynamic_length, probe_input
 from ..translate.onnx import RESAMPLING_OPS, parse_model
 from ..translate.onnx_walk import node_name, walk
@@ -75,7 +76,7 @@ def single_node_models(model, unproven: bool = False):
         inits, inputs, feeds = [], [], {}
         # A fresh generator per node: the same configuration gets the same probe, whichever nodes come first.
         rng = np.random.default_rng(PROBE_SEED)
-        dyn = _dynamic_length(ir)
+        dyn = _tied_batch(_dynamic_length(ir), ir, node, infos)
         x_vi = frontend.better(node.input[0], infos.get(node.input[0]))
         for pos, inp in enumerate(node.input):
             if not inp:
@@ -118,6 +119,17 @@ def single_node_models(model, unproven: bool = False):
         one = helper.make_model(helper.make_graph([node], name, inputs, [out], inits), opset_imports=opset,
                                 ir_version=min(model.ir_version, 10))
         yield name, ir, one, feeds
+
+
+def _tied_batch(dyn, ir, node, infos):
+    """``dyn`` with X's unknown batch read from an input that shares it and declares it (a grid, offsets), so that
+    the node's probes run (a data batch of 1 against a grid of 2 does not: check once called the importer refused)."""
+    for pos in BATCH_TIED.of(ir):
+        vi = infos.get(node.input[pos]) if pos < len(node.input) else None
+        lead = vi.type.tensor_type.shape.dim[:1] if vi is not None and vi.type.tensor_type.HasField("shape") else []
+        if lead and lead[0].dim_value > 0:
+            return lambda ax, n=lead[0].dim_value: n if ax == 0 else dyn(ax)
+    return dyn
 
 
 class _FrontendShapes:

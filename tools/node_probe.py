@@ -86,10 +86,14 @@ def _resize_input(pos: int, vi, dt, rng, x_info, dyn):
 
 
 def _grid_input(pos: int, vi, dt, rng, x_info, dyn):
-    """The grid, a little beyond [-1, 1]; [N, *output spatial, D] with the output lengths the default."""
+    """The grid, a little beyond [-1, 1]; [N, *output spatial, D] with the output lengths the default and N the
+    data's (a batch known on one side only: multi-scale deformable attention's data is batch x heads, its grid's
+    batch a symbol; a grid of another batch does not run, which check once blamed on OpenVINO's importer)."""
     if pos != 1:
         return None
-    shape = dims(vi, lambda ax: 1 if ax == 0 else DEFAULT_LENGTH) if dyn is not None else dims(vi)
+    batch = dims(x_info, dyn)[0] if x_info is not None and x_info.type.tensor_type.HasField("shape") and \
+        x_info.type.tensor_type.shape.dim else 1
+    shape = dims(vi, lambda ax: batch if ax == 0 else DEFAULT_LENGTH) if dyn is not None else dims(vi, lambda ax: batch)
     return rng.uniform(-1.2, 1.2, shape).astype(dt)
 
 

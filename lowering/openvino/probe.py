@@ -93,6 +93,9 @@ def _concrete(ir, shapes: list) -> list[list]:
     x = shapes[0]
     if x is None:
         raise BridgeError("the input's rank is unknown")
+    if len(x) and x[0] is None:  # X's batch unknown where an input tied to it declares one: that one
+        x = (next((s[0] for i, s in enumerate(shapes) if i in BATCH_TIED.of(ir) and s and s[0] is not None),
+                  None),) + tuple(x[1:])
     rounds = []
     for k, xs in enumerate(concrete_shapes(x)):
         row = [xs]
@@ -133,6 +136,8 @@ def _deform_shape(ir: DeformConvIR, s, row: list, k: int) -> tuple:
 
 # The shape of an input tied to X (GridSample's grid, DeformConv's offsets and mask) in one probe round.
 TIED_SHAPE = PerOp("probe shapes", resize=_free_shape, gridsample=_grid_shape, deformconv=_deform_shape)
+# The inputs whose first axis is X's batch (a grid; offsets and mask), by input position
+BATCH_TIED = PerOp("inputs batched with X", resize=(), gridsample=(1,), deformconv=(2, 4))
 
 
 def _compile(model, rung):

@@ -130,3 +130,35 @@ def test_an_empty_output_is_judged_without_running_the_importer(tmp_path):
     assert any(line.startswith("empty (Resize-13): OpenVINO importer: refused: converts to an output with no element")
                for line in lines), done.stdout
     assert any(line.startswith("plain (Resize-13): OpenVINO importer: exact") for line in lines), done.stdout
+
+
+@pytest.mark.parametrize("x_batch,grid_batch", [(2, "B"), ("N", 2)])
+def test_a_batch_declared_on_one_side_of_a_gridsample_is_the_probes_batch(x_batch, grid_batch, tmp_path):
+    """Multi-scale deformable attention (Mask2Former, Deformable DETR exported with dynamic H / W): the data's batch
+    (batch x heads) static, the grid's a symbol, or the other way round. The probes gave the unknown side a batch
+    of 1: check called OpenVINO's importer refused ("the batch dimension ... doesn't match"), and where X's batch
+    was the unknown one convert refused the node on every rung. Both sides take the declared batch now: the
+    importer is exact (GridSample-9 computes the spec's numbers here), and the default conversion is written."""
+    import numpy as np
+    import onnxruntime as ort
+    import openvino as ov
+    from onnx import TensorProto, helper
+
+    from resample_bridge import api
+
+    node = helper.make_node("GridSample", ["x", "g"], ["y"], mode="bilinear", padding_mode="zeros", align_corners=0)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x_batch, 4, "H", "W"]),
+              helper.make_tensor_value_info("g", TensorProto.FLOAT, [grid_batch, "P", 1, 2])]
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    src = str(tmp_path / "m.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)], ir_version=8), src)
+    (row,) = check_openvino(src)
+    assert row["openvino"]["verdict"] == "exact", row
+    done = api.convert(src, str(tmp_path / "m.xml"))
+    assert done.extension is None
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.uniform(0, 1, (2, 4, 9, 11)).astype(np.float32),
+             "g": rng.uniform(-1.1, 1.1, (2, 7, 1, 2)).astype(np.float32)}
+    want = ort.InferenceSession(src).run(None, feeds)[0]
+    got = ov.Core().compile_model(str(tmp_path / "m.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..semantics.errors import clip
-from ..translate.onnx_shapes import graph_inputs
+from ..translate.onnx_shapes import bounds, graph_inputs
 
 # Lengths a dynamic dimension takes in the probes: the model's shape (the probe convention of every verb: 1 for
 # batch and channels, 16 elsewhere), then two shapes whose spatial lengths swap their ratio (3:2, 2:3; multiples
@@ -47,14 +47,24 @@ def probes(model, seed: int = 0) -> list[Probe]:
                     shape.append(d)
                     continue
                 spatial = axis - 2 if axis >= 2 else None
-                v = _BATCH[k] if axis == 0 else 1 if axis == 1 else _SPATIAL[k][spatial % 2]
+                v = _within(bounds(d), _BATCH[k] if axis == 0 else 1 if axis == 1 else _SPATIAL[k][spatial % 2])
                 shape.append(params.setdefault(d, v) if isinstance(d, str) and d else v)
             if math.prod(shape) > MAX_ELEMENTS:
-                shape = [min(s, 16) if isinstance(d, str) or d is None or d <= 0 else s for s, d in zip(shape, dims)]
+                shape = [_within(bounds(d), min(s, 16)) if isinstance(d, str) or d is None or d <= 0 else s
+                         for s, d in zip(shape, dims)]
             shapes[vi.name] = tuple(shape)
             feeds[vi.name] = _array(vi, shape, rng)
         out.append(Probe(shapes, feeds))
     return out
+
+
+def _within(limits, v: int) -> int:
+    """``v`` moved into the bounds ``--input`` gave the dimension (``onnx_shapes.bounds``), if any: a model that
+    runs only from some length on is not judged at a length the user ruled out (Deformable DETR at 16 x 16)."""
+    if limits is None:
+        return v
+    lo, hi = limits
+    return max(lo, v) if hi is None else min(max(lo, v), hi)
 
 
 def dynamic(model) -> bool:

@@ -37,8 +37,21 @@ class InputSpecs(dict):
         return {k: v for k, v in self.items() if v is not None}
 
 
-# ovc's bounded dimension: "1..4", "..4", "1.." (ONNX keeps no bounds: the dimension stays dynamic).
+# ovc's bounded dimension: "1..4", "..4", "1.." (ONNX keeps no bounds: the dimension stays dynamic, named by its
+# bounds, so that the probes a model gets stay inside them: ``bounds``).
 _BOUNDED = re.compile(r"(\d*)\.\.(\d*)")
+
+
+def bounds(dim_param: str | None) -> tuple[int, int | None] | None:
+    """(lo, hi or None) of a dynamic dimension named by ovc's bounds ("64..256", "..4", "1.."), else None."""
+    b = _BOUNDED.fullmatch(dim_param or "")
+    return (int(b.group(1) or 1), int(b.group(2)) if b.group(2) else None) if b else None
+
+
+def _bound_names(text: str | None) -> list[str | None]:
+    """Per dimension of an --input shape as written, its bounds ("64..256") or None."""
+    parts = [p for p in re.split(r"[,\s]+", (text or "").strip()) if p]
+    return [p if bounds(p) is not None else None for p in parts]
 
 
 def _dims(text: str, name: str, field: str) -> list[int | None]:
@@ -190,16 +203,20 @@ def with_input_shapes(model, shapes: dict[str, list[int | None]], field: str = "
                               field=field)
     m = onnx.ModelProto()
     m.CopyFrom(model)
+    texts = getattr(shapes, "text", {})
     for vi in m.graph.input:
         if shapes.get(vi.name) is None:
             continue
         shape = vi.type.tensor_type.shape
         old = declared_shape(vi)
+        named = _bound_names(texts.get(vi.name))
         shape.ClearField("dim")
         for i, d in enumerate(shapes[vi.name]):
             dim = shape.dim.add()
             if d is not None:
                 dim.dim_value = d
+            elif i < len(named) and named[i] is not None:
+                dim.dim_param = named[i]
             elif old is not None and isinstance(old[i], str):
                 dim.dim_param = old[i]
             else:

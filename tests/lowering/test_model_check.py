@@ -269,3 +269,25 @@ def test_a_difference_inside_a_body_names_the_resampling_node_there():
     line = e.value.line()
     assert e.value.field == "model" and "if0/then_branch/t_resize" in line and "more characters" not in line, line
     assert "not a resampling node" not in e.value.message and "gives values" in e.value.message, e.value.message
+
+
+def test_the_probes_stay_inside_the_bounds_input_gives():
+    """ovc's bounded dimensions (``--input "x[1,3,64..256,100..]"``): the whole-model check probed 16 x 16 all the
+    same, and refused a dynamic Deformable DETR on NaNs OpenVINO computes only at a length the user had ruled
+    out. The bounds name the dimension and every probe length lies inside them."""
+    from onnx import TensorProto, helper
+
+    from resample_bridge.lowering.model_probes import probes
+    from resample_bridge.translate.onnx_shapes import bounds, parse_ovc_inputs, with_input_shapes
+
+    assert bounds("64..256") == (64, 256) and bounds("..4") == (1, 4) and bounds("100..") == (100, None)
+    assert bounds("H") is None and bounds(None) is None
+    node = helper.make_node("Relu", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    fixed = with_input_shapes(model, parse_ovc_inputs("x[1,3,64..80,100..]"))
+    shapes = [p.shapes["x"] for p in probes(fixed)]
+    assert len(shapes) == 3
+    assert all(64 <= h <= 80 and w >= 100 for _, _, h, w in shapes), shapes
+    assert {p.shapes["x"] for p in probes(model)} >= {(1, 3, 16, 16)}  # without bounds: as before

@@ -26,7 +26,7 @@ a release that does not read the mark are kept in f32 by the graph-tail tie (``p
 
 from __future__ import annotations
 
-from ...semantics.ir import ResizeIR, RuntimeValue
+from ...semantics.ir import RuntimeValue
 from ...semantics.opspec import PerOp
 from ..compiled import resize_inputs
 from .graph import all_ops, constant_of, ops
@@ -50,8 +50,8 @@ def _port(port: int):
 # a weight: value rounding only), a Resize's scales / roi / sizes fed at run time (ONNX input order; sizes computed
 # in floats from the input's shape, as the dynamo exporter writes scale_factor on dynamic H / W, moved an output
 # length under the bf16 hint: floor(90 * 0.41) came out 37).
-POSITIONS = PerOp("the inputs that place the taps", resize=(_resize_positions, "scales / roi / sizes"),
-                  gridsample=(_port(1), "grid"), deformconv=(_port(2), "offsets"))
+POSITIONS = PerOp("the inputs that place the taps", resize=(_resize_positions, "scales / roi / sizes", LENGTHS_OF),
+                  gridsample=(_port(1), "grid", GRID_OF), deformconv=(_port(2), "offsets", GRID_OF))
 MAX_CONTRACTION = 4  # a MatMul over at most this many terms is coordinate arithmetic (x, y, z, 1), not a layer
 
 _COORDINATE_OPS = frozenset({
@@ -72,7 +72,7 @@ def mark(name: str, ir, inputs: list) -> None:
     a GridSample's grid, a DeformConv's offsets, a Resize's scales / roi / sizes computed in the graph (the scales a
     run-time form floors into lengths: under the bf16 hint the plugin ran the model's own Concat of [1, 1] and
     two run-time scales in bf16, 0.8 read as 0.80078: another output length)."""
-    key = LENGTHS_OF if isinstance(ir, ResizeIR) else GRID_OF
+    key = POSITIONS.of(ir)[2]
     for v in _positions(ir, inputs):
         node = v.get_node()
         if node.get_type_name() in ("Parameter", "Constant"):

@@ -28,11 +28,11 @@ import numpy as np
 from .gate import format_check_rows
 from ..translate.onnx import load
 from .check_openvino_batch import config_key, native_batch, ours_batch
-from .check_openvino_node import _ours_row, single_node_models
+from .check_openvino_node import IN_BODY, _ours_row, single_node_models
 from .node_probe import probe_note, probe_text
 from ..lowering.openvino.target import convert
 from ..semantics.errors import BridgeError
-from .check_openvino_verdict import _unproven
+from .check_openvino_verdict import BODY_HINT, INPUT_HINT, _unproven
 
 
 def check_openvino(model_path, progress=None) -> list[dict]:
@@ -119,7 +119,8 @@ def _unproven_rows(model_path, unproven: dict, whole: dict) -> list[dict]:
         else:
             mine = {"rung": None, "reason": "not judged: another node stops the whole model's conversion"}
         op = ir if isinstance(ir, str) else ir.origin  # the op type where no IR could be read (unknown rank)
-        rows.append({"name": name, "op": op, "openvino": _unproven(why), "resample_bridge": mine})
+        hint = BODY_HINT if why.startswith(IN_BODY) else INPUT_HINT
+        rows.append({"name": name, "op": op, "openvino": _unproven(why, hint=hint), "resample_bridge": mine})
     return rows
 
 

@@ -65,8 +65,7 @@ def single_node_models(model, unproven: bool = False):
             # A node inside an If / Loop / Scan body: no one-node model stands for it (its inputs are the body's,
             # known only in the whole model); it is judged there, by the whole model's conversion.
             if unproven:
-                yield name, ir or node.op_type, None, ("inside a control-flow body (If / Loop / Scan): its inputs "
-                                                       "are known only in the whole model")
+                yield name, ir or node.op_type, None, IN_BODY + ": its inputs are known only in the whole model"
             continue
         if ir is None:
             if unproven:
@@ -119,6 +118,9 @@ def single_node_models(model, unproven: bool = False):
         one = helper.make_model(helper.make_graph([node], name, inputs, [out], inits), opset_imports=opset,
                                 ir_version=min(model.ir_version, 10))
         yield name, ir, one, feeds
+
+
+IN_BODY = "inside a control-flow body (If / Loop / Scan)"
 
 
 def _tied_batch(dyn, ir, node, infos):

@@ -185,8 +185,13 @@ def _sample_shapes(shape):
         yield tuple(d if d is not None else (lengths[0] if ax == 0 else next(free)) for ax, d in enumerate(shape))
 
 
-def _unproven(reason, err=None) -> dict:
-    return {"verdict": "unproven", "reason": reason + "; give --input shapes to prove it",
+# What lets check prove an unproven node: shapes, except for a node no shape cuts out of its control-flow body
+INPUT_HINT = "; give --input shapes to prove it"
+BODY_HINT = "; no --input cuts it out: only the whole model's run judges it (convert's whole-model check, verify)"
+
+
+def _unproven(reason, err=None, hint: str = INPUT_HINT) -> dict:
+    return {"verdict": "unproven", "reason": reason + hint,
             "max_error": err if err is not None and np.isfinite(err) else None}
 
 

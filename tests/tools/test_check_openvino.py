@@ -162,3 +162,17 @@ def test_a_batch_declared_on_one_side_of_a_gridsample_is_the_probes_batch(x_batc
     want = ort.InferenceSession(src).run(None, feeds)[0]
     got = ov.Core().compile_model(str(tmp_path / "m.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(feeds)[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_node_in_a_loop_body_is_not_told_to_take_input_shapes():
+    """paste_masks_in_image's Resize inside a Loop: check advised "give --input shapes to prove it", and with
+    --input the node stayed unproven (no shape cuts a node out of its body). The advice says what judges it."""
+    import os
+
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models",
+                       "ts11_tv_paste_masks_loop_dynhw", "model.onnx")
+    (row,) = check_openvino(src)
+    why = row["openvino"]["reason"]
+    assert row["openvino"]["verdict"] == "unproven" and "control-flow body" in why, row
+    assert "--input shapes to prove" not in why and "whole-model check" in why, why
+    assert row["resample_bridge"]["rung"] == 3, row

@@ -117,8 +117,16 @@ def _division_kept(node):
     not. Measured on torchvision's detection transform (scale = min_size * Reciprocal(min(H, W)), the Reciprocal
     read as a Divide, then floor(H * scale)), OpenVINO 2026.4.1 f32, 380 image shapes: refined, 42 output lengths
     a pixel short; kept, 0, as the importer (at bf16, 3: the model's own padding to 32 after the resize, which
-    the importer's bf16 moves at 154)."""
-    return node if node.get_type_name() == "Divide" else _respelled(node)
+    the importer's bf16 moves at 154). A constant numerator is multiplied by a run-time 1 (b == b: 1, or 0 where b
+    is NaN, whose quotient is NaN all the same): OpenVINO 2026.4.1's CPU plugin compiled 224 / min(H, W) into the
+    reciprocal scale (16 x 16 resized to 0 x 0: tests/lowering/test_model_check.py), its own importer's model too."""
+    if node.get_type_name() != "Divide":
+        return _respelled(node)
+    a, b = node.input_values()
+    if a.get_node().get_type_name() != "Constant":
+        return node
+    o = ops()
+    return _replaced(node, o.divide(o.multiply(a, o.convert(o.equal(b, b), b.get_element_type())), b))
 
 
 def _pin_cone(tops: list, respell) -> tuple[int, set]:
@@ -197,9 +205,14 @@ def _respelled(node):
             return node
     else:
         return node
+    return _replaced(node, new)
+
+
+def _replaced(node, new):
+    """``new`` (an op or its output) in the place of ``node``, under its friendly name (what the proofs find)."""
     new = new.get_node() if hasattr(new, "get_node") else new
     new.set_friendly_name(node.get_friendly_name())
-    out.replace(new.output(0))
+    node.output(0).replace(new.output(0))
     return new
 
 
@@ -257,9 +270,7 @@ def _respelled_own(node):
         new = o.select((o.less if kind == "Maximum" else o.greater)(v, bound), bound, v)
     else:
         return node
-    new.set_friendly_name(node.get_friendly_name())
-    out.replace(new.output(0))
-    return new
+    return _replaced(node, new)
 
 
 def _picks_a_unit_axis(gather) -> bool:

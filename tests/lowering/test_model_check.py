@@ -98,7 +98,7 @@ def test_the_written_model_is_checked_as_read_back(tmp_path, monkeypatch):
     from resample_bridge.tools.cli import main
 
     path = _miscompiled_chain(tmp_path)
-    monkeypatch.setattr(grid_pin.POSITIONS, "of", lambda ir: ((lambda ir, inputs: []), "none"))
+    monkeypatch.setattr(grid_pin.POSITIONS, "of", lambda ir: ((lambda ir, inputs: []), "none", grid_pin.GRID_OF))
     assert main(["convert", path, "-o", str(tmp_path / "out" / "m.xml")]) == 2
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 

@@ -11,10 +11,11 @@ from ..lowering.openvino.target import convert
 from ..semantics.errors import BridgeError
 from ..lowering.probes import sizes_of_scales
 from ..semantics.ir import ResizeIR, RuntimeValue, is_static
-from ..lowering.openvino.probe import BATCH_TIED
+from ..lowering.openvino.probe import declared_batch
 from .node_probe import PROBE_SEED, dims as _dims, dynamic_length as _dynamic_length, probe_input
 from ..translate.onnx import RESAMPLING_OPS, parse_model
 from ..translate.onnx_walk import node_name, walk
+from ..translate.onnx_shapes import declared_shape
 
 
 def single_node_models(model, unproven: bool = False):
@@ -124,14 +125,14 @@ IN_BODY = "inside a control-flow body (If / Loop / Scan)"
 
 
 def _tied_batch(dyn, ir, node, infos):
-    """``dyn`` with X's unknown batch read from an input that shares it and declares it (a grid, offsets), so that
-    the node's probes run (a data batch of 1 against a grid of 2 does not: check once called the importer refused)."""
-    for pos in BATCH_TIED.of(ir):
-        vi = infos.get(node.input[pos]) if pos < len(node.input) else None
-        lead = vi.type.tensor_type.shape.dim[:1] if vi is not None and vi.type.tensor_type.HasField("shape") else []
-        if lead and lead[0].dim_value > 0:
-            return lambda ax, n=lead[0].dim_value: n if ax == 0 else dyn(ax)
-    return dyn
+    """``dyn`` with X's unknown batch read from an input that shares it and declares it (``probe.declared_batch``),
+    so that the node's probes run (a data batch of 1 against a grid of 2 does not: check once called the importer
+    refused)."""
+    shapes = [None if vi is None or (dims := declared_shape(vi)) is None else
+              tuple(d if isinstance(d, int) and d > 0 else None for d in dims)
+              for vi in (infos.get(name) for name in node.input)]
+    n = declared_batch(ir, shapes)
+    return dyn if n is None else (lambda ax: n if ax == 0 else dyn(ax))
 
 
 class _FrontendShapes:

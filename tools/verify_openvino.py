@@ -118,9 +118,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         want = oracle(irs[name], *ov_args)
         got = ov_out.get(node.output[0])
         if got is None:
-            report["nodes"].append({"name": name, "ok": None, "observable": False,
-                                    "note": "the converted model does not expose this node's output",
-                                    "onnxruntime_vs_oracle": ort_dev})
+            report["nodes"].append(_unobserved(name, "the converted model does not expose this node's output",
+                                               ort_dev))
             continue
         arrays = node.input[:len(spec(irs[name]).arrays)]  # the data the oracle reads, not Resize's roi/sizes
         unseen = [n for n in arrays if n and n not in consts and n not in ov_out]
@@ -128,10 +127,9 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
             # At a reduced precision the layers above round the node's input: fed onnxruntime's float32 copy of
             # it, the oracle would charge their rounding to this node (a nearest Gather after a bf16 Conv: 474
             # elements "beyond the bound", each a bf16 step of the Conv's output). The model outputs judge it.
-            report["nodes"].append({"name": name, "ok": None, "observable": False, "note": (
+            report["nodes"].append(_unobserved(name, (
                 f"its input {clip(unseen[0], 60)} is not a tensor of the converted model: at {precision} the "
-                "layers above round it, so the node is judged through the model outputs"),
-                "onnxruntime_vs_oracle": ort_dev})
+                "layers above round it, so the node is judged through the model outputs"), ort_dev))
             continue
         t = node.output[0]
         # The node against the oracle under the policy (the float32 error bound), unless the user set a
@@ -206,9 +204,11 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     return _verdict(report)
 
 
-def _unobserved(name: str, why: str) -> dict:
-    """The report row of a resampling node verify cannot judge alone (the model outputs still judge it)."""
-    return {"name": name, "ok": None, "observable": False, "note": why}
+def _unobserved(name: str, why: str, ort_dev: dict | None = None) -> dict:
+    """The report row of a resampling node verify cannot judge alone (the model outputs still judge it), with
+    onnxruntime's deviation from the oracle there where it was measured."""
+    row = {"name": name, "ok": None, "observable": False, "note": why}
+    return row if ort_dev is None else {**row, "onnxruntime_vs_oracle": ort_dev}
 
 
 def _verdict(report: dict) -> dict:

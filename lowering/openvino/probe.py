@@ -94,8 +94,7 @@ def _concrete(ir, shapes: list) -> list[list]:
     if x is None:
         raise BridgeError("the input's rank is unknown")
     if len(x) and x[0] is None:  # X's batch unknown where an input tied to it declares one: that one
-        x = (next((s[0] for i, s in enumerate(shapes) if i in BATCH_TIED.of(ir) and s and s[0] is not None),
-                  None),) + tuple(x[1:])
+        x = (declared_batch(ir, shapes),) + tuple(x[1:])
     rounds = []
     for k, xs in enumerate(concrete_shapes(x)):
         row = [xs]
@@ -138,6 +137,12 @@ def _deform_shape(ir: DeformConvIR, s, row: list, k: int) -> tuple:
 TIED_SHAPE = PerOp("probe shapes", resize=_free_shape, gridsample=_grid_shape, deformconv=_deform_shape)
 # The inputs whose first axis is X's batch (a grid; offsets and mask), by input position
 BATCH_TIED = PerOp("inputs batched with X", resize=(), gridsample=(1,), deformconv=(2, 4))
+
+
+def declared_batch(ir, shapes: list) -> int | None:
+    """X's batch as an input tied to it declares it (``shapes``: per input position its dims, None unknown), or
+    None (multi-scale deformable attention: the data's batch x heads static, the grid's a symbol, or the reverse)."""
+    return next((s[0] for i, s in enumerate(shapes) if i in BATCH_TIED.of(ir) and s and s[0] is not None), None)
 
 
 def _compile(model, rung):

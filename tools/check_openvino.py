@@ -25,6 +25,7 @@ import tempfile
 
 import numpy as np
 
+from .check_index import index_rows
 from .gate import format_check_rows
 from ..translate.onnx import load
 from .check_openvino_batch import config_key, native_batch, ours_batch
@@ -85,7 +86,7 @@ def check_openvino(model_path, progress=None) -> list[dict]:
     if unproven:
         rows += _unproven_rows(model_path, unproven, whole)
         rows.sort(key=lambda r: order.get(r["name"], len(order)))  # graph order
-    return rows
+    return rows + index_rows(load(model_path))
 
 
 def _whole_model_rungs(model_path) -> dict:

@@ -109,6 +109,9 @@ def _openvino_describe(records, rep: dict, quiet: bool = False) -> str:
         lines.append(f"{clip(node, 80)}: {g['input']} producer kept in f32: {g['ops']} ops" + (
             f"; {', '.join(g['stops'])} and above stay at the model's precision, as the importer's"
             if g["stops"] else ""))
+    if rep.get("index_arithmetic"):
+        lines.append(f"index arithmetic of the model's own (from shapes): {rep['index_arithmetic']} (OpenVINO's "
+                     "Divide computes a * (1 / b); its bf16 default would round indices)")
     if records:
         lines.append("proven at OpenVINO's f32 inference precision (INFERENCE_PRECISION_HINT=f32); at its bf16 / f16 "
                      "defaults values may round: verify --precision bf16 judges that")

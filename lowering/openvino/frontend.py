@@ -21,6 +21,7 @@ from ..probes import probe_sets
 from . import grid_pin
 from .boundary import NOT_AT_BOUNDARY
 from .graph import compile_f32, dims, np_dtype, ops, same_output, shape_entries, tag
+from .index_arithmetic import stamp_form
 from .ladder import TARGET, lower
 from ...semantics.ir import RuntimeValue, is_static
 from ...translate.onnx import NodeView, _parse_checked, parse_view, resampling_nodes
@@ -113,6 +114,7 @@ class Planner:
             by_value = prove_by_value(name, ir, inputs, outs)
             if by_value is not None:
                 rec = dataclasses.replace(rec, proof={**rec.proof, "by_value": by_value})
+        stamp_form(outs, inputs)  # left as proven by the pass over the user's index arithmetic
         choice = Choice(rec, [own_tensor(out, inputs) for out in outs], name)
         self.choices.append(choice)
         return choice

@@ -30,10 +30,11 @@ from ...semantics.ir import RuntimeValue
 from ...semantics.opspec import PerOp
 from ..compiled import resize_inputs
 from .graph import all_ops, constant_of, ops
+from .exact_division import exact_quotient
 from .pinned import PRECISE, refined_quotient
 
 GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
-LENGTHS_OF = "resample_bridge_lengths_of"  # the same on a Resize's scales / roi / sizes producer (``_division_kept``)
+LENGTHS_OF = "resample_bridge_lengths_of"  # the same on a Resize's scales / roi / sizes producer (``_division_exact``)
 
 
 def _resize_positions(ir, inputs: list) -> list:
@@ -105,28 +106,23 @@ def pin(ov_model) -> dict[str, dict]:
                 del rt[key]
     counts = {}
     for (name, key), ops_of in tops.items():
-        n, stops = _pin_cone(ops_of, _division_kept if key == LENGTHS_OF else _respelled)
+        n, stops = _pin_cone(ops_of, _division_exact if key == LENGTHS_OF else _respelled)
         counts[name] = {"ops": n, "stops": sorted(stops)}
     return counts
 
 
-def _division_kept(node):
-    """``_respelled`` but for a Divide, which a Resize's scales / roi / sizes producer keeps as it is (marked): there
-    the quotients are scalars of shape arithmetic whose floor is an output length, and they must be onnxruntime's
-    correctly rounded ones, which OpenVINO's own Divide computes there and ``refined_quotient`` (within 1 ulp) does
-    not. Measured on torchvision's detection transform (scale = min_size * Reciprocal(min(H, W)), the Reciprocal
-    read as a Divide, then floor(H * scale)), OpenVINO 2026.4.1 f32, 380 image shapes: refined, 42 output lengths
-    a pixel short; kept, 0, as the importer (at bf16, 3: the model's own padding to 32 after the resize, which
-    the importer's bf16 moves at 154). A constant numerator is multiplied by a run-time 1 (b == b: 1, or 0 where b
-    is NaN, whose quotient is NaN all the same): OpenVINO 2026.4.1's CPU plugin compiled 224 / min(H, W) into the
-    reciprocal scale (16 x 16 resized to 0 x 0: tests/lowering/test_model_check.py), its own importer's model too."""
-    if node.get_type_name() != "Divide":
+def _division_exact(node):
+    """``_respelled`` but for a Divide, which a Resize's scales / roi / sizes producer computes as IEEE division
+    (``exact_division``): there the quotients are scalars of shape arithmetic whose floor is an output length, and
+    they must be onnxruntime's correctly rounded ones, which neither OpenVINO's own Divide (a * (1 / b)) nor
+    ``refined_quotient`` (within 1 ulp) computes. Measured on torchvision's detection transform (scale = min_size *
+    Reciprocal(min(H, W)), then floor(H * scale)), OpenVINO 2026.4.1 f32, 380 image shapes: refined, 42 output
+    lengths a pixel short; OpenVINO's Divide, 0 (1 / b is correctly rounded), but 224 / min(H, W) compiled into
+    224 * (1 / min(H, W)) (16 x 16 resized to 0 x 0: tests/lowering/test_model_check.py), its own importer's
+    model too."""
+    if node.get_type_name() != "Divide" or not node.output(0).get_element_type().is_real():
         return _respelled(node)
-    a, b = node.input_values()
-    if a.get_node().get_type_name() != "Constant":
-        return node
-    o = ops()
-    return _replaced(node, o.divide(o.multiply(a, o.convert(o.equal(b, b), b.get_element_type())), b))
+    return _replaced(node, exact_quotient(*node.input_values()))
 
 
 def _pin_cone(tops: list, respell) -> tuple[int, set]:
@@ -138,7 +134,7 @@ def _pin_cone(tops: list, respell) -> tuple[int, set]:
         if node.get_type_name() not in ("Parameter", "Constant", "ShapeOf"):
             stops.add(node.get_type_name())
         return False
-    return _mark_upstream(tops, enters, respell), stops
+    return mark_upstream(tops, enters, respell), stops
 
 
 def pin_form(outputs, stops) -> int:
@@ -148,25 +144,30 @@ def pin_form(outputs, stops) -> int:
     bf16 / f16 hint (the GridSample decomposition followed by a Conv, measured at the bf16 default before: nearest
     picks moved, 4.0 off on values 0..4; linear 0.020 off, pinned 0.0009: the Conv's own rounding)."""
     stop = {v.get_node().get_name() for v in stops}
-    return _mark_upstream([v.get_node() for v in outputs],
+    return mark_upstream([v.get_node() for v in outputs],
                           lambda n: n.get_name() not in stop and n.get_type_name() not in ("Parameter", "Constant"),
                           lambda n: _respelled(_respelled_own(n)))
 
 
-def _mark_upstream(tops: list, enters, respell) -> int:
+def mark_upstream(tops: list, enters, respell) -> int:
     """Mark PRECISE every op that reads or writes floats upstream of ``tops``, as far as ``enters(op)`` lets the
-    walk in, each first respelled by ``respell``; returns how many were marked."""
+    walk in, each first respelled by ``respell``; returns how many were marked. An op already marked is where
+    another walk (or a form, or a respelling that pins its own ops: ``exact_quotient``) has been: the walk goes
+    on from what the op read before its respelling."""
     seen, stack, pinned = set(), list(tops), 0
     while stack:
         node = stack.pop()
-        if node.get_name() in seen or not enters(node):
+        if node.get_name() in seen or PRECISE in node.get_rt_info() or not enters(node):
             continue
+        read = node.input_values()
+        seen.add(node.get_name())  # (``read`` may hold it again once it is respelled: it is done)
         node = respell(node)
         seen.add(node.get_name())
-        if any(v.get_element_type().is_real() for v in [*node.outputs(), *node.input_values()]):
+        if PRECISE not in node.get_rt_info() and \
+                any(v.get_element_type().is_real() for v in [*node.outputs(), *node.input_values()]):
             node.get_rt_info()[PRECISE] = ""
             pinned += 1
-        stack += [v.get_node() for v in node.input_values()]
+        stack += [v.get_node() for v in [*node.input_values(), *read]]
     return pinned
 
 

@@ -135,9 +135,10 @@ def _read_attributes(n: int) -> list:
     return found
 
 
-def pin_f32(outputs, stops) -> int:
-    """Mark every op from ``outputs`` up to the ops ``stops`` (excluded) ``PRECISE``; returns how many."""
-    stop = {s.get_node().get_name() for s in stops}
+def pin_f32(outputs, stops, key: str = PRECISE) -> int:
+    """Mark every op from ``outputs`` up to the ops ``stops`` (excluded; None for an absent input) ``PRECISE`` (or
+    with another rt_info ``key``); returns how many."""
+    stop = {s.get_node().get_name() for s in stops if s is not None}
     seen, stack = set(), [v.get_node() for v in outputs]
     while stack:
         node = stack.pop()
@@ -145,6 +146,6 @@ def pin_f32(outputs, stops) -> int:
         if name in stop or name in seen or node.get_type_name() in ("Parameter", "Constant"):
             continue
         seen.add(name)
-        node.get_rt_info()[PRECISE] = ""
+        node.get_rt_info()[key] = ""
         stack += [v.get_node() for v in node.input_values()]
     return len(seen)

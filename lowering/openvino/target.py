@@ -19,6 +19,7 @@ from .frontend import Planner, conversion_extensions, conversion_message, openvi
 from .graph import F32, compile_checked, observing, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .older_releases import respell_for_older_releases
+from .index_arithmetic import constant_divisors, exact_index_arithmetic, index_note
 from .pinned_tail import keep_in_tail
 from .probe import plugin_sentence
 from .torch_source import TorchSource, agrees as torch_agrees, is_torch_source, load_source, plan_program
@@ -70,7 +71,8 @@ class OpenVINOTarget(Target):
                            check=lambda written: self.agrees(result, written))
         report = {"target": self.name, "files": files, "kept_f32": kept, "compress_to_fp16": options.compress_to_fp16,
                   "output": out, "nodes": records_json(result.records),
-                  "grid_f32": {r.node: r.extra[GRID_F32] for r in result.records if GRID_F32 in r.extra}}
+                  "grid_f32": {r.node: r.extra[GRID_F32] for r in result.records if GRID_F32 in r.extra},
+                  "index_arithmetic": index_note(result.model)}
         return Written(self.name, out, dict(files), tuple(result.records), report)
 
     def plan(self, model_path, policy: Policy) -> Plan:
@@ -106,6 +108,8 @@ class OpenVINOTarget(Target):
         conversion order)."""
         records = plan.records if plan.source is None else in_model_order(plan.records, plan.source)
         respell_for_older_releases(plan.model)  # the user's own ops too: what is written reads in older releases
+        # the user's: OpenVINO's Divide is a * (1 / b), its bf16 would move indices
+        exact_index_arithmetic(plan.model, constant_divisors(plan.source) if plan.source is not None else None)
         records = pinned_grids(plan.model, located(plan.model, records))
         record_conditions(plan.model, records)
         keep_in_tail(plan.model)  # the f32 marks' effect in releases that do not read them

@@ -92,13 +92,15 @@ def _miscompiled_chain(tmp_path) -> str:
 
 def test_the_written_model_is_checked_as_read_back(tmp_path, monkeypatch):
     """The same model in memory after our conversion computes the chain right: the postcondition runs on what was
-    written, and convert refuses and writes nothing. (Shown with the sizes' producer left at the model's
-    precision, as before ``grid_pin`` pinned it: pinned, the plugin compiles the chain right, below.)"""
-    from resample_bridge.lowering.openvino import grid_pin
+    written, and convert refuses and writes nothing. (Shown with the sizes' producer left as the importer
+    writes it, as before ``grid_pin`` and ``index_arithmetic`` respelled and pinned it: so, the plugin compiles the
+    chain right, below.)"""
+    from resample_bridge.lowering.openvino import grid_pin, target
     from resample_bridge.tools.cli import main
 
     path = _miscompiled_chain(tmp_path)
     monkeypatch.setattr(grid_pin.POSITIONS, "of", lambda ir: ((lambda ir, inputs: []), "none", grid_pin.GRID_OF))
+    monkeypatch.setattr(target, "exact_index_arithmetic", lambda model: {})
     assert main(["convert", path, "-o", str(tmp_path / "out" / "m.xml")]) == 2
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # A sibling by its plain name: the exporter runs as a file (see export_models.py).
-from export_common import case, export_torch, fn_module, ints, randn
+from export_common import case, export_torch, fn_module, init_weights, ints, randn
 
 
 def _interp(**kw):
@@ -247,3 +247,28 @@ def dy18_dynhw_nearest_size_fpn(out):
                  dynamic={"x": {2: "h", 3: "w"}, "y": {2: "h2", 3: "w2"}},
                  exercises="FPN merge nearest size=y.shape[-2:] with dynamic H/W (dynamo): sizes from "
                            "Shape/Slice/Concat at run time")
+
+
+def _nearest_exact_then_conv(seed):
+    """F.interpolate(scale_factor=1.5, mode="nearest-exact") and a 3x3 Conv after it (a decoder step)."""
+    import torch
+    import torch.nn.functional as F
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+        def forward(self, x):
+            return self.conv(F.interpolate(x, scale_factor=1.5, mode="nearest-exact"))
+    return init_weights(Decoder(), seed)
+
+
+@case
+def dy18_dynhw_nearest_exact_conv_x1_5(out):
+    export_torch("dy18_dynhw_nearest_exact_conv_x1_5", out, _nearest_exact_then_conv(45),
+                 {"x": randn(46, 1, 3, 60, 90)}, trace_inputs={"x": randn(47, 1, 3, 32, 48)}, opset=18,
+                 dynamo=True, dynamic={"x": {2: "h", 3: "w"}},
+                 exercises="nearest-exact x1.5 on dynamic H/W, dynamo, then a Conv: no Resize node, the indices "
+                           "trunc((i + 0.5) * Div(n, 1.5 n)) in the graph (OpenVINO's Divide is a * (1 / b): every "
+                           "third column at W = 90; under the bf16 default the index arithmetic ran in bf16)")

@@ -7,7 +7,7 @@ PyTorch's, 925 of the 2,999 lengths n / (1.5 n). Where the quotient is then floo
 (the dynamo exporter's nearest-exact: trunc((i + 0.5) * (n / (1.5 n))) picked other columns at W = 90).
 
 ``exact_quotient`` corrects the plugin's quotient q0 (within 1 ulp, measured; two ulps at most: a * (1 / b) has a
-relative error below 2^-23) by deciding, exactly, on which side of the two midpoints q0 +- ulp / 2 the true a / b
+relative error below 2^-23; a and b scaled into [1, 2) first, 1.5 ulps: ``_corrected``) by deciding, exactly, on which side of the two midpoints q0 +- ulp / 2 the true a / b
 lies: a - m * b for a midpoint m is a sum of six float32 terms each computed without rounding (b and q0 split into
 halves of at most 12 significant bits, ``_split``, whose products fit float32's 24), and its sign is that of the
 top component of the nonoverlapping expansion their TwoSums grow (Shewchuk's Grow-Expansion): only Add, Subtract,
@@ -16,7 +16,10 @@ change. A quotient of two float32 numbers is never a midpoint itself, so no tie 
 
 a and b are first scaled into [1, 2) by their powers of two (exact; rounding commutes with it). Where a, b or a / b
 lies beyond 2^+-124 (zeros, infinities, NaNs, subnormals) the plugin's quotient is kept: index arithmetic lives
-well inside. Cost: about 170 ops per Divide, over tensors of a few thousand elements at most (lengths, index vectors).
+well inside. Operands of another float type are divided in float32 and the quotient rounded to their type
+(f16, bf16: still the correctly rounded quotient, 24 bits being at least twice theirs plus two; f64, which
+OpenVINO's CPU computes in float32 anyway: float32's). Cost: about 200 ops per Divide, over tensors of a few
+thousand elements at most (lengths, index vectors).
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ _EXPONENT0 = -126
 _POW = np.array([2.0 ** k for k in range(_EXPONENT0, 128)], np.float32)  # every normal power of two
 _INV = np.array([2.0 ** -k for k in range(_EXPONENT0, 128)], np.float64).astype(np.float32)  # 2^-127: subnormal, exact
 _RANGE = 2.0 ** 125  # |a|, |b| in [2^-125, 2^125] and |a / b| in [2^-124, 2^124]: the scalings stay normal
-_HALF_BITS = 11  # a 24-bit significand split into floor(x * 2^11 / P) (<= 12 bits) and the rest (< 2^12 ulps)
 
 
 def _c(v):
@@ -55,14 +57,12 @@ def _binade(x):
     return table(_POW, at), table(_INV, at)
 
 
-def _split(x):
-    """x = hi + lo exactly, hi = floor(x * 2^11 / P) * P / 2^11 (at most 12 significant bits) and lo = x - hi
-    (a multiple of x's ulp below P / 2^11: at most 12 bits): any product of two halves is exact in float32."""
+def _split(v, scale):
+    """v = hi + lo exactly, hi = floor(v * scale) / scale and lo = v - hi, each of at most 12 significant bits for
+    v in [2^11, 2^12) / scale (a power of two): any product of two halves is exact in float32."""
     o = ops()
-    p, inverse = _binade(x)
-    k = o.floor(o.multiply(o.multiply(x, inverse), _c(2.0 ** _HALF_BITS)))
-    hi = o.multiply(o.multiply(k, _c(2.0 ** -_HALF_BITS)), p)
-    return hi.output(0), o.subtract(x, hi).output(0)
+    hi = o.multiply(o.floor(o.multiply(v, scale)), o.divide(_c(1.0), scale))
+    return hi.output(0), o.subtract(v, hi).output(0)
 
 
 def _two_sum(a, b):
@@ -73,17 +73,25 @@ def _two_sum(a, b):
     return s.output(0), o.add(o.subtract(a, o.subtract(s, bb)), o.subtract(b, bb)).output(0)
 
 
-def _sign_of_sum(terms):
-    """The sign (-1, 0, 1) of the exact sum of float32 ``terms``: grown into a nonoverlapping expansion, whose
-    largest nonzero component carries the sum's sign."""
-    o = ops()
+def _grown(expansion: list, t) -> list:
+    """The nonoverlapping expansion of sum(expansion) + t, exactly (Shewchuk's Grow-Expansion)."""
+    grown = []
+    for component in expansion:
+        t, err = _two_sum(t, component)
+        grown.append(err)
+    return [*grown, t]
+
+
+def _expansion(terms: list) -> list:
     expansion = [terms[0]]
     for t in terms[1:]:
-        q, grown = t, []
-        for component in expansion:
-            q, err = _two_sum(q, component)
-            grown.append(err)
-        expansion = [*grown, q]
+        expansion = _grown(expansion, t)
+    return expansion
+
+
+def _sign(expansion: list):
+    """The sign (-1, 0, 1) of an expansion's sum: its largest nonzero component's (nonoverlapping)."""
+    o = ops()
     sign = o.sign(expansion[0])
     for component in expansion[1:]:
         sign = o.select(o.not_equal(component, _c(0.0)), o.sign(component), sign)
@@ -107,25 +115,27 @@ def exact_quotient(a, b):
     covered = o.logical_and(o.logical_and(_within(na, _RANGE), _within(nb, _RANGE)),
                             _within(o.abs(q0).output(0), _RANGE / 2))
     out = o.select(covered, o.multiply(q, o.multiply(o.sign(a), o.sign(b))), q0).output(0)
+    if given[0].get_element_type().get_type_name() != "f32":  # f16 / bf16: rounded once more, still IEEE's
+        out = o.convert_like(out, given[0]).output(0)
     pin_f32([out], given)  # every op PRECISE: kept in f32, and where the pinning walks stop (``grid_pin``)
     return out
 
 
 def _corrected(x, y, q0):
-    """x / y correctly rounded, from q0 within two ulps of it (x, y in [1, 2): every term below stays normal)."""
+    """x / y correctly rounded, from q0 = fl(x * fl(1 / y)), x and y in [1, 2): |q0 - x / y| stays below 1.5 ulps
+    (x * ulp(1 / y) / 2 + ulp(q0) / 2), so q0 is the correctly rounded quotient or a neighbour of it, which the
+    exact sign of x - m * y at the two midpoints m next to q0 decides."""
     o = ops()
-    p, _ = _binade(q0)
-    ulp = o.multiply(p, _c(2.0 ** -23))
-    ulp_down = o.select(o.equal(q0, p), o.multiply(ulp, _c(0.5)), ulp)  # below a power of two: half an ulp
-    hy, ly = _split(y)
-    hq, lq = _split(q0)
-    products = [o.negative(o.multiply(u, v)).output(0) for u in (hq, lq) for v in (hy, ly)]
-
-    def above(half):
-        """sign(x - (q0 + half) * y): 1 where x / y lies above the midpoint q0 + half."""
-        return _sign_of_sum([x, *products, o.negative(o.multiply(half, y)).output(0)])
-    up = o.greater(above(o.multiply(ulp, _c(0.5))), _c(0.0))
-    down = o.less(above(o.multiply(ulp_down, _c(-0.5))), _c(0.0))
+    at_least_one = o.greater_equal(q0, _c(1.0))
+    ulp = o.select(at_least_one, _c(2.0 ** -23), _c(2.0 ** -24))  # q0 in (0.5, 2]
+    ulp_down = o.select(o.greater(q0, _c(1.0)), _c(2.0 ** -23),
+                        o.select(o.greater(q0, _c(0.5)), _c(2.0 ** -24), _c(2.0 ** -25)))
+    hy, ly = _split(y, _c(2.0 ** 11))
+    hq, lq = _split(q0, o.select(at_least_one, _c(2.0 ** 11), _c(2.0 ** 12)).output(0))
+    # x - q0 * y as a nonoverlapping expansion (its products exact), grown by -(+-ulp / 2) * y for each midpoint
+    residual = _expansion([x, *(o.negative(o.multiply(u, v)).output(0) for u in (hq, lq) for v in (hy, ly))])
+    up = o.greater(_sign(_grown(residual, o.multiply(o.multiply(ulp, _c(-0.5)), y).output(0))), _c(0.0))
+    down = o.less(_sign(_grown(residual, o.multiply(o.multiply(ulp_down, _c(0.5)), y).output(0))), _c(0.0))
     return o.select(up, o.add(q0, ulp), o.select(down, o.subtract(q0, ulp_down), q0)).output(0)
 
 

@@ -116,7 +116,7 @@ def _truncated(convert) -> None:
     CPU rounded it to nearest (measured: the output length int(61 * 1.5) came out 92)."""
     o = ops()
     x = convert.input_value(0)
-    zero = o.constant(np.zeros((), x.get_element_type().to_dtype()))
+    zero = o.convert_like(o.constant(np.float32(0)), x)  # (x's element type may read dynamic until validated)
     convert.input(0).replace_source_output(o.select(o.less(x, zero), o.ceiling(x), o.floor(x)).output(0))
 
 

@@ -70,6 +70,21 @@ def test_the_exact_quotient_is_ieee_division(hint):
     assert (plain.view(np.int32) != want.view(np.int32))[inside].mean() > 0.05
 
 
+def test_a_half_precision_quotient_is_ieee_division():
+    """f16 operands: divided in f32, rounded once more to f16, numpy's float16 quotient bit for bit."""
+    import openvino.opset13 as o
+
+    a, b = (v.astype(np.float16) for v in _quotient_cases())
+    pa, pb = o.parameter([-1], np.float16), o.parameter([-1], np.float16)
+    model = ov.Model([exact_quotient(pa.output(0), pb.output(0))], [pa, pb])
+    got = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([a, b])[0]
+    with np.errstate(all="ignore"):
+        want = a / b
+    assert got.dtype == np.float16
+    finite = np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0) & np.isfinite(want) & (np.abs(want) > 1e-4)
+    assert np.array_equal(got[finite].view(np.int16), want[finite].view(np.int16))
+
+
 def _feeds(h, w):
     return {"x": np.random.default_rng(h * 1000 + w).standard_normal((1, 3, h, w)).astype(np.float32)}
 

@@ -100,7 +100,7 @@ def test_the_written_model_is_checked_as_read_back(tmp_path, monkeypatch):
 
     path = _miscompiled_chain(tmp_path)
     monkeypatch.setattr(grid_pin.POSITIONS, "of", lambda ir: ((lambda ir, inputs: []), "none", grid_pin.GRID_OF))
-    monkeypatch.setattr(target, "exact_index_arithmetic", lambda model: {})
+    monkeypatch.setattr(target, "exact_index_arithmetic", lambda model, divisors: {})
     assert main(["convert", path, "-o", str(tmp_path / "out" / "m.xml")]) == 2
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 

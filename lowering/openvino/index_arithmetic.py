@@ -79,8 +79,13 @@ def constant_divisors(model) -> dict:
 
 def _operands(node, divisors: dict):
     """(a, b) where ``node`` computes a float a / b: a Divide, or a Multiply by a constant the importer made of a
-    Div by ``divisors[name]`` (its constant the divisor's float32 reciprocal); else None."""
-    if not node.output(0).get_element_type().is_real():
+    Div by ``divisors[name]`` (its constant the divisor's float32 reciprocal); else None. Only over scalars and
+    vectors (lengths, scales, one axis's indices): over a grid of positions the ~260 ops per element would cost
+    as much as the image (such a division is left as OpenVINO computes it; ``check`` names it where it moves an
+    index)."""
+    out = node.output(0)
+    rank = out.get_partial_shape().rank
+    if not out.get_element_type().is_real() or not rank.is_static or rank.get_length() > 1:
         return None
     if node.get_type_name() == "Divide":
         return tuple(node.input_values())
@@ -121,16 +126,27 @@ def _truncated(convert) -> None:
 
 
 def _from_shapes(node, derived: dict) -> bool:
-    """Whether ``node``'s value is computed from shapes and constants only (memoised by op name in ``derived``)."""
-    name = node.get_name()
-    if name not in derived:
-        kind = node.get_type_name()
-        derived[name] = False  # a cycle cannot occur in a graph; this only guards the recursion's own bookkeeping
-        if kind in ("Constant", "ShapeOf"):
+    """Whether ``node``'s value is computed from shapes and constants only (memoised by op name in ``derived``;
+    iterative: a chain of elementwise ops may be deeper than Python's recursion)."""
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        name = top.get_name()
+        if name in derived:
+            stack.pop()
+            continue
+        if top.get_type_name() in ("Constant", "ShapeOf"):
             derived[name] = True
-        elif coordinate_op(node) and not _ours(node):
-            derived[name] = all(_from_shapes(v.get_node(), derived) for v in node.input_values())
-    return derived[name]
+        elif not coordinate_op(top) or _ours(top):
+            derived[name] = False
+        else:
+            pending = [v.get_node() for v in top.input_values() if v.get_node().get_name() not in derived]
+            if pending:
+                stack += pending
+                continue
+            derived[name] = all(derived[v.get_node().get_name()] for v in top.input_values())
+        stack.pop()
+    return derived[node.get_name()]
 
 
 def _pin(root, done: dict, divisors: dict) -> None:

@@ -193,3 +193,21 @@ def test_a_constant_divisor_picks_onnxruntimes_columns_at_every_width(tmp_path):
         for w in range(1, 301):
             x = np.arange(2 * w, dtype=np.float32).reshape(2, w) % 97  # integers bf16 holds exactly
             assert np.array_equal(compiled([x])[0], sess.run(None, {"X": x})[0]), (hint, w)
+
+
+def test_a_division_over_a_grid_is_left_as_openvino_computes_it(tmp_path):
+    """The same Div over a [1, W] tensor (rank 2: positions of a grid, whose ~260 ops per element would cost as
+    much as the image) is not respelled: the note counts no division, the cone is still pinned."""
+    from tests.tools.test_check_index import _halved
+
+    model = _halved(1.7)
+    r = next(n for n in model.graph.node if n.op_type == "Range")
+    unsqueeze = helper.make_node("Unsqueeze", ["r_flat", "axis0"], ["r"])
+    r.output[0] = "r_flat"
+    model.graph.node.insert(list(model.graph.node).index(r) + 1, unsqueeze)
+    model.graph.initializer.append(helper.make_tensor("axis0", TensorProto.INT64, [1], [0]))
+    src, xml = tmp_path / "m.onnx", tmp_path / "m.xml"
+    onnx.save(model, src)
+    assert main(["convert", str(src), "-o", str(xml)]) == 0
+    note = str(ov.Core().read_model(str(xml)).get_rt_info()[INDEX_KEY].astype(str))
+    assert note.startswith("0 divisions"), note

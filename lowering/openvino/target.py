@@ -27,6 +27,7 @@ from .prove import located, prove
 from .write import save
 from ...translate.onnx import default_opset, inline_functions, load, resampling_nodes
 from ...translate.onnx_files import PROTOBUF_LIMIT
+from ...translate.onnx_shapes import bounds
 from .. import compiled
 
 CONDITION_KEY = "resample_bridge_condition"  # model rt_info: the run-time conditions a deployed model rests on
@@ -110,6 +111,8 @@ class OpenVINOTarget(Target):
         respell_for_older_releases(plan.model)  # the user's own ops too: what is written reads in older releases
         # the user's: OpenVINO's Divide is a * (1 / b), its bf16 would move indices
         exact_index_arithmetic(plan.model, constant_divisors(plan.source) if plan.source is not None else None)
+        if plan.source is not None:
+            keep_bounds(plan.model, plan.source)
         records = pinned_grids(plan.model, located(plan.model, records))
         record_conditions(plan.model, records)
         keep_in_tail(plan.model)  # the f32 marks' effect in releases that do not read them
@@ -246,6 +249,32 @@ def pinned_grids(ov_model, records) -> list:
     counts = grid_pin.pin(ov_model)
     return [replace(r, extra={**r.extra, GRID_F32: {**counts[r.node], "input": grid_pin.positions_name(r.ir)}})
             if r.node in counts else r for r in records]
+
+
+def keep_bounds(ov_model, source) -> int:
+    """The source's bounded dimensions (``--input "x[1,3,64..256,64..256]"``, ovc's spelling, which names an ONNX
+    dimension "64..256") as interval dimensions of the model's inputs, as ovc writes them (a dynamic dimension
+    otherwise, and a runtime told nothing of them); returns how many inputs were bounded. A model OpenVINO cannot
+    reshape so keeps its dynamic dimensions."""
+    import openvino as ov
+
+    new = {}
+    for vi in source.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        spans = [bounds(d.dim_param) if d.HasField("dim_param") else None for d in dims]
+        port = next((p for p in ov_model.inputs if vi.name in p.get_names()), None)
+        if port is None or not any(spans) or port.get_partial_shape().rank.get_length() != len(dims):
+            continue
+        shape = port.get_partial_shape()
+        new[port] = ov.PartialShape([ov.Dimension(lo, -1 if hi is None else hi) if span and not shape[i].is_static
+                                     else shape[i] for i, span in enumerate(spans)
+                                     for lo, hi in [span or (0, 0)]])
+    if new:
+        try:
+            ov_model.reshape(new)
+        except Exception:  # noqa: BLE001 -- the model's own shape inference refuses the intervals: left dynamic
+            return 0
+    return len(new)
 
 
 def record_conditions(ov_model, records) -> None:

@@ -293,3 +293,19 @@ def test_the_probes_stay_inside_the_bounds_input_gives():
     assert len(shapes) == 3
     assert all(64 <= h <= 80 and w >= 100 for _, _, h, w in shapes), shapes
     assert {p.shapes["x"] for p in probes(model)} >= {(1, 3, 16, 16)}  # without bounds: as before
+
+
+def test_the_written_model_keeps_the_bounds_input_gives(tmp_path):
+    """ovc writes ``--input "x[1,3,64..256,100..]"`` as interval dimensions of the IR's input; so does convert (the
+    written model was fully dynamic before, and a runtime was told nothing of the bounds)."""
+    from pathlib import Path
+
+    from resample_bridge.tools.cli import main
+
+    src = Path(__file__).resolve().parents[1] / "models" / "dy18_dynhw_nearest_exact_conv_x1_5" / "model.onnx"
+    xml = tmp_path / "m.xml"
+    assert main(["convert", str(src), "--input", "x[1,3,64..256,100..]", "-o", str(xml)]) == 0
+    shape = ov.Core().read_model(str(xml)).inputs[0].get_partial_shape()
+    assert str(shape) == "[1,3,64..256,100..]", shape
+    assert main(["convert", str(src), "-o", str(tmp_path / "plain.xml")]) == 0
+    assert str(ov.Core().read_model(str(tmp_path / "plain.xml")).inputs[0].get_partial_shape()) == "[1,3,?,?]"

@@ -116,7 +116,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         # compressed to f16, are the model outputs' business, not this node's).
         ov_args = [a if not n or n in consts or n not in ov_out else ov_out[n] for n, a in zip(node.input, args)]
         want = oracle(irs[name], *ov_args)
-        got = ov_out.get(node.output[0])
+        got = ov_out.get(_exposed_as(model, node.output[0], ov_out, ort_out))
         if got is None:
             report["nodes"].append(_unobserved(name, "the converted model does not expose this node's output",
                                                ort_dev))
@@ -202,6 +202,21 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
                         "converted": {o.name: ov_out[o.name] for o in model.graph.output if o.name in ov_out},
                         "inputs": feeds}
     return _verdict(report)
+
+
+def _exposed_as(model, tensor: str, ov_out: dict, ort_out: dict) -> str:
+    """The name the converted model gives ``tensor``: its own, or, where OpenVINO's importer dropped the no-op
+    Identity / Cast to the same type that alone reads it (kornia's random affine: a GridSample, then a Cast to
+    float32, the model output), that op's output's (the same values: onnxruntime's have the same type)."""
+    while tensor not in ov_out:
+        readers = [n for n in model.graph.node if tensor in n.input]
+        if len(readers) != 1 or readers[0].op_type not in ("Identity", "Cast"):
+            return tensor
+        out = readers[0].output[0]
+        if tensor not in ort_out or out not in ort_out or ort_out[tensor].dtype != ort_out[out].dtype:
+            return tensor
+        tensor = out
+    return tensor
 
 
 def _unobserved(name: str, why: str, ort_dev: dict | None = None) -> dict:

@@ -361,3 +361,27 @@ def test_a_shape_onnxruntime_cannot_run_is_said_in_one_whole_line(tmp_path, caps
     line = capsys.readouterr().err.strip()
     assert line.startswith("resample-bridge: error: node 'merge', field 'op': onnxruntime cannot run it"), line
     assert "more characters" not in line and "Status Message" not in line and "of 3 and 4" in line, line
+
+
+def test_a_node_read_through_a_no_op_cast_is_observed(tmp_path, capsys):
+    """A GridSample whose output reaches the model output through a Cast to its own type (kornia's random affine):
+    OpenVINO's importer drops the Cast and the GridSample's tensor name with it; verify listed the node as not
+    observable ("the converted model does not expose this node's output"). It judges it by the Cast's output now,
+    the same values."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    grid = np.random.default_rng(0).uniform(-1, 1, (1, 5, 6, 2)).astype(np.float32)
+    nodes = [helper.make_node("GridSample", ["X", "grid"], ["sampled"], mode="linear", align_corners=0),
+             helper.make_node("Cast", ["sampled"], ["Y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 4, 7])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(grid, "grid")])
+    src, xml = str(tmp_path / "m.onnx"), str(tmp_path / "m.xml")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), src)
+    assert main(["convert", src, "-o", xml]) == 0
+    capsys.readouterr()
+    assert main(["verify", src, "--converted", xml]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "1 resampling node passed, 0 failed" in out[-1] and "not observable" not in out[-1], out[-1]

@@ -272,3 +272,13 @@ def dy18_dynhw_nearest_exact_conv_x1_5(out):
                  exercises="nearest-exact x1.5 on dynamic H/W, dynamo, then a Conv: no Resize node, the indices "
                            "trunc((i + 0.5) * Div(n, 1.5 n)) in the graph (OpenVINO's Divide is a * (1 / b): every "
                            "third column at W = 90; under the bf16 default the index arithmetic ran in bf16)")
+
+
+@case
+def dy18_dyn3d_nearest_exact_x1_5(out):
+    export_torch("dy18_dyn3d_nearest_exact_x1_5", out, _interp(scale_factor=1.5, mode="nearest-exact"),
+                 {"x": randn(48, 1, 2, 3, 5, 41)}, trace_inputs={"x": randn(49, 1, 2, 6, 8, 10)}, opset=18,
+                 dynamo=True, dynamic={"x": {2: "d", 3: "h", 4: "w"}},
+                 exercises="nearest-exact x1.5 on a volume with dynamic D/H/W, dynamo: three index vectors through "
+                           "Div(n, 1.5 n) and a GatherND, no Resize (OpenVINO's importer: 22 of 40 random shapes, "
+                           "this one's W = 41 among them, read other elements at f32)")

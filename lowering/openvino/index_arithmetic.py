@@ -135,9 +135,10 @@ def _from_shapes(node, derived: dict) -> bool:
         if name in derived:
             stack.pop()
             continue
-        if top.get_type_name() in ("Constant", "ShapeOf"):
-            derived[name] = True
-        elif not coordinate_op(top) or _ours(top):
+        rt = top.get_rt_info()
+        if top.get_type_name() in ("Constant", "ShapeOf") or (PRECISE in rt and FORM not in rt):
+            derived[name] = True  # (pinned by this pass already: an exact quotient another root's cone shares)
+        elif not coordinate_op(top) or FORM in rt:
             derived[name] = False
         else:
             pending = [v.get_node() for v in top.input_values() if v.get_node().get_name() not in derived]

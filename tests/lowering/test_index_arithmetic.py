@@ -211,3 +211,27 @@ def test_a_division_over_a_grid_is_left_as_openvino_computes_it(tmp_path):
     assert main(["convert", str(src), "-o", str(xml)]) == 0
     note = str(ov.Core().read_model(str(xml)).get_rt_info()[INDEX_KEY].astype(str))
     assert note.startswith("0 divisions"), note
+
+
+def test_two_casts_of_one_quotient_are_both_respelled(tmp_path):
+    """Two integer Casts read one Div (Cast(q) and Cast(q * 0.5)): the first's cone respells the Div into the
+    exact quotient, whose ops are then pinned; the second's cone reaches them and must still read as computed from
+    shapes (pinned by this pass, not a form of ours). Both Casts truncate (a Select of Ceiling / Floor before
+    each)."""
+    from tests.tools.test_check_index import _halved
+
+    model = _halved(1.7)
+    g = model.graph
+    g.node.extend([helper.make_node("Mul", ["q", "half"], ["q2"]),
+                   helper.make_node("Cast", ["q2"], ["i2"], to=TensorProto.INT64),
+                   helper.make_node("Gather", ["X", "i2"], ["Y2"], axis=1)])
+    g.initializer.append(helper.make_tensor("half", TensorProto.FLOAT, [], [0.5]))
+    g.output.append(helper.make_tensor_value_info("Y2", TensorProto.FLOAT, None))
+    src, xml = tmp_path / "m.onnx", tmp_path / "m.xml"
+    onnx.save(model, src)
+    assert main(["convert", str(src), "-o", str(xml)]) == 0
+    casts = [op for op in ov.Core().read_model(str(xml)).get_ops() if op.get_type_name() == "Convert"
+             and op.input_value(0).get_element_type().is_real() and op.get_friendly_name() in ("i", "i2")]
+    assert sorted(c.get_friendly_name() for c in casts) == ["i", "i2"]
+    assert all(c.input_value(0).get_node().get_type_name() == "Select" for c in casts), \
+        [(c.get_friendly_name(), c.input_value(0).get_node().get_type_name()) for c in casts]

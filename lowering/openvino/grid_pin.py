@@ -13,7 +13,7 @@ pinned 0.0058 and 0.0084 (the Conv's bf16: value rounding only).
 forms are emitted) walks the producer cone from there to Parameters and Constants and marks every op of
 coordinate arithmetic that reads or writes floats ``pinned.PRECISE`` (elementwise, comparisons, shape and layout
 ops, reductions, a MatMul contracting at most 4 terms: homogeneous coordinates), respelling the few the plugin
-would rebuild without the mark (``_respelled``). It stops at anything else (a Convolution, a MatMul over
+would rebuild without the mark (``respelled``). It stops at anything else (a Convolution, a MatMul over
 features): a grid or offsets predicted by a network stay at the model's precision, as the importer leaves them,
 and what follows that layer is pinned. It never enters a ShapeOf's input (a shape is exact at any precision).
 
@@ -106,13 +106,13 @@ def pin(ov_model) -> dict[str, dict]:
                 del rt[key]
     counts = {}
     for (name, key), ops_of in tops.items():
-        n, stops = _pin_cone(ops_of, _division_exact if key == LENGTHS_OF else _respelled)
+        n, stops = _pin_cone(ops_of, _division_exact if key == LENGTHS_OF else respelled)
         counts[name] = {"ops": n, "stops": sorted(stops)}
     return counts
 
 
 def _division_exact(node):
-    """``_respelled`` but for a Divide, which a Resize's scales / roi / sizes producer computes as IEEE division
+    """``respelled`` but for a Divide, which a Resize's scales / roi / sizes producer computes as IEEE division
     (``exact_division``): there the quotients are scalars of shape arithmetic whose floor is an output length, and
     they must be onnxruntime's correctly rounded ones, which neither OpenVINO's own Divide (a * (1 / b)) nor
     ``refined_quotient`` (within 1 ulp) computes. Measured on torchvision's detection transform (scale = min_size *
@@ -121,8 +121,8 @@ def _division_exact(node):
     224 * (1 / min(H, W)) (16 x 16 resized to 0 x 0: tests/lowering/test_model_check.py), its own importer's
     model too."""
     if node.get_type_name() != "Divide" or not node.output(0).get_element_type().is_real():
-        return _respelled(node)
-    return _replaced(node, exact_quotient(*node.input_values()))
+        return respelled(node)
+    return replaced(node, exact_quotient(*node.input_values()))
 
 
 def _pin_cone(tops: list, respell) -> tuple[int, set]:
@@ -139,14 +139,14 @@ def _pin_cone(tops: list, respell) -> tuple[int, set]:
 
 def pin_form(outputs, stops) -> int:
     """Mark every op of one of our own in-graph forms PRECISE, from ``outputs`` back to the ops ``stops`` (the
-    node's inputs, excluded), respelled where the plugin would rebuild it without the mark (``_respelled``,
+    node's inputs, excluded), respelled where the plugin would rebuild it without the mark (``respelled``,
     ``_respelled_own``); returns how many ops were marked. Its coordinate arithmetic then stays in f32 under a
     bf16 / f16 hint (the GridSample decomposition followed by a Conv, measured at the bf16 default before: nearest
     picks moved, 4.0 off on values 0..4; linear 0.020 off, pinned 0.0009: the Conv's own rounding)."""
     stop = {v.get_node().get_name() for v in stops}
     return mark_upstream([v.get_node() for v in outputs],
                           lambda n: n.get_name() not in stop and n.get_type_name() not in ("Parameter", "Constant"),
-                          lambda n: _respelled(_respelled_own(n)))
+                          lambda n: respelled(_respelled_own(n)))
 
 
 def mark_upstream(tops: list, enters, respell) -> int:
@@ -171,7 +171,7 @@ def mark_upstream(tops: list, enters, respell) -> int:
     return pinned
 
 
-def _respelled(node):
+def respelled(node):
     """``node`` in the spelling the CPU plugin keeps (the op that replaces it, or ``node``). The PRECISE mark does
     not survive a rewrite (``pinned``), and the plugin rewrites these ops into new ones that run in bf16
     (measured, OpenVINO 2026.4.1, a Conv after the sampler): Unsqueeze / Squeeze into a Reshape (the dynamo export's
@@ -206,10 +206,10 @@ def _respelled(node):
             return node
     else:
         return node
-    return _replaced(node, new)
+    return replaced(node, new)
 
 
-def _replaced(node, new):
+def replaced(node, new):
     """``new`` (an op or its output) in the place of ``node``, under its friendly name (what the proofs find)."""
     new = new.get_node() if hasattr(new, "get_node") else new
     new.set_friendly_name(node.get_friendly_name())
@@ -247,7 +247,7 @@ def _summed_products(node):
 
 
 def _respelled_own(node):
-    """Beyond ``_respelled``, for our own forms' ops (their NaN handling is theirs, decided before these ops), the
+    """Beyond ``respelled``, for our own forms' ops (their NaN handling is theirs, decided before these ops), the
     rewrites the CPU plugin makes (measured, OpenVINO 2026.4.1, bf16: a 1-D DeformConv with a dynamic batch 0.7% of
     the output's range off, a 3-D GridSample 1.4%; fuzz_precision found the second): a float Subtract becomes
     a + b * -1 in new, unmarked ops (spelled so here: exact, a negation by a -1 that is not a constant), and a
@@ -271,7 +271,7 @@ def _respelled_own(node):
         new = o.select((o.less if kind == "Maximum" else o.greater)(v, bound), bound, v)
     else:
         return node
-    return _replaced(node, new)
+    return replaced(node, new)
 
 
 def _picks_a_unit_axis(gather) -> bool:

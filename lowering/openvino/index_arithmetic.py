@@ -26,7 +26,7 @@ import numpy as np
 
 from .exact_division import exact_quotient
 from .graph import all_ops, constant_of, ops
-from .grid_pin import _replaced, _respelled, coordinate_op, mark_upstream
+from .grid_pin import replaced, respelled, coordinate_op, mark_upstream
 from .pinned import PRECISE, pin_f32
 from .pinned_tail import TAIL_END
 
@@ -158,10 +158,10 @@ def _pin(root, done: dict, divisors: dict) -> None:
         quotient = _operands(node, divisors)
         if quotient is not None:
             done["divisions"] += 1
-            return _replaced(node, exact_quotient(*quotient))
+            return replaced(node, exact_quotient(*quotient))
         if _is_root(node):  # the root, or one in its cone (a length floored, then a Range over it)
             _truncated(node)
             node.get_rt_info()[TAIL_END] = ""
-        return _respelled(node)
+        return respelled(node)
     done["ops"] += mark_upstream([root], lambda n: n.get_type_name() not in ("Constant", "ShapeOf", "Parameter")
                                  and FORM not in n.get_rt_info(), respell)

@@ -40,7 +40,8 @@ def check_openvino(model_path, progress=None) -> list[dict]:
     """One row per resampling node: OpenVINO's importer's verdict, and the rung resample-bridge takes.
     ``progress(done, total)``: called as nodes are judged."""
     nodes, unproven, order = [], {}, {}
-    for name, ir, one, feeds in single_node_models(load(model_path), unproven=True):
+    model = load(model_path)  # read once: the per-node cuts and the index arithmetic's sweep both read it
+    for name, ir, one, feeds in single_node_models(model, unproven=True):
         order.setdefault(name, len(order))
         if one is None:
             unproven[name] = (ir, feeds)
@@ -86,7 +87,7 @@ def check_openvino(model_path, progress=None) -> list[dict]:
     if unproven:
         rows += _unproven_rows(model_path, unproven, whole)
         rows.sort(key=lambda r: order.get(r["name"], len(order)))  # graph order
-    return rows + index_rows(load(model_path))
+    return rows + index_rows(model)
 
 
 def _whole_model_rungs(model_path) -> dict:

@@ -19,6 +19,7 @@ import io
 import numpy as np
 
 from ..lowering.rungs import REWRITE, RUNG_NAMES
+from .gate import INDEX_ROW_OP as ROW_OP
 
 SWEEP, FAR, RANDOM = 512, 2048, 256
 PROBE_LENGTH = 64  # the other dynamic dimensions' length while one is swept
@@ -31,7 +32,6 @@ _ARITHMETIC = {
     "LessOrEqual", "GreaterOrEqual", "And", "Or", "Not", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd",
     "ConstantOfShape",
 }
-ROW_OP = "index arithmetic"
 
 
 def index_rows(model) -> list[dict]:

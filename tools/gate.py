@@ -16,6 +16,8 @@ from ..semantics.errors import BridgeError, clip
 from ..semantics.text import counted
 
 OUTCOMES = ("exact", "different", "refused", "conditional", "unproven")
+# A check row that is no resampling node: the model's own index arithmetic (``check_index``), counted apart
+INDEX_ROW_OP = "index arithmetic"
 DEFAULT_FAIL_ON = ("different", "unproven")
 _OUTCOME_OF = {"exact": "exact", "silently different": "different", "refused": "refused", "rejected": "refused",
                "not parsed": "refused", "exact only if": "conditional",
@@ -64,14 +66,18 @@ def summary(rows: list[dict], target: str, key: str, fail_on=DEFAULT_FAIL_ON) ->
         ours[k] = ours.get(k, 0) + 1
         if o in fail_on:
             failing.append({"node": r.get("name"), "outcome": o})
-    return {"target": target, "nodes": len(rows), "importer": importer, "resample_bridge": dict(sorted(ours.items())),
+    index = sum(r.get("op") == INDEX_ROW_OP for r in rows)
+    return {"target": target, "nodes": len(rows) - index, "index_arithmetic": index, "importer": importer, "resample_bridge": dict(sorted(ours.items())),
             "gate": {"fail_on": list(fail_on), "passed": not failing, "failing": failing}}
 
 
 def format_summary(s: dict) -> str:
     imp = ", ".join(f"{k} {v}" for k, v in s["importer"].items())
     ours = ", ".join(f"{k} {v}" for k, v in s["resample_bridge"].items()) or "nothing to do"
-    lines = [f"summary: {counted(s['nodes'], 'resampling node')}; {s['target']}'s importer: {imp}; resample-bridge: {ours}"]
+    counts = counted(s["nodes"], "resampling node")
+    if s.get("index_arithmetic"):
+        counts += f", {counted(s['index_arithmetic'], 'index arithmetic row')}"
+    lines = [f"summary: {counts}; {s['target']}'s importer: {imp}; resample-bridge: {ours}"]
     g = s["gate"]
     on = ",".join(g["fail_on"]) or "none"
     if g["passed"]:

@@ -88,15 +88,27 @@ def _operands(node, divisors: dict):
     if not out.get_element_type().is_real() or not rank.is_static or rank.get_length() > 1:
         return None
     if node.get_type_name() == "Divide":
-        return tuple(node.input_values())
+        c = constant_of(node, 1)
+        return None if c is not None and _power_of_two(c) else tuple(node.input_values())
     d = divisors.get(node.get_friendly_name())
-    if node.get_type_name() != "Multiply" or d is None:
+    if node.get_type_name() != "Multiply" or d is None or _power_of_two(d):
         return None
     for port in (0, 1):
         c = constant_of(node, 1 - port)
         if c is not None and c.size == d.size and np.array_equal(c.reshape(d.shape), np.float32(1) / d):
             return node.input_value(port), ops().constant(d.reshape(c.shape)).output(0)
     return None
+
+
+def _power_of_two(divisor) -> bool:
+    """Whether every element of the constant ``divisor`` is a power of two whose reciprocal is a normal float32:
+    then a * (1 / b), OpenVINO's Divide, is one rounding of the exact a / b, IEEE division itself, and needs no
+    respelling (kornia's pyramid: H / 2 four times, 1,300 ops per inference on shapes for nothing)."""
+    d = np.asarray(divisor, np.float64)
+    if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d == 0):
+        return False
+    mantissa, exponent = np.frexp(np.abs(d))
+    return bool(np.all(mantissa == 0.5) and np.all(np.abs(exponent - 1) <= 126))
 
 
 def index_note(ov_model) -> str | None:

@@ -195,6 +195,28 @@ def test_a_constant_divisor_picks_onnxruntimes_columns_at_every_width(tmp_path):
             assert np.array_equal(compiled([x])[0], sess.run(None, {"X": x})[0]), (hint, w)
 
 
+@pytest.mark.parametrize("divisor", [2.0, 8.0])
+def test_a_power_of_two_divisor_stays_openvinos_divide(tmp_path, divisor):
+    """A / 2^k: OpenVINO's a * (1 / b) is then one rounding of the exact quotient, IEEE division itself, so the
+    Divide is not respelled (kornia's pyramid divides lengths by 2: 4 exact quotients were 1,300 ops run on every
+    inference); the note counts no division, the cone is still pinned, and every width reads onnxruntime's columns
+    at f32 and bf16. 1.7 beside it is respelled (``test_a_constant_divisor_...``)."""
+    from tests.tools.test_check_index import _halved
+
+    src, xml = tmp_path / "m.onnx", tmp_path / "m.xml"
+    onnx.save(_halved(divisor), src)
+    assert main(["convert", str(src), "-o", str(xml)]) == 0
+    model = ov.Core().read_model(str(xml))
+    note = str(model.get_rt_info()[INDEX_KEY].astype(str))
+    assert note.startswith("0 divisions") and not note.startswith("0 divisions correctly rounded, 0 "), note
+    sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
+    for hint in ("f32", "bf16"):
+        compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for w in range(1, 130):
+            x = np.arange(2 * w, dtype=np.float32).reshape(2, w) % 97
+            assert np.array_equal(compiled([x])[0], sess.run(None, {"X": x})[0]), (hint, w)
+
+
 def test_a_division_over_a_grid_is_left_as_openvino_computes_it(tmp_path):
     """The same Div over a [1, W] tensor (rank 2: positions of a grid, whose ~260 ops per element would cost as
     much as the image) is not respelled: the note counts no division, the cone is still pinned."""

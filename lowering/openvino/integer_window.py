@@ -1,4 +1,5 @@
-"""Rung 3 for an 8- or 16-bit integer linear or cubic Resize whose lengths are known only at run time: the window of
+"""Rung 3 for an 8- or 16-bit integer linear or cubic Resize whose lengths are known only at run time, or whose static
+tap tables need a common den past int32 (``_given_length_as_scale``): the window of
 ``antialias_taps`` (every tap's position and distance n / den in integers, ``window_positions``) with its weights
 kept as integer numerators, and the sum accumulated exactly in int32 and rounded once, half to even, as the oracle
 does (``semantics.reference``: exact rational weights, one rounding). The float window (``antialias_taps``) sums
@@ -57,7 +58,7 @@ FORM = "integer_window"
 DTYPES = ("uint8", "int8", "uint16", "int16")
 MAX_AXES = 2
 KINDS = ("linear", "cubic")
-REASON = ("index decomposition: the {kind} window computed in integers from the run-time lengths, its taps summed "
+REASON = ("index decomposition: the {kind} window computed in integers from the input's lengths, its taps summed "
           "exactly in int32 and rounded once, half to even (no float op)")
 VERDICTS = Verdicts()  # in memory: a grid of 261 small runs, a fraction of a second per form
 
@@ -68,6 +69,12 @@ _INTEGERS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "ui
 def integer(ir: ResizeIR) -> bool:
     """Whether ``ir`` resizes an integer tensor (this form's, or no run-time window form's)."""
     return str(ir.dtype) in _INTEGERS
+
+
+def takes(ir: ResizeIR) -> bool:
+    """Whether rung 3 of the Resize ladder tries the integer window on ``ir``: an integer linear / cubic resize (on
+    run-time lengths, or static ones the tap tables did not take)."""
+    return integer(ir) and ir.sampler.kind in KINDS
 
 
 def refusal(ir: ResizeIR) -> Refusal | None:
@@ -225,12 +232,34 @@ def axis_forms(ir: ResizeIR) -> list | NoNearestIndex:
     for i, a in enumerate(ir.axes):
         def pick(v):
             return (v[i],) if isinstance(v, tuple) else v
-        one = dataclasses.replace(ir, axes=(a,), scales=pick(ir.scales), sizes=pick(ir.sizes))
+        one = _given_length_as_scale(dataclasses.replace(ir, axes=(a,), scales=pick(ir.scales), sizes=pick(ir.sizes)))
         form = window_form(_idle_antialias_dropped(one), constant_scalars=True)
         if isinstance(form, NoNearestIndex):
             return form
         out.append((one, form))
     return out
+
+
+# The coordinate modes whose map of given lengths is the static scale's map at s = out / in (``window_form``'s
+# scale form): pytorch_half_pixel is half_pixel's wherever out > 1
+_SCALE_MAPS = {"asymmetric": "asymmetric", "half_pixel": "half_pixel", "tf_half_pixel_for_nn": "tf_half_pixel_for_nn",
+               "pytorch_half_pixel": "half_pixel"}
+
+
+def _given_length_as_scale(one: ResizeIR) -> ResizeIR:
+    """``one`` (one resized axis) whose output length is given and whose input length is known at conversion, read
+    as the static scale s = out / in: the same map ((o + 1/2) * in / out - 1/2 is (o + 1/2) / s - 1/2), the same
+    length (floor(in * s) = out exactly) and the same stretch min(s, 1), but distances over a constant den (2P*Q at
+    s = P/Q), where the given lengths' form divides by 2 * out * in, which the exact sums cannot bound at run time.
+    The static tap tables put every output over one common den, which for torchvision's uint8 antialias (1080 x
+    1920 -> 224 x 224) reached 10^38: the node was refused outright. Else ``one`` as it is."""
+    a = one.axes[0]
+    n = one.input_shape[a] if one.input_shape is not None and a < len(one.input_shape) else None
+    if not (isinstance(one.sizes, tuple) and isinstance(n, int) and n > 0 and one.sizes[0] > 1
+            and one.aspect_policy == "stretch" and one.coord in _SCALE_MAPS and not one.pads):
+        return one
+    return dataclasses.replace(one, sizes=None, scales=(Fraction(int(one.sizes[0]), n),), coord=_SCALE_MAPS[one.coord],
+                               scale_source="user", size_rule="floor")
 
 
 def _idle_antialias_dropped(one: ResizeIR) -> ResizeIR:
@@ -246,7 +275,7 @@ def _idle_antialias_dropped(one: ResizeIR) -> ResizeIR:
 
 def lower(node, not_native=()):
     """Rung 3's integer window for an integer linear / cubic Resize on run-time lengths
-    (``antialias_taps.applies``), or why not."""
+    (``antialias_taps.applies``), or on static ones the tap tables did not take, or why not."""
     refused = refusal(node.ir)
     if refused is not None:
         return refused
@@ -313,4 +342,5 @@ def prove(rec, by_tag, ov_model) -> list[str]:
     return out
 
 
-__all__ = ["FORM", "axis_forms", "exact_sum", "grid_verdict", "integer", "integer_weights", "lower", "prove", "refusal"]
+__all__ = ["FORM", "axis_forms", "exact_sum", "grid_verdict", "integer", "integer_weights", "lower", "prove", "refusal",
+           "takes"]

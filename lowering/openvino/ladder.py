@@ -105,7 +105,7 @@ def _decomposition(node, earlier=()):
     # The run-time forms of linear / cubic: for an integer tensor the exact integer window, or none (the float
     # forms sum float32 weights, which an integer result rounds across .5); else the scale's, or the window's
     lowering = window_aspect.rung if window_aspect.applies(node) else \
-        integer_window.lower if integer_window.integer(node.ir) and antialias_taps.applies(node) else None
+        integer_window.lower if integer_window.takes(node.ir) else None
     for form in (scale_taps, scale_nearest):
         if lowering is None and form.applies(node):
             lowering = form.rung

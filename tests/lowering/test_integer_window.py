@@ -84,6 +84,40 @@ def test_static_scale_on_dynamic_lengths_is_exact_in_graph(scales, tmp_path):
         assert np.array_equal(got, want), (hw, scales)
 
 
+def _antialias_model(dtype, coord, hw, out, mode="linear"):
+    """torchvision's ``resize(uint8 image, size, antialias=True)`` as the dynamo exporter writes it: a static input,
+    constant sizes, linear antialias (bicubic: a = -1/2), exclude_outside."""
+    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode=mode, antialias=1, exclude_outside=1,
+                            coordinate_transformation_mode=coord, name="r", cubic_coeff_a=-0.5)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TYPES[dtype], [1, 2, *hw])],
+                              [helper.make_tensor_value_info("Y", TYPES[dtype], None)],
+                              [onnx.numpy_helper.from_array(np.array([1, 2, *out], np.int64), "S")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+
+
+@pytest.mark.parametrize("dtype,coord,hw,out,mode", [("uint8", "half_pixel", (20, 24), (9, 10), "linear"),
+                                                     ("uint8", "pytorch_half_pixel", (61, 47), (17, 30), "linear"),
+                                                     ("int16", "asymmetric", (30, 21), (11, 8), "linear"),
+                                                     ("uint8", "half_pixel", (40, 48), (20, 24), "cubic")])
+def test_static_lengths_given_sizes_are_exact_in_graph(dtype, coord, hw, out, mode, tmp_path):
+    """Static lengths and given sizes whose static tap tables need a common den past int32 (20 -> 9 and 24 -> 10:
+    10^14; torchvision's 1080 x 1920 -> 224 x 224, 10^38, was refused outright): each axis read as its static scale
+    out / in takes the integer window, den per output; the oracle's numbers bit for bit at f32 and bf16. Bicubic
+    at half the size: its bound counts only the runs of taps that can stay inside (``integer_taps.axis_bound``;
+    all runs gave a ratio of 7, and the extension took it)."""
+    model = _antialias_model(dtype, coord, hw, out, mode)
+    xml, src = written_default(model, tmp_path, iw.FORM)
+    (_, ir), = parse_model(src)
+    core = ov.Core()
+    for seed in range(3):
+        x = _inputs(np.dtype(dtype), hw, seed)
+        want = run(ir, x)
+        for hint in ("f32", "bf16"):
+            got = core.compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": hint})([x])[0]
+            assert got.dtype == want.dtype and np.array_equal(got, want), (hint, seed, np.abs(
+                got.astype(int) - want.astype(int)).max())
+
+
 def test_proof_refuses_another_window():
     """The grid verdict of one coordinate mode's window against another mode's IR names where they differ."""
     (_, ir), = parse_model(_model("uint8", "half_pixel"))

@@ -25,7 +25,7 @@ from ...translate import openvino as tov
 def located(ov_model, records: list[NodeRecord]) -> list[NodeRecord]:
     """The records naming what each node became in ``ov_model`` (just converted, its ops tagged in rt_info):
     ``proof["located"]`` maps each tag to its op's friendly name, ``produced`` lists those names."""
-    by_tag = tagged(ov_model)
+    by_tag = shared_by_twins(tagged(ov_model), records)
     out = []
     for rec in records:
         where = {t: op.get_friendly_name() for t, op in by_tag.items() if t.startswith(rec.node + "/")}
@@ -42,12 +42,38 @@ def prove(ov_model, records: list[NodeRecord]) -> list[str]:
         for t, fname in rec.proof.get("located", {}).items():
             if t not in by_tag and fname in names:
                 by_tag[t] = names[fname]
+    by_tag = shared_by_twins(by_tag, records)
     failures = []
     for rec in records:
         if _folded(rec, by_tag, ov_model):
             continue  # proven by value at conversion (``frontend.prove_by_value``): OpenVINO folded it
         failures += _prove_one(rec, by_tag, ov_model)
     return failures
+
+
+def _twin_key(rec: NodeRecord) -> tuple:
+    """What two nodes lowered alike share: rung, form and IR, their run-time values' sources left out."""
+    blank = {k: RuntimeValue("") for k in RUNTIME_FIELDS if isinstance(getattr(rec.ir, k, None), RuntimeValue)}
+    return rec.rung, rec.proof.get("form"), replace(rec.ir, **blank) if blank else rec.ir
+
+
+def shared_by_twins(by_tag: dict, records: list[NodeRecord]) -> dict:
+    """``by_tag`` with the tags of a node none of whose ops is left filled from a twin's (same rung, form and IR
+    but for its run-time values' names): OpenVINO merges identical ops reading the same inputs into one, and the
+    merged op keeps one node's tag. YOLOS exported by TorchScript resizes its position embedding twice to the same
+    run-time sizes (Identity of one initializer): the second Interpolate was merged into the first and the
+    conversion refused ("native op not found"). The twin's op is then proven against this node's IR as its own;
+    that it reads this node's inputs is the whole-model check's to say (``model_check``)."""
+    for rec in records:
+        prefix = rec.node + "/"
+        if any(t.startswith(prefix) for t in by_tag):
+            continue
+        for twin in records:
+            theirs = {t[len(twin.node) + 1:]: op for t, op in by_tag.items() if t.startswith(twin.node + "/")}
+            if twin is not rec and theirs and _twin_key(twin) == _twin_key(rec):
+                by_tag.update({prefix + suffix: op for suffix, op in theirs.items()})
+                break
+    return by_tag
 
 
 def _prove_one(rec: NodeRecord, by_tag, ov_model) -> list[str]:

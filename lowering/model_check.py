@@ -125,14 +125,14 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
                        f"on its own inputs"
         for o in node.output:
             if o in want and o in got and node.op_type != "Constant":
-                w, g = np.asarray(want[o]), np.asarray(got[o])
+                w, g = np.asarray(want[o]), _aligned(got[o], want[o])
                 if _beyond_int32(w):
                     continue  # OpenVINO's CPU runs 64-bit integers as 32-bit: INT64_MAX (a Slice's end) reads 2^31-1
                 differs[o] = not compare(g, w, *model_tolerance(w.dtype)).ok
                 located |= differs[o]
         if any(differs.get(o) for o in node.output) and not any(differs.get(n) for n in node.input):
             o = next(o for o in node.output if differs.get(o))
-            w, g = np.asarray(want[o]), np.asarray(got[o])
+            w, g = np.asarray(want[o]), _aligned(got[o], want[o])
             if g.shape != w.shape or not np.issubdtype(w.dtype, np.floating) or _integral(w) and _integral(g):
                 where = f"first differing node: {clip(name, 80)} ({node.op_type})"
                 inner = _body_resampling(node, name, irs)
@@ -144,6 +144,14 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
     if shape and not located:
         return _UNLOCATED
     return None
+
+
+def _aligned(got, want) -> np.ndarray:
+    """``got`` in ``want``'s shape where both hold one value: OpenVINO spells a single value's rank otherwise than
+    onnxruntime (a Gather of one index, [1] for []), which computes nothing else (torchvision's SSD export was
+    refused naming such a Gather as its first differing node, before the node that differed)."""
+    g, w = np.asarray(got), np.asarray(want)
+    return g.reshape(w.shape) if g.size == 1 and w.size == 1 and g.shape != w.shape else g
 
 
 def _shown(got: np.ndarray, want: np.ndarray) -> str:

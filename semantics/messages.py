@@ -81,7 +81,8 @@ def plugin_sentence(text: str) -> str:
 
 # onnxruntime's error text: a status prefix and C++ signatures ("onnxruntime::X<T>::Compute(...) const
 # [with T = float]") before the sentence that says what is wrong.
-_ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |(?:\w+(?:::[\w<>]+)+ )?\b\w+(?:::[\w<>]+)+\([^()]*\)"
+_ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |(?:(?:void|bool|int|auto|size_t|\w+(?:::[\w<>]+)+) )?"
+                        r"\b\w+(?:::[\w<>]+)+\([^()]*\)"
                         r"(?: const)?(?: \[with [^\]]*\])?\s*")
 
 

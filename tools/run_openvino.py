@@ -25,6 +25,8 @@ def _read_converted(xml: str, extensions=()):
     """The user's converted model, with the extension library beside it (and ``extensions``) loaded."""
     import openvino as ov
 
+    if not os.path.exists(xml):
+        raise BridgeError(f"no such file: {clip(xml)}", field="converted")  # as the ONNX target says it
     if not os.path.isfile(xml) or not xml.endswith(".xml"):
         raise BridgeError(f"{clip(xml)} is not an OpenVINO .xml file", field="converted")
     core = ov.Core()

@@ -309,3 +309,14 @@ def test_the_written_model_keeps_the_bounds_input_gives(tmp_path):
     assert str(shape) == "[1,3,64..256,100..]", shape
     assert main(["convert", str(src), "-o", str(tmp_path / "plain.xml")]) == 0
     assert str(ov.Core().read_model(str(tmp_path / "plain.xml")).inputs[0].get_partial_shape()) == "[1,3,?,?]"
+
+
+def test_a_single_value_in_another_rank_is_not_a_difference():
+    """OpenVINO spells some single values as [1] where onnxruntime has [] (torchvision's SSD anchor generator: the
+    Mul of two Gathers of a shape): the attribution reads them as the same tensor, so a refusal names the node that
+    computes other numbers (there: a TopK), not that Mul; tensors of more values keep their shapes."""
+    from resample_bridge.lowering.model_check import _aligned
+
+    got = _aligned(np.array([6], np.int64), np.array(6, np.int64))
+    assert got.shape == () and got == 6
+    assert _aligned(np.zeros((1, 2)), np.zeros(2)).shape == (1, 2)

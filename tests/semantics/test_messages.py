@@ -34,3 +34,15 @@ def test_onnxruntime_text():
             "/onnxruntime/core/providers/cpu/tensor/upsample.cc:1200 scales must be positive")
     assert messages.onnxruntime_text(text) == ("Non-zero status code returned while running Resize node. "
                                                "scales must be positive")
+
+
+def test_onnxruntime_text_drops_a_plain_return_type():
+    """An ORT_ENFORCE's function signature with a plain return type ("void ...Append(...)"): the type went with
+    it (verify printed "void axis == 1 || ...")."""
+    text = ("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Non-zero status code returned while running Add node. "
+            "Name:'a' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/math/element_wise_ops.h:540 "
+            "void onnxruntime::BroadcastIterator::Append(ptrdiff_t, ptrdiff_t) axis == 1 || axis == largest was "
+            "false. Attempting to broadcast an axis by a dimension other than 1. 52 by 108")
+    assert messages.onnxruntime_text(text) == (
+        "Non-zero status code returned while running Add node. Name:'a' Status Message: axis == 1 || axis == "
+        "largest was false. Attempting to broadcast an axis by a dimension other than 1. 52 by 108")

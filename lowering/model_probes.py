@@ -25,13 +25,16 @@ class Probe:
 
     shapes: dict
     feeds: dict
+    scale: int = 1  # the spatial lengths' factor (``probes``)
+    index: int = 0  # which of ``probes``' shapes
 
     def text(self) -> str:
         return ", ".join(f"{clip(k, 40)}{list(v)}" for k, v in self.shapes.items())
 
 
-def probes(model, seed: int = 0) -> list[Probe]:
-    """Seeded inputs at the model's shape and, where a dimension is dynamic, at two more."""
+def probes(model, seed: int = 0, scale: int = 1) -> list[Probe]:
+    """Seeded inputs at the model's shape and, where a dimension is dynamic, at two more; ``scale``: their dynamic
+    spatial lengths that many times longer (a model that computes nothing at the first lengths)."""
 
     inputs = graph_inputs(model)
     out = []
@@ -47,14 +50,15 @@ def probes(model, seed: int = 0) -> list[Probe]:
                     shape.append(d)
                     continue
                 spatial = axis - 2 if axis >= 2 else None
-                v = _within(bounds(d), _BATCH[k] if axis == 0 else 1 if axis == 1 else _SPATIAL[k][spatial % 2])
+                v = _within(bounds(d), _BATCH[k] if axis == 0 else 1 if axis == 1 else
+                            _SPATIAL[k][spatial % 2] * scale)
                 shape.append(params.setdefault(d, v) if isinstance(d, str) and d else v)
             if math.prod(shape) > MAX_ELEMENTS:
                 shape = [_within(bounds(d), min(s, 16)) if isinstance(d, str) or d is None or d <= 0 else s
                          for s, d in zip(shape, dims)]
             shapes[vi.name] = tuple(shape)
             feeds[vi.name] = _array(vi, shape, rng)
-        out.append(Probe(shapes, feeds))
+        out.append(Probe(shapes, feeds, scale, k))
     return out
 
 

@@ -69,6 +69,19 @@ def _run_openvino(core, ov_model, feeds: dict, observe: list[str], precision: st
     return out
 
 
+def importer_outputs(model, feeds: dict, precision: str) -> dict | None:
+    """OpenVINO's own importer's model of ``model`` (a ModelProto) run at ``precision``, outputs by tensor name; None
+    where it cannot convert or run it: verify's measure of a network's own rounding at a reduced precision."""
+    import io
+
+    import openvino as ov
+
+    try:
+        return _run_openvino(ov.Core(), ov.convert_model(io.BytesIO(model.SerializeToString())), feeds, [], precision)
+    except Exception:  # noqa: BLE001 -- the importer refuses the model: no measure, nothing said
+        return None
+
+
 def openvino_outputs(model, path: str, feeds: dict, observe: list[str], *, converted=None, extensions=(),
                      precision: str = "f32", target=None, convert_file=None, **convert_options):
     """verify's runner of ``--target openvino`` (``targets.Runner``): (OpenVINO CPU's outputs by tensor name, the

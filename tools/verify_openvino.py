@@ -30,6 +30,7 @@ from ..semantics.tolerance import PRECISIONS, default_tolerance, float_bound, pr
 from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model, resampling_nodes
 from ..translate.onnx_shapes import with_value_shapes
 from .node_probe import probe_text
+from .run_openvino import importer_outputs
 from .targets import DEFAULT, convert_file, entry, refuse_verify_options
 from .verify_stats import finish_row, looser_than_bound
 
@@ -174,6 +175,7 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
     for node in model.graph.node:
         if any(n in deviating for n in node.input):
             deviating.update(node.output)
+    importer: dict = {}  # OpenVINO's own importer's outputs at the reduced precision, run once where asked
     for o in model.graph.output if not report.get("stopped") else ():
         if o.name not in ov_out:
             report["outputs"].append({"name": o.name, "ok": False, "missing": "not an output of the converted model"})
@@ -192,6 +194,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
             e.update(ok=False, note=misread)
         elif o.name in deviating and ref_note:
             e["note"] = ref_note
+        if e["ok"] is False and precision != "f32" and not e.get("note"):
+            e = _beside_importer(e, want, model, feeds, precision, importer)
         report["outputs"].append(e)
         if fail_fast and e["ok"] is False:
             report["stopped"] = f"--fail-fast: stopped at the first failure (output {o.name})"
@@ -202,6 +206,23 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
                         "converted": {o.name: ov_out[o.name] for o in model.graph.output if o.name in ov_out},
                         "inputs": feeds}
     return _verdict(report)
+
+
+def _beside_importer(e: dict, want, model, feeds: dict, precision: str, importer: dict) -> dict:
+    """A model output that fails at a reduced precision, with OpenVINO's own importer's error there where it is as
+    large: the network's own rounding at that precision (a deep transformer's bf16: Mask2Former 0.53 off, the
+    importer as far), not the resampling nodes, which the node rows judge. The verdict stays the tolerance's."""
+    if "run" not in importer:
+        importer["run"] = importer_outputs(model, feeds, precision)
+    theirs = (importer["run"] or {}).get(e["name"])
+    if theirs is None or np.shape(theirs) != np.shape(want):
+        return e
+    base = compare(theirs, want, e["atol"], e["rtol"]).to_dict()
+    if base["ok"] or base["max_abs"] < e["max_abs"] / 2:
+        return e
+    return {**e, "note": f"OpenVINO's own importer at {precision} is as far off: abs max {base['max_abs']:.3g}, "
+                         f"{base.get('mismatches', '?')} elements beyond the tolerance (the network's own rounding "
+                         f"at {precision})"}
 
 
 def _exposed_as(model, tensor: str, ov_out: dict, ort_out: dict) -> str:

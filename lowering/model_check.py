@@ -81,7 +81,7 @@ def whole_model_failures(model, run_written: Runner | None, irs: dict | None = N
                               importer)
             if why is OUTSIDE:
                 # outside what the model computes: twice its spatial lengths instead, twice at most (RAFT's 128)
-                if probe.scale < 4:
+                if probe.scale < 4 and dynamic(model):
                     todo.append(probes(model, scale=probe.scale * 2)[probe.index])
                 break
             if why is None:
@@ -169,8 +169,8 @@ def _non_finite(params) -> bool:
 
 def _aligned(got, want) -> np.ndarray:
     """``got`` in ``want``'s shape where both hold one value: OpenVINO spells a single value's rank otherwise than
-    onnxruntime (a Gather of one index, [1] for []), which computes nothing else (torchvision's SSD export was
-    refused naming such a Gather as its first differing node, before the node that differed)."""
+    onnxruntime ([1] for []), which computes nothing else (torchvision's SSD export was refused naming a Mul of two
+    Gathers of a shape as its first differing node, before the TopK that differed)."""
     g, w = np.asarray(got), np.asarray(want)
     return g.reshape(w.shape) if g.size == 1 and w.size == 1 and g.shape != w.shape else g
 

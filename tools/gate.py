@@ -67,7 +67,8 @@ def summary(rows: list[dict], target: str, key: str, fail_on=DEFAULT_FAIL_ON) ->
         if o in fail_on:
             failing.append({"node": r.get("name"), "outcome": o})
     index = sum(r.get("op") == INDEX_ROW_OP for r in rows)
-    return {"target": target, "nodes": len(rows) - index, "index_arithmetic": index, "importer": importer, "resample_bridge": dict(sorted(ours.items())),
+    return {"target": target, "nodes": len(rows) - index, "index_arithmetic": index, "importer": importer,
+            "resample_bridge": dict(sorted(ours.items())),
             "gate": {"fail_on": list(fail_on), "passed": not failing, "failing": failing}}
 
 

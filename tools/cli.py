@@ -10,17 +10,15 @@ import contextlib
 import json
 import os
 import sys
-import warnings
 
 from ..semantics.errors import BridgeError, clip, first_line
-from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention, onnx_convention
+from ..translate.onnx import CONVENTIONS, DEFAULT_CONVENTION, current_convention
 from . import api, targets
 from .. import __version__
-from .api_terms import cli_terms
 from . import check_source as source_check
 from .signals import Terminated, exit_status_kept, install_signal_handlers, signalled
-from .cli_common import (EXTRAS, allow_conditional, comma_list, convention_line, emit_json, missing_module, quiet_or,
-                         report_needs, require, shapes, show)
+from .cli_common import (EXTRAS, allow_conditional, comma_list, command_context, convention_line, emit_json,
+                         missing_module, quiet_or, report_needs, require, shapes, show)
 from .targets import DEFAULT, names
 from ..semantics.ir import to_dict
 from ..semantics.messages import without_source
@@ -305,11 +303,7 @@ def main(argv=None) -> int:
     install_signal_handlers()
     try:
         try:
-            with onnx_convention(getattr(args, "onnx_convention", DEFAULT_CONVENTION)), cli_terms(), \
-                    warnings.catch_warnings():
-                # A library's warning prints its source path and line (numpy's "invalid value" on a NaN grid, read
-                # by the oracle as the spec says): the command's own lines say what the user needs
-                warnings.simplefilter("ignore")
+            with command_context(args):
                 return args.func(args)
         except ModuleNotFoundError as e:
             root = (e.name or "").split(".")[0]

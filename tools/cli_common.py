@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import warnings
 
 from ..semantics.errors import BridgeError, clip
+from ..translate.onnx import DEFAULT_CONVENTION, onnx_convention
 from . import targets
+from .api_terms import cli_terms
 from ..translate.onnx_shapes import InputSpecs, parse_ovc_inputs, parse_polygraphy_shapes
 from .logs import quiet_other_libraries, verbose
 
@@ -111,3 +115,14 @@ def report_needs(args) -> None:
         if not targets.entry(args.target).report:
             raise BridgeError("--report draws OpenVINO CPU runs; it needs --target openvino", field="report")
         require("matplotlib", why="--report")
+
+
+@contextlib.contextmanager
+def command_context(args):
+    """What a verb runs under: the ONNX convention it names, the CLI's terms, and no library warning (one prints its
+    source path and line: numpy's "invalid value" on a NaN grid, which the oracle reads as the spec says): the
+    command's own lines say what the user needs."""
+    with onnx_convention(getattr(args, "onnx_convention", DEFAULT_CONVENTION)), cli_terms(), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield

@@ -385,10 +385,8 @@ def _prove_axis(indices, tags, rec, axis: int, fixed: tuple, keep=None) -> list[
     # tagged op unread: it is then fixed, to the static length (in) or to the length of the index vector (out).
     reached = upstream_names(indices.get_node()) | (upstream_names(keep.get_node()) if keep is not None else set())
     roles = [r for r in roles if params[r].get_name() in reached]
-    if "in" not in roles and "out" in roles and fi is None:
-        # OpenVINO derived in == out from the shapes' symbols (sizes[k] = Shape(X)[k]) and reads out for both. (A
-        # static in, read as a constant, stays fixed: a constant resized to run-time sizes, as ViT position
-        # embeddings are, was proven on the diagonal and refused.)
+    if "in" not in roles and "out" in roles and fi is None:  # (a static in stays fixed: a constant resized)
+        # OpenVINO derived in == out from the shapes' symbols (sizes[k] = Shape(X)[k]) and reads out for both.
         fi = "out"
     elif "in" not in roles and fi is None:
         return ["the index subgraph does not read the input's run-time length"]

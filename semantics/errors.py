@@ -40,14 +40,23 @@ def clip(text, n: int = NAME_CAP) -> str:
     return s
 
 
+# The least of a cut message's beginning kept before its last clauses (``keep_advice``)
+_LEAST_HEAD = 48
+
+
 def keep_advice(text: str, n: int) -> str:
     """``clip``, except that a message too long for ``n`` keeps its last clause (after the last "; ": what the user
-    can do, as "give --input" or "make them initializers") and cuts the middle instead (issue 43)."""
+    can do, as "give --input" or "make them initializers") and cuts the middle instead (issue 43); the clause before
+    it too where both fit beside the message's first words (a refusal's "first differing node: NAME (Op)" was cut
+    away, leaving the advice about it)."""
     s = escape(text)
     cut = s.rfind("; ")
     advice = s[cut + 2:] if cut > 0 else ""
     if len(s) <= n or not advice or len(advice) > n // 2:
         return clip(text, n)
+    before = s.rfind("; ", 0, cut)
+    if before > 0 and len(s) - before - 2 <= n - _LEAST_HEAD - 5:
+        advice = s[before + 2:]
     keep = n - len(advice) - 5
     return s[:keep].rstrip() + " ... " + advice
 

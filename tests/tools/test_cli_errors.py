@@ -115,3 +115,15 @@ def test_a_refusal_is_one_line_even_for_a_huge_name(tmp_path, capsys):
 
 def test_clip_keeps_short_text():
     assert clip("short") == "short"
+
+
+def test_the_one_line_keeps_the_clause_before_the_advice():
+    """A whole-model refusal names its first differing node, then what to do: both clauses stay in the one line
+    where they fit beside the message's first words (the node's name was cut away, the advice about it kept)."""
+    e = BridgeError("the converted model computes other numbers than the source: output 'out0' differs at "
+                    "a[1, 3, 64, 96], b[1, 3, 64, 96]; first differing node: /m/update_block/encoder/convc1/Conv "
+                    "(Conv); OpenVINO's own importer computes it so too: where the model runs at fixed lengths, "
+                    "convert --input gives them", field="model")
+    line = e.line()
+    assert len(line) <= 280 and "first differing node: /m/update_block/encoder/convc1/Conv (Conv)" in line, line
+    assert line.startswith("field 'model': the converted model") and line.endswith("convert --input gives them")

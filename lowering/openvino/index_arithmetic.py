@@ -88,8 +88,7 @@ def _operands(node, divisors: dict):
     if not out.get_element_type().is_real() or not rank.is_static or rank.get_length() > 1:
         return None
     if node.get_type_name() == "Divide":
-        c = constant_of(node, 1)
-        return None if c is not None and _power_of_two(c) else tuple(node.input_values())
+        return None if _ieee_already(node) else tuple(node.input_values())
     d = divisors.get(node.get_friendly_name())
     if node.get_type_name() != "Multiply" or d is None or _power_of_two(d):
         return None
@@ -100,10 +99,20 @@ def _operands(node, divisors: dict):
     return None
 
 
+def _ieee_already(divide) -> bool:
+    """Whether OpenVINO's own float32 ``divide``, a * (1 / b), is IEEE division: its divisor or its numerator a
+    constant of powers of two (ONNX's Reciprocal is 1 / b), 1 / b being correctly rounded (measured, OpenVINO
+    2026.4.1 CPU: 0 of 100,000 off; 800 / b: 26,520) and a scaling by 2^k exact. Left as it is, not even
+    ``respelled``: its refined reciprocal is within an ulp, not rounded once; the cone's tie to the graph's tail
+    (``pinned_tail``) keeps the Power the plugin makes of it in f32 at every hint."""
+    return any(c is not None and _power_of_two(c) for c in (constant_of(divide, 0), constant_of(divide, 1)))
+
+
 def _power_of_two(divisor) -> bool:
-    """Whether every element of the constant ``divisor`` is a power of two whose reciprocal is a normal float32:
-    then a * (1 / b), OpenVINO's Divide, is one rounding of the exact a / b, IEEE division itself, and needs no
-    respelling (kornia's pyramid: H / 2 four times, 1,300 ops per inference on shapes for nothing)."""
+    """Whether every element of the constant ``divisor`` (or numerator) is a power of two whose reciprocal is a
+    normal float32: then a * (1 / b), OpenVINO's Divide, is one rounding of the exact a / b, IEEE division itself,
+    and needs no respelling (kornia's pyramid: H / 2 four times, 1,300 ops per inference on shapes for nothing;
+    torchvision's detection transform: 1 / min(H, W), two exact quotients, 0.3 ms an inference)."""
     d = np.asarray(divisor, np.float64)
     if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d == 0):
         return False
@@ -130,11 +139,47 @@ def _is_root(op) -> bool:
 
 def _truncated(convert) -> None:
     """The Convert's input rounded toward zero first, as ONNX's Cast and PyTorch's conversion do: OpenVINO 2023.3's
-    CPU rounded it to nearest (measured: the output length int(61 * 1.5) came out 92)."""
+    CPU rounded it to nearest (measured: the output length int(61 * 1.5) came out 92). Not where the input is an
+    integer already (a length floored, a maximum of lengths): rounding cannot move it, and torchvision's detection
+    transform has six such Casts, each a Select, a Less, a Ceiling and a Floor run on every inference."""
     o = ops()
     x = convert.input_value(0)
+    if _integer_valued(x):
+        return
     zero = o.convert_like(o.constant(np.float32(0)), x)  # (x's element type may read dynamic until validated)
     convert.input(0).replace_source_output(o.select(o.less(x, zero), o.ceiling(x), o.floor(x)).output(0))
+
+
+# Ops whose float output is an integer (or not finite) wherever their inputs at these ports are: a float32 sum,
+# difference or product of integers rounds to an integer (exact below 2^24, every float32 above is one), and the
+# others pick, move or compare values. None: whatever the inputs (a rounding op).
+_KEEPS_INTEGERS = {
+    "Floor": None, "Ceiling": None, "Round": None,
+    "Add": (0, 1), "Subtract": (0, 1), "Multiply": (0, 1), "Maximum": (0, 1), "Minimum": (0, 1), "Abs": (0,),
+    "Negative": (0,), "Sign": (0,), "Concat": "all", "Select": (1, 2), "Convert": (0,), "Reshape": (0,),
+    "Squeeze": (0,), "Unsqueeze": (0,), "Transpose": (0,), "Gather": (0,), "Slice": (0,), "StridedSlice": (0,),
+    "Broadcast": (0,), "Tile": (0,), "Split": (0,), "VariadicSplit": (0,), "ReduceMax": (0,), "ReduceMin": (0,),
+    "ReduceSum": (0,), "ReduceProd": (0,),
+}
+
+
+def _integer_valued(value, depth: int = 48) -> bool:
+    """Whether every finite element of the float ``value`` (an OpenVINO output) is an integer, by its producers
+    (``_KEEPS_INTEGERS``; a Convert of integers, a constant of integers): False where unsure."""
+    if not value.get_element_type().is_real():
+        return True
+    node = value.get_node()
+    kind = node.get_type_name()
+    if kind == "Constant":
+        data = np.asarray(node.get_data(), np.float64)
+        finite = data[np.isfinite(data)]
+        return bool(np.all(finite == np.floor(finite)))
+    ports = _KEEPS_INTEGERS.get(kind, ())
+    if ports is None:
+        return True
+    if ports == "all":
+        ports = range(node.get_input_size())
+    return depth > 0 and bool(ports) and all(_integer_valued(node.input_value(i), depth - 1) for i in ports)
 
 
 def _from_shapes(node, derived: dict) -> bool:
@@ -174,6 +219,8 @@ def _pin(root, done: dict, divisors: dict) -> None:
         if _is_root(node):  # the root, or one in its cone (a length floored, then a Range over it)
             _truncated(node)
             node.get_rt_info()[TAIL_END] = ""
+        if node.get_type_name() == "Divide" and _ieee_already(node):
+            return node
         return respelled(node)
     done["ops"] += mark_upstream([root], lambda n: n.get_type_name() not in ("Constant", "ShapeOf", "Parameter")
                                  and FORM not in n.get_rt_info(), respell)

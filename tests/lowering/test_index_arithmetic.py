@@ -257,3 +257,31 @@ def test_two_casts_of_one_quotient_are_both_respelled(tmp_path):
     assert sorted(c.get_friendly_name() for c in casts) == ["i", "i2"]
     assert all(c.input_value(0).get_node().get_type_name() == "Select" for c in casts), \
         [(c.get_friendly_name(), c.input_value(0).get_node().get_type_name()) for c in casts]
+
+
+RCNN = MODELS / "ts16_tv_rcnn_transform_dynhw"  # torchvision's detection transform: 1 / min(H, W), Floors, a Conv
+
+
+def test_a_reciprocal_stays_openvinos_and_an_integer_is_not_truncated(tmp_path):
+    """torchvision's GeneralizedRCNNTransform scales by min(s / min(H, W), m / max(H, W)), exported as Reciprocal
+    and Mul: OpenVINO's 1 / b is IEEE's, so no division is respelled (two exact quotients were 140 ops run on every
+    inference); its Casts read Floors and maxima of lengths, integers already, so none is truncated first (a Select
+    of Ceiling / Floor each). The numbers stay onnxruntime's at f32 and, the cone tied to the graph's tail, at the
+    bf16 default too (the Conv's value rounding only; a moved length is another shape), at shapes where 1 / b
+    rounds up or down."""
+    xml = tmp_path / "m.xml"
+    assert main(["convert", str(RCNN / "model.onnx"), "-o", str(xml)]) == 0
+    core = ov.Core()
+    model = core.read_model(str(xml))
+    assert str(model.get_rt_info()[INDEX_KEY].astype(str)).startswith("0 divisions")
+    roots = [op for op in model.get_ops() if op.get_type_name() == "Convert"
+             and op.input_value(0).get_element_type().is_real() and not op.get_element_type().is_real()]
+    assert roots and not any(r.input_value(0).get_node().get_type_name() == "Select" for r in roots)
+    sess = ort.InferenceSession(str(RCNN / "model.onnx"), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(11)
+    shapes = [(int(h), int(w)) for h, w in rng.integers(33, 260, (24, 2))] + [(105, 150), (64, 64), (97, 300)]
+    for hint, within in (("f32", 1e-5), ("bf16", 2.0 ** -6)):
+        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for h, w in shapes:
+            feeds = {"image": rng.random((1, 3, h, w), dtype=np.float32)}
+            assert _off(compiled(feeds)[0], sess.run(None, feeds)[0]) <= within, (hint, h, w)

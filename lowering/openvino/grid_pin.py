@@ -30,8 +30,8 @@ from ...semantics.ir import RuntimeValue
 from ...semantics.opspec import PerOp
 from ..compiled import resize_inputs
 from .graph import all_ops, constant_of, ops
-from .exact_division import exact_quotient
-from .pinned import PRECISE, refined_quotient
+from .exact_division import exact_quotient, ieee_already
+from .pinned import PRECISE
 
 GRID_OF = "resample_bridge_grid_of"  # rt_info on a grid's producer: the node keys that sample with it
 LENGTHS_OF = "resample_bridge_lengths_of"  # the same on a Resize's scales / roi / sizes producer (``_division_exact``)
@@ -114,13 +114,10 @@ def pin(ov_model) -> dict[str, dict]:
 def _division_exact(node):
     """``respelled`` but for a Divide, which a Resize's scales / roi / sizes producer computes as IEEE division
     (``exact_division``): there the quotients are scalars of shape arithmetic whose floor is an output length, and
-    they must be onnxruntime's correctly rounded ones, which neither OpenVINO's own Divide (a * (1 / b)) nor
-    ``refined_quotient`` (within 1 ulp) computes. Measured on torchvision's detection transform (scale = min_size *
-    Reciprocal(min(H, W)), then floor(H * scale)), OpenVINO 2026.4.1 f32, 380 image shapes: refined, 42 output
-    lengths a pixel short; OpenVINO's Divide, 0 (1 / b is correctly rounded), but 224 / min(H, W) compiled into
-    224 * (1 / min(H, W)) (16 x 16 resized to 0 x 0: tests/lowering/test_model_check.py), its own importer's
-    model too."""
-    if node.get_type_name() != "Divide" or not node.output(0).get_element_type().is_real():
+    they must be onnxruntime's correctly rounded ones, which OpenVINO's own Divide (a * (1 / b)) computes only where
+    it is ``ieee_already`` (1 / b, a power of two): 224 / min(H, W) compiled into 224 * (1 / min(H, W)) (16 x 16
+    resized to 0 x 0: tests/lowering/test_model_check.py), its own importer's model too."""
+    if node.get_type_name() != "Divide" or not node.output(0).get_element_type().is_real() or ieee_already(node):
         return respelled(node)
     return replaced(node, exact_quotient(*node.input_values()))
 
@@ -176,9 +173,12 @@ def respelled(node):
     not survive a rewrite (``pinned``), and the plugin rewrites these ops into new ones that run in bf16
     (measured, OpenVINO 2026.4.1, a Conv after the sampler): Unsqueeze / Squeeze into a Reshape (the dynamo export's
     Unsqueeze of theta: 0.114 off), Pad-12 into Pad-1 and ScatterElementsUpdate-12 into -3 (kornia's 3x3 matrix),
-    a Divide into a Multiply by a Power -1 (kornia's perspective division: ``refined_quotient``, which costs a few
-    fused multiplies per element, not the scalar pow of a run-time exponent), a MatMul of a few terms into products
-    summed (``_summed_products``: what older releases keep in f32). Only float ops are respelled."""
+    a MatMul of a few terms into products summed (``_summed_products``: what older releases keep in f32). Only
+    float ops are respelled. A Divide stays OpenVINO's (a * (1 / b), as the importer's model computes it): the
+    plugin makes it a Multiply by a new, unmarked Power -1, which the cone's tie to the graph's tail
+    (``pinned_tail``) keeps in f32 in every release (kornia's warp_perspective then a Conv, at the bf16 default:
+    0.0069 off onnxruntime in 2023.3, 2024.6, 2025.4 and 2026.4.1, the importer 0.81; untied, 0.54). The refined
+    reciprocal it was spelled as before cost 2.9x the Divide's kernel there (0.35 ms against 0.12 at 224 x 224)."""
     import numpy as np
 
     o, out, kind = ops(), node.output(0), node.get_type_name()
@@ -198,8 +198,6 @@ def respelled(node):
     elif kind == "ScatterElementsUpdate" and version == "opset12" and \
             node.get_attributes().get("reduction") == "none":
         new = _opset(3).scatter_elements_update(*args)
-    elif kind == "Divide":
-        new = refined_quotient(args[0], args[1])
     elif kind == "MatMul":
         new = _summed_products(node)
         if new is None:
@@ -218,11 +216,15 @@ def replaced(node, new):
 
 
 def _summed_products(node):
-    """A MatMul of coordinate arithmetic (``coordinate_op``: at most ``MAX_CONTRACTION`` terms) as a Multiply and a
-    ReduceSum over its K terms, or None where an operand's rank is not static. OpenVINO before 2026 runs a MatMul in
-    bf16 whatever its mark, and the graph-tail tie (``pinned_tail``) stops at one: kornia's warp_affine, its grid a
-    MatMul of the base grid by theta, was 0.12 / 0.24 off in 2023.3 / 2025.4 at bf16 (0 now). The same sums of
-    products in float32 (their order may differ: within float32's rounding of the MatMul's)."""
+    """A MatMul of coordinate arithmetic (``coordinate_op``: at most ``MAX_CONTRACTION`` terms) as K products summed
+    in order, or None where an operand's rank is not static. OpenVINO before 2026 runs a MatMul in bf16 whatever its
+    mark, and the graph-tail tie (``pinned_tail``) stops at one: kornia's warp_affine, its grid a MatMul of the base
+    grid by theta, was 0.12 / 0.24 off in 2023.3 / 2025.4 at bf16 (0 now). The same sums of products in float32
+    (their order may differ: within float32's rounding of the MatMul's). Term k is a's column k repeated N times
+    (a Gather: the plugin folds it where a is a constant, kornia's base grid) times b's row k, so that every op is
+    elementwise over the output's own layout and the plugin fuses the products and sums into one kernel: a
+    Multiply over [.., M, K, N] and a ReduceSum over its short axis cost kornia's warp_perspective at 224 x 224
+    1.15 ms against the MatMul's 0.06 (2.7x the importer's whole model; AMD EPYC Zen 4, f32 hint, 2 threads)."""
     import numpy as np
 
     o, attrs = ops(), node.get_attributes()
@@ -240,8 +242,16 @@ def _summed_products(node):
     # a vector is a one-row (a) or one-column (b) matrix, that axis dropped after (the MatMul's own rule)
     a = o.unsqueeze(a, axis(0)) if ra == 1 else last_two_swapped(a, ra) if attrs.get("transpose_a") else a
     b = o.unsqueeze(b, axis(1)) if rb == 1 else last_two_swapped(b, rb) if attrs.get("transpose_b") else b
-    # a [.., M, K, 1] * b [.., 1, K, N] summed over K
-    out = o.reduce_sum(o.multiply(o.unsqueeze(a, axis(-1)), o.unsqueeze(b, axis(-3))), axis(-2), keep_dims=False)
+    # sum over k of a[.., :, k] (repeated N times where N is known) * b[.., k, :]
+    a, b = (v.output(0) if hasattr(v, "output") else v for v in (a, b))  # (an op where it was reshaped)
+    k_terms, n = a.get_partial_shape()[-1], b.get_partial_shape()[-1]
+    if not k_terms.is_static:
+        return None
+    out = None
+    for k in range(k_terms.get_length()):
+        column = o.gather(a, o.constant(np.full(n.get_length() if n.is_static else 1, k, np.int64)), axis(-1))
+        term = o.multiply(column, o.gather(b, o.constant(np.array([k], np.int64)), axis(-2)))
+        out = term if out is None else o.add(out, term)
     out = o.squeeze(out, axis(-1)) if rb == 1 else out
     return o.squeeze(out, axis(-2 if rb != 1 else -1)) if ra == 1 else out
 

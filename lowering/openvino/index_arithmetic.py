@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact_division import exact_quotient
+from .exact_division import exact_quotient, ieee_already, power_of_two
 from .graph import all_ops, constant_of, ops
 from .grid_pin import replaced, respelled, coordinate_op, mark_upstream
 from .pinned import PRECISE, pin_f32
@@ -88,36 +88,15 @@ def _operands(node, divisors: dict):
     if not out.get_element_type().is_real() or not rank.is_static or rank.get_length() > 1:
         return None
     if node.get_type_name() == "Divide":
-        return None if _ieee_already(node) else tuple(node.input_values())
+        return None if ieee_already(node) else tuple(node.input_values())
     d = divisors.get(node.get_friendly_name())
-    if node.get_type_name() != "Multiply" or d is None or _power_of_two(d):
+    if node.get_type_name() != "Multiply" or d is None or power_of_two(d):
         return None
     for port in (0, 1):
         c = constant_of(node, 1 - port)
         if c is not None and c.size == d.size and np.array_equal(c.reshape(d.shape), np.float32(1) / d):
             return node.input_value(port), ops().constant(d.reshape(c.shape)).output(0)
     return None
-
-
-def _ieee_already(divide) -> bool:
-    """Whether OpenVINO's own float32 ``divide``, a * (1 / b), is IEEE division: its divisor or its numerator a
-    constant of powers of two (ONNX's Reciprocal is 1 / b), 1 / b being correctly rounded (measured, OpenVINO
-    2026.4.1 CPU: 0 of 100,000 off; 800 / b: 26,520) and a scaling by 2^k exact. Left as it is, not even
-    ``respelled``: its refined reciprocal is within an ulp, not rounded once; the cone's tie to the graph's tail
-    (``pinned_tail``) keeps the Power the plugin makes of it in f32 at every hint."""
-    return any(c is not None and _power_of_two(c) for c in (constant_of(divide, 0), constant_of(divide, 1)))
-
-
-def _power_of_two(divisor) -> bool:
-    """Whether every element of the constant ``divisor`` (or numerator) is a power of two whose reciprocal is a
-    normal float32: then a * (1 / b), OpenVINO's Divide, is one rounding of the exact a / b, IEEE division itself,
-    and needs no respelling (kornia's pyramid: H / 2 four times, 1,300 ops per inference on shapes for nothing;
-    torchvision's detection transform: 1 / min(H, W), two exact quotients, 0.3 ms an inference)."""
-    d = np.asarray(divisor, np.float64)
-    if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d == 0):
-        return False
-    mantissa, exponent = np.frexp(np.abs(d))
-    return bool(np.all(mantissa == 0.5) and np.all(np.abs(exponent - 1) <= 126))
 
 
 def index_note(ov_model) -> str | None:
@@ -219,8 +198,6 @@ def _pin(root, done: dict, divisors: dict) -> None:
         if _is_root(node):  # the root, or one in its cone (a length floored, then a Range over it)
             _truncated(node)
             node.get_rt_info()[TAIL_END] = ""
-        if node.get_type_name() == "Divide" and _ieee_already(node):
-            return node
-        return respelled(node)
+        return respelled(node)  # (a Divide ``ieee_already`` stays OpenVINO's: ``grid_pin.respelled``)
     done["ops"] += mark_upstream([root], lambda n: n.get_type_name() not in ("Constant", "ShapeOf", "Parameter")
                                  and FORM not in n.get_rt_info(), respell)

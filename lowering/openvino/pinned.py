@@ -7,8 +7,8 @@ without passing a Convolution, MatMul, Interpolate, ...) and ops marked with dis
 Multiply(a, Power(b, -1)), a Power by a constant into its PowerStatic, and a constant minus a tensor into a
 Multiply by -1, new ops without the mark that run in bf16 (measured, runtime model of OpenVINO 2026.4.1). So a
 quotient is spelled a * b^e with e = -1 computed at run time (a Power the plugin leaves as it is: a scalar pow per
-element, for small tables) or, over a large tensor, a * (the plugin's 1/b refined by marked Newton steps)
-(``refined_quotient``); and a constant is never the left operand of a Subtract.
+element, for small tables); and a constant is never the left operand of a Subtract. (The user's own divisions, over
+a grid, stay Divides: the tie to the graph's tail keeps the plugin's rewrite of them in f32, ``grid_pin``.)
 """
 
 from __future__ import annotations
@@ -50,24 +50,6 @@ def quotient(a, b, minus_one):
     rewrites (see the module note). CPU: pow(x, -1) within 0.502 float32 ulps of 1/x (measured, 400k values)."""
     o = ops()
     return o.multiply(a, o.power(b, minus_one)).output(0)
-
-
-def refined_quotient(a, b):
-    """a / b in float32 for a pinned cone whose divisor is a large tensor (a grid's homogeneous coordinate):
-    a * r, r = the plugin's own 1/b (a Power by a constant: its PowerStatic, unmarked, so possibly bf16) refined by
-    two marked Newton steps r <- 2r - r(br): 2^-8 -> 2^-16 -> float32 rounding. The steps have tensor operands only
-    (an op with a scalar constant may become a PowerStatic without the mark). Within 1 ulp of a / b, as the
-    plugin's own Divide (a * b^-1) (measured, 1M probes). Where b = 0 or +-inf the steps give NaN (0 * inf): there
-    r stays the plain reciprocal, so a / 0 is +-inf as a Divide's. A run-time exponent (``quotient``) runs a
-    scalar pow per element instead: kornia's warp_perspective at 224 px spent 5.2 ms in it against 0.66 ms for the
-    importer's whole model (Zen 4, f32 hint, 1 thread). Under an f16 hint the reciprocal overflows for |b| < 1.5e-5
-    (inf, then kept): on a CPU that defaults to f16 this spelling is not enough."""
-    o = ops()
-    r0 = o.power(b, o.constant(np.asarray(-1, b.get_element_type().to_dtype()))).output(0)
-    r = r0
-    for _ in range(2):
-        r = o.subtract(o.add(r, r), o.multiply(r, o.multiply(b, r))).output(0)
-    return o.multiply(a, o.select(o.equal(r, r), r, r0)).output(0)
 
 
 def run_time_minus_one(in_len, out_len):

@@ -49,14 +49,14 @@ def test_pinned_channel_axis_keeps_the_exact_index_form(coord, rule, tmp_path):
 
 # Image shapes at which the sizes torchvision's detection transform computes (scale = min_size *
 # Reciprocal(min(H, W)), output length floor(H * scale)) came out a pixel short while the sizes producer's
-# Divide was respelled as a refined reciprocal (within 1 ulp, not onnxruntime's correctly rounded quotient):
-# measured, OpenVINO 2026.4.1 f32, 42 of 380 shapes; the importer's own Divide, 0.
+# Divide was respelled as a refined reciprocal (within 1 ulp, not onnxruntime's correctly rounded quotient; no
+# longer written anywhere): measured, OpenVINO 2026.4.1 f32, 42 of 380 shapes; the importer's own Divide, 0.
 DETECTION_SHAPES = [(60, 115), (60, 159), (60, 214), (67, 115), (67, 159), (81, 203), (102, 148)]
 
 
 def test_detection_transform_sizes_are_onnxruntimes_at_every_shape(tmp_path):
-    """The sizes producer of a Resize keeps its Divide (marked f32) where a grid's takes the refined quotient:
-    the written model's output lengths, and so its numbers, are onnxruntime's at every image shape tried."""
+    """The sizes producer of a Resize keeps its Divide of 1 (marked f32; IEEE division already): the written
+    model's output lengths, and so its numbers, are onnxruntime's at every image shape tried."""
     import os
 
     import openvino as ov

@@ -70,7 +70,7 @@ def main(argv=None) -> None:
 
 def _kornia(size: int):
     """(model, feeds): kornia's warp_perspective -> Conv exported by TorchScript at opset 16 (the corpus's ts16
-    case at size x size), whose perspective division is ``pinned.refined_quotient``'s; None without kornia."""
+    case at size x size), whose perspective division stays a Divide (``grid_pin.respelled``); None without kornia."""
     try:
         import io
 

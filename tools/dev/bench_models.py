@@ -1,7 +1,9 @@
 """`make bench`, whole models: latency of models converted by resample-bridge (the default, portable:
 ``--prefer builtin``; and ``--prefer fastest``) next to OpenVINO's own importer and onnxruntime, on OpenVINO CPU (f32 hint); medians of
 interleaved runs, ms. Where the importer is not exact ("OV exact?" from ``check``), its time is shown but it is
-no peer.
+no peer. "+ops": how many more ops the default's compiled model runs than the importer's, constants aside (0: the
+same op types as often, so the two columns time one graph and their ratio is the table's noise; "~": as many, of
+other types); the summary gives the ratio's geomean apart for those and for the rest.
 
     python tools/dev/bench_models.py [--repeats 20] [--rounds 2] [--only SUBSTRING] [--corpus] [--allow-conditional]
                                      [--hint f32|bf16|f16]
@@ -24,6 +26,7 @@ Conv3d). ``--corpus`` adds the real exported models of tests/models at their sav
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -183,7 +186,22 @@ def measure(name: str, model, feeds, repeats: int, order, allow_conditional: boo
                                    (lambda: imp(feeds)) if imp else None,
                                    (lambda: sess.run(None, feeds)) if sess else None], repeats)
     return (name, rungs["ours"], rungs["fastest"], "yes" if exact else ("refused" if imp is None else "no"),
-            *times)
+            _ops_beyond(ours, imp), *times)
+
+
+def _ops_beyond(ours, imp):
+    """How many more ops the default's compiled model runs than the importer's (constants aside), or None where
+    the importer refused; 0 where both run the same op types the same number of times, whose ratio is then the
+    table's noise."""
+    if imp is None:
+        return None
+
+    def kinds(compiled):
+        return collections.Counter(str(op.get_rt_info()["layerType"].astype(str))
+                                   for op in compiled.get_runtime_model().get_ops())
+    a, b = kinds(ours), kinds(imp)
+    a.pop("Const", None), b.pop("Const", None)
+    return 0 if a == b else sum(a.values()) - sum(b.values()) or "~"
 
 
 def _choices(records) -> list:
@@ -211,8 +229,8 @@ def measure_apart(name: str, repeats: int, seed: int, rounds: int, options: tupl
     for r in range(rounds):
         row = child_json(__file__, ["--one", name, "--repeats", str(repeats), "--seed", str(seed * rounds + r),
                                     "--corpus", *options], f"bench_models: {name}")
-        best = row if best is None else best[:4] + [min((t for t in (a, b) if t is not None), default=None)
-                                                    for a, b in zip(best[4:], row[4:])]
+        best = row if best is None else best[:5] + [min((t for t in (a, b) if t is not None), default=None)
+                                                    for a, b in zip(best[5:], row[5:])]
     return tuple(best)
 
 
@@ -250,24 +268,31 @@ def main(argv=None) -> int:
           f"{ort.__version__}; median of {args.repeats} interleaved runs, the fastest of {args.rounds} processes per "
           f"model, ms")
     head = (f"{'model':<44} {'rungs':>8} {'default':>7} {'fastest':>7} {'OV imp.':>7} {'OV exact?':>9} {'ORT':>7} "
-            f"{'dflt/OV':>7} {'fast/OV':>7} {'dflt/ORT':>8}")
+            f"{'dflt/OV':>7} {'fast/OV':>7} {'dflt/ORT':>8} {'+ops':>5}")
     print(head)
     print("-" * len(head))
-    vs_ov, dflt_ov = [], []
-    for name, rungs, frungs, exact, t_ours, t_fast, t_ov, t_ort in rows:
+    vs_ov, dflt_ov, same_graph = [], [], []
+    for name, rungs, frungs, exact, beyond, t_ours, t_fast, t_ov, t_ort in rows:
         tag = ",".join(sorted(set(map(str, rungs)))) + ("" if frungs == rungs else "/" + ",".join(
             sorted(set(map(str, frungs)))))
         if exact == "yes" and t_ov:
             vs_ov.append(t_ours / t_ov)
             dflt_ov.append(t_fast / t_ov)
+            same_graph.append(beyond == 0)
         print(f"{name[:44]:<44} {tag:>8} {ms(t_ours):>7} {ms(t_fast):>7} {ms(t_ov):>7} {exact:>9} {ms(t_ort):>7} "
-              f"{ratio(t_ours, t_ov):>7} {ratio(t_fast, t_ov):>7} {ratio(t_ours, t_ort):>8}")
+              f"{ratio(t_ours, t_ov):>7} {ratio(t_fast, t_ov):>7} {ratio(t_ours, t_ort):>8} "
+              f"{'-' if beyond is None else beyond:>5}")
     if vs_ov:
         print(f"default (portable) / OpenVINO importer where it is exact: geomean {geomean(vs_ov):.3f}, "
               f"max {max(vs_ov):.3f}; --prefer fastest: geomean {geomean(dflt_ov):.3f}, max {max(dflt_ov):.3f} "
               f"({len(vs_ov)} models)")
+        for same, label in ((True, "runs the importer's ops (+ops 0: the ratio is noise)"), (False, "runs others")):
+            part = [r for r, s in zip(vs_ov, same_graph) if s == same]
+            if part:
+                print(f"  where the default {label}: geomean {geomean(part):.3f}, max {max(part):.3f} "
+                      f"({len(part)} models)")
     # Where both ladders took the same rungs they wrote the same model: their ratio is the table's own noise.
-    twins = [t_ours / t_fast for _, rungs, frungs, _, t_ours, t_fast, _, _ in rows if rungs == frungs and t_fast]
+    twins = [t_ours / t_fast for _, rungs, frungs, _, _, t_ours, t_fast, _, _ in rows if rungs == frungs and t_fast]
     if twins:
         print(f"resolution: default / fastest where both wrote the same model: geomean {geomean(twins):.3f}, "
               f"range {min(twins):.2f}-{max(twins):.2f} ({len(twins)} models)")

@@ -29,6 +29,7 @@ from .graph import all_ops, constant_of, ops
 from .grid_pin import replaced, respelled, coordinate_op, mark_upstream
 from .pinned import PRECISE, pin_f32
 from .pinned_tail import TAIL_END
+from .value_facts import integer_valued, non_negative
 
 FORM = "resample_bridge_form"  # rt_info on the ops of one of our own forms until the pass has run
 INDEX_KEY = "resample_bridge_index_arithmetic"  # the model's rt_info: what the pass changed (a deployed model says so)
@@ -120,45 +121,17 @@ def _truncated(convert) -> None:
     """The Convert's input rounded toward zero first, as ONNX's Cast and PyTorch's conversion do: OpenVINO 2023.3's
     CPU rounded it to nearest (measured: the output length int(61 * 1.5) came out 92). Not where the input is an
     integer already (a length floored, a maximum of lengths): rounding cannot move it, and torchvision's detection
-    transform has six such Casts, each a Select, a Less, a Ceiling and a Floor run on every inference."""
+    transform has six such Casts, each a Select, a Less, a Ceiling and a Floor run on every inference; a Floor
+    alone where it is nonnegative (a length scaled: kornia's rescale)."""
     o = ops()
     x = convert.input_value(0)
-    if _integer_valued(x):
+    if integer_valued(x):
+        return
+    if non_negative(x):
+        convert.input(0).replace_source_output(o.floor(x).output(0))
         return
     zero = o.convert_like(o.constant(np.float32(0)), x)  # (x's element type may read dynamic until validated)
     convert.input(0).replace_source_output(o.select(o.less(x, zero), o.ceiling(x), o.floor(x)).output(0))
-
-
-# Ops whose float output is an integer (or not finite) wherever their inputs at these ports are: a float32 sum,
-# difference or product of integers rounds to an integer (exact below 2^24, every float32 above is one), and the
-# others pick, move or compare values. None: whatever the inputs (a rounding op).
-_KEEPS_INTEGERS = {
-    "Floor": None, "Ceiling": None, "Round": None,
-    "Add": (0, 1), "Subtract": (0, 1), "Multiply": (0, 1), "Maximum": (0, 1), "Minimum": (0, 1), "Abs": (0,),
-    "Negative": (0,), "Sign": (0,), "Concat": "all", "Select": (1, 2), "Convert": (0,), "Reshape": (0,),
-    "Squeeze": (0,), "Unsqueeze": (0,), "Transpose": (0,), "Gather": (0,), "Slice": (0,), "StridedSlice": (0,),
-    "Broadcast": (0,), "Tile": (0,), "Split": (0,), "VariadicSplit": (0,), "ReduceMax": (0,), "ReduceMin": (0,),
-    "ReduceSum": (0,), "ReduceProd": (0,),
-}
-
-
-def _integer_valued(value, depth: int = 48) -> bool:
-    """Whether every finite element of the float ``value`` (an OpenVINO output) is an integer, by its producers
-    (``_KEEPS_INTEGERS``; a Convert of integers, a constant of integers): False where unsure."""
-    if not value.get_element_type().is_real():
-        return True
-    node = value.get_node()
-    kind = node.get_type_name()
-    if kind == "Constant":
-        data = np.asarray(node.get_data(), np.float64)
-        finite = data[np.isfinite(data)]
-        return bool(np.all(finite == np.floor(finite)))
-    ports = _KEEPS_INTEGERS.get(kind, ())
-    if ports is None:
-        return True
-    if ports == "all":
-        ports = range(node.get_input_size())
-    return depth > 0 and bool(ports) and all(_integer_valued(node.input_value(i), depth - 1) for i in ports)
 
 
 def _from_shapes(node, derived: dict) -> bool:

@@ -285,3 +285,24 @@ def test_a_reciprocal_stays_openvinos_and_an_integer_is_not_truncated(tmp_path):
         for h, w in shapes:
             feeds = {"image": rng.random((1, 3, h, w), dtype=np.float32)}
             assert _off(compiled(feeds)[0], sess.run(None, feeds)[0]) <= within, (hint, h, w)
+
+
+def test_a_nonnegative_length_is_truncated_by_a_floor(tmp_path):
+    """kornia's rescale(0.5) by dynamo: Cast(H * 0.5) to int64. H * 0.5 is nonnegative (a shape scaled), so the
+    truncation OpenVINO 2023.3 needs (it rounded to nearest) is a Floor alone, not a Select of Ceiling / Floor;
+    the output is onnxruntime's at odd and even lengths (x.5 truncates), at f32 and at the bf16 default."""
+    src = MODELS / "dy18_kornia_rescale_half_dynhw" / "model.onnx"
+    xml = tmp_path / "m.xml"
+    assert main(["convert", str(src), "-o", str(xml)]) == 0
+    core = ov.Core()
+    model = core.read_model(str(xml))
+    roots = [op for op in model.get_ops() if op.get_type_name() == "Convert"
+             and op.input_value(0).get_element_type().is_real() and not op.get_element_type().is_real()]
+    assert roots and all(r.input_value(0).get_node().get_type_name() == "Floor" for r in roots)
+    sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(4)
+    for hint, within in (("f32", 1e-5), ("bf16", 2.0 ** -6)):
+        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": hint})
+        for h, w in ((9, 13), (10, 14), (33, 61), (333, 517), (2, 3)):
+            feeds = {"x": rng.random((1, 3, h, w), dtype=np.float32)}
+            assert _off(compiled(feeds)[0], sess.run(None, feeds)[0]) <= within, (hint, h, w)

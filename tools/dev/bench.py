@@ -25,22 +25,30 @@ import time
 import numpy as np
 
 
-def _time_interleaved(fns: list, repeats: int, min_sample_ms: float = 2.0) -> list:
+def _time_interleaved(fns: list, repeats: int, min_sample_ms: float = 2.0, seed: int = 0) -> list:
     """Median ms per call of each callable (None stays None), interleaved so that other load falls on all alike;
     each round in a fresh (seeded) random order, since the call after another framework's pays for waking its own
     threads (15-50% on models of tens of microseconds, measured). Rotating one fixed order is not enough: it keeps
     every callable's predecessor (whole models measured 1.2-2.4x against their identical twin that way). A sample
     is k calls back to back, k chosen so that it lasts about ``min_sample_ms``: one call of a 30 us model is at
-    the mercy of one scheduler tick (two compiles of the same model came out 0.6-3.9x apart on 10 single calls)."""
+    the mercy of one scheduler tick (two compiles of the same model came out 0.6-3.9x apart on 10 single calls).
+    ``seed``: the orders' (one per table row: a single sequence of orders for every row favoured one position in
+    every row alike, so the rows' geomean kept that bias instead of averaging it out)."""
     live = [f for f in fns if f is not None]
-    calls = {}
+    rng = np.random.default_rng(seed)
     for f in live:
         f()  # warm-up (first-run allocations, lazy compilation)
-        t0 = time.perf_counter()
-        f()
-        calls[id(f)] = max(1, round(min_sample_ms / 1e3 / max(time.perf_counter() - t0, 1e-6)))
+    # k from the median of 3 calls each, in random orders, once every callable has run: calibrated right after its
+    # own warm-up, the first callable of the list (the process coldest) took fewer calls per sample, so paid its
+    # wake-up more often per call (two compiles of one model timed 1.07-1.08x apart, first / second, measured)
+    single = {id(f): [] for f in live}
+    for _ in range(3):
+        for i in rng.permutation(len(live)):
+            t0 = time.perf_counter()
+            live[i]()
+            single[id(live[i])].append(time.perf_counter() - t0)
+    calls = {key: max(1, round(min_sample_ms / 1e3 / max(statistics.median(v), 1e-6))) for key, v in single.items()}
     ts = {id(f): [] for f in live}
-    rng = np.random.default_rng(0)
     for _ in range(repeats):
         for i in rng.permutation(len(live)):
             f = live[i]

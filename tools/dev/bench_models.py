@@ -184,7 +184,8 @@ def measure(name: str, model, feeds, repeats: int, order, allow_conditional: boo
         ours, fastest = built["ours"], built["fastest"]
         times = _time_interleaved([lambda: ours(feeds), lambda: fastest(feeds),
                                    (lambda: imp(feeds)) if imp else None,
-                                   (lambda: sess.run(None, feeds)) if sess else None], repeats)
+                                   (lambda: sess.run(None, feeds)) if sess else None], repeats,
+                                  seed=int(order.integers(1 << 31)))
     return (name, rungs["ours"], rungs["fastest"], "yes" if exact else ("refused" if imp is None else "no"),
             _ops_beyond(ours, imp), *times)
 

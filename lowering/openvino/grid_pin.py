@@ -238,12 +238,11 @@ def _summed_products(node):
         return o.constant(np.int64(k))
 
     def last_two_swapped(v, rank):
-        return o.transpose(v, o.constant(np.array([*range(rank - 2), rank - 1, rank - 2], np.int64)))
+        return o.transpose(v, o.constant(np.array([*range(rank - 2), rank - 1, rank - 2], np.int64))).output(0)
     # a vector is a one-row (a) or one-column (b) matrix, that axis dropped after (the MatMul's own rule)
-    a = o.unsqueeze(a, axis(0)) if ra == 1 else last_two_swapped(a, ra) if attrs.get("transpose_a") else a
-    b = o.unsqueeze(b, axis(1)) if rb == 1 else last_two_swapped(b, rb) if attrs.get("transpose_b") else b
+    a = o.unsqueeze(a, axis(0)).output(0) if ra == 1 else last_two_swapped(a, ra) if attrs.get("transpose_a") else a
+    b = o.unsqueeze(b, axis(1)).output(0) if rb == 1 else last_two_swapped(b, rb) if attrs.get("transpose_b") else b
     # sum over k of a[.., :, k] (repeated N times where N is known) * b[.., k, :]
-    a, b = (v.output(0) if hasattr(v, "output") else v for v in (a, b))  # (an op where it was reshaped)
     k_terms, n = a.get_partial_shape()[-1], b.get_partial_shape()[-1]
     if not k_terms.is_static:
         return None

@@ -259,6 +259,12 @@ def test_two_casts_of_one_quotient_are_both_respelled(tmp_path):
         [(c.get_friendly_name(), c.input_value(0).get_node().get_type_name()) for c in casts]
 
 
+def _casts_to_integers(model) -> list:
+    """The written model's float-to-integer Converts (the index arithmetic's roots)."""
+    return [op for op in model.get_ops() if op.get_type_name() == "Convert"
+            and op.input_value(0).get_element_type().is_real() and not op.get_element_type().is_real()]
+
+
 RCNN = MODELS / "ts16_tv_rcnn_transform_dynhw"  # torchvision's detection transform: 1 / min(H, W), Floors, a Conv
 
 
@@ -274,8 +280,7 @@ def test_a_reciprocal_stays_openvinos_and_an_integer_is_not_truncated(tmp_path):
     core = ov.Core()
     model = core.read_model(str(xml))
     assert str(model.get_rt_info()[INDEX_KEY].astype(str)).startswith("0 divisions")
-    roots = [op for op in model.get_ops() if op.get_type_name() == "Convert"
-             and op.input_value(0).get_element_type().is_real() and not op.get_element_type().is_real()]
+    roots = _casts_to_integers(model)
     assert roots and not any(r.input_value(0).get_node().get_type_name() == "Select" for r in roots)
     sess = ort.InferenceSession(str(RCNN / "model.onnx"), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(11)
@@ -296,8 +301,7 @@ def test_a_nonnegative_length_is_truncated_by_a_floor(tmp_path):
     assert main(["convert", str(src), "-o", str(xml)]) == 0
     core = ov.Core()
     model = core.read_model(str(xml))
-    roots = [op for op in model.get_ops() if op.get_type_name() == "Convert"
-             and op.input_value(0).get_element_type().is_real() and not op.get_element_type().is_real()]
+    roots = _casts_to_integers(model)
     assert roots and all(r.input_value(0).get_node().get_type_name() == "Floor" for r in roots)
     sess = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(4)

@@ -42,6 +42,9 @@ class BoundAxis:
     # The magnitude of the map's own intermediates beyond a*dst + b, which a float32 evaluation rounds relative to:
     # half_pixel_symmetric's offset L/2 * (1 - out / (L*s)) (``error_bound._axis_dc``)
     map_terms: Fraction = Fraction(0)
+    # tf_crop_and_resize: the axis' crop box (start, end), as the op reads it (``fixed_point`` evaluates its map
+    # in float32 from it); None elsewhere.
+    roi: tuple[Fraction, Fraction] | None = None
 
     def src(self, o: int) -> Fraction:
         return self.a * o + self.b
@@ -64,6 +67,8 @@ class BoundResize:
     extrapolation_value: float
     arith: str
     pads: tuple[int, ...] = ()  # zeros added to the input first (begins then ends, every axis); () = none
+    integer_rounding: str = "once"  # ResizeIR.integer_rounding
+    coord: str = "half_pixel"  # ResizeIR.coord (``fixed_point`` evaluates onnxruntime's float32 maps)
 
 
 def exact(x: float) -> Fraction:
@@ -296,7 +301,8 @@ def bind_resize(ir: ResizeIR, in_shape: Sequence[int], runtime: dict | None = No
         pb, pe = pad_of(ax)
         symmetric = ir.coord == "half_pixel_symmetric" and not copy and flen[i] != out[i]
         bound = BoundAxis(ax, lens[i], out[i], a, b, Fraction(1) if copy else used[i], nearest, valid, pb, pe,
-                          stretch_clamp=not unclamped, map_terms=Fraction(lens[i], 2) if symmetric else Fraction(0))
+                          stretch_clamp=not unclamped, map_terms=Fraction(lens[i], 2) if symmetric else Fraction(0),
+                          roi=axis_roi)
         if not bound.is_identity(ir.exclude_outside):
             axes.append(bound)
     for ax in range(ir.rank):
@@ -311,7 +317,7 @@ def bind_resize(ir: ResizeIR, in_shape: Sequence[int], runtime: dict | None = No
         raise BridgeError(f"output shape {tuple(out_shape)} has {total} elements, more than 2^31",
                           field="sizes" if sizes is not None else "scales")
     return BoundResize(in_shape, tuple(out_shape), tuple(axes), ir.sampler, ir.exclude_outside,
-                       ir.extrapolation_value, ir.arith, pads)
+                       ir.extrapolation_value, ir.arith, pads, ir.integer_rounding, ir.coord)
 
 
 def normalize_axes(axes: Sequence[int], rank: int, node: str | None = None) -> tuple[int, ...]:

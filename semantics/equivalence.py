@@ -233,6 +233,12 @@ def _diff_resize(a: ResizeIR, b: ResizeIR, shapes, runtime) -> Diff:
             d.fields.append(FieldDiff("taps on " + ", ".join(n for n, _, _ in axes), "differ", "differ"))
     else:
         d.immaterial = named
+    # The same taps rounded otherwise: integer outputs differ wherever a value is resampled (the field is set
+    # for 8-bit antialias only, ``fixed_point_resize``).
+    rounding = [f for f in d.immaterial if f.name == "integer_rounding"]
+    if rounding and (ba.axes or bb.axes):
+        d.immaterial.remove(rounding[0])
+        d.fields.append(rounding[0])
     if a.arith != b.arith:
         # Ties of either side's coordinate maps, within the reach of the coarser arithmetic.
         arith = coarser(a.arith, b.arith)

@@ -41,8 +41,8 @@ from typing import Any, Union
 # The allowed strings live in vocab.py; the names below stay importable from here. NEAREST_MODES is the IR's
 # rounding rules (vocab.NEAREST_RULES), not ONNX's nearest_mode attribute (vocab.ONNX_NEAREST_MODES).
 from .vocab import (ARITH, ASPECT_POLICIES, COORD_MODES, DEFORM_BORDERS, FILTER_STRETCHES,  # noqa: F401
-                    FORMULA_LENGTHS, GRID_PADDINGS, LENGTH1_RULES, OFFSET_LAYOUTS, PADDING_ON, SAMPLER_KINDS,
-                    SCALE_SOURCES, SIZE_RULES)
+                    FORMULA_LENGTHS, GRID_PADDINGS, INTEGER_ROUNDINGS, LENGTH1_RULES, OFFSET_LAYOUTS, PADDING_ON,
+                    SAMPLER_KINDS, SCALE_SOURCES, SIZE_RULES)
 from .vocab import NEAREST_RULES as NEAREST_MODES  # noqa: F401
 
 
@@ -134,6 +134,9 @@ class ResizeIR:
     # static ones leave such an axis out of ``axes``.
     unit_scale_identity: bool = False
     filter_stretch: str = "clamped"  # see FILTER_STRETCHES
+    # How an integer linear / cubic output is rounded (INTEGER_ROUNDINGS): once, the exact sum (the spec's
+    # saturate cast), or onnxruntime's and PyTorch's 8-bit antialias fixed point, per axis (semantics/fixed_point).
+    integer_rounding: str = "once"
 
     kind = "resize"
 

@@ -22,6 +22,8 @@ def _border(ir: ResizeIR) -> str:
         s += f", zero pads {list(ir.pads[:r])}/{list(ir.pads[r:])} first"
     if ir.filter_stretch != "clamped" and ir.sampler.antialias:
         s += f", antialias stretch {ir.filter_stretch}"
+    if ir.integer_rounding == "q22_per_axis":
+        s += ", 8-bit fixed point per axis (onnxruntime's / PyTorch's)"
     return s
 
 

@@ -42,6 +42,10 @@ ARITH = ("exact", "fp64", "fp32", "fp32_fused")
 # rank 5); ``any_down`` = unclamped when any resized axis down-samples, else 1 (OpenVINO's core reference,
 # which the CPU runs for LINEAR at rank 6 and above).
 FILTER_STRETCHES = ("clamped", "any_down", "unclamped")
+# ResizeIR.integer_rounding: ``once`` = the exact sum rounded half to even and saturated (the spec's cast,
+# onnx.reference); ``q22_per_axis`` = Pillow's resampler as onnxruntime and PyTorch run 8-bit antialias: float32
+# weights in 2^-22 fixed point, each axis rounded half up and clipped before the next (semantics/fixed_point.py).
+INTEGER_ROUNDINGS = ("once", "q22_per_axis")
 GRID_PADDINGS = ("zeros", "border", "reflection")
 # Where GridSample applies padding: on the source coordinate and then on each tap (ONNX reference), or on
 # each tap only (PyTorch, onnxruntime for cubic). Nearest and linear give the same numbers either way.
@@ -75,8 +79,9 @@ OPENVINO_INTERPOLATE11_MODES = OPENVINO_INTERPOLATE4_MODES + ("bilinear_pillow",
 OPENVINO_GRIDSAMPLE_MODES = ("bilinear", "bicubic", "nearest")  # GridSample-9
 
 __all__ = ["COORD_MODES", "SAMPLER_KINDS", "NEAREST_RULES", "SIZE_RULES", "ASPECT_POLICIES", "SCALE_SOURCES",
-           "FORMULA_LENGTHS", "LENGTH1_RULES", "ARITH", "FILTER_STRETCHES", "GRID_PADDINGS", "PADDING_ON",
-           "DEFORM_BORDERS", "OFFSET_LAYOUTS", "ONNX_RESAMPLING_OPS", "ONNX_RESIZE_OPS", "ONNX_CONVENTION_OPS", "ONNX_DOMAINS", "OPENVINO_RESAMPLING_OPS",
+           "FORMULA_LENGTHS", "LENGTH1_RULES", "ARITH", "FILTER_STRETCHES", "INTEGER_ROUNDINGS", "GRID_PADDINGS",
+           "PADDING_ON", "DEFORM_BORDERS", "OFFSET_LAYOUTS", "ONNX_RESAMPLING_OPS", "ONNX_RESIZE_OPS",
+           "ONNX_CONVENTION_OPS", "ONNX_DOMAINS", "OPENVINO_RESAMPLING_OPS",
            "ONNX_NEAREST_MODES", "OPENVINO_COORD_MODES", "OPENVINO_NEAREST_MODES", "ONNX_RESIZE_MODES",
            "ONNX_UPSAMPLE_MODES", "ONNX_GRIDSAMPLE_MODES", "ONNX_GRIDSAMPLE_20_MODES", "OPENVINO_INTERPOLATE1_MODES",
            "OPENVINO_INTERPOLATE4_MODES", "OPENVINO_INTERPOLATE11_MODES", "OPENVINO_GRIDSAMPLE_MODES"]

@@ -39,7 +39,8 @@ from resample_bridge.semantics.coords import bind_resize, unnormalize  # noqa: E
 from resample_bridge.semantics.equivalence import diff  # noqa: E402
 from resample_bridge.semantics.ir import GridSampleIR, ResizeIR, axis_name  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
-from resample_bridge.translate.onnxruntime import ort_output_shape, ort_semantics  # noqa: E402
+from resample_bridge.translate.onnxruntime import (ort_output_shape, ort_rounds_integers_otherwise,  # noqa: E402
+                                                   ort_semantics)
 
 SEED = 1234
 N_RESIZE, N_GRIDSAMPLE, N_DEFORMCONV = 380, 100, 60
@@ -569,9 +570,10 @@ def test_onnxruntime_fixed_or_explained(case: Case):
     y_fix = reference.run(ort_ir, *case.node_inputs)
     assert y_fix.shape == y.shape, f"output shape {y.shape} from onnxruntime, {y_fix.shape} from ort_ir\n{ort_ir}"
     keep = _tie_mask(case, ir, ort_ir, y.shape, [d, d_back])
-    # Integer outputs of linear/cubic: no IR field carries ORT's truncation / fixed-point rounding; hold them
-    # to one unit in the last place here and report the exact mismatch below as an expected failure.
-    rounding_gap = _is_int(case.dtype) and ir.sampler.kind != "nearest"
+    # Integer outputs of linear/cubic: no IR field carries ORT's truncation; hold them to one unit in the last place
+    # here and report the exact mismatch below as an expected failure. uint8 antialias is held exactly: its fixed
+    # point is the IR's (integer_rounding).
+    rounding_gap = _is_int(case.dtype) and ir.sampler.kind != "nearest" and ort_rounds_integers_otherwise(ir)
     int_tol = 1 if rounding_gap else 0
     ok = _close(y, y_fix, case, int_tol)
     bad = ~ok & keep
@@ -592,9 +594,8 @@ def test_onnxruntime_fixed_or_explained(case: Case):
         assert not spec_differs, "diff() says same numbers, yet oracle(ir) differs from onnxruntime"
 
     if rounding_gap and not np.array_equal(y, y_fix):
-        pytest.xfail("no IR field for integer output rounding: onnxruntime truncates linear results toward zero "
-                     "and rounds per pass in fixed point under antialias, the spec rounds half to even once "
-                     "(proposed field: int_rounding = 'half_even' | 'trunc' | 'per_pass')")
+        pytest.xfail("no IR field for onnxruntime's integer output rounding: it truncates linear / cubic results "
+                     "toward zero (and int8 antialias clips to [0, 255]), the spec rounds half to even once")
 
 
 def test_enough_configs_accepted():

@@ -153,7 +153,7 @@ def _integer_rounding(ir) -> str | None:
     dtype = getattr(ir, "dtype", None)
     if op is None or dtype is None or not np.issubdtype(np.dtype(dtype), np.integer):
         return None
-    return tov.dtype_reason(op, ir.sampler.kind, dtype)
+    return tov.dtype_reason(op, ir.sampler.kind, dtype, getattr(ir, "integer_rounding", "once") != "once")
 
 
 def _fed_as_source(ir, ov_ir):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..semantics.coords import bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError
+from ..semantics.fixed_point import fixed_point_resize
 from ..semantics.ir import COORD_MODES, ResizeIR, RuntimeValue, Sampler
 from ..semantics.opspec import BY_ONNX_OP, PerOp
 from ..semantics.vocab import ONNX_NEAREST_MODES, ONNX_RESIZE_MODES, ONNX_UPSAMPLE_MODES
@@ -214,6 +215,10 @@ def _spec_convention(ir: ResizeIR) -> ResizeIR:
     length under the stretch policy. Where a size or an input length is known only at run time the axis
     stays in, marked ``equal_length_identity``: under stretch its scale out/in is 1 exactly when the lengths
     agree, and it is copied then (tf_half_pixel_for_nn would otherwise shift it by half a pixel)."""
+    if fixed_point_resize(ir):
+        # 8-bit antialias: onnxruntime and PyTorch both run Pillow's fixed-point resampler (``fixed_point``),
+        # which copies an axis of unchanged length; onnx.reference rounds the exact sum once.
+        ir = dataclasses.replace(ir, integer_rounding="q22_per_axis", equal_length_identity=True)
     # half_pixel_symmetric's own formula is the ratio of the integer to the fractional length (spec text,
     # onnxruntime and the conformance data agree), so only the other modes take the integer length.
     ir = dataclasses.replace(ir, length1="zero",

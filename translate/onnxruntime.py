@@ -22,6 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..semantics.fixed_point import fixed_point_resize, static_cast
 from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue
 from ..semantics.opspec import PerOp
 from ..semantics.reference import runtime_values
@@ -63,10 +64,11 @@ def _deformconv(ir: DeformConvIR) -> DeformConvIR:
 
 
 def ort_rounds_integers_otherwise(ir) -> bool:
-    """onnxruntime's integer outputs of linear / cubic resizing (and GridSample) are truncated, or fixed-point
-    rounded per pass under antialias, where the spec rounds half to even: off by one step at most, a deviation no
-    IR field expresses (module docstring)."""
-    return ir.dtype is not None and np.issubdtype(np.dtype(ir.dtype), np.integer) and ir.sampler.kind != "nearest"
+    """onnxruntime's integer outputs of linear / cubic resizing (and GridSample) are truncated where the spec
+    rounds half to even: off by one step at most, a deviation no IR field expresses (module docstring). Not
+    8-bit antialias, whose fixed point the IR carries (``integer_rounding``, ``_resize``)."""
+    return ir.dtype is not None and np.issubdtype(np.dtype(ir.dtype), np.integer) and \
+        ir.sampler.kind != "nearest" and not fixed_point_resize(ir)
 
 
 def _resize(ir: ResizeIR) -> ResizeIR:
@@ -87,22 +89,19 @@ def _resize(ir: ResizeIR) -> ResizeIR:
         # from zero, which no IR value carries yet (ort_output_shape computes it).
         "size_rule": "floor_fp32",
     }
+    if fixed_point_resize(ir):
+        # Measured: uint8 antialias is Pillow's fixed point per axis, bit for bit (tests/semantics/
+        # test_fixed_point.py), whatever convention the source IR was read under.
+        fields.update(integer_rounding="q22_per_axis", equal_length_identity=True)
     if ir.dtype is not None and np.issubdtype(np.dtype(ir.dtype), np.integer) and ir.coord == "tf_crop_and_resize":
         # Measured: static_cast<T>(extrapolation_value) - truncated toward zero, then wrapped to the type
         # (uint8: -7.5 -> 249, 300.6 -> 44, 2.5 -> 2; int32: -7.5 -> -7), in every mode, antialias included.
-        fields["extrapolation_value"] = _int_cast(ir.extrapolation_value, ir.dtype)
+        fields["extrapolation_value"] = float(static_cast(ir.extrapolation_value, ir.dtype))
     # Not replaced, measured equal to the spec: scale_source "user" (also under antialias, scales
     # 0.6/1.7/0.35/1.3/0.9 on lengths 4..7), nearest rounding rules, cubic_coeff_a, exclude_outside (cubic and
     # antialias), antialias filter windows and edge handling, extrapolation_value, Upsample/Resize-10 "simple".
     out = dataclasses.replace(ir, **fields)
     return _drop_identity_axes(out)
-
-
-def _int_cast(v: float, dtype: str) -> float:
-    """C++ static_cast of a float to an integer type on x86-64: truncate, then wrap to the type's width."""
-    info = np.iinfo(np.dtype(dtype))
-    span = int(info.max) - int(info.min) + 1
-    return float((int(math.trunc(v)) - int(info.min)) % span + int(info.min))
 
 
 def _static(ir: ResizeIR) -> bool:

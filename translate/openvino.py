@@ -36,9 +36,13 @@ _GRIDSAMPLE_GATHER_EXACT = OPENVINO_DTYPES["gridsample_gather_exact"]
 _GRIDSAMPLE_F32_BOUND = OPENVINO_DTYPES["gridsample_float32_within_bound"]
 
 
-def dtype_reason(op: str, sampler_kind: str, dtype: str | None) -> str | None:
+def dtype_reason(op: str, sampler_kind: str, dtype: str | None, fixed_point: bool = False) -> str | None:
     """None where OpenVINO CPU's ``op`` ("Interpolate" / "GridSample") computes the oracle's numbers for
-    ``dtype`` (bit-exact for integers, float tolerance for float16), else why not -- one sentence."""
+    ``dtype`` (bit-exact for integers, float tolerance for float16), else why not -- one sentence.
+    ``fixed_point``: the node is onnxruntime's 8-bit antialias resampler (``ResizeIR.integer_rounding``)."""
+    if fixed_point:
+        return "OpenVINO's Interpolate resamples uint8 antialias from float weights, rounded once (measured up to " \
+               "105 off), where onnxruntime and PyTorch round each axis in 8-bit fixed point"
     dtype = str(dtype)
     if dtype in _FLOATS:
         return None

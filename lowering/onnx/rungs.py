@@ -62,7 +62,8 @@ def _ort_gap_resize(src: ResizeIR, written: ResizeIR, attrs: dict):
     if src.dtype not in ORT_RESIZE_TYPES:
         return Refusal(f"onnxruntime has no CPU Resize kernel for {src.dtype}", "dtype")
     kind = src.sampler.kind
-    if kind != "nearest" and np.dtype(src.dtype).kind in "iu":
+    fixed = src.integer_rounding == "q22_per_axis"  # onnxruntime's own 8-bit antialias (``ort_semantics``)
+    if kind != "nearest" and np.dtype(src.dtype).kind in "iu" and not fixed:
         return Refusal("onnxruntime truncates integer linear/cubic results (no IR field says so)", "dtype")
     if kind == "nearest" and attrs.get("antialias"):
         return Refusal("onnxruntime refuses antialias=1 with mode nearest", "antialias")
@@ -88,6 +89,8 @@ def _ort_gap_resize(src: ResizeIR, written: ResizeIR, attrs: dict):
         return Refusal(f"onnxruntime's float32 output length gives {ort_output_shape(written)}, "
                        f"the source {want}", "keep_aspect_ratio_policy")
     d = diff(src, got, shapes=src.input_shape)
+    if fixed:  # its float32 weights are the convention's own: no tie of another arithmetic to fall on
+        return _verdict(d, {})
     # diff lists the ties of both maps (two frameworks, either may round the wrong way); the source is
     # exact, so only the map onnxruntime evaluates in float32 can land on the wrong side of one.
     bound = bind_resize(got, src.input_shape)

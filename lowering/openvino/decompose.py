@@ -14,14 +14,20 @@ policy is not available here:
   weights as numerators over one denominator D per axis, inputs centred on the middle of their range so the
   sum stays below 2^31), then the exact quotient by the product of the D's, rounded half to even with an
   integer remainder and saturated: the oracle's exact value, bit for bit. Refused where the bound exceeds
-  2^31; 32- and 64-bit integers' linear / cubic are refused (no exact arithmetic wide enough on the CPU).
+  2^31; 32- and 64-bit integers' linear / cubic are refused (no exact arithmetic wide enough on the CPU);
+* uint8 antialias (``integer_rounding`` q22_per_axis): onnxruntime's fixed point (``semantics.fixed_point``), its
+  integer weight tables constants, each axis from the last a Gather, Multiply and Add per tap in int32, the
+  rounding offset added, an exact arithmetic shift by 22 (``index_ops.floor_pow2``) and a clip to [0, 255]: the
+  oracle's integers, bit for bit, with no float op (no inference precision can move a value).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...semantics import fixed_point
 from ...semantics.coords import bind_resize
+from ...semantics.fixed_point import fixed_point_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, has_runtime_params, is_static
 from ...semantics.reference import cast_like
@@ -31,6 +37,7 @@ from ..onnx.decompose import check_decomposable
 from ..passes import Candidate, Refusal
 from .extension import needs_extension
 from .graph import dims, ops, tag
+from .index_ops import floor_pow2
 from .interpolate import inexact_spellings
 
 # input dtype -> the type the arithmetic runs in on OpenVINO CPU (nearest: the input's own, see bind)
@@ -56,7 +63,7 @@ def bind(ir: ResizeIR, in_shape):
         raise BridgeError(f"OpenVINO's CPU plugin runs {ir.dtype} as a 32-bit type (measured: an int64 "
                           f"multiply wraps at 2^31), so no decomposition of it is exact", field="dtype")
     bound, work = check_decomposable(ir, in_shape, None, policy)
-    if _integer_path(ir, work) and bound.axes:
+    if _integer_path(ir, work) and bound.axes and not fixed_point_rounding(ir):
         integer_plan(bound, np.dtype(str(ir.dtype)))
     return bound, work
 
@@ -97,6 +104,47 @@ def _ov_type(dtype: str):
     if str(dtype) == "bfloat16":  # numpy's (ml_dtypes') bfloat16 is not in the binding's dtype map
         return ov.Type.bf16
     return ov.Type(np.dtype(dtype))
+
+
+# Where onnxruntime's 8-bit fixed point (``fixed_point``) has no form: lengths known only at run time, whose float32
+# weights no exact in-graph arithmetic reproduces yet, and the library, whose kernels round once.
+FIXED_RUN_TIME = ("uint8 antialias is onnxruntime's and PyTorch's fixed point, whose weights are float32 arithmetic "
+                  "on the lengths: no form here computes them from lengths known only at run time (give the input "
+                  "shape and sizes: convert --input)")
+FIXED_LIBRARY = "the library's kernels round an integer resize once; onnxruntime's 8-bit fixed point is not among them"
+
+
+def fixed_point_rounding(ir: ResizeIR) -> bool:
+    """Whether ``ir`` resamples an axis in onnxruntime's 8-bit fixed point (``semantics.fixed_point``); with no
+    axis resized it is a copy, whatever the rounding."""
+    return fixed_point_resize(ir) and ir.integer_rounding == "q22_per_axis" and bool(ir.axes)
+
+
+def _fixed_tables(bound) -> list:
+    """(axis, fixed-point taps) of every resized axis, from the last (``semantics.fixed_point``'s order)."""
+    s = bound.sampler
+    return [(ax, fixed_point.axis_taps(ax, bound.coord, s.kind, s.cubic_a, bound.exclude_outside, ax.roi))
+            for ax in sorted(bound.axes, key=lambda a: -a.axis)]
+
+
+def _decompose_fixed(bound, x, name: str):
+    """``fixed_point``'s resampler in int32 (run as i64 in the graph, as the CPU runs it): per axis the taps'
+    fixed-point sum, the offset 2^21, floor(/ 2^22) and the clip; then the extrapolated outputs."""
+    o = ops()
+    i64 = lambda v: o.constant(np.int64(v)).output(0)  # noqa: E731
+    rank = len(bound.in_shape)
+    y = o.convert(x, "i64").output(0)
+    masks = []
+    for ax, t in _fixed_tables(bound):
+        y = _tap_sum(y, t.index(ax.in_len), t.weight.astype(np.int64), rank, ax.axis, ax.in_len, name)
+        y = floor_pow2(o.add(y, i64(fixed_point.ONE_HALF)).output(0), fixed_point.SHIFT)
+        y = o.minimum(o.maximum(y, i64(fixed_point.LOW)), i64(fixed_point.HIGH)).output(0)
+        if t.outside is not None and t.outside.any():
+            masks.append((ax.axis, t.outside))
+    fill = i64(fixed_point.static_cast(float(bound.extrapolation_value), "uint8"))
+    for axis, outside in masks:
+        y = o.select(o.constant(outside.reshape((-1,) + (1,) * (rank - axis - 1))), fill, y).output(0)
+    return o.convert(y, "u8").output(0)
 
 
 def _gather_tag(name: str, axis: int, k: int | None = None) -> str:
@@ -188,6 +236,8 @@ def decompose_resize(ir: ResizeIR, x, in_shape, name: str = ""):
         y = o.convert(x, _ov_type(dtype.name)).output(0)
         tag(y.get_node(), f"{name}/copy")
         return y
+    if fixed_point_rounding(ir):
+        return _decompose_fixed(bound, x, name)
     if _integer_path(ir, work):
         return _decompose_integer(bound, x, dtype, name)
     y = x if work == dtype.name else o.convert(x, _ov_type(work)).output(0)
@@ -251,7 +301,9 @@ def rung(node, not_native=()):
     reason = "per-axis tap tables from the oracle's tap module (" + (
         "a pure Gather)" if node.ir.sampler.kind == "nearest" and not node.ir.exclude_outside else
         "a Gather, Multiply and Add per tap)"
-        if work == "float32" else "Gather/Multiply/Add in exact int32, rounded half to even and saturated)")
+        if work == "float32" else "Gather/Multiply/Add in exact int32, rounded half to even and saturated)"
+        if not fixed_point_rounding(node.ir) else "onnxruntime's 8-bit fixed point: Gather/Multiply/Add in int32 per "
+        "axis, shifted by 22 and clipped, no float op)")
     return Candidate([out], reason + inexact_spellings(not_native), proof={"shape": shape})
 
 
@@ -293,7 +345,9 @@ def prove(rec, by_tag) -> list[str]:
     bound, work = bind(rec.ir, rec.proof["shape"])
     out = []
     expected = []  # (what, tag, want array, dtype or None for an index)
-    if _integer_path(rec.ir, work) and bound.axes:
+    if fixed_point_rounding(rec.ir):
+        tables = [(ax, t.index(ax.in_len), t.weight, np.int64, False) for ax, t in _fixed_tables(bound)]
+    elif _integer_path(rec.ir, work) and bound.axes:
         plan, _, _ = integer_plan(bound, np.dtype(str(rec.ir.dtype)))
         tables = [(ax, index, num, np.int32, False) for ax, (index, num, _) in zip(bound.axes, plan)]
     else:

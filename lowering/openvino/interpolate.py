@@ -259,7 +259,8 @@ def _static_rung(node, rung: int):
     if through_f32 and dynamic:  # measured: some outputs a step off, where no midpoint excuses it
         return Refusal(f"OpenVINO's CPU computes a dynamic-shape Interpolate between Converts a {dtype} step off",
                        "dtype")
-    why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, "float32" if through_f32 else dtype)
+    why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, "float32" if through_f32 else dtype,
+                           node.ir.integer_rounding != "once")
     if why is not None:
         return Refusal(why, "dtype")
     found, not_native = _first_exact(node, (BUILTIN, REWRITE) if through_f32 else (rung,), shape,
@@ -332,7 +333,8 @@ def _runtime_interpolate(node):
     coord = plain_coord(ir)  # half_pixel_symmetric of given sizes is half_pixel
     if coord not in OPENVINO_COORD_MODES:
         return f"coordinate mode {ir.coord} has no native spelling"
-    why = tov.dtype_reason("Interpolate", ir.sampler.kind, np_dtype(node.inputs[0].get_element_type()).name)
+    why = tov.dtype_reason("Interpolate", ir.sampler.kind, np_dtype(node.inputs[0].get_element_type()).name,
+                           ir.integer_rounding != "once")
     if why is not None:
         return why
     inputs = resize_inputs(ir, node.inputs)  # (X, roi, scales, sizes) also for Upsample / Resize-10

@@ -113,6 +113,9 @@ FIELDS: dict[str, tuple[Field, ...]] = PerOp(
         _f("equal_length_identity", "INT", R, "an axis whose length does not change is copied", codec="bool"),
         _f("unit_scale_identity", "INT", R, "an axis whose run-time scale is exactly 1 is copied", codec="bool"),
         _f("filter_stretch", "STRING", R, "antialias filter stretch per axis", vocab.FILTER_STRETCHES),
+        # Not TensorRT's: its plugin's CUDA kernels round once; a node that needs the fixed point is refused there.
+        _f("integer_rounding", "STRING", "once", "how an integer linear / cubic output is rounded",
+           vocab.INTEGER_ROUNDINGS, targets=("onnx", "openvino")),
     ),
     gridsample=(
         # TensorRT plugins read the spatial rank from the input's rank.

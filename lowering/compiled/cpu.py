@@ -107,7 +107,8 @@ def resize(ir: ResizeIR, x, *onnx_inputs, tables: str = "python", threads: int |
     lib = library()
     x = np.ascontiguousarray(x)
     dtype_code(x, "X")
-    if tables == "ir":
+    if tables == "ir" or (x.dtype == np.uint8 and ir.integer_rounding == "q22_per_axis"):
+        # onnxruntime's 8-bit fixed point: its tables are built in C++ from the op (fixed_point.hpp) only
         y, text, rt = resize_ir_args(ir, x, onnx_inputs)
         call(lib.rb_resize_ir, text, ctypes.byref(tensor(x)), ctypes.byref(rt), ctypes.byref(tensor(y)),
              _threads(threads))

@@ -106,12 +106,11 @@ def _ov_type(dtype: str):
     return ov.Type(np.dtype(dtype))
 
 
-# Where onnxruntime's 8-bit fixed point (``fixed_point``) has no form: lengths known only at run time, whose float32
-# weights no exact in-graph arithmetic reproduces yet, and the library, whose kernels round once.
+# Where onnxruntime's 8-bit fixed point (``fixed_point``) has no in-graph form: lengths known only at run time, whose
+# float32 weights no exact in-graph arithmetic reproduces yet (the library's kernels compute them: fixed_point.hpp).
 FIXED_RUN_TIME = ("uint8 antialias is onnxruntime's and PyTorch's fixed point, whose weights are float32 arithmetic "
-                  "on the lengths: no form here computes them from lengths known only at run time (give the input "
-                  "shape and sizes: convert --input)")
-FIXED_LIBRARY = "the library's kernels round an integer resize once; onnxruntime's 8-bit fixed point is not among them"
+                  "on the lengths: no in-graph form computes them from lengths known only at run time (give the "
+                  "input shape and sizes: convert --input)")
 
 
 def fixed_point_rounding(ir: ResizeIR) -> bool:

@@ -81,8 +81,6 @@ def _extension(own=lambda node: None) -> Rung:
     decisive refusal, else what the lower rungs said, else ``--fallback extension`` (nothing lower was asked).
     An element type the extension cannot compute exactly is refused here, with the field."""
     def lower(node, earlier=()):
-        if decompose.fixed_point_rounding(node.ir):
-            return Refusal(decompose.FIXED_LIBRARY, "integer_rounding")
         x = node.inputs[0]
         dtype = np_dtype(x.get_element_type()) if hasattr(x, "get_element_type") else None
         bad = None if dtype is None else compiled.extension_dtype_refusal(node.ir, dtype)
@@ -105,7 +103,8 @@ def _decomposition(node, earlier=()):
     if not isinstance(got, Refusal):
         return got
     if decompose.fixed_point_rounding(node.ir):
-        return Refusal(f"{got.reason}; {decompose.FIXED_RUN_TIME}", "integer_rounding", facts=got.facts)
+        return Refusal(f"{got.reason}; {decompose.FIXED_RUN_TIME}", "integer_rounding",
+                       facts={**got.facts, "why_custom": decompose.FIXED_RUN_TIME})
     # The run-time forms of linear / cubic: for an integer tensor the exact integer window, or none (the float
     # forms sum float32 weights, which an integer result rounds across .5); else the scale's, or the window's
     lowering = window_aspect.rung if window_aspect.applies(node) else \

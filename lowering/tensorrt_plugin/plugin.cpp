@@ -42,7 +42,8 @@ char const* opName(Op op) { return rb_op_type(static_cast<int32_t>(op)); }
 
 // The fields each op's creator lists (getFieldNames): rb_schema, then the schema's attributes (the C ABI's type
 // codes 0 INT, 1 FLOAT, 2 STRING, 3 INTS) but GridSample's spatial_rank, which the plugin reads from the input's
-// rank (semantics/schema.py: not a tensorrt field).
+// rank, and Resize's integer_rounding, whose fixed point the CUDA kernels do not compute (semantics/schema.py: not
+// tensorrt fields).
 std::vector<PluginField> fieldSpecs(Op op) {
     static PluginFieldType const types[] = {PluginFieldType::kINT32, PluginFieldType::kFLOAT32,
                                             PluginFieldType::kCHAR, PluginFieldType::kINT32};
@@ -51,6 +52,7 @@ std::vector<PluginField> fieldSpecs(Op op) {
     int32_t type = 0;
     for (int32_t i = 0; char const* name = rb_attribute(static_cast<int32_t>(op), i, &type); ++i) {
         if (op == Op::kGridSample && std::strcmp(name, "spatial_rank") == 0) continue;
+        if (op == Op::kResize && std::strcmp(name, "integer_rounding") == 0) continue;
         out.emplace_back(name, nullptr, types[type], 0);
     }
     return out;

@@ -1,7 +1,8 @@
 """uint8 antialias on OpenVINO: the default writes onnxruntime's 8-bit fixed point in standard integer ops
 (``lowering/openvino/decompose.py``), no library, and the written model gives onnxruntime's numbers bit for bit
 under the f32 and the bf16 hint (no float op), PyTorch's within its own weights' rounding; the importer's
-Interpolate is named different; lengths known only at run time are refused with the field and why."""
+Interpolate is named different; lengths known only at run time take the library (its kernels compute the same),
+which the conversion says."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ ort = pytest.importorskip("onnxruntime")
 
 from resample_bridge import api  # noqa: E402
 from resample_bridge.semantics import reference  # noqa: E402
-from resample_bridge.semantics.errors import BridgeError  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
 from tests.helpers.models import resize_model, saved  # noqa: E402
 from tests.helpers.written import written_default  # noqa: E402
@@ -79,15 +79,45 @@ def test_pytorch_within_its_own_weights_rounding(mode, tmp_path):
     assert (once_off > 0).mean() > 4 * (off > 0).mean(), ((once_off > 0).mean(), (off > 0).mean())
 
 
-def test_lengths_known_only_at_run_time_are_refused_with_the_field(tmp_path):
-    """No form computes the float32 weights from run-time lengths, and the library rounds once: refused, one line
-    naming the node and integer_rounding, no file written."""
-    model = resize_model([1, 3, "h", "w"], sizes=[1, 3, 24, 30], mode="linear", **U8)
+@pytest.mark.compiled
+def test_lengths_known_only_at_run_time_take_the_library_and_say_why(tmp_path):
+    """No in-graph form computes the float32 weights from run-time lengths: the library's kernels do
+    (``rb/fixed_point.hpp``), written by default with the reason, onnxruntime's numbers bit for bit at every input
+    shape tried under the f32 and bf16 hints."""
+    model = resize_model([1, 3, "h", "w"], sizes=[1, 3, 24, 30], mode="cubic", exclude_outside=1, **U8)
     src = saved(model, tmp_path)
-    with pytest.raises(BridgeError) as e:
-        api.convert(src, str(tmp_path / "out" / "m.xml"))
-    assert e.value.field == "rung" and "fixed point" in str(e.value) and "\n" not in str(e.value)
-    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+    done = api.convert(src, str(tmp_path / "out" / "m.xml"))
+    (rec,) = done.records
+    assert rec.rung == 4 and "fixed point" in rec.reason and done.extension, rec.summary()
+    core = ov.Core()
+    core.add_extension(done.extension)
+    session = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
+    compiled = [core.compile_model(str(tmp_path / "out" / "m.xml"), "CPU", {"INFERENCE_PRECISION_HINT": h})
+                for h in ("f32", "bf16")]
+    for seed, hw in enumerate(((64, 80), (31, 17), (240, 320))):
+        x = _images([1, 3, *hw], seed)
+        want = session.run(None, {"X": x})[0]
+        for c in compiled:
+            assert np.array_equal(c([x])[0], want), (hw, seed)
+
+
+@pytest.mark.compiled
+def test_the_kernels_are_onnxruntime_bit_for_bit():
+    """The C ABI's resize of random uint8 antialias nodes (tests/semantics/test_fixed_point.py's) equals
+    onnxruntime's output: the C++ port of the fixed point's float32 weights, sums and clips."""
+    from resample_bridge.lowering import compiled
+    from tests.semantics.test_fixed_point import _random_case, onnxruntime_run
+
+    why = compiled.available()
+    if why:
+        pytest.skip(f"the kernels library is not available here: {why}")
+    rng = np.random.default_rng(7)
+    for _ in range(80):
+        model, shape = _random_case(rng)
+        (_, ir), = parse_model(model)
+        x = _images(shape, int(rng.integers(1 << 30)))
+        got, want = compiled.resize(ir, x, None, None, None), onnxruntime_run(model, x)
+        assert got.shape == want.shape and np.array_equal(got, want), model.graph.node[0]
 
 
 def test_the_importer_is_named_different_and_the_onnx_target_runs_onnxruntime(tmp_path):

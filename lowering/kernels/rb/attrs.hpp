@@ -49,6 +49,7 @@ struct ResizeAttrs {
     bool equal_length_identity = false;
     bool unit_scale_identity = false;
     std::string filter_stretch = "clamped";
+    std::string integer_rounding = "once";
 
     template <class V>
     void visit(V&& v) {
@@ -74,6 +75,7 @@ struct ResizeAttrs {
         v("equal_length_identity", equal_length_identity);
         v("unit_scale_identity", unit_scale_identity);
         v("filter_stretch", filter_stretch);
+        v("integer_rounding", integer_rounding);
     }
 };
 

@@ -5,6 +5,7 @@
 // Used where the shape or the scales are only known at run time (the OpenVINO op's evaluate).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "attrs.hpp"
+#include "fixed_point.hpp"
 #include "rational.hpp"
 #include "taps.hpp"
 
@@ -29,6 +31,8 @@ struct BoundResize {
     std::vector<int64_t> pads;   // zeros added first (begins then ends), empty = none
     ResizeSampler sampler;
     double extrapolation_value = 0.0;
+    bool fixed_point = false;  // integer_rounding q22_per_axis on an antialias linear / cubic (uint8: fixed_point.hpp)
+    std::string coord;
 };
 
 inline std::invalid_argument bind_error(const std::string& field, const std::string& msg) {
@@ -285,6 +289,10 @@ inline BoundResize bind_resize(const ResizeAttrs& ir, const std::vector<int64_t>
     out.sampler.exclude_outside = ir.exclude_outside;
     if (out.sampler.kind == Kind::cubic) out.sampler.cubic_a = Number::of(parse_rat(ir.cubic_a, "cubic_a"));
     out.extrapolation_value = ir.extrapolation_value;
+    if (ir.integer_rounding != "once" && ir.integer_rounding != "q22_per_axis")
+        throw bind_error("integer_rounding", "unknown integer rounding '" + ir.integer_rounding + "'");
+    out.fixed_point = ir.integer_rounding == "q22_per_axis" && ir.antialias && out.sampler.kind != Kind::nearest;
+    out.coord = ir.coord;
     const Nearest rule = out.sampler.kind == Kind::nearest ? nearest_of(ir.nearest) : Nearest::round_prefer_floor;
 
     out.out_shape = shape_p;
@@ -315,6 +323,11 @@ inline BoundResize bind_resize(const ResizeAttrs& ir, const std::vector<int64_t>
         ax.nearest = rule == Nearest::simple ? (used[i] < Rat(1) ? Nearest::ceil : Nearest::floor) : rule;
         ax.stretch_clamp = !unclamped;
         ax.has_valid = crop && !copy;
+        ax.scale32 = static_cast<float>((copy ? Rat(1) : used[i]).to_double());  // float32 values, or out / in
+        if (crop) {
+            ax.roi0 = static_cast<float>(roi[i].to_double());
+            ax.roi1 = static_cast<float>(roi[n + i].to_double());
+        }
         const int64_t pb = pads.empty() ? 0 : pads[axis], pe = pads.empty() ? 0 : pads[rank + axis];
         if (!is_identity(ax, ir.exclude_outside, pb, pe)) out.axes.push_back(ax);
     }
@@ -347,6 +360,7 @@ struct ResizePlan {
     BoundResize bound;
     std::vector<TapTable> tables;
     std::vector<TableView> views;
+    std::vector<FixedTable> fixed;  // bound.fixed_point: the axes' fixed-point taps, the last axis first
 };
 
 inline ResizePlan plan_resize(BoundResize bound) {
@@ -360,6 +374,14 @@ inline ResizePlan plan_resize(BoundResize bound) {
             return p;
         }
         p.tables.push_back(build_taps(ax, p.bound.sampler));
+    }
+    if (p.bound.fixed_point) {
+        const float a = static_cast<float>(p.bound.sampler.cubic_a.value);
+        for (const AxisSpec& ax : p.bound.axes)
+            p.fixed.push_back(fixed_taps(ax, p.bound.coord, p.bound.sampler.kind, a, p.bound.sampler.exclude_outside,
+                                         ax.scale32, ax.roi0, ax.roi1));
+        std::sort(p.fixed.begin(), p.fixed.end(),
+                  [](const FixedTable& u, const FixedTable& v) { return u.axis > v.axis; });  // the last axis first
     }
     for (size_t i = 0; i < p.tables.size(); ++i) {
         const AxisSpec& ax = p.bound.axes[i];

@@ -14,6 +14,7 @@
 #include "bind.hpp"
 #include "cpu_resize_2d.hpp"
 #include "cpu_resize_int.hpp"
+#include "fixed_point.hpp"
 
 namespace rb {
 namespace cpu {
@@ -135,6 +136,12 @@ void resize(const T* x, T* y, const ResizePlan& plan, int threads) {
     if (plan.views.empty() && !plan.bound.axes.empty()) {  // an empty axis on the way: zeros, as the oracle
         std::fill(y, y + total, store<T>(0.0));
         return;
+    }
+    if constexpr (std::is_same<T, uint8_t>::value) {
+        if (plan.bound.fixed_point) {
+            resize_fixed(x, y, plan.bound.in_shape, plan.fixed, plan.bound.extrapolation_value);
+            return;
+        }
     }
     resize(x, y, plan.bound.in_shape, plan.bound.pads, plan.views, plan.bound.extrapolation_value, threads,
            plan.bound.sampler.kind != Kind::nearest);

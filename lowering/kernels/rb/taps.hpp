@@ -48,6 +48,8 @@ struct AxisSpec {
     Nearest nearest = Nearest::round_prefer_floor;  // resolved rule (never simple), nearest sampler only
     bool stretch_clamp = true;
     bool has_valid = false;  // tf_crop_and_resize: src outside [0, in_len-1] takes the extrapolation value
+    // The float32 scale and crop box onnxruntime's fixed point evaluates its map from (fixed_point.hpp).
+    float scale32 = 1.0f, roi0 = 0.0f, roi1 = 1.0f;
 };
 
 struct ResizeSampler {

@@ -171,3 +171,28 @@ def resample_axis(y: np.ndarray, axis: int, taps: FixedTaps, in_len: int) -> np.
     wshape = (1,) * axis + taps.weight.shape + (1,) * (y.ndim - axis - 1)
     acc = ONE_HALF + (g * taps.weight.reshape(wshape)).sum(axis=axis + 1)
     return np.clip(acc >> SHIFT, LOW, HIGH)
+
+
+def applies(x: np.ndarray, bound) -> bool:
+    """Whether ``bound`` (``coords.BoundResize``) resamples 8-bit ``x`` with this resampler."""
+    return bound.integer_rounding == "q22_per_axis" and x.dtype == np.uint8 and bound.sampler.kind != "nearest" \
+        and x.size > 0
+
+
+def run(x: np.ndarray, bound) -> np.ndarray:
+    """The resampler (``applies``): the resized axes from the last, each rounded and clipped; then the
+    extrapolated outputs (tf_crop_and_resize), the value cast as onnxruntime casts it."""
+    if 0 in bound.out_shape:
+        return np.zeros(bound.out_shape, x.dtype)
+    s = bound.sampler
+    y = x.astype(np.int64)
+    outside = []
+    for axis in sorted(bound.axes, key=lambda a: -a.axis):
+        taps = axis_taps(axis, bound.coord, s.kind, s.cubic_a, bound.exclude_outside, axis.roi)
+        y = resample_axis(y, axis.axis, taps, axis.in_len)
+        if taps.outside is not None:
+            outside.append((axis.axis, taps.outside))
+    value = static_cast(float(bound.extrapolation_value), x.dtype.name)
+    for axis, where in outside:
+        y = np.where(where.reshape((-1,) + (1,) * (y.ndim - axis - 1)), value, y)
+    return y.astype(x.dtype).reshape(bound.out_shape)

@@ -65,8 +65,8 @@ def runtime_values(ir: ResizeIR, inputs) -> dict:
 def run_resize(ir: ResizeIR, x, *rest):
     x = np.asarray(x)
     bound = bind_resize(ir, x.shape, runtime_values(ir, (x, *rest)))
-    if fixed_point_applies(x, bound):
-        return run_fixed_point(x, bound)
+    if fixed_point.applies(x, bound):
+        return fixed_point.run(x, bound)
     if _exact_integer(x, bound):
         return _run_resize_integer(x, bound)
     y = pad_input(x.astype(np.float64), bound.pads)
@@ -111,30 +111,6 @@ def _exact_integer(x: np.ndarray, bound) -> bool:
     return (np.issubdtype(x.dtype, np.integer) and bound.sampler.kind != "nearest" and bool(bound.axes)
             and not bound.pads and x.size > 0 and float(bound.extrapolation_value).is_integer()
             and all(a.out_len > 0 for a in bound.axes))  # an empty output has nothing to accumulate
-
-
-def fixed_point_applies(x: np.ndarray, bound) -> bool:
-    """Whether ``bound`` resamples 8-bit ``x`` in onnxruntime's fixed point (``fixed_point``)."""
-    return bound.integer_rounding == "q22_per_axis" and x.dtype == np.uint8 and bound.sampler.kind != "nearest" \
-        and x.size > 0
-
-
-def run_fixed_point(x: np.ndarray, bound):
-    """``fixed_point``'s resampler: the resized axes from the last, each rounded and clipped; then the
-    extrapolated outputs (tf_crop_and_resize), the value cast as onnxruntime casts it."""
-    if 0 in bound.out_shape:
-        return np.zeros(bound.out_shape, x.dtype)
-    s = bound.sampler
-    y = x.astype(np.int64)
-    outside = []
-    for axis in sorted(bound.axes, key=lambda a: -a.axis):
-        taps = fixed_point.axis_taps(axis, bound.coord, s.kind, s.cubic_a, bound.exclude_outside, axis.roi)
-        y = fixed_point.resample_axis(y, axis.axis, taps, axis.in_len)
-        outside.append((axis.axis, taps.outside))
-    value = fixed_point.static_cast(float(bound.extrapolation_value), x.dtype.name)
-    for axis, where in outside:
-        y = extrapolate(y, axis, where, value)
-    return y.astype(x.dtype).reshape(bound.out_shape)
 
 
 def _run_resize_integer(x: np.ndarray, bound):

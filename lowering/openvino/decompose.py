@@ -93,9 +93,16 @@ def integer_plan(bound, dtype: np.dtype):
         reach *= max(sum(abs(int(n)) for n in row) for row in num)
         total *= D
     if reach + total > _I32 or 2 * total > _I32:
-        raise BridgeError(f"exact integer sums reach {reach} (tap denominators {total}), beyond int32, the "
-                          f"widest exact arithmetic of OpenVINO's CPU plugin", field="dtype")
+        # In bits: the integers themselves run to dozens of digits (antialias at 0.37: 10^76), past a line.
+        raise BridgeError(f"exact integer sums reach 2^{(reach + total).bit_length()} (tap denominators "
+                          f"{_magnitude(total)}), beyond int32, the widest exact arithmetic of OpenVINO's CPU plugin",
+                          field="dtype")
     return [(index, num.astype(np.int64).astype(np.int32), D) for index, num, D in tables], mid, total
+
+
+def _magnitude(n: int) -> str:
+    """``n`` as it is where short, else its power of two."""
+    return str(n) if n < 10**6 else f"about 2^{n.bit_length()}"
 
 
 def _ov_type(dtype: str):

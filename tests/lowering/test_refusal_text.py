@@ -3,6 +3,8 @@ parenthesis left open)."""
 
 import re
 
+import pytest
+
 from resample_bridge.lowering.openvino.ladder import refusal_text
 
 
@@ -23,3 +25,20 @@ def test_long_reasons_are_cut_at_a_word_with_brackets_closed():
 def test_short_reasons_stay_whole():
     tried = [(1, "native", "no Interpolate-11 spelling is exact"), (4, "extension", "needs the library")]
     assert refusal_text(tried) == "native: no Interpolate-11 spelling is exact; extension: needs the library"
+
+
+def test_an_integer_sum_past_int32_is_told_in_bits():
+    """int8 antialias 100 x 100 -> 37 x 61: the exact tap denominators pass 10^70; the refusal gives their size in
+    bits, not the 77-digit integers that pushed the rest of the line past its cut."""
+    from onnx import TensorProto
+
+    from resample_bridge.lowering.openvino.decompose import bind
+    from resample_bridge.semantics.errors import BridgeError
+    from resample_bridge.translate.onnx import parse_model
+    from tests.helpers.models import resize_model
+
+    model = resize_model([1, 3, 100, 100], sizes=[1, 3, 37, 61], mode="linear", antialias=1, dtype=TensorProto.INT8)
+    (_, ir), = parse_model(model)
+    with pytest.raises(BridgeError) as e:
+        bind(ir, (1, 3, 100, 100))
+    assert e.value.field == "dtype" and "2^" in e.value.message and not re.search(r"\d{12}", e.value.message)

@@ -27,7 +27,6 @@ import numpy as np
 
 from ...semantics import fixed_point
 from ...semantics.coords import bind_resize
-from ...semantics.fixed_point import fixed_point_resize
 from ...semantics.errors import BridgeError
 from ...semantics.ir import ResizeIR, has_runtime_params, is_static
 from ...semantics.reference import cast_like
@@ -37,6 +36,7 @@ from ..onnx.decompose import check_decomposable
 from ..passes import Candidate, Refusal
 from .extension import needs_extension
 from .graph import dims, ops, tag
+from .fixed_point_form import fixed_point_rounding, fixed_tables, last_two_swapped
 from .index_ops import floor_pow2
 from .interpolate import inexact_spellings
 
@@ -113,44 +113,40 @@ def _ov_type(dtype: str):
     return ov.Type(np.dtype(dtype))
 
 
-# Where onnxruntime's 8-bit fixed point (``fixed_point``) has no in-graph form: lengths known only at run time, whose
-# float32 weights no exact in-graph arithmetic reproduces yet (the library's kernels compute them: fixed_point.hpp).
-FIXED_RUN_TIME = ("uint8 antialias is onnxruntime's and PyTorch's fixed point, whose weights are float32 arithmetic "
-                  "on the lengths: no in-graph form computes them from lengths known only at run time (give the "
-                  "input shape and sizes: convert --input)")
-
-
-def fixed_point_rounding(ir: ResizeIR) -> bool:
-    """Whether ``ir`` resamples an axis in onnxruntime's 8-bit fixed point (``semantics.fixed_point``); with no
-    axis resized it is a copy, whatever the rounding."""
-    return fixed_point_resize(ir) and ir.integer_rounding == "q22_per_axis" and bool(ir.axes)
-
-
-def _fixed_tables(bound) -> list:
-    """(axis, fixed-point taps) of every resized axis, from the last (``semantics.fixed_point``'s order)."""
-    s = bound.sampler
-    return [(ax, fixed_point.axis_taps(ax, bound.coord, s.kind, s.cubic_a, bound.exclude_outside, ax.roi))
-            for ax in sorted(bound.axes, key=lambda a: -a.axis)]
-
-
 def _decompose_fixed(bound, x, name: str):
     """``fixed_point``'s resampler in int32 (run as i64 in the graph, as the CPU runs it): per axis the taps'
-    fixed-point sum, the offset 2^21, floor(/ 2^22) and the clip; then the extrapolated outputs."""
+    fixed-point sum, the offset 2^21, floor(/ 2^22) and the clip; then the extrapolated outputs. Between axes the
+    values are uint8 (clipped: exact), and the last axis is resampled as rows of the tensor transposed: its taps
+    gathered as whole rows, not element by element, which was most of the time."""
     o = ops()
     i64 = lambda v: o.constant(np.int64(v)).output(0)  # noqa: E731
     rank = len(bound.in_shape)
-    y = o.convert(x, "i64").output(0)
+    y = x
     masks = []
-    for ax, t in _fixed_tables(bound):
-        y = _tap_sum(y, t.index(ax.in_len), t.weight.astype(np.int64), rank, ax.axis, ax.in_len, name)
-        y = floor_pow2(o.add(y, i64(fixed_point.ONE_HALF)).output(0), fixed_point.SHIFT)
-        y = o.minimum(o.maximum(y, i64(fixed_point.LOW)), i64(fixed_point.HIGH)).output(0)
+    for ax, t in fixed_tables(bound):
+        axis, swap = ax.axis, ax.axis == rank - 1 and rank >= 2
+        if swap:
+            y, axis = last_two_swapped(y, rank), rank - 2
+        acc = None
+        index, weight = t.index(ax.in_len), t.weight.astype(np.int64)
+        tail = (1,) * (rank - axis - 1)
+        for k in range(index.shape[1]):
+            key = _gather_tag(name, ax.axis, k)
+            g = o.convert(_gather(y, index[:, k], axis, key, ax.in_len), "i64")
+            w = o.constant(weight[:, k].reshape((-1,) + tail))
+            tag(w, key + "/weights")
+            term = o.multiply(g, w).output(0)
+            acc = term if acc is None else o.add(acc, term).output(0)
+        acc = floor_pow2(o.add(acc, i64(fixed_point.ONE_HALF)).output(0), fixed_point.SHIFT)
+        y = o.convert(o.minimum(o.maximum(acc, i64(fixed_point.LOW)), i64(fixed_point.HIGH)), "u8").output(0)
+        if swap:
+            y = last_two_swapped(y, rank)
         if t.outside is not None and t.outside.any():
             masks.append((ax.axis, t.outside))
-    fill = i64(fixed_point.static_cast(float(bound.extrapolation_value), "uint8"))
+    fill = o.constant(np.uint8(fixed_point.static_cast(float(bound.extrapolation_value), "uint8")))
     for axis, outside in masks:
         y = o.select(o.constant(outside.reshape((-1,) + (1,) * (rank - axis - 1))), fill, y).output(0)
-    return o.convert(y, "u8").output(0)
+    return y
 
 
 def _gather_tag(name: str, axis: int, k: int | None = None) -> str:
@@ -352,7 +348,7 @@ def prove(rec, by_tag) -> list[str]:
     out = []
     expected = []  # (what, tag, want array, dtype or None for an index)
     if fixed_point_rounding(rec.ir):
-        tables = [(ax, t.index(ax.in_len), t.weight, np.int64, False) for ax, t in _fixed_tables(bound)]
+        tables = [(ax, t.index(ax.in_len), t.weight, np.int64, False) for ax, t in fixed_tables(bound)]
     elif _integer_path(rec.ir, work) and bound.axes:
         plan, _, _ = integer_plan(bound, np.dtype(str(rec.ir.dtype)))
         tables = [(ax, index, num, np.int32, False) for ax, (index, num, _) in zip(bound.axes, plan)]

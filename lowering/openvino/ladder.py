@@ -20,9 +20,9 @@ from ...semantics.errors import BridgeError
 from ...semantics.opspec import PerOp
 from ..passes import BUILTIN, CUSTOM, DECOMPOSE, REWRITE, Candidate, NodeRecord, Policy, Refusal, Rung, climb, \
     facts, rung_names, take, tried_of
-from . import antialias_taps, builtin, conv_rewrite, cost, cost_in_graph, decompose, extension, grid_decompose, \
-    integer_window, interpolate, matmul_rewrite, nearest_aspect, nearest_index, scale_nearest, scale_taps, \
-    window_aspect
+from . import antialias_taps, builtin, conv_rewrite, cost, cost_in_graph, decompose, extension, fixed_point_form, \
+    grid_decompose, integer_window, interpolate, matmul_rewrite, nearest_aspect, nearest_index, scale_nearest, \
+    scale_taps, window_aspect
 from .boundary import NOT_AT_BOUNDARY
 from .probe import proven
 from .graph import np_dtype
@@ -102,9 +102,9 @@ def _decomposition(node, earlier=()):
     got = decompose.rung(node, not_native)
     if not isinstance(got, Refusal):
         return got
-    if decompose.fixed_point_rounding(node.ir):
-        return Refusal(f"{got.reason}; {decompose.FIXED_RUN_TIME}", "integer_rounding",
-                       facts={**got.facts, "why_custom": decompose.FIXED_RUN_TIME})
+    if fixed_point_form.fixed_point_rounding(node.ir):
+        return Refusal(f"{got.reason}; {fixed_point_form.FIXED_RUN_TIME}", "integer_rounding",
+                       facts={**got.facts, "why_custom": fixed_point_form.FIXED_RUN_TIME})
     # The run-time forms of linear / cubic: for an integer tensor the exact integer window, or none (the float
     # forms sum float32 weights, which an integer result rounds across .5); else the scale's, or the window's
     lowering = window_aspect.rung if window_aspect.applies(node) else \

@@ -159,6 +159,11 @@ def cases():
     m, feeds = resize("", [1, 3, 480, 640], sizes=[1, 3, 224, 224])[1:]
     m.graph.input[0].type.tensor_type.elem_type = m.graph.output[0].type.tensor_type.elem_type = TensorProto.UINT8
     yield "uint8 linear 1x3x480x640->224x224", m, {"x": rng.integers(0, 256, (1, 3, 480, 640)).astype(np.uint8)}
+    # torchvision's Resize(antialias=True) of a uint8 image: onnxruntime's own fixed point (the spec convention's
+    # reading), exact in the default's integer form; the importer is not exact.
+    m, feeds = resize("", [1, 3, 480, 640], sizes=[1, 3, 224, 224], antialias=1, exclude_outside=1)[1:]
+    m.graph.input[0].type.tensor_type.elem_type = m.graph.output[0].type.tensor_type.elem_type = TensorProto.UINT8
+    yield "uint8 linear AA 1x3x480x640->224x224", m, {"x": rng.integers(0, 256, (1, 3, 480, 640)).astype(np.uint8)}
     # A letterbox resize of an image of any size into a 320 x 320 box (keep_aspect_ratio_policy not_larger on
     # dynamic H / W): no built-in op; the default's keep-aspect window (rung 3), float and uint8.
     for dtype, label in ((TensorProto.FLOAT, "linear"), (TensorProto.UINT8, "uint8 linear")):

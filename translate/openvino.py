@@ -42,7 +42,7 @@ def dtype_reason(op: str, sampler_kind: str, dtype: str | None, fixed_point: boo
     ``fixed_point``: the node is onnxruntime's 8-bit antialias resampler (``ResizeIR.integer_rounding``)."""
     if fixed_point:
         return "OpenVINO's Interpolate resamples uint8 antialias from float weights, rounded once (measured up to " \
-               "105 off), where onnxruntime and PyTorch round each axis in 8-bit fixed point"
+               "164 off), where onnxruntime and PyTorch round each axis in 8-bit fixed point"
     dtype = str(dtype)
     if dtype in _FLOATS:
         return None

@@ -127,16 +127,7 @@ def _decompose_fixed(bound, x, name: str):
         axis, swap = ax.axis, ax.axis == rank - 1 and rank >= 2
         if swap:
             y, axis = last_two_swapped(y, rank), rank - 2
-        acc = None
-        index, weight = t.index(ax.in_len), t.weight.astype(np.int64)
-        tail = (1,) * (rank - axis - 1)
-        for k in range(index.shape[1]):
-            key = _gather_tag(name, ax.axis, k)
-            g = o.convert(_gather(y, index[:, k], axis, key, ax.in_len), "i64")
-            w = o.constant(weight[:, k].reshape((-1,) + tail))
-            tag(w, key + "/weights")
-            term = o.multiply(g, w).output(0)
-            acc = term if acc is None else o.add(acc, term).output(0)
+        acc = _tap_sum(y, t.index(ax.in_len), t.weight.astype(np.int64), rank, axis, ax.in_len, name, "i64", ax.axis)
         acc = floor_pow2(o.add(acc, i64(fixed_point.ONE_HALF)).output(0), fixed_point.SHIFT)
         y = o.convert(o.minimum(o.maximum(acc, i64(fixed_point.LOW)), i64(fixed_point.HIGH)), "u8").output(0)
         if swap:
@@ -174,20 +165,25 @@ def _gather(y, index: np.ndarray, axis: int, key: str, in_len: int):
     return o.gather(y, c, o.constant(np.int64(axis))).output(0)
 
 
-def _tap_sum(y, index: np.ndarray, weight: np.ndarray, rank: int, axis: int, in_len: int, name: str):
+def _tap_sum(y, index: np.ndarray, weight: np.ndarray, rank: int, axis: int, in_len: int, name: str,
+             as_type: str | None = None, tagged: int | None = None):
     """sum_k Gather(y, index[:, k]) * weight[:, k] along ``axis``: one output-sized Gather per tap, then the
     products added (OpenVINO fuses the Multiply/Add chain into one kernel). ``weight``: float32 weights, or
     int32 numerators (int32 Multiply/Add are exact on the CPU; ReduceSum is not relied on). Faster than one
     Gather of all K taps into [.., O*K, ..] and a ReduceSum over K, the slow op there (measured 1.4-1.8x,
-    linear antialias 1x3x600x800 -> 300x400 and cubic antialias 800x800 -> 100x100, K = 4 and 32)."""
+    linear antialias 1x3x600x800 -> 300x400 and cubic antialias 800x800 -> 100x100, K = 4 and 32). ``as_type``:
+    each gathered tap converted to it first (uint8 values gathered as they are, summed in int32); ``tagged``: the
+    source axis the tables' tags name, where ``axis`` is another (a transposed tensor's)."""
     o = ops()
     tail = (1,) * (rank - axis - 1)
     acc = None
     for k in range(index.shape[1]):
-        term = _gather(y, index[:, k], axis, _gather_tag(name, axis, k), in_len)
+        key = _gather_tag(name, axis if tagged is None else tagged, k)
+        term = _gather(y, index[:, k], axis, key, in_len)
+        term = o.convert(term, as_type).output(0) if as_type else term
         if not _unit(weight[:, k]):
             w = o.constant(weight[:, k].reshape((-1,) + tail))
-            tag(w, _gather_tag(name, axis, k) + "/weights")
+            tag(w, key + "/weights")
             term = o.multiply(term, w).output(0)
         acc = term if acc is None else o.add(acc, term).output(0)
     return acc

@@ -137,7 +137,7 @@ def axis_taps(axis: BoundAxis, coord: str, kind: str, cubic_a, exclude_outside: 
     if not exclude_outside:
         w = np.stack([_folded(w[o], int(first[o]), int(last[o] - first[o]), inn, int(cut_hi[o] - cut_lo[o]))
                       for o in range(out)]) if out else w
-    total_inv = np.where(total == 0, F32(1), F32(1) / np.where(total == 0, F32(1), total)).astype(F32)
+    total_inv = (F32(1) / np.where(total == 0, F32(1), total)).astype(F32)  # 1 where the taps sum to 0
     count = cut_hi - cut_lo
     fixed = _round_away((w * total_inv[:, None]).astype(F32) * F32(1 << SHIFT))
     fixed = np.where(k[None, :] < count[:, None], fixed, 0)

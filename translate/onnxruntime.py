@@ -91,8 +91,9 @@ def _resize(ir: ResizeIR) -> ResizeIR:
     }
     if fixed_point_resize(ir):
         # Measured: uint8 antialias is Pillow's fixed point per axis, bit for bit (tests/semantics/
-        # test_fixed_point.py), whatever convention the source IR was read under.
-        fields.update(integer_rounding="q22_per_axis", equal_length_identity=True)
+        # test_fixed_point.py), whatever convention the source IR was read under (its unchanged lengths copied:
+        # ``_drop_identity_axes``, as every antialias).
+        fields["integer_rounding"] = "q22_per_axis"
     if ir.dtype is not None and np.issubdtype(np.dtype(ir.dtype), np.integer) and ir.coord == "tf_crop_and_resize":
         # Measured: static_cast<T>(extrapolation_value) - truncated toward zero, then wrapped to the type
         # (uint8: -7.5 -> 249, 300.6 -> 44, 2.5 -> 2; int32: -7.5 -> -7), in every mode, antialias included.

@@ -89,9 +89,10 @@ class Parts:
     a: np.ndarray
     terms: int
     rounding: float
+    floor: float = 0.0  # the output's rounding where it is subnormal (absolute: ``_output_rounding``)
 
     def total(self) -> np.ndarray:
-        return self.e + (C_SUM * self.terms * U + self.rounding) * self.a
+        return self.e + (C_SUM * self.terms * U + self.rounding) * self.a + self.floor
 
     @staticmethod
     def zero(shape) -> "Parts":
@@ -123,10 +124,13 @@ def _is_float(x: np.ndarray) -> bool:
     return np.issubdtype(x.dtype, np.floating)
 
 
-def _output_rounding(dtype) -> float:
-    """The output's own rounding (relative): the result is cast to the input's dtype, and so is the oracle's it
-    is compared with, so two roundings of half an ulp each (which matters for float16)."""
-    return float(np.finfo(dtype).eps)
+def _output_rounding(dtype) -> tuple[float, float]:
+    """The output's own rounding, (relative, absolute): the result is cast to the input's dtype, and so is the
+    oracle's it is compared with, so two roundings of half an ulp each (which matters for float16), and where the
+    result is subnormal two half steps of the subnormal spacing (float16's 2^-24: a float16 Resize's outputs near
+    2e-5, measured one such step apart)."""
+    info = np.finfo(dtype)
+    return float(info.eps), float(info.smallest_subnormal)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -159,7 +163,7 @@ def bound_resize(ir: ResizeIR, x, *rest) -> Parts:
             k_total *= table.weight.shape[1]
     if a.shape != b.out_shape:  # zero-length axes
         return Parts.zero(b.out_shape)
-    return Parts(e, a, k_total, _output_rounding(x.dtype))
+    return Parts(e, a, k_total, *_output_rounding(x.dtype))
 
 
 def _centred(y: np.ndarray, new_y: np.ndarray, axis: int, index: np.ndarray, dw: np.ndarray) -> np.ndarray:
@@ -324,7 +328,9 @@ def _padded_dc(c: np.ndarray, p: np.ndarray, dc: np.ndarray, L: int, ir: GridSam
     return dc
 
 
-def bound_gridsample(ir: GridSampleIR, x, grid) -> Parts:
+def bound_gridsample(ir: GridSampleIR, x, grid, grid_step: float = 0.0) -> Parts:
+    """``grid_step``: each grid value known only to within that share of max(|g|, float16's smallest normal) as
+    well (``grid_rounding``), 0 for the float32 bound alone."""
     x = np.asarray(x)
     grid = np.asarray(grid)
     want_shape = x.shape[:2] + grid.shape[1:-1]
@@ -342,12 +348,13 @@ def bound_gridsample(ir: GridSampleIR, x, grid) -> Parts:
         c = coords.unnormalize_as(gd, L, ir.align_corners, ir.arith)
         p = _coordinate_padding(c, L, ir)
         pts.append(p)
-        dcs.append(_padded_dc(c, p, _unnormalize_dc(gd, c, L, ir.align_corners), L, ir))
+        moved = grid_step * np.maximum(np.abs(gd), 2.0 ** -14) * (L - 1 if ir.align_corners else L) / 2
+        dcs.append(_padded_dc(c, p, _unnormalize_dc(gd, c, L, ir.align_corners), L, ir) + moved)
     _, e, a = sample_bound(x, pts, dcs, ir.sampler, ir.padding, bounds, batch=np.repeat(np.arange(N), P))
     def shaped(v):
         return np.moveaxis(v.reshape(C, N, P), 0, 1).reshape(want_shape)
 
-    return Parts(shaped(e), shaped(a), ir_taps(ir.sampler) ** D, _output_rounding(x.dtype))
+    return Parts(shaped(e), shaped(a), ir_taps(ir.sampler) ** D, *_output_rounding(x.dtype))
 
 
 def ir_taps(sampler: Sampler) -> int:
@@ -390,7 +397,7 @@ def bound_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None) -> Parts
             a_y = a_y + np.abs(np.asarray(b, dtype=np.float64)).reshape(1, OC, 1)
         terms = C // ir.group * K + 1 + (mask is not None)
     shape = (N, OC) + out_sp
-    return Parts(e_y.reshape(shape), a_y.reshape(shape), terms, _output_rounding(x.dtype))
+    return Parts(e_y.reshape(shape), a_y.reshape(shape), terms, *_output_rounding(x.dtype))
 
 
 __all__ = ["bound", "magnitude", "Parts", "bound_resize", "bound_gridsample", "bound_deformconv", "sample_bound", "U", "C_COORD",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import error_bound
+from .opspec import PerOp
 
 # verify's threshold for model outputs (converted model vs onnxruntime), the default of ``compare``: float32
 # rounding of a weighted sum, atol per unit of the data's magnitude (``compare`` scales it by max(1, max|want|)).
@@ -85,6 +86,38 @@ def reduced_bound(ir, exact: np.ndarray, f32_bound: np.ndarray, inputs, precisio
     return f32_bound + u * (np.abs(exact) + 2 * (taps + 3) * scale)
 
 
+def _grid_share(ir, x, grid, step: float) -> np.ndarray:
+    return error_bound.bound_gridsample(ir, x, grid, grid_step=step).e
+
+
+# What coordinates read from a rounded tensor add to ``rounded_input_bound``: a grid's; Resize reads none (its
+# lengths are integers); DeformConv's offsets are not covered yet (its bound takes no error in them).
+_COORDINATE_SHARE = PerOp("coordinates read from a rounded tensor", resize=lambda ir, *a, step: 0.0,
+                          gridsample=_grid_share, deformconv=lambda ir, *a, step: 0.0)
+
+
+def rounded_input_bound(ir, f32_bound: np.ndarray, inputs) -> np.ndarray:
+    """Per element, the float32 bound plus what rounding the node's data to its own reduced float type (float16,
+    bfloat16) may move the result: a runtime that runs a float16 model's nodes in float32 (OpenVINO's CPU;
+    onnxruntime where a neighbour has no float16 kernel) computes a node from values the model's tensor of that
+    name holds only rounded, half a step each, so the node judged on that tensor may be off by sum |w| |x| half
+    steps, a grid's coordinates their share (measured: a float16 U-Net's bilinear Resize, one float16 step off on
+    its own tensors; a float16 grid_sample on a computed grid, 0.0006). Nearest adds 0: it picks an element, whose
+    rounding is the output's own."""
+    x = np.asarray(inputs[0]) if inputs and inputs[0] is not None else None
+    if x is None or x.dtype.name not in ("float16", "bfloat16") or \
+            getattr(getattr(ir, "sampler", None), "kind", "") == "nearest":
+        return f32_bound
+    step, normal = (2.0 ** -11, 2.0 ** -14) if x.dtype.name == "float16" else (2.0 ** -8, 2.0 ** -126)
+    wide = x.astype(np.float64)
+    rest = [np.asarray(a).astype(np.float64) if a is not None and np.issubdtype(np.asarray(a).dtype, np.floating)
+            else a for a in inputs[1:]]
+    # each value off by half a step of max(|v|, the smallest normal): below it the steps are absolute
+    extra = step * error_bound.magnitude(ir, np.where(np.abs(wide) < normal, normal, wide), *rest)
+    extra = extra + _COORDINATE_SHARE.of(ir)(ir, wide, *rest, step=step)
+    return f32_bound + np.nan_to_num(extra, nan=0.0, posinf=np.inf).reshape(np.shape(f32_bound))
+
+
 def precision_tolerance(precision: str) -> tuple[float, float] | None:
     """(atol, rtol) of a model output computed at ``precision`` against the source on onnxruntime (float32): a
     few roundings at that precision, None for f32 (the defaults)."""
@@ -105,5 +138,5 @@ def report_floor(exact: np.ndarray) -> float:
 
 
 __all__ = ["POLICY", "FLOAT", "MODEL", "FLOAT16_REPORT", "REPORT_FLOOR", "BOUND_FLOOR", "float_bound", "default_tolerance", "model_tolerance",
-           "PRECISIONS", "reduced_bound", "precision_tolerance",
+           "PRECISIONS", "reduced_bound", "rounded_input_bound", "precision_tolerance",
            "report_floor"]

@@ -335,7 +335,7 @@ def format_verify(report: dict) -> str:
         if o.get("shape_mismatch"):
             lines.append(f"      (onnxruntime's output shape differs from this node's IR: {o['shape_mismatch']}; "
                          f"see `inspect` and translate/onnxruntime.py)")
-        elif (o.get("max_abs") or 0) > 1e-4:
+        elif o.get("ok") is False:  # beyond the bound: a float16 node's one step within it is no departure
             lines.append(f"      (onnxruntime itself differs from the ONNX semantics here by {_num(o.get('max_abs'))}; "
                          f"see `inspect` and translate/onnxruntime.py)")
     c = report["counts"]

@@ -50,7 +50,7 @@ from .coords import bind_resize
 from .ir import DeformConvIR, GridSampleIR, ResizeIR, Sampler
 from .opspec import PerOp
 from .reference import (_coordinate_padding, contract_taps, deform_geometry, deform_points, extrapolate,
-                        grouped_conv, pad_input, planes, round_to_bfloat16, run, runtime_values, sample_points,
+                        grouped_conv, pad_input, planes, run, runtime_values, sample_points,
                         tap_reads, tap_window, window_weights)
 from .taps import _weights, axis_taps, cache_if_hashable, raw_filter, source_coords, stretch
 
@@ -64,8 +64,6 @@ _H = 2.0 ** -20
 def bound(ir, *inputs) -> np.ndarray:
     """Per output element (the oracle's output shape), float64 >= 0: the forward error bound of a float32
     evaluation of ``ir``'s formula on these inputs; 0 for integer inputs and nearest sampling."""
-    if inputs and getattr(inputs[0], "dtype", None) is not None and inputs[0].dtype.name == "bfloat16":
-        return _bfloat16_bound(ir, *inputs)
     out = BOUND.of(ir)(ir, *inputs).total()
     if inputs and _wider_than_float32(inputs[0]) and getattr(getattr(ir, "sampler", None), "kind", "") == "nearest":
         # A float32 evaluation reads float64 (or wider) data in float32: the picked element rounded once.
@@ -102,22 +100,6 @@ class Parts:
 def _wider_than_float32(x) -> bool:
     dt = getattr(x, "dtype", None)
     return dt is not None and np.issubdtype(dt, np.floating) and np.dtype(dt).itemsize > 4
-
-
-def _bfloat16_bound(ir, x, *rest) -> np.ndarray:
-    """bfloat16: the float32 evaluation rounded once to bfloat16, against the exact value rounded once. The
-    result may be the rounding of any value within the float32 bound b of the exact y, so it lies between
-    rnd(y - b) and rnd(y + b): 0 apart from the oracle's rnd(y) unless y is within b of a rounding midpoint,
-    one bfloat16 step there (a policy of eps * |y|, as float16's, would accept a step anywhere: an op that
-    rounds to bfloat16 between passes). Inputs of X's type are taken as float64 (exactly)."""
-    wide = [a.astype(np.float64) if a is not None and getattr(a, "dtype", None) == x.dtype else a
-            for a in (x, *rest)]
-    y = np.asarray(run(ir, *wide), dtype=np.float64)
-    b = bound(ir, *wide)
-    want = round_to_bfloat16(y)
-    with np.errstate(invalid="ignore"):
-        return np.nan_to_num(np.maximum(round_to_bfloat16(y + b) - want, want - round_to_bfloat16(y - b)),
-                             nan=0.0)
 
 
 def _is_float(x: np.ndarray) -> bool:
@@ -329,10 +311,9 @@ def _padded_dc(c: np.ndarray, p: np.ndarray, dc: np.ndarray, L: int, ir: GridSam
 
 
 def bound_gridsample(ir: GridSampleIR, x, grid, grid_step: float = 0.0) -> Parts:
-    """``grid_step``: each grid value known only to within that share of max(|g|, float16's smallest normal) as
-    well (``grid_rounding``), 0 for the float32 bound alone."""
-    x = np.asarray(x)
-    grid = np.asarray(grid)
+    """``grid_step``: each grid value known only to within that share of max(|g|, float16's smallest normal)
+    (``tolerance.rounded_input_bound``); 0: the float32 bound alone."""
+    x, grid = np.asarray(x), np.asarray(grid)
     want_shape = x.shape[:2] + grid.shape[1:-1]
     if not _is_float(x) or ir.sampler.kind == "nearest" or x.size == 0:
         return Parts.zero(want_shape)
@@ -348,8 +329,9 @@ def bound_gridsample(ir: GridSampleIR, x, grid, grid_step: float = 0.0) -> Parts
         c = coords.unnormalize_as(gd, L, ir.align_corners, ir.arith)
         p = _coordinate_padding(c, L, ir)
         pts.append(p)
-        moved = grid_step * np.maximum(np.abs(gd), 2.0 ** -14) * (L - 1 if ir.align_corners else L) / 2
-        dcs.append(_padded_dc(c, p, _unnormalize_dc(gd, c, L, ir.align_corners), L, ir) + moved)
+        dc = _padded_dc(c, p, _unnormalize_dc(gd, c, L, ir.align_corners), L, ir)
+        dcs.append(dc + grid_step * np.maximum(np.abs(gd), 2.0 ** -14) * (L - 1 if ir.align_corners else L) / 2
+                   if grid_step else dc)  # (not 0 * inf where a coordinate is not finite)
     _, e, a = sample_bound(x, pts, dcs, ir.sampler, ir.padding, bounds, batch=np.repeat(np.arange(N), P))
     def shaped(v):
         return np.moveaxis(v.reshape(C, N, P), 0, 1).reshape(want_shape)

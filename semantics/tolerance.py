@@ -7,7 +7,7 @@ computed per element from the oracle's own taps, weights and values (``float_bou
 Integers are bit-exact and nearest picks the same element (bound 0). bfloat16 is a float32 evaluation rounded
 once to bfloat16: the result must be the rounding of a value within that bound of the exact one, i.e. the exact
 value rounded once, or its neighbour where the exact value lies within the bound of a midpoint
-(``error_bound._bfloat16_bound``). This is how every resampling node is
+(``_bfloat16_bound``). This is how every resampling node is
 judged against the oracle: the OpenVINO proof by numbers (``lowering/openvino/probe.py``, ``frontend.py``), the
 ONNX target's proof (``lowering/onnx/prove.py``), ``check`` (the importer's output) and ``verify`` (each node),
 through ``compare.against_oracle``.
@@ -21,6 +21,7 @@ import numpy as np
 
 from . import error_bound
 from .opspec import PerOp
+from .reference import round_to_bfloat16, run
 
 # verify's threshold for model outputs (converted model vs onnxruntime), the default of ``compare``: float32
 # rounding of a weighted sum, atol per unit of the data's magnitude (``compare`` scales it by max(1, max|want|)).
@@ -51,7 +52,25 @@ BOUND_FLOOR = 16 * 2.0**-126
 def float_bound(ir, *inputs) -> np.ndarray:
     """Per output element: how far a float32 evaluation of ``ir``'s formula may land from the oracle's output
     on these inputs (the oracle's inputs, in ``reference.run``'s order); 0 for integers and nearest."""
+    if inputs and getattr(inputs[0], "dtype", None) is not None and inputs[0].dtype.name == "bfloat16":
+        return _bfloat16_bound(ir, *inputs)
     return error_bound.bound(ir, *inputs)
+
+
+def _bfloat16_bound(ir, x, *rest) -> np.ndarray:
+    """bfloat16: the float32 evaluation rounded once to bfloat16, against the exact value rounded once. The
+    result may be the rounding of any value within the float32 bound b of the exact y, so it lies between
+    rnd(y - b) and rnd(y + b): 0 apart from the oracle's rnd(y) unless y is within b of a rounding midpoint,
+    one bfloat16 step there (a policy of eps * |y|, as float16's, would accept a step anywhere: an op that
+    rounds to bfloat16 between passes). Inputs of X's type are taken as float64 (exactly)."""
+    wide = [a.astype(np.float64) if a is not None and getattr(a, "dtype", None) == x.dtype else a
+            for a in (x, *rest)]
+    y = np.asarray(run(ir, *wide), dtype=np.float64)
+    b = error_bound.bound(ir, *wide)
+    want = round_to_bfloat16(y)
+    with np.errstate(invalid="ignore"):
+        return np.nan_to_num(np.maximum(round_to_bfloat16(y + b) - want, want - round_to_bfloat16(y - b)),
+                             nan=0.0)
 
 
 def default_tolerance(dtype) -> tuple[float, float]:

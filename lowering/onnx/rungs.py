@@ -138,7 +138,7 @@ def _fp32_ties(ax, bound, src) -> list[int]:
 
 def _ort_resized_axes(ir: ResizeIR) -> set:
     """The axes onnxruntime's Resize validation counts as resized: scale not exactly 1; on an unknown length,
-    every axis given a size."""
+    every axis given a size but those whose run-time size is X's own length (``RuntimeValue.same_as_input``)."""
     if isinstance(ir.scales, tuple):
         return {a for a, s in zip(ir.axes, ir.scales) if s != 1}
     shape = ir.input_shape or (None,) * ir.rank
@@ -147,6 +147,8 @@ def _ort_resized_axes(ir: ResizeIR) -> set:
     if isinstance(ir.sizes, tuple) and is_static(shape):  # one keep-aspect scale for every axis
         out = bind_resize(ir, shape).out_shape
         return set(ir.axes) if out != tuple(shape) else set()
+    if isinstance(ir.sizes, RuntimeValue) and ir.aspect_policy == "stretch":  # TorchScript's Concat(Shape[:2], ..)
+        return set(ir.axes) - {ir.axes[i] for i in ir.sizes.same_as_input}
     return set(ir.axes)
 
 

@@ -127,3 +127,41 @@ def ratio_sized_model() -> onnx.ModelProto:
                      [h.make_tensor_value_info("y", T.FLOAT, [1, 3, "h", "w"]),
                       h.make_tensor_value_info("sizes", T.INT64, [4])], consts)
     return h.make_model(g, opset_imports=[h.make_opsetid("", 16)], ir_version=8)
+
+
+def _conv3x3(name, x, cin, cout, stride, rng, std, dtype):
+    w = helper.make_tensor(f"{name}_w", dtype, [cout, cin, 3, 3], rng.normal(0, std, (cout, cin, 3, 3)).astype(
+        helper.tensor_dtype_to_np_dtype(dtype)).tobytes(), raw=True)
+    conv = helper.make_node("Conv", [x, w.name], [f"{name}_c"], pads=[1, 1, 1, 1], strides=[stride, stride])
+    relu = helper.make_node("Relu", [f"{name}_c"], [name])
+    return [conv, relu], [w]
+
+
+def skip_sized_unet(mode: str = "linear", coord: str = "half_pixel", dynamic: bool = True,
+                    dtype=TensorProto.FLOAT16):
+    """x -> conv a -> conv stride 2 b -> Resize(b, sizes=Concat(Shape(b)[:2], Shape(a)[2:])) + a, as TorchScript
+    writes ``F.interpolate(b, size=a.shape[-2:])``: the lengths computed in the graph (the whole-model reference
+    judges our reading of them); float16 as ``model.half()`` exports it, or ``dtype``."""
+    rng = np.random.default_rng(3)
+    nodes, inits = [], []
+    # small activations (1e-3 and below, some subnormal: float16's steps there are absolute, 2^-24)
+    for name, x, cin, cout, stride, std in (("a", "x", 3, 8, 1, 4e-4), ("b", "a", 8, 8, 2, 0.4)):
+        n, i = _conv3x3(name, x, cin, cout, stride, rng, std, dtype)
+        nodes += n
+        inits += i
+    ints = {k: helper.make_tensor(k, TensorProto.INT64, [1], [v]) for k, v in
+            (("zero", 0), ("two", 2), ("four", 4))}
+    inits += list(ints.values())
+    nodes += [helper.make_node("Shape", ["b"], ["sb"]), helper.make_node("Shape", ["a"], ["sa"]),
+              helper.make_node("Slice", ["sb", "zero", "two"], ["nc"]),
+              helper.make_node("Slice", ["sa", "two", "four"], ["hw"]),
+              helper.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0),
+              helper.make_node("Resize", ["b", "", "", "sizes"], ["up"], mode=mode,
+                               coordinate_transformation_mode=coord, name="/Resize"),
+              helper.make_node("Add", ["up", "a"], ["y"])]
+    dims = [1, 3, "h", "w"] if dynamic else [1, 3, 32, 48]
+    graph = helper.make_graph(nodes, "unet16", [helper.make_tensor_value_info("x", dtype, dims)],
+                              [helper.make_tensor_value_info("y", dtype, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
 
 ov = pytest.importorskip("openvino")
 ort = pytest.importorskip("onnxruntime")
@@ -22,42 +21,7 @@ from resample_bridge.lowering.model_reference import SourceRunner, computed_alon
 from resample_bridge.lowering.openvino.target import convert  # noqa: E402
 from resample_bridge.semantics.reference import run as oracle  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
-
-
-def _conv(name, x, cin, cout, stride, rng, std):
-    w = helper.make_tensor(f"{name}_w", TensorProto.FLOAT16, [cout, cin, 3, 3],
-                           rng.normal(0, std, (cout, cin, 3, 3)).astype(np.float16).tobytes(), raw=True)
-    conv = helper.make_node("Conv", [x, w.name], [f"{name}_c"], pads=[1, 1, 1, 1], strides=[stride, stride])
-    relu = helper.make_node("Relu", [f"{name}_c"], [name])
-    return [conv, relu], [w]
-
-
-def unet_float16(mode: str = "linear", coord: str = "half_pixel", dynamic: bool = True):
-    """x -> conv a -> conv stride 2 b -> Resize(b, sizes=Concat(Shape(b)[:2], Shape(a)[2:])) + a: the lengths
-    computed in the graph, so the whole-model reference judges our reading of them."""
-    rng = np.random.default_rng(3)
-    nodes, inits = [], []
-    # small activations (1e-3 and below, some subnormal: float16's steps there are absolute, 2^-24)
-    for name, x, cin, cout, stride, std in (("a", "x", 3, 8, 1, 4e-4), ("b", "a", 8, 8, 2, 0.4)):
-        n, i = _conv(name, x, cin, cout, stride, rng, std)
-        nodes += n
-        inits += i
-    ints = {k: helper.make_tensor(k, TensorProto.INT64, [1], [v]) for k, v in
-            (("zero", 0), ("two", 2), ("four", 4))}
-    inits += list(ints.values())
-    nodes += [helper.make_node("Shape", ["b"], ["sb"]), helper.make_node("Shape", ["a"], ["sa"]),
-              helper.make_node("Slice", ["sb", "zero", "two"], ["nc"]),
-              helper.make_node("Slice", ["sa", "two", "four"], ["hw"]),
-              helper.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0),
-              helper.make_node("Resize", ["b", "", "", "sizes"], ["up"], mode=mode,
-                               coordinate_transformation_mode=coord, name="/Resize"),
-              helper.make_node("Add", ["up", "a"], ["y"])]
-    dims = [1, 3, "h", "w"] if dynamic else [1, 3, 32, 48]
-    graph = helper.make_graph(nodes, "unet16", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, dims)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
+from tests.helpers.models import skip_sized_unet  # noqa: E402
 
 
 def _feeds(shape=(1, 3, 32, 48)):
@@ -67,7 +31,7 @@ def _feeds(shape=(1, 3, 32, 48)):
 def test_onnxruntime_runs_the_float16_resize_on_other_values_than_the_model_holds():
     """The condition the rest covers: in the model the Resize is off its IR on the model's own tensors (it ran on
     float32 values), alone on those tensors it is exact."""
-    model = unet_float16()
+    model = skip_sized_unet()
     irs = dict(parse_model(model))
     values = {**_feeds(), **SourceRunner(model).run(_feeds())}
     node = next(n for n in model.graph.node if n.op_type == "Resize")
@@ -82,7 +46,7 @@ def test_onnxruntime_runs_the_float16_resize_on_other_values_than_the_model_hold
                                         ("linear", "pytorch_half_pixel")])
 @pytest.mark.parametrize("dynamic", [True, False])
 def test_a_float16_model_converts_and_matches_onnxruntime(tmp_path, mode, coord, dynamic):
-    model = unet_float16(mode, coord, dynamic)
+    model = skip_sized_unet(mode, coord, dynamic)
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path))
     written, _ = convert(str(path), prefer="builtin")
@@ -103,7 +67,7 @@ def test_verify_passes_the_float16_model_and_judges_its_resize(tmp_path):
     as departing from the ONNX semantics there (alone it does not)."""
     from resample_bridge.tools.verify_openvino import format_verify, verify_openvino
 
-    model = unet_float16()
+    model = skip_sized_unet()
     src = tmp_path / "m.onnx"
     onnx.save(model, str(src))
     written, _ = convert(str(src), prefer="builtin")

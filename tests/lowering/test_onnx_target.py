@@ -18,7 +18,7 @@ from resample_bridge.semantics.reference import run as oracle
 from resample_bridge.semantics.taps import axis_taps
 from resample_bridge.translate.onnx import parse_model
 from tests.helpers.conformance import conformance_cases, frozen_case
-from tests.helpers.models import resize_model
+from tests.helpers.models import resize_model, skip_sized_unet
 
 CASES = conformance_cases()
 TARGET = OnnxTarget()
@@ -202,6 +202,20 @@ def test_nearest_ties_are_decomposed():
 def test_outer_axis_linear_is_decomposed():
     model = resize_model((3, 2, 4, 4), scales=[2, 1, 1, 0.5], mode="linear")
     converted_equals_oracle(model, np.random.default_rng(7).standard_normal((3, 2, 4, 4)).astype(np.float32), rung=3)
+
+
+def test_sizes_that_keep_n_and_c_run_natively_on_dynamic_shapes():
+    """TorchScript's ``F.interpolate(b, size=a.shape[-2:])`` writes sizes = Concat(Shape(b)[:2], Shape(a)[2:]):
+    N and C are X's own lengths (the IR's ``same_as_input``), so onnxruntime's rank-4 linear runs it (only H and W
+    resized); before, every axis of run-time sizes counted as resized and the node was refused."""
+    for dtype in (TensorProto.FLOAT, TensorProto.FLOAT16):
+        model = skip_sized_unet(dtype=dtype)
+        result = lower(model)
+        assert [r.rung for r in result.records] == [1], [r.summary() for r in result.records]
+        src = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        for shape in ((1, 3, 32, 48), (1, 3, 18, 30)):
+            x = np.random.default_rng(0).uniform(0, 1, shape).astype(helper.tensor_dtype_to_np_dtype(dtype))
+            np.testing.assert_array_equal(run_ort(result.model, {"x": x}), src.run(None, {"x": x})[0])
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ Per case:
 A table of all of it is printed at the end of the module.
 
 Tolerance: rtol 1e-4 and atol 1e-4 * max(1, RMS of the reference output), i.e. fp32 accumulation-order noise
-for tensors whose elements reach tens (YOLO box coordinates), and 1e-4 absolute for unit-scale tensors.
+for tensors whose elements reach tens (YOLO box coordinates), and 1e-4 absolute for unit-scale tensors; float16
+outputs (the float16 exports) 2e-3 for both.
 """
 
 from __future__ import annotations
@@ -112,8 +113,11 @@ def _run(model, feeds, extension=False):
     return out
 
 
-def _atol(ref):
-    return 1e-4 * max(1.0, float(np.sqrt(np.mean(np.square(ref.astype(np.float64)))))) if ref.size else 1e-4
+def _tolerance(ref) -> tuple[float, float]:
+    """(rtol, atol): 1e-4 and 1e-4 * max(1, RMS); float16 outputs (the float16 exports, their reference PyTorch in
+    float16) 2e-3 for both, two float16 steps (OpenVINO computes them in float32: 1-2 steps off, measured)."""
+    rel = 2e-3 if ref.dtype == np.float16 else 1e-4
+    return rel, rel * max(1.0, float(np.sqrt(np.mean(np.square(ref.astype(np.float64)))))) if ref.size else rel
 
 
 def _compare(got: dict, ref: dict):
@@ -127,7 +131,8 @@ def _compare(got: dict, ref: dict):
             return False, f"output {name!r}: shape {g.shape} != {r.shape}"
         err = float(np.max(np.abs(g.astype(np.float64) - r.astype(np.float64)))) if r.size else 0.0
         worst = max(worst, err)
-        ok = ok and bool(np.allclose(g, r, rtol=1e-4, atol=_atol(r)))
+        rtol, atol = _tolerance(r)
+        ok = ok and bool(np.allclose(g, r, rtol=rtol, atol=atol))
     return ok, worst
 
 

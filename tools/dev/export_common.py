@@ -158,10 +158,12 @@ def to_np(t):
 
 
 def export_torch(name, out_dir, module, inputs, *, opset, dynamo, exercises, dynamic=None, output_names=None,
-                 trace_inputs=None, custom_translation_table=None, optimize=True, export_defect=None):
+                 trace_inputs=None, custom_translation_table=None, optimize=True, export_defect=None,
+                 reference=None):
     """torch.onnx.export one module. ``inputs``: {name: tensor} fed at test time (and traced with unless
     ``trace_inputs`` is given, e.g. another batch size for a dynamic case). ``dynamic``: {input or output name:
-    {axis: dim name}} (dynamic_axes for TorchScript; turned into dynamic_shapes for dynamo)."""
+    {axis: dim name}} (dynamic_axes for TorchScript; turned into dynamic_shapes for dynamo). ``reference``: what
+    computed the saved outputs, where not PyTorch eager in float32."""
     import torch
     module = module.eval()
     trace = trace_inputs or inputs
@@ -192,6 +194,8 @@ def export_torch(name, out_dir, module, inputs, *, opset, dynamo, exercises, dyn
                 "requested_opset": opset, "exercises": exercises, "dynamic_axes": dynamic or {}}
         if export_defect:
             meta["export_defect"] = export_defect
+        if reference:
+            meta["reference"] = reference
         finish(name, out_dir, path, feeds, expected, meta)
 
 

@@ -10,7 +10,8 @@ Each case directory holds
 Not part of the project's dependencies and not run by CI: CI only reads the files this writes
 (tests/test_real_models.py). The cases live in export_interpolate.py, export_grid_deform.py,
 export_networks.py and export_libraries*.py (whole models from torchvision, kornia, segmentation-models-pytorch,
-transformers, timm, diffusers: meta.json "library" records the version), the writer in export_common.py. Run it
+transformers, timm, diffusers: meta.json "library" records the version; export_half.py their float16 exports),
+the writer in export_common.py. Run it
 from a separate virtual environment OUTSIDE the repository:
 
     python3 -m venv /work/exportenv
@@ -40,6 +41,7 @@ import export_libraries  # noqa: F401  isort: skip
 import export_libraries_kornia  # noqa: F401  isort: skip
 import export_libraries_hf  # noqa: F401  isort: skip
 import export_detection  # noqa: F401  isort: skip
+import export_half  # noqa: F401  isort: skip
 from export_common import CASES, PINS, versions
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -107,10 +107,8 @@ def _is_float(x: np.ndarray) -> bool:
 
 
 def _output_rounding(dtype) -> tuple[float, float]:
-    """The output's own rounding, (relative, absolute): the result is cast to the input's dtype, and so is the
-    oracle's it is compared with, so two roundings of half an ulp each (which matters for float16), and where the
-    result is subnormal two half steps of the subnormal spacing (float16's 2^-24: a float16 Resize's outputs near
-    2e-5, measured one such step apart)."""
+    """(relative, absolute): the result and the oracle's are each cast to the input's dtype, half an ulp each, and
+    below the smallest normal half a subnormal step each (float16's 2^-24: float16 outputs near 2e-5 measured)."""
     info = np.finfo(dtype)
     return float(info.eps), float(info.smallest_subnormal)
 
@@ -262,21 +260,22 @@ def sample_bound(data: np.ndarray, pts: list[np.ndarray], dcs: list[np.ndarray],
     flat, spatial, base = planes(data, batch)
     windows = [tap_window(p, sampler) for p in pts]
     if sampler.kind == "nearest":
-        w = [np.ones((P, 1)) for _ in pts]
-        w_coord = w_round = [np.zeros((P, 1)) for _ in pts]
+        w, (w_coord, w_round) = [np.ones((P, 1))] * len(pts), [[np.zeros((P, 1))] * len(pts)] * 2
     else:
         w = [np.abs(window_weights(t, sampler)) for _, t in windows]
         w_coord = [_point_slopes(t, sampler) * dc[:, None] for (_, t), dc in zip(windows, dcs)]
         offsets = np.arange(w[0].shape[1]) - (w[0].shape[1] // 2 - 1)  # the taps' places past the floor
         w_round = [C_W * U * (wd.shape[1] * wd + filter_terms(t[:, None] - offsets[None, :], sampler))
                    for wd, (_, t) in zip(w, windows)]
-    e = np.zeros((C, P))
-    a = np.zeros((C, P))
+        windows, w, w_coord, w_round = _window_edges(windows, w, w_coord, w_round, dcs, sampler)
+    e, a = np.zeros((C, P)), np.zeros((C, P))
     with np.errstate(invalid="ignore", over="ignore"):
         for combo, lin, ok in tap_reads(spatial, [i for i, _ in windows], padding, bounds, base):
             pick = [lambda arrs, d=d, k=k: arrs[d][:, k] for d, k in enumerate(combo)]
             ws = [p(w) for p in pick]
-            v = np.where(ok[None, :], flat[:, lin], 0.0)
+            # finite values only: a widened window's 0-weight taps may read inf / NaN the sample does not (an
+            # implementation that reads them is non-finite, which no bound admits); elsewhere y is not finite
+            v = np.where(ok[None, :] & np.isfinite(flat[:, lin]), flat[:, lin], 0.0)
             mag = np.where(ok, math.prod(ws), 0.0)
             # A zero-padded tap still moves with the coordinate: its weight's slope times (0 - y) is part of the
             # output's sensitivity (sum_i w_i' v_i, with sum_i w_i' = 0): at an edge it is most of it. Not where
@@ -287,6 +286,19 @@ def sample_bound(data: np.ndarray, pts: list[np.ndarray], dcs: list[np.ndarray],
             a += mag[None] * np.abs(v)
             e += coord[None] * np.abs(v - y) + rnd[None] * np.abs(v)
     return y, e, a
+
+
+def _window_edges(windows, w, w_coord, w_round, dcs, sampler: Sampler):
+    """Each axis' window widened by a tap at weight 0 each side: within dc of an integer an error across it moves
+    the window, the tap entering at most dc (linear) or |a| dc^2 (Keys near 2: a (e^2 - e^3)). Measured, a float16
+    grid on integers sampled unrounded: 1.7e-4 off (linear), 8e-7 (cubic), where the bound without them was 0."""
+    pad = lambda a, left, right: np.concatenate([left, a, right], 1)  # noqa: E731
+
+    def widen(idx, t, wd, wc, wr, dc):
+        z, enter = np.zeros((len(t), 1)), dc if sampler.kind == "linear" else abs(float(sampler.cubic_a)) * dc * dc
+        lo, hi = np.where(t <= dc, enter, 0.0)[:, None], np.where(1 - t <= dc, enter, 0.0)[:, None]
+        return (pad(idx, idx[:, :1] - 1, idx[:, -1:] + 1), t), pad(wd, z, z), pad(wc, lo, hi), pad(wr, z, z)
+    return [list(v) for v in zip(*(widen(*win, *rest) for win, *rest in zip(windows, w, w_coord, w_round, dcs)))]
 
 
 def _unnormalize_dc(g: np.ndarray, c: np.ndarray, L: int, align_corners: bool) -> np.ndarray:
@@ -311,8 +323,7 @@ def _padded_dc(c: np.ndarray, p: np.ndarray, dc: np.ndarray, L: int, ir: GridSam
 
 
 def bound_gridsample(ir: GridSampleIR, x, grid, grid_step: float = 0.0) -> Parts:
-    """``grid_step``: each grid value known only to within that share of max(|g|, float16's smallest normal)
-    (``tolerance.rounded_input_bound``); 0: the float32 bound alone."""
+    """``grid_step``: grid values known to that share of max(|g|, 2^-14) only (``tolerance.rounded_input_bound``)."""
     x, grid = np.asarray(x), np.asarray(grid)
     want_shape = x.shape[:2] + grid.shape[1:-1]
     if not _is_float(x) or ir.sampler.kind == "nearest" or x.size == 0:
@@ -382,8 +393,8 @@ def bound_deformconv(ir: DeformConvIR, x, w, offset, b=None, mask=None) -> Parts
     return Parts(e_y.reshape(shape), a_y.reshape(shape), terms, *_output_rounding(x.dtype))
 
 
-__all__ = ["bound", "magnitude", "Parts", "bound_resize", "bound_gridsample", "bound_deformconv", "sample_bound", "U", "C_COORD",
-           "C_W", "C_SUM"]
+__all__ = ["bound", "magnitude", "Parts", "bound_resize", "bound_gridsample", "bound_deformconv", "sample_bound",
+           "U", "C_COORD", "C_W", "C_SUM"]
 
 
 BOUND = PerOp("error bound", resize=bound_resize, gridsample=bound_gridsample, deformconv=bound_deformconv)

@@ -165,3 +165,23 @@ def skip_sized_unet(mode: str = "linear", coord: str = "half_pixel", dynamic: bo
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     return model
+
+
+def computed_grid_sample(mode: str = "nearest", dtype=TensorProto.FLOAT16):
+    """x -> conv f -> grid = Tanh(conv(f)) as [N, H, W, 2] * 1.1 -> GridSample(f, grid, border): a grid the model
+    computes, as a float16 spatial transformer exports it."""
+    rng = np.random.default_rng(4)
+    nodes, inits = [], []
+    for name, x, cin, cout, std in (("f", "x", 3, 4, 0.4), ("o", "f", 4, 2, 0.4)):
+        n, i = _conv3x3(name, x, cin, cout, 1, rng, std, dtype)
+        nodes += n[:1] + ([n[1]] if name == "f" else [helper.make_node("Identity", [f"{name}_c"], [name])])
+        inits += i
+    np_dtype = helper.tensor_dtype_to_np_dtype(dtype)
+    inits.append(helper.make_tensor("k", dtype, [], np.array(1.1, np_dtype).tobytes(), raw=True))
+    nodes += [helper.make_node("Tanh", ["o"], ["t"]),
+              helper.make_node("Transpose", ["t"], ["tg"], perm=[0, 2, 3, 1]),
+              helper.make_node("Mul", ["tg", "k"], ["grid"]),
+              helper.make_node("GridSample", ["f", "grid"], ["y"], mode=mode, padding_mode="border", name="/GridSample")]
+    graph = helper.make_graph(nodes, "stn16", [helper.make_tensor_value_info("x", dtype, [1, 3, 32, 48])],
+                              [helper.make_tensor_value_info("y", dtype, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)

@@ -181,7 +181,8 @@ def computed_grid_sample(mode: str = "nearest", dtype=TensorProto.FLOAT16):
     nodes += [helper.make_node("Tanh", ["o"], ["t"]),
               helper.make_node("Transpose", ["t"], ["tg"], perm=[0, 2, 3, 1]),
               helper.make_node("Mul", ["tg", "k"], ["grid"]),
-              helper.make_node("GridSample", ["f", "grid"], ["y"], mode=mode, padding_mode="border", name="/GridSample")]
+              helper.make_node("GridSample", ["f", "grid"], ["y"], mode=mode, padding_mode="border",
+                               name="/GridSample")]
     graph = helper.make_graph(nodes, "stn16", [helper.make_tensor_value_info("x", dtype, [1, 3, 32, 48])],
                               [helper.make_tensor_value_info("y", dtype, None)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)

@@ -150,9 +150,12 @@ def window_form(ir: ResizeIR, constant_scalars: bool = False) -> WindowForm | No
     if refused is not None:
         return refused
     # An axis the IR copies at equal lengths is copied bit for bit: the identity's scalars give weights 0 and 1
-    # exactly, where the general ones (in/out) leave a float32 division's rounding.
+    # exactly, where the general ones (in/out) leave a float32 division's rounding; so is one of one element at
+    # both lengths, which the oracle copies (``BoundAxis.is_identity``) where a static scale's map (1.5: source
+    # -1/6) leaves two float32 weights whose normalised sum rounds below 1 (antialias x1.5 on dynamic H / W).
     common = dict(kind=s.kind, cubic_a=float(s.cubic_a or 0), exclude_outside=bool(ir.exclude_outside),
-                  copy_equal=bool(ir.equal_length_identity), normalise=bool(s.antialias or ir.exclude_outside))
+                  copy_equal=bool(ir.equal_length_identity), normalise=bool(s.antialias or ir.exclude_outside),
+                  copy_one=not ir.exclude_outside and ir.coord != "tf_crop_and_resize" and not ir.pads)
     form = _sizes_form(ir, common, constant_scalars) if ir.sizes is not None or integer_scales(ir) is not None \
         else _scale_form(ir, common)
     if isinstance(form, NoNearestIndex) or s.antialias:

@@ -136,6 +136,18 @@ def test_constant_scales_on_dynamic_input(mode, scale, coord, tmp_path):
                 lambda s: (int(s[0][2] * scale), int(s[0][3] * scale)))
 
 
+@pytest.mark.parametrize("mode,scale,coord", [("linear", 1.5, "half_pixel"), ("cubic", 1.5, "half_pixel"),
+                                              ("cubic", 1.5, "asymmetric")])
+def test_constant_upscale_on_dynamic_input(mode, scale, coord, tmp_path):
+    """antialias with a static scale above 1 (F.interpolate(scale_factor=1.5, antialias=True) on dynamic H / W):
+    the map reads the scale, so at one element both ways (1 -> floor(1.5) = 1, which the oracle copies) it left two
+    float32 weights whose normalised sum rounds below 1; the window form refused and the default wrote the
+    library. Now the form copies that axis, as the oracle does."""
+    shapes = [[(1, 2, h, w)] for h, w in SCALED]
+    _check_runs(scaled_model(mode, coord, False, scale), tmp_path, shapes,
+                lambda s: (int(s[0][2] * scale), int(s[0][3] * scale)))
+
+
 def test_a_scale_without_an_int32_length_takes_the_float_window(tmp_path):
     """0.6f = 10066330 / 2^24: the integer window's floor(in*P/Q) leaves int32, so the scale window computed in
     float32 from the scale (``scale_taps``, proven over lengths at that scale) takes the node, not the extension;

@@ -51,7 +51,8 @@ def candidates(ir: ResizeIR, bound, static: bool = False):
             # fewer, measured 2-6% faster on CPU than passing only the resized axes). A dynamic axis stays
             # unlisted: listed, even with scale 1, it would take OpenVINO's length bound (``length_free``).
             scale = dict(zip(ir.axes, ir.scales))
-            listed = list(range(ir.rank)) if static else list(ir.axes)
+            # (nothing resized: the identity, spelled as scale 1 on the first axis, whatever its length)
+            listed = list(range(ir.rank)) if static else list(ir.axes) or [0]
             yield BUILTIN, "Interpolate-11 with the same attributes", dict(
                 mode, coord=coord, calc="scales", values=[float(scale.get(a, 1)) for a in listed],
                 axes=None if listed == list(range(ir.rank)) else listed)

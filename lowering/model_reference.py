@@ -134,12 +134,9 @@ def _first_deviation(model, names, irs, consts, values, fixed):
         got = np.asarray(values[node.output[0]])
         try:
             exact = oracle(ir, *args)
-            if against_oracle(ir, got, exact, args).ok:
+            judged, got = judged_alone(model, node, ir, got, exact, args)
+            if judged.ok:
                 continue
-            alone = computed_alone(model, node, args, got)
-            if alone is not got and against_oracle(ir, alone, exact, args).ok:
-                continue
-            got = alone
             explained = _named_departure(ir, node, got, exact, args, consts.keys() | constants | fed)
         except Exception:  # noqa: BLE001 -- the oracle refuses these inputs: the node proofs judged it
             continue
@@ -165,6 +162,16 @@ def _named_departure(ir, node, got, exact, args, known) -> bool:
         ort_ir != ir and same_off_ties(ir, ort_ir, got, ort_want, args) or \
         ort_rounds_integers_otherwise(ir) and got.shape == np.shape(ort_want) and \
         bool(np.all(np.abs(got.astype(np.float64) - ort_want) <= 1))
+
+
+def judged_alone(model, node, ir, got: np.ndarray, exact: np.ndarray, args):
+    """(the verdict, the output judged): onnxruntime's output ``got`` of ``node`` against the oracle's ``exact``,
+    and where it is off, the node's own output on ``args`` (``computed_alone``) in its place."""
+    verdict = against_oracle(ir, got, exact, args)
+    if verdict.ok:
+        return verdict, got
+    alone = computed_alone(model, node, args, got)
+    return (verdict, got) if alone is got else (against_oracle(ir, alone, exact, args), alone)
 
 
 def computed_alone(model, node, args, got: np.ndarray) -> np.ndarray:

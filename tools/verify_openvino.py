@@ -19,7 +19,7 @@ from functools import partial
 import numpy as np
 
 from ..lowering.model_check import constants, reference
-from ..lowering.model_reference import computed_alone
+from ..lowering.model_reference import judged_alone
 from ..semantics.compare import BOUND_FLOOR, against_oracle, compare, within_bound
 from ..semantics.errors import BridgeError, clip
 from ..semantics.opspec import spec
@@ -112,11 +112,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
             continue
         args = [None if not n else (consts[n] if n in consts else ort_out.get(n, feeds.get(n)))
                 for n in node.input]
-        exact = oracle(irs[name], *args)
-        ort_dev = against_oracle(irs[name], ort_out[node.output[0]], exact, args)
-        if not ort_dev.ok:  # a float16 node onnxruntime ran in float32 in the model: judged alone
-            ort_dev = against_oracle(irs[name], computed_alone(model, node, args, ort_out[node.output[0]]), exact,
-                                     args)
+        # (a float16 node onnxruntime ran in float32 in the model: judged alone)
+        ort_dev = judged_alone(model, node, irs[name], ort_out[node.output[0]], oracle(irs[name], *args), args)[0]
         ort_dev = ort_dev.to_dict()
         if not ort_dev["ok"]:
             deviating.add(node.output[0])

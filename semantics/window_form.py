@@ -155,7 +155,7 @@ def window_form(ir: ResizeIR, constant_scalars: bool = False) -> WindowForm | No
     # -1/6) leaves two float32 weights whose normalised sum rounds below 1 (antialias x1.5 on dynamic H / W).
     common = dict(kind=s.kind, cubic_a=float(s.cubic_a or 0), exclude_outside=bool(ir.exclude_outside),
                   copy_equal=bool(ir.equal_length_identity), normalise=bool(s.antialias or ir.exclude_outside),
-                  copy_one=not ir.exclude_outside and ir.coord != "tf_crop_and_resize" and not ir.pads)
+                  copy_one=not ir.exclude_outside)  # (tf_crop_and_resize and pads are refused above)
     form = _sizes_form(ir, common, constant_scalars) if ir.sizes is not None or integer_scales(ir) is not None \
         else _scale_form(ir, common)
     if isinstance(form, NoNearestIndex) or s.antialias:
@@ -178,7 +178,7 @@ def aspect_window(ir: ResizeIR) -> WindowForm | NoNearestIndex:
     # align_corners' map at equal lengths is the identity, which the oracle copies (``BoundAxis.is_identity``)
     # where the common scale would still stretch the filter
     return dataclasses.replace(form, map_by_scale=reads_scale(ir), stretch_by_scale=True,
-                               copy_equal=form.copy_equal or not reads_scale(ir), copy_one=not ir.exclude_outside)
+                               copy_equal=form.copy_equal or not reads_scale(ir))
 
 
 def _out1(ir: ResizeIR) -> Fraction | None:

@@ -69,6 +69,25 @@ def _run_openvino(core, ov_model, feeds: dict, observe: list[str], precision: st
     return out
 
 
+def precision_run(precision: str) -> tuple[str, str | None]:
+    """(the inference precision OpenVINO's CPU runs ``precision``'s hint at, a line saying so where that is not
+    ``precision``): a CPU without bf16 or f16 runs the hint in f32 without a word, and a model compiled under it
+    says so, so verify judges and names what ran rather than what was asked."""
+    if precision == "f32":
+        return precision, None
+    import numpy as np
+    import openvino as ov
+
+    x = ov.opset13.parameter([1], np.float32)
+    compiled = ov.Core().compile_model(ov.Model([ov.opset13.relu(x)], [x]), "CPU",
+                                       {"INFERENCE_PRECISION_HINT": precision})
+    ran = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
+    if ran == precision:
+        return precision, None
+    return ran, (f"--precision {precision}: this CPU does not compute in {precision} (OpenVINO's "
+                 f"OPTIMIZATION_CAPABILITIES lack it) and runs the hint at {ran}: judged at {ran}, as it ran")
+
+
 def importer_outputs(model, feeds: dict, precision: str) -> dict | None:
     """OpenVINO's own importer's model of ``model`` (a ModelProto) run at ``precision``, outputs by tensor name; None
     where it cannot convert or run it: verify's measure of a network's own rounding at a reduced precision."""

@@ -32,7 +32,7 @@ from ..semantics.tolerance import PRECISIONS, default_tolerance, float_bound, pr
 from ..translate.onnx import RESAMPLING_OPS, load, node_name, parse_model, resampling_nodes
 from ..translate.onnx_shapes import with_value_shapes
 from .node_probe import probe_text
-from .run_openvino import importer_outputs
+from .run_openvino import importer_outputs, precision_run
 from .targets import DEFAULT, convert_file, entry, refuse_verify_options
 from .verify_stats import finish_row, looser_than_bound
 
@@ -84,7 +84,8 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         raise BridgeError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}", field="precision")
     runner = entry(target, "verify").verify
     refuse_verify_options(target, {"precision": precision != "f32"})
-    report["precision"] = precision
+    precision, note = precision_run(precision)
+    report.update(precision=precision, **({"precision_note": note} if note else {}))
     ov_out, report["rungs"] = runner.run(model, model_path, feeds, observe, target=target, converted=converted,
                                          extensions=extensions, precision=precision,
                                          convert_file=partial(convert_file, target, follow_up=False), **options)
@@ -306,8 +307,9 @@ def format_verify(report: dict) -> str:
                  f"p99 {_num(r.get('p99_abs'))}; rel max {_num(r['max_rel'])} p99 {_num(r.get('p99_rel'))}")
         return head + stats + w + " " + verdict
 
-    if report.get("note"):
-        lines.append(report["note"])
+    for key in ("note", "precision_note"):
+        if report.get(key):
+            lines.append(report[key])
     runner = runner_name(report.get("target", DEFAULT))
     if report.get("precision", "f32") != "f32":
         runner = runner.replace(" f32", f" {report['precision']}")

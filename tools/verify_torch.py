@@ -27,7 +27,7 @@ from ..semantics.tolerance import PRECISIONS, float_bound, model_tolerance, prec
 from ..translate.torch import user_inputs
 from .cli_common import allow_conditional as conditional_of
 from .convert import convert_openvino_model
-from .run_openvino import _ov_reason, _read_converted
+from .run_openvino import _ov_reason, _read_converted, precision_run
 from .verify_openvino import _verdict, format_verify
 from .verify_stats import finish_row
 
@@ -43,13 +43,15 @@ def verify_torch(model, *, converted: str | None = None, example_inputs=None, fa
     if precision not in PRECISIONS:
         raise BridgeError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}",
                           field="precision")
+    precision, precision_note = precision_run(precision)
     source = load_source(model, example_inputs)
     core, ov_model, rungs = _converted(source, converted, extensions, fallback=fallback, strict=strict,
                                        allow_conditional=allow_conditional, prefer=prefer)
     run = runner(_compiler(core, precision), ov_model)
     shots = probes(source.program, seed)
     report: dict = {"inputs": [], "outputs": [], "nodes": [], "rungs": rungs, "converted": converted,
-                    "target": "openvino", "precision": precision, "reference": REFERENCE}
+                    "target": "openvino", "precision": precision, "reference": REFERENCE,
+                    **({"precision_note": precision_note} if precision_note else {})}
     for k, (at, arrays) in enumerate(shots):
         want = eager(source.program, arrays)
         if want is None:

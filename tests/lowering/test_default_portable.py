@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.precision import needs_bf16
+
 pytest.importorskip("openvino")
 ort = pytest.importorskip("onnxruntime")
 pytestmark = pytest.mark.slow
@@ -187,14 +189,6 @@ def test_the_default_runs_on_older_cpus(written, cpu, tmp_path):
     if qemu is None:
         pytest.skip("qemu-user is not installed (apt-get install qemu-user)")
     _run([qemu, "-cpu", cpu], sys.executable, written, tmp_path, env=dict(os.environ, OPENBLAS_CORETYPE="Prescott"))
-
-
-def needs_bf16():
-    """Skip where this CPU has no bf16 (OpenVINO runs the bf16 hint in f32 there: nothing to tell apart)."""
-    import openvino as ov
-
-    if "BF16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
-        pytest.skip("this CPU has no bf16: OpenVINO runs the bf16 hint in f32 here")
 
 
 def _other_releases() -> list[str]:

@@ -21,7 +21,8 @@ from resample_bridge.lowering.openvino.pinned_tail import unread  # noqa: E402
 from resample_bridge.semantics import tolerance  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
-from tests.lowering.test_default_portable import _other_releases, _outputs, needs_bf16  # noqa: E402
+from tests.helpers.precision import needs_bf16  # noqa: E402
+from tests.lowering.test_default_portable import _other_releases, _outputs  # noqa: E402
 from tests.lowering.test_scale_nearest import scales_model as nearest_model  # noqa: E402
 from tests.lowering.test_scale_taps import CROPS, scales_model, sizes_crop_model  # noqa: E402
 

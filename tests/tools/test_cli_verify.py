@@ -14,6 +14,7 @@ pytest.importorskip("onnxruntime")
 
 from resample_bridge.tools.cli import main  # noqa: E402
 from tests.helpers.models import resize_model, saved, strict_json  # noqa: E402
+from tests.helpers.precision import needs_bf16  # noqa: E402
 
 
 def test_verify_converted_checks_the_strict_conversion_the_user_wrote(tmp_path, capsys):
@@ -210,10 +211,7 @@ def test_verify_at_bf16_fails_index_arithmetic_left_in_reduced_precision(tmp_pat
     """verify --precision bf16 (this CPU's OpenVINO default where it has bf16): the demo's written model passes
     (values round), a model whose index arithmetic runs in bf16 fails (an index moves) though it passes at f32
     (issue 43). Skipped on a CPU without bf16, where OpenVINO runs the bf16 hint in f32."""
-    import openvino as ov
-
-    if "BF16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
-        pytest.skip("this CPU has no bf16: OpenVINO runs the hint in f32")
+    needs_bf16()
     src = saved(resize_model((1, 1, 1, "W"), scales=[1, 1, 1, 1.5], mode="nearest",
                              coordinate_transformation_mode="asymmetric", nearest_mode="floor"), tmp_path, "n.onnx")
     xml = str(tmp_path / "n.xml")
@@ -251,10 +249,7 @@ def test_verify_a_bfloat16_source_takes_the_oracle_where_onnxruntime_has_no_kern
 def _verify_real_at_bf16(name: str, tmp_path, capsys) -> tuple[int, str]:
     """A real exported model of tests/models converted with the default, then verify --precision bf16 on its
     saved inputs: (exit status, output). Skipped on a CPU without bf16."""
-    import openvino as ov
-
-    if "BF16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
-        pytest.skip("this CPU has no bf16: OpenVINO runs the hint in f32")
+    needs_bf16()
     d = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", name)
     xml = str(tmp_path / "m.xml")
     assert main(["convert", os.path.join(d, "model.onnx"), "-o", xml]) == 0

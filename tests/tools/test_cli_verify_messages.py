@@ -1,6 +1,6 @@
 """verify's lines where the input or the result is unusual: a converted file that does not exist, a grid of NaN and
 infinities (no library warning with a source path), a network whose own bf16 rounding fails the tolerance (OpenVINO's
-importer measured beside it)."""
+importer measured beside it), a precision this CPU does not compute in (named as what ran)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ pytest.importorskip("openvino")
 pytest.importorskip("onnxruntime")
 
 from resample_bridge.tools.cli import main  # noqa: E402
-from tests.helpers.models import resize_model, saved  # noqa: E402
+from tests.helpers.models import resize_model, saved, strict_json  # noqa: E402
+from tests.helpers.precision import needs_bf16, ran_at  # noqa: E402
 
 
 def test_a_converted_file_that_does_not_exist_is_said_so(tmp_path, capsys):
@@ -51,7 +52,8 @@ def test_non_finite_grid_values_print_no_source_path(tmp_path):
 def test_a_networks_own_bf16_rounding_is_said_beside_the_importers(tmp_path, capsys):
     """At bf16 the output of Conv(b, 1.001 w) - Conv(b, w) after a nearest x2 is mostly bf16 rounding (OpenVINO's
     default here): the output fails the tolerance and the row says OpenVINO's own importer is as far off, while
-    the node passes; at f32 no such line."""
+    the node passes; at f32 no such line. Skipped on a CPU without bf16."""
+    needs_bf16()
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -75,3 +77,18 @@ def test_a_networks_own_bf16_rounding_is_said_beside_the_importers(tmp_path, cap
     assert "OpenVINO's own importer at bf16 is as far off" in out and "1 resampling node passed" in out, out
     assert main(["verify", src, "--converted", xml]) == 0
     assert "own importer" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("precision", ["bf16", "f16"])
+def test_verify_names_the_precision_the_cpu_ran(tmp_path, capsys, precision):
+    """``--precision bf16`` / ``f16`` on a CPU that does not compute in it: OpenVINO runs the hint in f32 without a
+    word, and verify labelled the run "OpenVINO CPU bf16"; it names f32 and says why in one line. Where the CPU
+    computes in it (read from OpenVINO's capabilities), the label is that precision and no such line."""
+    src = saved(resize_model((1, 2, 6, 5), scales=[1, 1, 2, 1.5], mode="linear"), tmp_path, "m.onnx")
+    assert main(["verify", src, "--precision", precision]) == 0
+    out, ran = capsys.readouterr().out, ran_at(precision)
+    assert f"model outputs (OpenVINO CPU {ran} vs " in out, out
+    said = [line for line in out.splitlines() if f"this CPU does not compute in {precision}" in line]
+    assert len(said) == (ran != precision), out
+    assert main(["verify", src, "--precision", precision, "--json"]) == 0
+    assert strict_json(capsys.readouterr().out)["precision"] == ran

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import compile_f32
-from ..lowering.openvino.interpolate import length_free, runtime_conditions
+from ..lowering.openvino.interpolate import runtime_conditions
+from ..lowering.openvino.length_free import length_free
 from ..semantics.compare import outside
 from ..semantics.errors import BridgeError
 from ..semantics.ir import ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lowering.openvino.interpolate import REPRESENTATIVE_LENGTH
+from ..lowering.openvino.length_free import REPRESENTATIVE_LENGTH
 
 PROBE_SEED = 0
 DEFAULT_LENGTH = REPRESENTATIVE_LENGTH

@@ -42,6 +42,7 @@ from .interpolate import inexact_spellings
 from .index_ops import cached_verdict, floor_div, linear, signature, tag_of
 from .pinned import GraphValue, pin_f32, quotient, run_time_minus_one
 from .nearest_index import _lengths
+from .round_bf16 import convert_to
 
 FORM = "antialias_taps"
 MAX_LEN = 16000  # (2*2 + 4) * 16000^2 < 2^31: cubic's numerators stay inside int32
@@ -344,10 +345,9 @@ def as_f32(x, ir: ResizeIR):
 def as_input(y, x, ir: ResizeIR):
     """The window form's f32 result ``y`` in the element type of its input ``x`` (a copy of ``x`` where no axis
     was computed)."""
-    o = ops()
     if y is x:
-        y = o.convert(x, "f32").output(0)
-    return y if str(ir.dtype) == "float32" else o.convert(y, x.get_element_type()).output(0)
+        y = ops().convert(x, "f32").output(0)
+    return y if str(ir.dtype) == "float32" else convert_to(y, x.get_element_type())
 
 
 def copied(ir: ResizeIR) -> tuple:

@@ -39,6 +39,7 @@ from .graph import dims, ops, tag
 from .fixed_point_form import fixed_point_rounding, fixed_tables, last_two_swapped
 from .index_ops import floor_pow2
 from .interpolate import inexact_spellings
+from .round_bf16 import convert_to
 
 # input dtype -> the type the arithmetic runs in on OpenVINO CPU (nearest: the input's own, see bind)
 POLICY = OPENVINO_DTYPES["decompose"]
@@ -254,7 +255,7 @@ def decompose_resize(ir: ResizeIR, x, in_shape, name: str = ""):
                 np.asarray(bound.extrapolation_value, dtype=dtype).astype(work)  # as the oracle: input type
             y = o.select(mask, o.constant(np.asarray(fill)), y).output(0)
     if work != dtype.name:
-        y = o.convert(y, _ov_type(dtype.name)).output(0)
+        y = convert_to(y, _ov_type(dtype.name))
     if y is x:  # nearest whose every gather reads in order
         y = o.convert(x, _ov_type(dtype.name)).output(0)
         tag(y.get_node(), f"{name}/copy")

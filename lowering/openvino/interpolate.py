@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...semantics.compare import against_oracle
-from ...semantics.coords import bind_resize, floor_agrees_below, plain_coord
+from ...semantics.coords import bind_resize, plain_coord
 from ...semantics.taps import cache_if_hashable
 from ...semantics.errors import BridgeError
 from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_params, is_static
@@ -23,6 +23,8 @@ from ...semantics.equivalence import diff, field_differences
 from ...semantics.reference import run
 from ...translate import openvino as tov
 from ..compiled import resize_inputs
+from .length_free import REPRESENTATIVE_LENGTH, length_free
+from .round_bf16 import convert_to
 
 
 def interpolate_mode(ir: ResizeIR) -> dict | None:
@@ -36,10 +38,25 @@ def interpolate_mode(ir: ResizeIR) -> dict | None:
     return dict(mode="linear_onnx") if s.kind == "linear" else dict(mode="cubic", cube_coeff=float(s.cubic_a))
 
 
+def resizes_nothing(ir: ResizeIR) -> bool:
+    """The node is the identity on every shape: it lists no axis (static scales of 1 leave theirs out) and pads
+    nothing, so its sampler, rounding and coordinate mode never act."""
+    return not ir.axes and not any(ir.pads)
+
+
 def candidates(ir: ResizeIR, bound, static: bool = False):
     """(rung, description, attrs) to try in order: the ONNX spelling first, then exact rewrites. Rung numbers
     never decrease along the list, so trying rung 1's and then rung 2's keeps this order. ``static``: the input
     shape is fully known (``bound`` is the node's own shape, not a representative one)."""
+    if resizes_nothing(ir):
+        # Nothing resized: the identity whatever the sampler and coordinate mode (antialias, exclude_outside,
+        # a mode OpenVINO does not spell), so spelled as nearest at scale 1; on every axis where all are known,
+        # else on the first alone (a dynamic axis listed would take OpenVINO's length bound, ``length_free``).
+        listed = list(range(ir.rank)) if static else [0]
+        yield BUILTIN, "Interpolate-11 of scale 1 (the node resizes no axis)", dict(
+            mode="nearest", nearest_mode="floor", coord="asymmetric", calc="scales", values=[1.0] * len(listed),
+            axes=None if static else listed)
+        return
     axes = [a.axis for a in bound.axes] or list(ir.axes)
     sizes = [bound.out_shape[a] for a in axes]
     s = ir.sampler
@@ -51,8 +68,7 @@ def candidates(ir: ResizeIR, bound, static: bool = False):
             # fewer, measured 2-6% faster on CPU than passing only the resized axes). A dynamic axis stays
             # unlisted: listed, even with scale 1, it would take OpenVINO's length bound (``length_free``).
             scale = dict(zip(ir.axes, ir.scales))
-            # (nothing resized: the identity, spelled as scale 1 on the first axis, whatever its length)
-            listed = list(range(ir.rank)) if static else list(ir.axes) or [0]
+            listed = list(range(ir.rank)) if static else list(ir.axes)
             yield BUILTIN, "Interpolate-11 with the same attributes", dict(
                 mode, coord=coord, calc="scales", values=[float(scale.get(a, 1)) for a in listed],
                 axes=None if listed == list(range(ir.rank)) else listed)
@@ -175,60 +191,6 @@ def _candidates(ir, shape: tuple, static: bool) -> tuple:
     return tuple(candidates(ir, bind_resize(ir, shape), static=static))
 
 
-# A dynamic length stands for every length: the one the proof binds it to. Any works where ``length_free``
-# holds (the tap tables then repeat with the length); 16 covers several periods of every power-of-two scale.
-REPRESENTATIVE_LENGTH = 16
-LENGTH_FREE_BELOW = 10**6  # ``length_free``'s claim: OpenVINO's floor_eps output length is L * s below it
-_DYADIC_COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "tf_half_pixel_for_nn")
-
-
-def length_free(ir: ResizeIR, shape) -> str | None:
-    """None when a scales-mode Interpolate proven on one value of the dynamic dimensions of ``shape`` is exact
-    for every value below 10^6, else why not (from 10^6 on OpenVINO's output length floor(L * (s + 1e-6)) is
-    L * s + 1 or more, measured: L = 1048575, s = 2 gives 2097151 -- a bound that OpenVINO's own importer
-    shares, on every dynamic axis the op lists, scale 1 included). A dynamic axis that is not resized
-    (scale 1: copied by both) is irrelevant; a resized one needs an integer scale (output length L * s, and
-    the source coordinate of output o depends on o and s only); nearest needs a coordinate mode whose formula
-    does not read the length (align_corners and half_pixel_symmetric do) and a power-of-two scale, so float32
-    evaluates every source coordinate exactly and no rounding boundary moves; linear and cubic read the length
-    through the same formula as the source, their float32 steps within the error bound (tf_crop_and_resize
-    aside: its roi)."""
-    if isinstance(ir.sizes, tuple) and ir.roi is None:
-        # Sizes: an axis that is not resized is copied whatever its length; a resized one's map reads it,
-        # through the same formula on both sides (sizes mode: the scale is out/L at run time). Linear and
-        # cubic are continuous in the coordinate, their float32 steps within the error bound at every length;
-        # nearest's ties move with the length.
-        resized = [a for a in ir.axes if shape[a] is None]
-        if resized and ir.aspect_policy != "stretch":
-            # The output lengths and the common scale come from every resized axis's length: a square
-            # representative shape hides the policy (sizes as given), another one fixes other lengths.
-            return f"axis {resized[0]} has a dynamic length and keep_aspect_ratio_policy {ir.aspect_policy} " \
-                   "derives the output lengths from it"
-        if resized and ir.sampler.kind == "nearest":
-            return f"axis {resized[0]} has a dynamic length and a given size: nearest's rounding ties move " \
-                   "with the length"
-        return None
-    if not isinstance(ir.scales, tuple) or ir.roi is not None:
-        return "sizes / roi with a dynamic input length change the coordinate map with the length"
-    scale = dict(zip(ir.axes, ir.scales))
-    for i, d in enumerate(shape):
-        s = scale.get(i, Fraction(1))
-        if d is not None or s == 1:
-            continue
-        if s.denominator != 1:
-            return f"axis {i} has a dynamic length and the non-integer scale {float(s)}"
-        if floor_agrees_below(s, ir.size_rule) < LENGTH_FREE_BELOW:
-            return f"axis {i} has a dynamic length and the {ir.size_rule} rule's float product of the scale {s} " \
-                   f"rounds below {LENGTH_FREE_BELOW}"
-        if ir.coord not in _DYADIC_COORDS and (ir.sampler.kind == "nearest" or ir.coord == "tf_crop_and_resize"):
-            # Linear and cubic read the length through the same formula on both sides (the IR diff is
-            # symbolic), and float32 steps stay within the error bound; nearest's ties move with the length.
-            return f"axis {i} has a dynamic length and {ir.coord} reads the length in its formula"
-        if ir.sampler.kind == "nearest" and s.numerator & (s.numerator - 1):
-            return f"axis {i} has a dynamic length and nearest with the scale {s}, not a power of two"
-    return None
-
-
 # Element types Interpolate computes exactly only in float32 between Converts (the CPU plugin's own bf16
 # path is not in translate/dtypes.py's table): the result, rounded once, is the bf16 policy's.
 THROUGH_FLOAT32 = ("bfloat16",)
@@ -260,8 +222,9 @@ def _static_rung(node, rung: int):
     if through_f32 and dynamic:  # measured: some outputs a step off, where no midpoint excuses it
         return Refusal(f"OpenVINO's CPU computes a dynamic-shape Interpolate between Converts a {dtype} step off",
                        "dtype")
-    why = tov.dtype_reason("Interpolate", node.ir.sampler.kind, "float32" if through_f32 else dtype,
-                           node.ir.integer_rounding != "once")
+    identity = resizes_nothing(node.ir)  # spelled as nearest (``candidates``), whatever its sampler
+    why = tov.dtype_reason("Interpolate", "nearest" if identity else node.ir.sampler.kind,
+                           "float32" if through_f32 else dtype, node.ir.integer_rounding != "once" and not identity)
     if why is not None:
         return Refusal(why, "dtype")
     found, not_native = _first_exact(node, (BUILTIN, REWRITE) if through_f32 else (rung,), shape,
@@ -272,7 +235,7 @@ def _static_rung(node, rung: int):
     desc, attrs, ties = found
     op = build(ops().convert(x, "f32").output(0) if through_f32 else x, attrs)
     tag(op, f"{node.name}/native")
-    out = ops().convert(op, x.get_element_type()).output(0) if through_f32 else op.output(0)
+    out = convert_to(op.output(0), x.get_element_type()) if through_f32 else op.output(0)
     reason = desc + (f" in float32 between Converts ({dtype} rounded once)" if through_f32 else "") + \
         " computes the same numbers" + (
         f" (fp32 ties at {ties_text(ties)} measured to resolve as exact arithmetic)" if ties else "") + (

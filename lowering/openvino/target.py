@@ -19,6 +19,7 @@ from .frontend import Planner, conversion_extensions, conversion_message, openvi
 from .graph import F32, compile_checked, observing, tagged
 from .ladder import LADDERS, TARGET, policy_for
 from .older_releases import respell_for_older_releases
+from .importer_shapes import with_importer_shapes
 from .index_arithmetic import constant_divisors, exact_index_arithmetic, index_note
 from .pinned_tail import keep_in_tail
 from .probe import plugin_sentence
@@ -90,7 +91,10 @@ class OpenVINOTarget(Target):
         planner = Planner(policy)
         # The IR of every node as inspect / check read it from the ONNX model (bodies and functions included):
         # the frontend's view of a node (0-d empty constants, unfolded Shape chains) only locates it.
-        exts = conversion_extensions(opset=default_opset(model), planner=planner, irs=source_irs(model),
+        irs = source_irs(model)
+        shaped = with_importer_shapes(model, irs)  # sizes computed from shapes only OpenVINO knows are static
+        irs = irs if shaped is model else source_irs(shaped)
+        exts = conversion_extensions(opset=default_opset(model), planner=planner, irs=irs,
                                      sides=planar_sides(inlined))
         try:
             with _keyed_copy(inlined, model_path) as path, _torch_left_alone():

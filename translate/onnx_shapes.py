@@ -157,12 +157,8 @@ def with_value_shapes(model, values: dict):
     observed type and shape as value_info, replacing what inference left: a node whose input rank no shape
     inference gives (a shape computed from data) has it where a run has seen the tensor (``verify``). Graph
     inputs and outputs keep their declarations."""
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    declared = {vi.name for vi in (*m.graph.input, *m.graph.output)}
-    kept = [vi for vi in m.graph.value_info if vi.name not in values]
-    m.graph.ClearField("value_info")
-    m.graph.value_info.extend(kept)
+    declared = {vi.name for vi in (*model.graph.input, *model.graph.output)}
+    infos = []
     for name, v in values.items():
         if name in declared:
             continue
@@ -170,7 +166,19 @@ def with_value_shapes(model, values: dict):
             elem = onnx.helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype)
         except (KeyError, TypeError, ValueError):
             continue
-        m.graph.value_info.append(onnx.helper.make_tensor_value_info(name, elem, list(np.shape(v))))
+        infos.append(onnx.helper.make_tensor_value_info(name, elem, list(np.shape(v))))
+    return with_value_info(model, infos, dropped=values)
+
+
+def with_value_info(model, infos: list, dropped=()):
+    """A copy of ``model`` whose value_info holds ``infos`` in place of what it had for those tensors (and for
+    the names in ``dropped``)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    names = {vi.name for vi in infos} | set(dropped)
+    kept = [vi for vi in m.graph.value_info if vi.name not in names]
+    m.graph.ClearField("value_info")
+    m.graph.value_info.extend(kept + list(infos))
     return m
 
 

@@ -7,7 +7,8 @@ Reshape unknown to ONNX shape inference, on a model with static inputs: the Resi
 and took the index decomposition (rung 3), where OpenVINO, which knows the shapes, runs its own Interpolate. Only
 tensors downstream of no resampling node whose output shape ONNX does not confirm are taken: OpenVINO's importer
 computes some output lengths of its own Resize differently from ONNX (``length_free``), and there the hook's own
-graph knows the shapes (``frontend.with_frontend_shapes``). The written model is still checked whole against onnxruntime."""
+graph knows the shapes (``frontend.with_frontend_shapes``). The written model is still checked whole against
+onnxruntime."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import onnx
 
 from ...semantics.ir import has_runtime_params
 from ...translate.onnx import RESAMPLING_OPS
-from ...translate.onnx_shapes import declared_shape, graph_inputs
+from ...translate.onnx_shapes import declared_shape, graph_inputs, with_value_info
 
 
 def _downstream_of_resampling(graph, known: dict) -> set[str]:
@@ -27,10 +28,10 @@ def _downstream_of_resampling(graph, known: dict) -> set[str]:
     inferred = {vi.name: vi for vi in graph.value_info}
     reached: set[str] = set()
     for node in graph.node:  # a graph's nodes are in topological order
-        agreed = node.op_type in RESAMPLING_OPS and all(
-            o in inferred and not _unknown(inferred[o]) and known.get(o, _dims(inferred[o])) == _dims(inferred[o])
-            for o in node.output)
-        if (node.op_type in RESAMPLING_OPS and not agreed) or any(i in reached for i in node.input):
+        onnx_dims = {o: _known(inferred[o]) if o in inferred else None for o in node.output}
+        differs = node.op_type in RESAMPLING_OPS and \
+            any(d is None or known.get(o, d) != d for o, d in onnx_dims.items())
+        if differs or any(i in reached for i in node.input):
             reached.update(o for o in node.output if o)
     return reached
 
@@ -49,13 +50,10 @@ def _importer_static_shapes(model) -> dict[str, list[int]]:
             for name in out.get_names()}
 
 
-def _unknown(vi) -> bool:
-    t = vi.type.tensor_type
-    return not t.HasField("shape") or any(not d.HasField("dim_value") for d in t.shape.dim)
-
-
-def _dims(vi) -> list[int]:
-    return [d.dim_value for d in vi.type.tensor_type.shape.dim]
+def _known(vi) -> list[int] | None:
+    """The dims ONNX inference gives ``vi`` where it gives every one, else None."""
+    dims = declared_shape(vi)
+    return dims if dims is not None and all(isinstance(d, int) for d in dims) else None
 
 
 def with_importer_shapes(model, irs: dict):
@@ -72,13 +70,5 @@ def with_importer_shapes(model, irs: dict):
     skip = _downstream_of_resampling(inferred.graph, known)
     taken = [onnx.helper.make_tensor_value_info(vi.name, vi.type.tensor_type.elem_type, known[vi.name])
              for vi in inferred.graph.value_info
-             if vi.name in known and vi.name not in skip and vi.type.HasField("tensor_type") and _unknown(vi)]
-    if not taken:
-        return model
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    names = {vi.name for vi in taken}
-    kept = [vi for vi in out.graph.value_info if vi.name not in names]
-    out.graph.ClearField("value_info")
-    out.graph.value_info.extend(kept + taken)
-    return out
+             if vi.name in known and vi.name not in skip and vi.type.HasField("tensor_type") and _known(vi) is None]
+    return with_value_info(model, taken) if taken else model

@@ -106,7 +106,10 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
     shape, a length, an index) or shape differs computes something else. A float op that is not ours, whose
     inputs agree and whose values differ is OpenVINO's own rounding (another accumulation order, a reciprocal for
     a division), as its importer has it: onnxruntime's reference drifts from it, beyond the tolerance where an
-    ill-conditioned map (a random homography) amplifies it, and nothing was read or written wrong. A node that is
+    ill-conditioned map (a random homography) amplifies it, and nothing was read or written wrong. That holds of
+    a Loop / If / Scan whose body holds a resampling node only where the ``importer``'s model gives its output
+    identically: the body is lowered by us (a rung 3 decomposition pasting a 1x1 mask in a Loop made OpenVINO
+    read uninitialised memory in the Concat after it, measured, where its own Interpolate did not). A node that is
     not a resampling node whose output the ``importer``'s model gives identically is said to be so."""
 
     names = [o for node in model.graph.node for o in node.output if o]
@@ -157,6 +160,13 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
                 else:
                     tail = _IMPORTER_TOO if ir is None and _importer_agrees(importer, probe, o, g) else ""
                 return Said(f"{where} gives {_shown(g, w)}{tail}", where + tail)
+            inner = _body_resampling(node, name, irs)
+            if inner and not _importer_agrees(importer, probe, o, g):
+                # not an op that is not ours: its body holds our lowering, and the runtime's own import of the
+                # source computes it otherwise (a Loop pasting masks, where the body's Resize was rewritten)
+                where = f"first differing node: {clip(name, 80)} ({node.op_type}), whose body holds " \
+                        f"{clip(inner[0], 80)}"
+                return Said(f"{where}, gives {_shown(g, w)}{_BODY_OURS}", where + _BODY_OURS)
     if shape and not located:
         return _UNLOCATED
     return None
@@ -246,6 +256,7 @@ def _importer_agrees(importer: Runner | None, probe: Probe, name: str, got: np.n
     return t.shape == got.shape and bool(np.array_equal(t, got, equal_nan=t.dtype.kind == "f"))
 
 
+_BODY_OURS = "; OpenVINO's own importer computes it otherwise (not its rounding: the body's lowering)"
 _IMPORTER_TOO = " (not a resampling node: OpenVINO's own importer computes it so too)"
 _FIXED_LENGTHS = "; OpenVINO's own importer computes it so too: where the model runs at fixed lengths, convert " \
     "--input gives them"

@@ -125,7 +125,7 @@ class Graph:
         graphs = list(_all_graphs(inferred.graph))
         producers = {o: n for g in graphs for n in g.node for o in n.output if o}
         resampling = [n for g in graphs for n in g.node if is_resampling(n)]
-        inputs = runtime_inputs(inferred.graph, self.consts, self.shapes, self.dtypes)
+        inputs = runtime_inputs(self.consts, self.shapes, self.dtypes)
         folded, self.partials = fold_parameters(resampling, producers, self.consts, self.shapes, self.opset,
                                                 self.dim_params, inputs)
         self.consts.update(folded)

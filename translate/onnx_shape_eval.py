@@ -15,8 +15,9 @@ was converted to a frozen 224x224 that way, when two runs of stand-ins were comp
 A second run with other stand-ins (other aspect ratios) checks every CONST element; a disagreement makes it
 UNKNOWN, so a defect in a tag rule can only lose knowledge, never invent it.
 
-A small graph input on the chain (``Concat(Shape(x)[:2], hw)`` with hw fed by the user) is a leaf whose every
-element is UNKNOWN, given other stand-ins in each run: what does not depend on it (N and C, x's own) is still read.
+A small tensor on the chain that cannot be read further (``Concat(Shape(x)[:2], hw)`` with hw fed by the user, or
+read from a box inside a Loop body) is a leaf whose every element is UNKNOWN, given other stand-ins in each run:
+what does not depend on it (N and C, x's own) is still read.
 """
 
 from __future__ import annotations
@@ -127,10 +128,11 @@ def _multiples(out: list, name: str, found, shapes: dict, keys: dict, where: dic
 
 
 def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool = False, inputs=None):
-    """(nodes computing ``name`` in dependency order, constant leaves, {tensor: Shape node} leaves, {graph input:
-    numpy dtype} leaves) or None when a leaf is only known at run time. Where ``dynamic``, a Shape of a tensor with
-    dynamic dims is a leaf, and so is a graph input that ``inputs`` ({name: (shape, dtype)}) names: a small
-    vector whose value is not known at all (``partial_value`` reads what does not depend on it)."""
+    """(nodes computing ``name`` in dependency order, constant leaves, {tensor: Shape node} leaves, {tensor:
+    (shape, numpy dtype)} leaves) or None when a leaf is only known at run time. Where ``dynamic``, a Shape of a
+    tensor with dynamic dims is a leaf, and so is a tensor that ``inputs`` ({name: (shape, dtype)}) names and
+    whose producer cannot be read: a small vector whose value is not known at all (``partial_value`` reads what
+    does not depend on it)."""
     order, leaves, shape_leaves, opaque, seen = [], {}, {}, {}, set()
 
     def visit(t: str) -> bool:
@@ -140,9 +142,23 @@ def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool 
         if t in consts:
             leaves[t] = consts[t]
             return True
+        before = (len(order), set(seen), set(leaves), set(shape_leaves), set(opaque))
+        if computed(t):
+            return True
+        # What computes t cannot be read (a graph or Loop-body input, a value read from data, a Loop's output):
+        # where t is small and its shape static, its value is unknown, not the whole chain (a Loop body's
+        # ``Concat(Shape(mask)[:2], [h, w])`` with h, w read from the iteration's box still pins N and C)
+        del order[before[0]:]
+        seen.intersection_update(before[1] | {t})
+        for table, kept in ((leaves, before[2]), (shape_leaves, before[3]), (opaque, before[4])):
+            for k in set(table) - kept:
+                del table[k]
         if dynamic and t in (inputs or {}):
             opaque[t] = inputs[t]
             return True
+        return False
+
+    def computed(t: str) -> bool:
         node = producers.get(t)
         if node is None or node.domain not in ONNX_DOMAINS or node.op_type in UNFOLDABLE:
             return False
@@ -305,16 +321,17 @@ def _opaque_value(shape, dtype: str, run: int) -> np.ndarray:
     return (base * 0.37 + (1.3 if run == 0 else 2.6)).astype(dtype)
 
 
-def runtime_inputs(graph, consts: dict, shapes: dict, dtypes: dict) -> dict:
-    """{name: (shape, numpy dtype)} of the graph's inputs ``partial_value`` may read as values known only at run
-    time: not initializers, a static shape of at most MAX_OPAQUE elements, integer or float."""
+def runtime_inputs(consts: dict, shapes: dict, dtypes: dict) -> dict:
+    """{name: (shape, numpy dtype)} of the tensors ``partial_value`` may read as values known only at run time
+    where what computes them cannot be read (``chain``): not constants, a static shape of at most MAX_OPAQUE
+    elements, integer or float."""
     out = {}
-    for vi in graph.input:
-        shape, dtype = shapes.get(vi.name), dtypes.get(vi.name)
-        if vi.name in consts or shape is None or None in shape or np.prod(shape, dtype=np.int64) > MAX_OPAQUE or \
+    for name, shape in shapes.items():
+        dtype = dtypes.get(name)
+        if name in consts or shape is None or None in shape or np.prod(shape, dtype=np.int64) > MAX_OPAQUE or \
                 _kind(dtype) not in ("i", "u", "f"):
             continue
-        out[vi.name] = (tuple(shape), dtype)
+        out[name] = (tuple(shape), dtype)
     return out
 
 

@@ -126,8 +126,20 @@ def picked_by_the_input():
     return _fed_model(nodes, [_c("zero", 0), _c("five", 5)])
 
 
+def read_from_data():
+    """The lengths read from a tensor of any length (paste_masks' box in a Loop body; a size from a ReduceMax):
+    t [M] float, sizes = Concat(Shape(x)[:2], [ceil(max(t)), ceil(min(t))]). Nothing that computes the lengths
+    can be read, a scalar on the way can: N and C are still x's own."""
+    nodes = [h.make_node("Shape", ["x"], ["shp"]), h.make_node("Slice", ["shp", "s0", "s2"], ["nc"]),
+             h.make_node("ReduceMax", ["t"], ["mx"], keepdims=0), h.make_node("ReduceMin", ["t"], ["mn"], keepdims=0),
+             h.make_node("Concat", ["mx1", "mn1"], ["hwf"], axis=0), h.make_node("Ceil", ["hwf"], ["hwc"]),
+             h.make_node("Unsqueeze", ["mx", "a0"], ["mx1"]), h.make_node("Unsqueeze", ["mn", "a0"], ["mn1"]),
+             h.make_node("Cast", ["hwc"], ["hw"], to=T.INT64), h.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0)]
+    return _fed_model(nodes, [_c("s0", [0]), _c("s2", [2]), _c("a0", [0])], T.FLOAT, ("M",))
+
+
 FED = {given_hw: [(7, 9), (1, 1), (300, 2)], given_scale: [(1.5, 2.0), (1.0, 1.0), (3.3, 1.25)],
-       picked_by_the_input: [(0, 1), (2, 3), (3, 0)]}
+       picked_by_the_input: [(0, 1), (2, 3), (3, 0)], read_from_data: [(7.5, 2.2, 3.0), (1.0,), (2.5, 40.0)]}
 
 
 @pytest.mark.parametrize("build", list(FED))
@@ -155,6 +167,7 @@ def test_what_it_knows_next_to_a_graph_input():
     assert _partial(given_hw()) == (("dim", "x", 0), 3, None, None)
     assert _partial(given_scale()) == (("dim", "x", 0), 3, None, None)
     assert _partial(picked_by_the_input()) in (None, (None, None, None, None))
+    assert _partial(read_from_data()) == (("dim", "x", 0), 3, None, None)  # (was None: t's length is dynamic)
     whole = h.make_graph([h.make_node("Resize", ["x", "", "", "t"], ["y"], mode="linear")], "g",
                          [h.make_tensor_value_info("x", T.FLOAT, ["N", 3, "H", "W"]),
                           h.make_tensor_value_info("t", T.INT64, [4])], [h.make_tensor_value_info("y", T.FLOAT, None)])

@@ -86,6 +86,8 @@ def whole_model_failures(model, run_written: Runner | None, irs: dict | None = N
                 break
             if why is None:
                 continue  # OpenVINO's own float rounding in ops not ours (see _attributed)
+            if why is _UNLOCATED and r.shape_mismatch is None and _importer_alike(importer, todo[:k + 1], got):
+                continue  # OpenVINO's own compile of the user's graph, as for a float op not ours
             what = (f"shape {r.shape_mismatch}" if r.shape_mismatch else
                     f"max error {r.max_abs:.3g} at {list(r.worst)} ({r.got:.9g} vs {r.want:.9g})")
             if why.endswith(_IMPORTER_TOO) and dynamic(model):
@@ -109,7 +111,8 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
     ill-conditioned map (a random homography) amplifies it, and nothing was read or written wrong. That holds of
     a Loop / If / Scan whose body holds a resampling node only where the ``importer``'s model gives its output
     identically: the body is lowered by us (a rung 3 decomposition pasting a 1x1 mask in a Loop made OpenVINO
-    read uninitialised memory in the Concat after it, measured, where its own Interpolate did not). A node that is
+    read uninitialised memory in the Concat after it, measured, where its own Interpolate did not); nor of outputs
+    that differ where no tensor differs once observed (``_UNLOCATED``). A node that is
     not a resampling node whose output the ``importer``'s model gives identically is said to be so."""
 
     names = [o for node in model.graph.node for o in node.output if o]
@@ -167,7 +170,9 @@ def _attributed(model, want: dict, run_written: Runner, probe: Probe, irs: dict,
                 where = f"first differing node: {clip(name, 80)} ({node.op_type}), whose body holds " \
                         f"{clip(inner[0], 80)}"
                 return Said(f"{where}, gives {_shown(g, w)}{_BODY_OURS}", where + _BODY_OURS)
-    if shape and not located:
+    if not located:
+        # (values too: a difference of 0.3 that vanishes when observed is no rounding -- measured, a SegFormer at
+        # 96 x 96 after a run at 52 x 44, OpenVINO's fused subgraphs; its importer's model alike)
         return _UNLOCATED
     return None
 
@@ -240,6 +245,22 @@ def _importer_runs(importer: Runner | None, probe: Probe) -> bool:
     except BridgeError:
         return False
     return True
+
+
+def _importer_alike(importer: Runner | None, run: list, got: dict) -> bool:
+    """Whether the importer's model, fed the probes of ``run`` in that order (a compiled model's earlier lengths
+    can change what it computes at the next: measured, OpenVINO's fused subgraphs of a SegFormer at 96 x 96 after
+    52 x 44), gives at the last one every output of ``got`` (the written model's there) identically."""
+    if importer is None:
+        return False
+    try:
+        for probe in run:
+            theirs = importer(probe.feeds, [])
+    except BridgeError:
+        return False
+    return all(n in theirs and np.array_equal(np.asarray(theirs[n]), np.asarray(v),
+                                              equal_nan=np.asarray(v).dtype.kind == "f")
+               for n, v in got.items() if n not in run[-1].feeds)
 
 
 def _importer_agrees(importer: Runner | None, probe: Probe, name: str, got: np.ndarray) -> bool:

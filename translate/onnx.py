@@ -20,7 +20,7 @@ from ..semantics.ir import RuntimeValue
 from .onnx_files import check_inline_tensors, read_model
 from ..semantics.vocab import ONNX_CONVENTION_OPS, ONNX_DOMAINS, ONNX_NEAREST_MODES, ONNX_RESAMPLING_OPS, ONNX_RESIZE_OPS
 from .onnx_fold import fold_parameters
-from .onnx_shape_eval import runtime_inputs
+from .onnx_shape_eval import runtime_values
 from .onnx_ops import CONVENTIONS, DEFAULT_CONVENTION, PARSERS
 from .onnx_validate import check_header, check_nodes, check_structure, check_types, validate_node
 from .onnx_walk import is_resampling, node_name, subgraphs, walk
@@ -125,7 +125,7 @@ class Graph:
         graphs = list(_all_graphs(inferred.graph))
         producers = {o: n for g in graphs for n in g.node for o in n.output if o}
         resampling = [n for g in graphs for n in g.node if is_resampling(n)]
-        inputs = runtime_inputs(self.consts, self.shapes, self.dtypes)
+        inputs = runtime_values(self.consts, self.shapes, self.dtypes)
         folded, self.partials = fold_parameters(resampling, producers, self.consts, self.shapes, self.opset,
                                                 self.dim_params, inputs)
         self.consts.update(folded)

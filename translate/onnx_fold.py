@@ -16,7 +16,7 @@ def fold_parameters(nodes, producers: dict, consts: dict, shapes: dict, opset: i
                     dim_params: dict | None = None, inputs=None) -> tuple[dict, dict]:
     """({tensor: value}, {tensor: partial}) for the parameter inputs (roi / scales / sizes) of ``nodes``:
     values that fold completely, and, for the rest, a partial value where the chain reads dynamic dims or the
-    graph inputs ``inputs`` names (``onnx_shape_eval.runtime_inputs``). ``producers`` maps a tensor name to the
+    small tensors ``inputs`` names (``onnx_shape_eval.runtime_values``). ``producers`` maps a tensor name to the
     NodeProto that outputs it."""
     folded, partial = {}, {}
     for node in nodes:

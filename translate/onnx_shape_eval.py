@@ -133,25 +133,26 @@ def chain(name: str, producers: dict, consts: dict, shapes: dict, dynamic: bool 
     tensor with dynamic dims is a leaf, and so is a tensor that ``inputs`` ({name: (shape, dtype)}) names and
     whose producer cannot be read: a small vector whose value is not known at all (``partial_value`` reads what
     does not depend on it)."""
-    order, leaves, shape_leaves, opaque, seen = [], {}, {}, {}, set()
+    order, leaves, shape_leaves, opaque, seen = [], {}, {}, {}, {}  # (dicts: insertion order, for rollback)
 
     def visit(t: str) -> bool:
         if not t or t in seen:
             return True
-        seen.add(t)
+        seen[t] = True
         if t in consts:
             leaves[t] = consts[t]
             return True
-        before = (len(order), set(seen), set(leaves), set(shape_leaves), set(opaque))
+        tables = (order, seen, leaves, shape_leaves, opaque)
+        before = [len(table) for table in tables]
         if computed(t):
             return True
         # What computes t cannot be read (a graph or Loop-body input, a value read from data, a Loop's output):
         # where t is small and its shape static, its value is unknown, not the whole chain (a Loop body's
-        # ``Concat(Shape(mask)[:2], [h, w])`` with h, w read from the iteration's box still pins N and C)
+        # ``Concat(Shape(mask)[:2], [h, w])`` with h, w read from the iteration's box still pins N and C). What
+        # the failed reading added is taken back first.
         del order[before[0]:]
-        seen.intersection_update(before[1] | {t})
-        for table, kept in ((leaves, before[2]), (shape_leaves, before[3]), (opaque, before[4])):
-            for k in set(table) - kept:
+        for table, n in zip(tables[1:], before[1:]):
+            for k in list(table)[n:]:
                 del table[k]
         if dynamic and t in (inputs or {}):
             opaque[t] = inputs[t]
@@ -321,7 +322,7 @@ def _opaque_value(shape, dtype: str, run: int) -> np.ndarray:
     return (base * 0.37 + (1.3 if run == 0 else 2.6)).astype(dtype)
 
 
-def runtime_inputs(consts: dict, shapes: dict, dtypes: dict) -> dict:
+def runtime_values(consts: dict, shapes: dict, dtypes: dict) -> dict:
     """{name: (shape, numpy dtype)} of the tensors ``partial_value`` may read as values known only at run time
     where what computes them cannot be read (``chain``): not constants, a static shape of at most MAX_OPAQUE
     elements, integer or float."""

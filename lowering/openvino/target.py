@@ -199,7 +199,9 @@ def _runner(compile_observing, what: str):
         params = {n for p in c.inputs for n in p.get_names()}
         try:
             given = {k: v for k, v in feeds.items() if k in params}
-            res = c(given) if not fresh else (c(given), c(given))[1]
+            if fresh:
+                c(given)  # the first inference, not judged (above)
+            res = c(given)
         except Exception as e:  # noqa: BLE001 -- the plugin's refusal, in its own words
             raise BridgeError(f"OpenVINO CPU cannot run {what}: " + plugin_sentence(e), field="model") from None
         return {name: val for port, val in res.items() for name in port.get_names()}

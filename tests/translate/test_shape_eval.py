@@ -88,7 +88,7 @@ def test_what_it_knows():
     assert _partial(min_of_lengths()) == (1, 3, None, None)
 
 
-# -- graph inputs known only at run time (onnx_shape_eval.runtime_inputs) --------------------------------------
+# -- values known only at run time (onnx_shape_eval.runtime_values) ---------------------------------------------
 
 
 def _fed_model(nodes, inits, t_type=T.INT64, t_shape=(2,)):

@@ -258,9 +258,7 @@ def _importer_alike(importer: Runner | None, run: list, got: dict) -> bool:
             theirs = importer(probe.feeds, [])
     except BridgeError:
         return False
-    return all(n in theirs and np.array_equal(np.asarray(theirs[n]), np.asarray(v),
-                                              equal_nan=np.asarray(v).dtype.kind == "f")
-               for n, v in got.items() if n not in run[-1].feeds)
+    return all(n in theirs and _identical(theirs[n], v) for n, v in got.items() if n not in run[-1].feeds)
 
 
 def _importer_agrees(importer: Runner | None, probe: Probe, name: str, got: np.ndarray) -> bool:
@@ -273,8 +271,13 @@ def _importer_agrees(importer: Runner | None, probe: Probe, name: str, got: np.n
         return False
     if name not in theirs:
         return False
-    t = np.asarray(theirs[name])
-    return t.shape == got.shape and bool(np.array_equal(t, got, equal_nan=t.dtype.kind == "f"))
+    return _identical(theirs[name], got)
+
+
+def _identical(a, b) -> bool:
+    """Bit for bit the same tensor (a NaN where the other has one)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
 
 
 _BODY_OURS = "; OpenVINO's own importer computes it otherwise (not its rounding: the body's lowering)"

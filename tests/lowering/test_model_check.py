@@ -390,15 +390,17 @@ def _loop_resizing_each(mode: str = "half_pixel"):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
-def _openvino_runner(path):
-    """``(feeds, names) -> outputs by name`` of OpenVINO's own import of the ONNX file at ``path`` (CPU, f32)."""
+def _openvino_runner(model):
+    """``(feeds, names) -> outputs by name`` of ``model`` (an OpenVINO model, or an ONNX file's path: OpenVINO's
+    own import of it) on CPU in f32, compiled once per set of observed tensors."""
     from resample_bridge.lowering.openvino.graph import observing
 
     core, compiled = ov.Core(), {}
 
     def run(feeds, observe):
         if tuple(observe) not in compiled:
-            compiled[tuple(observe)] = core.compile_model(observing(ov.convert_model(str(path)), observe), "CPU",
+            m = ov.convert_model(str(model)) if isinstance(model, (str, Path)) else model
+            compiled[tuple(observe)] = core.compile_model(observing(m, observe), "CPU",
                                                           {"INFERENCE_PRECISION_HINT": "f32"})
         return {n: v for port, v in compiled[tuple(observe)](feeds).items() for n in port.get_names()}
     return run
@@ -458,19 +460,12 @@ def test_a_difference_that_vanishes_when_observed_is_not_rounding():
     from resample_bridge.lowering import model_check
     from resample_bridge.lowering.model_probes import Probe
     from resample_bridge.lowering.model_reference import SourceRunner, constants, reference
-    from resample_bridge.lowering.openvino.graph import observing
     from resample_bridge.translate.onnx import parse_model
 
     src = Path(__file__).parents[1] / "models" / "ts14_hf_segformer_dynhw" / "model.onnx"
     source = onnx.load(src)
     written, _ = convert(str(src))
-    core, compiled = ov.Core(), {}
-
-    def run_written(feeds, observe):
-        if tuple(observe) not in compiled:
-            compiled[tuple(observe)] = core.compile_model(observing(written, observe), "CPU",
-                                                          {"INFERENCE_PRECISION_HINT": "f32"})
-        return {n: v for port, v in compiled[tuple(observe)](feeds).items() for n in port.get_names()}
+    run_written = _openvino_runner(written)
 
     rng = np.random.default_rng(0)
     first = rng.uniform(0, 1, (1, 3, 52, 44)).astype(np.float32)

@@ -11,6 +11,7 @@ Ported to C++ in lowering/kernels/rb/bind.hpp (bind_resize, output_length, affin
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -88,15 +89,35 @@ def floor_agrees_below(scale: Fraction, rule: str) -> float:
     """An input length below which ``output_length(L, scale, rule)`` is the exact floor(L * scale) for every L
     (0 where none is known): the float product of L and a binary scale n / 2^E (n odd) is exact while L * n
     stays below 2^24 (float32) or 2^53 (float64), so a form computing the exact floor holds there; any length for
-    "floor" itself; OpenVINO's floor_eps only at scale 1."""
+    "floor" itself; OpenVINO's floor_eps at scale 1, and below its first length off (``_floor_eps_agrees_below``)
+    at an integer scale."""
     scale = Fraction(scale)
     if rule == "floor" or (rule == "floor_eps" and scale == 1):
         return math.inf
+    if rule == "floor_eps":
+        return _floor_eps_agrees_below(scale) if scale.denominator == 1 and scale > 0 else 0
     bits = _PRODUCT_BITS.get(rule)
     if bits is None or scale <= 0 or scale.denominator & (scale.denominator - 1):
         return 0
     n = scale.numerator >> ((scale.numerator & -scale.numerator).bit_length() - 1)  # its odd part
     return -(-(1 << bits) // n)
+
+
+@functools.lru_cache(maxsize=64)
+def _floor_eps_agrees_below(k: Fraction) -> int:
+    """The first input length at which OpenVINO's scales-mode output length (``output_length``'s floor_eps) is not
+    k * L, for an integer k, counted length by length up to 2^24 / k (float32 L * k is exact below): the 1e-6 it
+    adds to k reaches an integer well before 10^6 (measured on CPU: L = 983040 at k = 2 gives 1966081; k = 16 from
+    L = 393216)."""
+    k = int(k)
+    e = np.float32(np.float32(k) + np.float32(1e-6))
+    top = (1 << 24) // k
+    for start in range(1, top + 1, 1 << 20):
+        lengths = np.arange(start, min(start + (1 << 20), top + 1), dtype=np.int64)
+        off = np.flatnonzero((lengths.astype(np.float32) * e).astype(np.int64) != lengths * k)
+        if off.size:
+            return int(lengths[off[0]])
+    return top + 1
 
 
 def output_length(in_len: int, scale: Fraction, rule: str) -> int:

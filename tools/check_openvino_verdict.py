@@ -4,6 +4,8 @@ different (which fields, which tie indices), exact only if (run-time conditions)
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..lowering.openvino.frontend import openvino_error_reason
@@ -11,6 +13,7 @@ from ..lowering.openvino.graph import compile_f32
 from ..lowering.openvino.interpolate import runtime_conditions
 from ..lowering.openvino.length_free import length_free
 from ..semantics.compare import outside
+from ..semantics.coords import floor_agrees_below
 from ..semantics.errors import BridgeError
 from ..semantics.ir import ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
 from ..semantics.tolerance import float_bound
@@ -161,7 +164,6 @@ def _fed_as_source(ir, ov_ir):
     """The importer's op with the source's scales/sizes/roi where the importer feeds them at run time and the
     source IR knows them: the op reads the tensor the ONNX node reads (a Shape chain the importer does not
     fold on a dynamic graph), whose value the source IR holds."""
-    import dataclasses
 
     if not (isinstance(ir, ResizeIR) and isinstance(ov_ir, ResizeIR)) or has_runtime_params(ir) or \
             not has_runtime_params(ov_ir):
@@ -219,7 +221,9 @@ def _dynamic_verdict(ir, ov_ir, err, probe) -> dict:
         return {"verdict": "exact", "max_error": err}
     # Where one length of the dynamic dimensions stands for all (convert's own argument: ``length_free``),
     # the diff on that length is the proof.
-    if length_free(ir, ir.input_shape) is None and length_free(ov_ir, ir.input_shape) is None:
+    short = _floor_eps_bound(ir, ov_ir)
+    if length_free(ir, ir.input_shape) is None and (
+            length_free(ov_ir, ir.input_shape) is None or short is not None):
         dyn = _dynamic_length(ir)
         rep = tuple(dyn(ax) if d is None else d for ax, d in enumerate(ir.input_shape))
         try:
@@ -230,17 +234,40 @@ def _dynamic_verdict(ir, ov_ir, err, probe) -> dict:
             return {"verdict": "silently different", "fields": [str(f) for f in d.fields], "max_error": shown,
                     "shape": list(rep)}
         if d is not None and not d.ties:
-            return {"verdict": "exact", "max_error": err}
+            return _short_below(short, {"verdict": "exact", "max_error": err})
         got, want, bound, matches, probe_shape = probe
         if d is not None and tuple(probe_shape) == rep:
             # The probe ran on the representative shape: it settles the ties there, as in the static case.
             if matches:
-                return {"verdict": "exact", "max_error": err, "ties_resolved": d.ties}
+                return _short_below(short, {"verdict": "exact", "max_error": err, "ties_resolved": d.ties})
             return {"verdict": "silently different", "fields": ["fp32 coordinates resolve ties differently"],
                     "ties": _mismatched_indices(got, want, bound, ir.rank, d.ties), "max_error": err}
     what = ", ".join(f.name for f in named) or "coordinate arithmetic"
     return _unproven(f"dynamic input shape {_shape_text(ir.input_shape)}: the importer's op differs in {what}, "
                      f"with the same numbers on every shape tried", err)
+
+
+def _floor_eps_bound(ir, ov_ir) -> tuple | None:
+    """(the first length, k) where the importer's scales-mode output length floor(L * (k + 1e-6)) leaves k * L
+    on a dynamic resized axis, where that alone keeps its op from ``length_free`` (its map is the source's at
+    every length); else None."""
+    if ov_ir.size_rule != "floor_eps" or not isinstance(ov_ir.scales, tuple) or \
+            length_free(dataclasses.replace(ov_ir, size_rule=ir.size_rule), ir.input_shape) is not None:
+        return None
+    scale = dict(zip(ov_ir.axes, ov_ir.scales))
+    firsts = [(floor_agrees_below(scale[a], "floor_eps"), scale[a]) for a, d in enumerate(ir.input_shape)
+              if d is None and scale.get(a, 1) != 1]
+    return min(firsts) if firsts else None
+
+
+def _short_below(short, verdict: dict) -> dict:
+    """An exact verdict as "exact only if" every dynamic resized length stays below ``short``'s first length."""
+    if short is None:
+        return verdict
+    first, k = short
+    return {**verdict, "verdict": "exact only if", "conditions": [
+        f"every resized dynamic length is below {first} (OpenVINO's scales mode computes floor(L * ({k} + 1e-6)) in "
+        f"float32: {k}*L + 1 from there; convert feeds the lengths in integers)"]}
 
 
 def _shape_text(shape) -> str:

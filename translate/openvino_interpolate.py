@@ -116,12 +116,17 @@ def parse_interpolate(node) -> ResizeIR:
         raise BridgeError(f"{field_name} has {len(raw)} values, expected {len(axes)} (one per axis)", name,
                           field_name)
     scales = sizes = None
-    if calc == "scales":
+    size_rule = "floor_eps"
+    multiples = _own_multiples(node, axes) if version == 11 and calc == "sizes" and not any(pads) else None
+    if multiples is not None:
+        # k x the input's own lengths, in integers: output k*L at every length, its map the ratio out/in = k
+        scales, size_rule = tuple(Fraction(k) for k in multiples), "floor"
+    elif calc == "scales":
         scales = raw if isinstance(raw, RuntimeValue) else _scales(raw, name)
     else:
         sizes = raw if isinstance(raw, RuntimeValue) else _sizes(raw, name)
 
-    common = dict(rank=rank, axes=axes, scales=scales, sizes=sizes, roi=None, size_rule="floor_eps",
+    common = dict(rank=rank, axes=axes, scales=scales, sizes=sizes, roi=None, size_rule=size_rule,
                   formula_length="integer", length1="zero", arith="fp32", input_shape=in_shape,
                   dtype=input_dtype(node, 0), origin=f"Interpolate-{version}", pads=pads,
                   equal_length_identity=True)
@@ -157,6 +162,28 @@ def parse_interpolate(node) -> ResizeIR:
     if wrapped:
         _check_wrapped_empty(ir, name, calc)
     return ir
+
+
+def _own_multiples(node, axes: tuple) -> tuple[int, ...] | None:
+    """k per listed axis where an Interpolate-11's sizes are Multiply(Gather(ShapeOf(X), axes), k) of its own data
+    input X with integer k >= 1 (how ``lowering.openvino.interpolate`` feeds a dynamic length: OpenVINO's scales
+    mode would add 1e-6 to k), else None."""
+    prod = node.input_value(1).get_node()
+    if prod.get_type_name() != "Multiply":
+        return None
+    for i in (0, 1):
+        gather, k = prod.input_value(i).get_node(), input_value(prod, 1 - i)
+        if gather.get_type_name() != "Gather" or k is None or isinstance(k, RuntimeValue):
+            continue
+        shape, index, along = gather.input_value(0).get_node(), *(input_value(gather, j) for j in (1, 2))
+        if shape.get_type_name() != "ShapeOf" or shape.input_value(0) != node.input_value(0) or \
+                isinstance(index, RuntimeValue) or isinstance(along, RuntimeValue) or index is None or \
+                flat(along) != [0] or flat(index) != list(axes):
+            continue
+        ks = np.broadcast_to(np.asarray(k), (len(axes),))
+        if np.issubdtype(ks.dtype, np.integer) and (ks >= 1).all():
+            return tuple(int(v) for v in ks)
+    return None
 
 
 def _is_wrapped(raw_axes: list, rank: int) -> bool:

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...semantics.compare import against_oracle
-from ...semantics.coords import bind_resize, plain_coord
+from ...semantics.coords import bind_resize, floor_agrees_below, plain_coord
 from ...semantics.taps import cache_if_hashable
 from ...semantics.errors import BridgeError
 from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_params, is_static
@@ -233,15 +233,37 @@ def _static_rung(node, rung: int):
     if found is None:
         return Refusal("no Interpolate-11 spelling is exact", facts=found_facts)
     desc, attrs, ties = found
+    if resized_dynamic:
+        attrs = own_lengths(x, attrs)
+        if isinstance(attrs, Refusal):
+            return attrs
     op = build(ops().convert(x, "f32").output(0) if through_f32 else x, attrs)
     tag(op, f"{node.name}/native")
     out = convert_to(op.output(0), x.get_element_type()) if through_f32 else op.output(0)
     reason = desc + (f" in float32 between Converts ({dtype} rounded once)" if through_f32 else "") + \
         " computes the same numbers" + (
         f" (fp32 ties at {ties_text(ties)} measured to resolve as exact arithmetic)" if ties else "") + (
-        " for every length of the dynamic dimensions below 10^6" if dynamic else "")
+        " for every length of the dynamic dimensions below 10^6" if dynamic else "") + (
+        ", its output lengths k x the input's own in int64" if resized_dynamic else "")
     return Candidate([out], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties},
                      facts=found_facts)
+
+
+def own_lengths(x, attrs: dict) -> dict | Refusal:
+    """Scales-mode ``attrs`` in sizes mode, fed k x ``x``'s own lengths in int64 on the listed axes (integer scales
+    k): OpenVINO's scales mode computes the output length floor(float32(L) * (k + 1e-6)), k*L + 1 from L = 983040
+    at k = 2, 393216 at k = 16 (``coords.floor_agrees_below``; OpenVINO's own import shares it); in sizes mode its
+    map is out/in = k, the same. A listed scale that is not an integer would read out/in there instead."""
+    scales = [Fraction(v) for v in attrs["values"]]
+    if any(k.denominator != 1 for k in scales):
+        return Refusal(f"a dynamic length's output length needs OpenVINO's scales mode, which adds 1e-6 to the scale "
+                       f"(k*L + 1 from L = {min(floor_agrees_below(k, 'floor_eps') for k in scales if k != 1)} on), "
+                       f"and the scale {float(next(k for k in scales if k.denominator != 1))} is not an integer")
+    o = ops()
+    lengths = o.gather(o.shape_of(x, "i64"), o.constant(np.array(attrs["axes"], np.int64)),
+                       o.constant(np.array(0, np.int64)))
+    sizes = o.multiply(lengths, o.constant(np.array([int(k) for k in scales], np.int64)))
+    return dict(attrs, calc="sizes", values=sizes.output(0))
 
 
 def native(node):

@@ -11,15 +11,16 @@ from ...semantics.ir import ResizeIR
 # A dynamic length stands for every length: the one the proof binds it to. Any works where ``length_free``
 # holds (the tap tables then repeat with the length); 16 covers several periods of every power-of-two scale.
 REPRESENTATIVE_LENGTH = 16
-LENGTH_FREE_BELOW = 10**6  # ``length_free``'s claim: OpenVINO's floor_eps output length is L * s below it
+LENGTH_FREE_BELOW = 10**6  # ``length_free``'s claim: the source's own output length rule is L * s below it
 _DYADIC_COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "tf_half_pixel_for_nn")
 
 
 def length_free(ir: ResizeIR, shape) -> str | None:
     """None when a scales-mode Interpolate proven on one value of the dynamic dimensions of ``shape`` is exact
-    for every value below 10^6, else why not (from 10^6 on OpenVINO's output length floor(L * (s + 1e-6)) is
-    L * s + 1 or more, measured: L = 1048575, s = 2 gives 2097151 -- a bound that OpenVINO's own importer
-    shares, on every dynamic axis the op lists, scale 1 included). A dynamic axis that is not resized
+    for every value below 10^6, else why not. Its output lengths are fed as k x the input's own in int64
+    (``interpolate.own_lengths``): OpenVINO's scales mode computes floor(float32(L) * (s + 1e-6)), L * s + 1 from
+    L = 983040 at s = 2, 393216 at s = 16 (``coords.floor_agrees_below``; its own importer shares that, on every
+    dynamic axis the op lists: a scale-1 axis stays unlisted). A dynamic axis that is not resized
     (scale 1: copied by both) is irrelevant; a resized one needs an integer scale (output length L * s, and
     the source coordinate of output o depends on o and s only); nearest needs a coordinate mode whose formula
     does not read the length (align_corners and half_pixel_symmetric do) and a power-of-two scale, so float32

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...semantics.compare import against_oracle
-from ...semantics.coords import bind_resize, floor_agrees_below, plain_coord
+from ...semantics.coords import bind_resize, plain_coord
 from ...semantics.taps import cache_if_hashable
 from ...semantics.errors import BridgeError
 from ...semantics.ir import RUNTIME_FIELDS, ResizeIR, RuntimeValue, has_runtime_params, is_static
@@ -24,6 +24,7 @@ from ...semantics.reference import run
 from ...translate import openvino as tov
 from ..compiled import resize_inputs
 from .length_free import REPRESENTATIVE_LENGTH, length_free
+from .own_lengths import own_lengths
 from .round_bf16 import convert_to
 
 
@@ -247,23 +248,6 @@ def _static_rung(node, rung: int):
         ", its output lengths k x the input's own in int64" if resized_dynamic else "")
     return Candidate([out], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties},
                      facts=found_facts)
-
-
-def own_lengths(x, attrs: dict) -> dict | Refusal:
-    """Scales-mode ``attrs`` in sizes mode, fed k x ``x``'s own lengths in int64 on the listed axes (integer scales
-    k): OpenVINO's scales mode computes the output length floor(float32(L) * (k + 1e-6)), k*L + 1 from L = 983040
-    at k = 2, 393216 at k = 16 (``coords.floor_agrees_below``; OpenVINO's own import shares it); in sizes mode its
-    map is out/in = k, the same. A listed scale that is not an integer would read out/in there instead."""
-    scales = [Fraction(v) for v in attrs["values"]]
-    if any(k.denominator != 1 for k in scales):
-        return Refusal(f"a dynamic length's output length needs OpenVINO's scales mode, which adds 1e-6 to the scale "
-                       f"(k*L + 1 from L = {min(floor_agrees_below(k, 'floor_eps') for k in scales if k != 1)} on), "
-                       f"and the scale {float(next(k for k in scales if k.denominator != 1))} is not an integer")
-    o = ops()
-    lengths = o.gather(o.shape_of(x, "i64"), o.constant(np.array(attrs["axes"], np.int64)),
-                       o.constant(np.array(0, np.int64)))
-    sizes = o.multiply(lengths, o.constant(np.array([int(k) for k in scales], np.int64)))
-    return dict(attrs, calc="sizes", values=sizes.output(0))
 
 
 def native(node):

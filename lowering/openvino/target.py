@@ -13,7 +13,7 @@ from ...semantics.errors import BridgeError, clip
 from ..passes import CUSTOM, ConvertOptions, PassResult, Policy, Target, Written
 from ..plan import Plan
 from ..record_format import records_json
-from . import grid_pin
+from . import grid_pin, own_lengths
 from .boundary import planar_sides
 from .frontend import Planner, conversion_extensions, conversion_message, openvino_error_reason, source_irs, stamped
 from .graph import F32, compile_checked, observing, tagged
@@ -117,6 +117,7 @@ class OpenVINOTarget(Target):
         exact_index_arithmetic(plan.model, constant_divisors(plan.source) if plan.source is not None else None)
         if plan.source is not None:
             keep_bounds(plan.model, plan.source)
+        own_lengths.repin(plan.model)  # the lengths fed to an Interpolate read from its own input, as proven
         records = pinned_grids(plan.model, located(plan.model, records))
         record_conditions(plan.model, records)
         keep_in_tail(plan.model)  # the f32 marks' effect in releases that do not read them

@@ -77,3 +77,37 @@ def test_check_names_the_length_the_importer_is_exact_below(tmp_path, capsys):
     imported = ov.Core().compile_model(ov.Core().read_model(path), "CPU", F32)
     for length, out in ((first - 1, 2 * first - 2), (first, 2 * first + 1)):
         assert imported({"x": np.zeros((1, 1, length), np.float32)})[0].shape[-1] == out, length
+
+
+def _shared_shape_model():
+    """``up`` doubles b = a + relu(a), a = Conv(x); ``to_a`` resizes z to Shape(a): OpenVINO's conversion proves b's
+    shape a's and shares the ShapeOf, so the lengths fed to ``up`` read a's ShapeOf (as in Depth Anything's neck)."""
+    nodes = [h.make_node("Conv", ["x", "W"], ["a"]), h.make_node("Relu", ["a"], ["r"]),
+             h.make_node("Add", ["a", "r"], ["b"]),
+             h.make_node("Resize", ["b", "", "s"], ["y"], name="up", mode="linear"),
+             h.make_node("Shape", ["a"], ["sa"]),
+             h.make_node("Resize", ["z", "", "", "sa"], ["y2"], name="to_a", mode="linear")]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, "h", "w"]),
+                                      h.make_tensor_value_info("z", T.FLOAT, [1, 2, "h2", "w2"])],
+                         [h.make_tensor_value_info(n, T.FLOAT, None) for n in ("y", "y2")],
+                         [onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s"),
+                          onnx.numpy_helper.from_array(np.eye(2, dtype=np.float32).reshape(2, 2, 1, 1) * 3, "W")])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+
+
+def test_lengths_read_from_a_shape_openvino_shares_are_read_from_the_input_again(tmp_path):
+    from resample_bridge.tools.cli import main
+
+    path = saved(_shared_shape_model(), tmp_path)
+    assert main(["convert", path, "--target", "openvino", "-o", str(tmp_path / "w.xml")]) == 0
+    written = ov.Core().read_model(str(tmp_path / "w.xml"))
+    compiled = ov.Core().compile_model(written, "CPU", F32)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(3)
+    for hw, hw2 in (((5, 7), (3, 2)), ((16, 9), (4, 4))):
+        feeds = {"x": rng.standard_normal((1, 2) + hw).astype(np.float32),
+                 "z": rng.standard_normal((1, 2) + hw2).astype(np.float32)}
+        got, ref = compiled(feeds), session.run(None, feeds)
+        for g, r in zip(got.values(), ref):
+            assert g.shape == r.shape
+            np.testing.assert_allclose(g, r, rtol=0, atol=1e-5)

@@ -180,8 +180,9 @@ def _own_multiples(node, axes: tuple) -> tuple[int, ...] | None:
                 isinstance(index, RuntimeValue) or isinstance(along, RuntimeValue) or index is None or \
                 flat(along) != [0] or flat(index) != list(axes):
             continue
-        ks = np.broadcast_to(np.asarray(k), (len(axes),))
-        if np.issubdtype(ks.dtype, np.integer) and (ks >= 1).all():
+        ks = np.asarray(k).reshape(-1)
+        ks = np.repeat(ks, len(axes)) if ks.size == 1 else ks
+        if ks.size == len(axes) and np.issubdtype(ks.dtype, np.integer) and (ks >= 1).all():
             return tuple(int(v) for v in ks)
     return None
 

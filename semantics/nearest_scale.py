@@ -24,7 +24,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .coords import bind_resize, output_length
+from .coords import bind_resize
+from .lengths import output_length
 from .ir import ResizeIR, RuntimeValue
 from .nearest_index import INT32_MAX_OUT, Linear, NearestIndex, NoNearestIndex, _rounded, common_refusal, \
     nearest_index, picks, resolved_simple

@@ -31,7 +31,8 @@ from fractions import Fraction
 import numpy as np
 
 from . import error_bound as eb
-from .coords import bind_resize, floor_agrees_below
+from .coords import bind_resize
+from .lengths import floor_agrees_below
 from .ir import ResizeIR, RuntimeValue
 from .nearest_index import (_BASE, Linear, NoNearestIndex, aspect_refusal, integer_scales, reads_scale,
                             run_time_form_refusal)

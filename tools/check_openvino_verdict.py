@@ -13,7 +13,7 @@ from ..lowering.openvino.graph import compile_f32
 from ..lowering.openvino.interpolate import runtime_conditions
 from ..lowering.openvino.length_free import length_free
 from ..semantics.compare import outside
-from ..semantics.coords import floor_agrees_below
+from ..semantics.lengths import floor_agrees_below
 from ..semantics.errors import BridgeError
 from ..semantics.ir import ResizeIR, RuntimeValue, axis_name, has_runtime_params, is_static
 from ..semantics.tolerance import float_bound

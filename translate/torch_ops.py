@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..semantics.affine_grid import AffineGridIR
-from ..semantics.coords import output_length
+from ..semantics.lengths import output_length
 from ..semantics.errors import BridgeError
 from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, Sampler
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...semantics.coords import floor_agrees_below
+from ...semantics.lengths import floor_agrees_below
 from ...semantics.ir import ResizeIR
 
 # A dynamic length stands for every length: the one the proof binds it to. Any works where ``length_free``
@@ -19,7 +19,7 @@ def length_free(ir: ResizeIR, shape) -> str | None:
     """None when a scales-mode Interpolate proven on one value of the dynamic dimensions of ``shape`` is exact
     for every value below 10^6, else why not. Its output lengths are fed as k x the input's own in int64
     (``interpolate.own_lengths``): OpenVINO's scales mode computes floor(float32(L) * (s + 1e-6)), L * s + 1 from
-    L = 983040 at s = 2, 393216 at s = 16 (``coords.floor_agrees_below``; its own importer shares that, on every
+    L = 983040 at s = 2, 393216 at s = 16 (``lengths.floor_agrees_below``; its own importer shares that, on every
     dynamic axis the op lists: a scale-1 axis stays unlisted). A dynamic axis that is not resized
     (scale 1: copied by both) is irrelevant; a resized one needs an integer scale (output length L * s, and
     the source coordinate of output o depends on o and s only); nearest needs a coordinate mode whose formula

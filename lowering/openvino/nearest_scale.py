@@ -115,7 +115,7 @@ def length_graph(form: ScaleIndex, in_len):
     after adding half the unit float32 rounds in*s to (exact for outputs below 2^24: ``MAX_LEN`` bounds them);
     OpenVINO's float32 L * (s + 1e-6f), that product at the float32 scale s + 1e-6f."""
     s = form.scale
-    if form.size_rule == "floor_eps" and s != 1:  # coords.output_length
+    if form.size_rule == "floor_eps" and s != 1:  # lengths.output_length
         s = Fraction(float(np.float32(np.float32(float(s)) + np.float32(1e-6))))
     e = s.denominator.bit_length() - 1
     if form.size_rule == "floor" or s == 1:

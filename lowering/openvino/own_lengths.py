@@ -2,7 +2,7 @@
 int64 (``own_lengths``), and that feed kept on the Interpolate's own input after OpenVINO's conversion (``repin``).
 
 Why not scales mode: OpenVINO computes its output length floor(float32(L) * (k + 1e-6)), k*L + 1 from L = 983040
-at k = 2, 393216 at k = 16 (``coords.floor_agrees_below``, measured; its own importer shares it). In sizes mode its
+at k = 2, 393216 at k = 16 (``lengths.floor_agrees_below``, measured; its own importer shares it). In sizes mode its
 map is out/in = k, the same as the scale's. ``translate.openvino_interpolate`` reads the form back as scale k."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...semantics.coords import floor_agrees_below
+from ...semantics.lengths import floor_agrees_below
 from ..passes import Refusal
 from .graph import ops, tagged
 
@@ -24,8 +24,8 @@ def own_lengths(x, attrs: dict) -> dict | Refusal:
     scales = [Fraction(v) for v in attrs["values"]]
     if any(k.denominator != 1 for k in scales):
         return Refusal(f"a dynamic length's output length needs OpenVINO's scales mode, which adds 1e-6 to the scale "
-                       f"(k*L + 1 from L = {min(floor_agrees_below(k, 'floor_eps') for k in scales if k != 1)} on), "
-                       f"and the scale {float(next(k for k in scales if k.denominator != 1))} is not an integer")
+                       f"(k*L + 1 from L = {floor_agrees_below(2, 'floor_eps')} at k = 2), and in sizes mode the "
+                       f"scale {float(next(k for k in scales if k.denominator != 1))} would read out/in")
     o = ops()
     lengths = o.gather(o.shape_of(x, "i64"), o.constant(np.array(attrs["axes"], np.int64)),
                        o.constant(np.array(0, np.int64)))

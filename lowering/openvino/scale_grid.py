@@ -1,5 +1,5 @@
 """The proof by numbers of the run-time scale window (``scale_taps``): the window subgraph of one axis, compiled
-alone on CPU, run over a grid of (L, s) against the oracle's output length (``coords.output_length``) and taps
+alone on CPU, run over a grid of (L, s) against the oracle's output length (``lengths.output_length``) and taps
 (``window_form.oracle_table``). The grid: every length to 10 and a few long ones with round scales, powers of two,
 the scales k/L and their float32 neighbours (the products just below and above an integer) and the model's own
 static scales; where the produced model holds its scale as a constant (a static scale on run-time lengths), that
@@ -11,7 +11,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...semantics.coords import axis_roi, box_past, crop_inside_range, output_length
+from ...semantics.coords import axis_roi, box_past, crop_inside_range
+from ...semantics.lengths import output_length
 from ...semantics.ir import ResizeIR, RuntimeValue
 from ...semantics.window_form import one_axis_bound, oracle_outside, oracle_table
 from ..compiled.build import cache_root, project_hash

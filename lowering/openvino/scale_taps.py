@@ -20,7 +20,7 @@ to f32 (``pinned``): under a bf16 hint only the tap sum runs at the hint's preci
 Proof by numbers of the window subgraph itself (``grid_verdict``): compiled alone and run for every (L, s) of
 ``grid`` (scales k/L and their float32 neighbours, the float32 products that round up to an integer, powers of
 two, 1 and its neighbours) against the oracle's taps (``window_form.oracle_table``) and output length
-(``coords.output_length``); the probes then run the whole node against the oracle's output.
+(``lengths.output_length``); the probes then run the whole node against the oracle's output.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from resample_bridge.lowering.openvino import index_ops  # noqa: E402
 from resample_bridge.lowering.openvino import nearest_scale as ns  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
 from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
-from resample_bridge.semantics.coords import bind_resize, output_length  # noqa: E402
+from resample_bridge.semantics.coords import bind_resize  # noqa: E402
+from resample_bridge.semantics.lengths import output_length  # noqa: E402
 from resample_bridge.semantics.nearest_scale import MAX_LEN  # noqa: E402
 from resample_bridge.semantics.nearest_scale import oracle_scale_indices  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402

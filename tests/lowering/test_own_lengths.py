@@ -15,7 +15,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from resample_bridge.semantics.compare import against_oracle
-from resample_bridge.semantics.coords import floor_agrees_below
+from resample_bridge.semantics.lengths import floor_agrees_below
 from resample_bridge.semantics.reference import run
 from resample_bridge.translate.onnx import parse_model
 from tests.helpers.models import saved, strict_json

@@ -26,7 +26,7 @@ from resample_bridge.lowering.openvino.graph import ops  # noqa: E402
 from resample_bridge.lowering.openvino.prove import prove  # noqa: E402
 from resample_bridge.semantics import tolerance  # noqa: E402
 from resample_bridge.semantics.compare import outside  # noqa: E402
-from resample_bridge.semantics.coords import output_length  # noqa: E402
+from resample_bridge.semantics.lengths import output_length  # noqa: E402
 from resample_bridge.semantics.reference import run  # noqa: E402
 from resample_bridge.translate.onnx import parse_model  # noqa: E402
 from tests.helpers.written import written_default  # noqa: E402

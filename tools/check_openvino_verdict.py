@@ -267,7 +267,7 @@ def _short_below(short, verdict: dict) -> dict:
     first, k = short
     return {**verdict, "verdict": "exact only if", "conditions": [
         f"every resized dynamic length is below {first} (OpenVINO's scales mode computes floor(L * ({k} + 1e-6)) in "
-        f"float32: {k}*L + 1 from there; convert feeds the lengths in integers)"]}
+        f"float32: {k}*L + 1 from there)"]}
 
 
 def _shape_text(shape) -> str:

@@ -42,11 +42,10 @@ def _floor_eps_agrees_below(k: Fraction) -> int:
     adds to k reaches an integer well before 10^6 (measured on CPU: L = 983040 at k = 2 gives 1966081; k = 16 from
     L = 393216)."""
     k = int(k)
-    e = np.float32(np.float32(k) + np.float32(1e-6))
     top = (1 << 24) // k
     for start in range(1, top + 1, 1 << 20):
         lengths = np.arange(start, min(start + (1 << 20), top + 1), dtype=np.int64)
-        off = np.flatnonzero((lengths.astype(np.float32) * e).astype(np.int64) != lengths * k)
+        off = np.flatnonzero(_floor_eps(lengths, k) != lengths * k)
         if off.size:
             return int(lengths[off[0]])
     return top + 1
@@ -61,10 +60,7 @@ def output_length(in_len: int, scale: Fraction, rule: str) -> int:
         # OpenVINO 2026.4 (ov::util::dim::scale): s != 1 -> float32(L) * float32(s + 1e-6f), truncated.
         # Measured on CPU: L=100, s=0.29999998f/0.2999999f/0.299999f -> 30 (ONNX floor: 29), 0.29999f -> 29;
         # 300 random (L, k/L and its float32 predecessor) agree, static and dynamic input shapes.
-        if scale == 1:
-            return in_len
-        s32 = np.float32(float(scale))
-        return int(np.float32(np.float32(in_len) * np.float32(s32 + np.float32(1e-6))))
+        return in_len if scale == 1 else int(_floor_eps(np.int64(in_len), scale))
     if rule == "floor_fp32":
         # onnxruntime: static_cast<int64_t>(scale * input_dim) evaluated in float32 (measured: 0.7f * 10 -> 7,
         # where the exact floor of 10 * 0.699999988 is 6).
@@ -73,3 +69,10 @@ def output_length(in_len: int, scale: Fraction, rule: str) -> int:
         # PyTorch: the float64 product L * s, truncated (vocab.SIZE_RULES).
         return math.floor(float(in_len) * float(scale))
     raise BridgeError(f"unknown size rule {rule!r}", field="size_rule")
+
+
+def _floor_eps(lengths, scale):
+    """OpenVINO's scales-mode output length of ``lengths`` (an int64 scalar or array) at ``scale`` != 1: the
+    float32 product float32(L) * float32(float32(s) + 1e-6f), truncated."""
+    e = np.float32(np.float32(float(scale)) + np.float32(1e-6))
+    return (np.asarray(lengths).astype(np.float32) * e).astype(np.int64)

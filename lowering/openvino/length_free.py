@@ -18,7 +18,7 @@ _DYADIC_COORDS = ("asymmetric", "half_pixel", "pytorch_half_pixel", "tf_half_pix
 def length_free(ir: ResizeIR, shape) -> str | None:
     """None when a scales-mode Interpolate proven on one value of the dynamic dimensions of ``shape`` is exact
     for every value below 10^6, else why not. Its output lengths are fed as k x the input's own in int64
-    (``interpolate.own_lengths``): OpenVINO's scales mode computes floor(float32(L) * (s + 1e-6)), L * s + 1 from
+    (``own_lengths``): OpenVINO's scales mode computes floor(float32(L) * (s + 1e-6)), L * s + 1 from
     L = 983040 at s = 2, 393216 at s = 16 (``lengths.floor_agrees_below``; its own importer shares that, on every
     dynamic axis the op lists: a scale-1 axis stays unlisted). A dynamic axis that is not resized
     (scale 1: copied by both) is irrelevant; a resized one needs an integer scale (output length L * s, and

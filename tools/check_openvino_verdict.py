@@ -12,6 +12,7 @@ from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import compile_f32
 from ..lowering.openvino.interpolate import runtime_conditions
 from ..lowering.openvino.length_free import length_free
+from ..lowering.openvino.rank_view import LEADING_UNITS
 from ..semantics.compare import outside
 from ..semantics.lengths import floor_agrees_below
 from ..semantics.errors import BridgeError
@@ -98,7 +99,17 @@ def _verdict(ir, one, feeds, parsed, got) -> dict:
         # The same fields, other numbers: the proof is the IR and the numbers, so the numbers decide.
         return {**by_numbers, "fields": ["the importer's op has the source's fields but other numbers on the probe "
                                          "than the spec's formula"]}
-    return v
+    return _on_every_cpu(parsed[0][1], v)
+
+
+def _on_every_cpu(ov_ir, verdict: dict) -> dict:
+    """An exact verdict on an op OpenVINO's CPU computes right only with AVX2 (linear below rank 4:
+    ``rank_view``) as "exact only if" the deployment CPU has it."""
+    if verdict["verdict"] not in ("exact", "exact only if") or not LEADING_UNITS.of(ov_ir)(ov_ir):
+        return verdict
+    return {**verdict, "verdict": "exact only if", "conditions": [*verdict.get("conditions", []), (
+        f"the CPU it runs on has AVX2 (OpenVINO's CPU computes a rank-{ov_ir.rank} linear Interpolate wrong on "
+        "SSE4.2-only CPUs: measured under qemu -cpu Nehalem)")]}
 
 
 def _by_fields(ir, one, feeds, ov_ir, probe: dict) -> dict:

@@ -25,6 +25,7 @@ from ...translate import openvino as tov
 from ..compiled import resize_inputs
 from .length_free import REPRESENTATIVE_LENGTH, length_free
 from .own_lengths import own_lengths
+from .rank_view import leading_units, lifted_attrs, unlifted, unviewed, view_clause, viewed
 from .round_bf16 import convert_to
 
 
@@ -234,20 +235,24 @@ def _static_rung(node, rung: int):
     if found is None:
         return Refusal("no Interpolate-11 spelling is exact", facts=found_facts)
     desc, attrs, ties = found
+    view = leading_units(node.ir)
+    data = viewed(x, view)
+    attrs = lifted_attrs(attrs, view)
     if resized_dynamic:
-        attrs = own_lengths(x, attrs)
+        attrs = own_lengths(data, attrs)
         if isinstance(attrs, Refusal):
             return attrs
-    op = build(ops().convert(x, "f32").output(0) if through_f32 else x, attrs)
+    op = build(ops().convert(data, "f32").output(0) if through_f32 else data, attrs)
     tag(op, f"{node.name}/native")
-    out = convert_to(op.output(0), x.get_element_type()) if through_f32 else op.output(0)
+    y = unviewed(op.output(0), view)
+    out = convert_to(y, x.get_element_type()) if through_f32 else y
     reason = desc + (f" in float32 between Converts ({dtype} rounded once)" if through_f32 else "") + \
         " computes the same numbers" + (
         f" (fp32 ties at {ties_text(ties)} measured to resolve as exact arithmetic)" if ties else "") + (
         " for every length of the dynamic dimensions below 10^6" if dynamic else "") + (
-        ", its output lengths k x the input's own in int64" if resized_dynamic else "")
-    return Candidate([out], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties},
-                     facts=found_facts)
+        ", its output lengths k x the input's own in int64" if resized_dynamic else "") + view_clause(node.ir, view)
+    return Candidate([out], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties,
+                                           **({"view": view} if view else {})}, facts=found_facts)
 
 
 def native(node):
@@ -287,8 +292,10 @@ def _runtime_native(node):
     declined = {"why_custom": f"--strict: a native Interpolate is exact only if {'; and '.join(conditions)}"} \
         if conditions and node.strict else {}
     tag(op, f"{node.name}/native")
-    return Candidate([op.output(0)], "Interpolate-11 fed the run-time " + key, conditions=tuple(conditions),
-                     proof={"op": f"{node.name}/native"}, facts=declined)
+    view = leading_units(ir)
+    return Candidate([unviewed(op.output(0), view)],
+                     "Interpolate-11 fed the run-time " + key + view_clause(ir, view), conditions=tuple(conditions),
+                     proof={"op": f"{node.name}/native", **({"view": view} if view else {})}, facts=declined)
 
 
 def _runtime_interpolate(node):
@@ -309,12 +316,14 @@ def _runtime_interpolate(node):
         return why
     inputs = resize_inputs(ir, node.inputs)  # (X, roi, scales, sizes) also for Upsample / Resize-10
     calc, values = ("scales", inputs[2]) if isinstance(ir.scales, RuntimeValue) else ("sizes", inputs[3])
-    op = build(node.inputs[0], dict(mode, coord=coord, calc=calc, values=values, axes=list(ir.axes)))
+    view = leading_units(ir)
+    data = viewed(node.inputs[0], view)
+    op = build(data, lifted_attrs(dict(mode, coord=coord, calc=calc, values=values, axes=list(ir.axes)), view))
     try:
-        got = tov.parse_node(op)
+        got = unlifted(tov.parse_node(op), view)
     except BridgeError as e:
         return f"OpenVINO's Interpolate cannot take it: {e.message}"
-    ok, conditions = runtime_conditions(ir, got)
+    ok, conditions = runtime_conditions(ir, got, view)
     return (op, conditions) if ok else conditions
 
 
@@ -326,18 +335,20 @@ def first_spatial(rank: int) -> int:
     return {1: 0, 2: 0, 3: 1}.get(rank, 2)
 
 
-def outer_resized(ir: ResizeIR) -> tuple:
+def outer_resized(ir: ResizeIR, view: int = 0) -> tuple:
     """The listed axes before ``first_spatial`` that the run-time scales / sizes may resize (the graph does not
-    pin them to X's own length: ``RuntimeValue.same_as_input``); linear / cubic only (nearest measured exact)."""
+    pin them to X's own length: ``RuntimeValue.same_as_input``); linear / cubic only (nearest measured exact).
+    ``view``: the op reads ``ir``'s input with that many unit axes in front (``rank_view``)."""
     value = ir.scales if isinstance(ir.scales, RuntimeValue) else ir.sizes
     if ir.sampler.kind == "nearest" or not isinstance(value, RuntimeValue):
         return ()
     pinned = ir.pinned_axes(value)
-    return tuple(a for a in ir.axes if a < first_spatial(ir.rank) and a not in pinned)
+    return tuple(a for a in ir.axes if a + view < first_spatial(ir.rank + view) and a not in pinned)
 
 
-def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
-    """(True, conditions under which ``got`` computes ``ir``'s numbers) or (False, why it never does)."""
+def runtime_conditions(ir: ResizeIR, got: ResizeIR, view: int = 0) -> tuple[bool, list | str]:
+    """(True, conditions under which ``got`` computes ``ir``'s numbers) or (False, why it never does); ``got``
+    read over a view of ``view`` leading unit axes (``rank_view.unlifted``)."""
 
     calc = "scales" if isinstance(ir.scales, RuntimeValue) else "sizes"
     if plain_coord(ir) != ir.coord:  # the same map at every length (``coords.plain_coord``)
@@ -362,7 +373,7 @@ def runtime_conditions(ir: ResizeIR, got: ResizeIR) -> tuple[bool, list | str]:
         if f.name not in _RUNTIME_CONDITIONS:
             return False, f"Interpolate differs in {f.name} ({f.a} vs {f.b})"
         conditions.append(_RUNTIME_CONDITIONS[f.name])
-    outer = outer_resized(ir)
+    outer = outer_resized(ir, view)
     if outer:
         conditions.append(f"the run-time {calc} keep the length of axis {', '.join(map(str, outer))} (OpenVINO's "
                           f"CPU Interpolate resizes {ir.sampler.kind} on the spatial axes only)")

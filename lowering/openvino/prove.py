@@ -15,7 +15,7 @@ from ...semantics.ir import RUNTIME_FIELDS, DeformConvIR, RuntimeValue, has_runt
 from ...semantics.messages import plugin_sentence
 from ..passes import CUSTOM, DECOMPOSE, NodeRecord
 from . import antialias_proof, antialias_taps, conv_rewrite, decompose, extension, grid_decompose, integer_window, \
-    matmul_rewrite, nearest_aspect, nearest_index, scale_nearest, scale_proof, scale_taps, window_aspect
+    matmul_rewrite, nearest_aspect, nearest_index, rank_view, scale_nearest, scale_proof, scale_taps, window_aspect
 from .graph import all_ops, consumer, tagged
 from .interpolate import runtime_conditions
 from ...semantics.equivalence import diff
@@ -151,7 +151,10 @@ def _prove_builtin(rec: NodeRecord, by_tag) -> list[str]:
     op = by_tag.get(rec.proof.get("op"))
     if op is None:
         return [f"{rec.node}: native op not found in the produced model"]
-    got = tov.parse_node(op)
+    view = rec.proof.get("view", 0)
+    if view and (why := rank_view.view_of(op, view)):
+        return [f"{rec.node}: the native op is not read over its rank-4 view: {why}"]
+    got = rank_view.unlifted(tov.parse_node(op), view)
     if isinstance(rec.ir, DeformConvIR) and rec.ir.has_bias:
         # Rung 2 spells the bias as an Add right after the convolution.
         if consumer(op, "Add") is None and not rec.proof.get("zero_bias"):
@@ -160,7 +163,7 @@ def _prove_builtin(rec: NodeRecord, by_tag) -> list[str]:
     ir = rec.ir if rec.condition is not None else _folded_by_openvino(rec.ir, got)
     if rec.condition is not None or has_runtime_params(ir):
         # Run-time parameters: nothing to bind; the op must be the one the condition was derived for.
-        ok, conditions = runtime_conditions(rec.ir, got)
+        ok, conditions = runtime_conditions(rec.ir, got, view)
         return [] if ok and "; and ".join(conditions) == (rec.condition or "") else \
             [f"{rec.node}: the native op no longer matches its stated condition"]
     # the shape the node was proven at, else the produced op's own where OpenVINO knows it (static: ``--input``)

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all test-fast bench fuzz cross clean bytecode
+.PHONY: demo test test-all test-fast bench fuzz cross emulated clean bytecode
 
 FUZZ_SEED ?= 1
 FUZZ_CASES ?= 300
@@ -70,6 +70,11 @@ fuzz: $(STAMP)
 cross: $(STAMP)
 	$(BIN)/python -m pip install -q ziglang
 	$(BIN)/python tools/dev/cross_compile.py
+
+# Every corpus model converted by default and by OpenVINO's importer, run under emulated Haswell (AVX2) and Nehalem
+# (SSE4.2) CPUs against the source's outputs (tools/dev/emulated_corpus.py; Debian's qemu-user; tens of minutes).
+emulated: $(STAMP)
+	$(BIN)/python tools/dev/emulated_corpus.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache fuzz-failures

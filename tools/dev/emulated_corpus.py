@@ -31,11 +31,14 @@ sys.path.insert(0, str(ROOT))  # tests/test_real_models.py: the one whole-model 
 from tests.test_real_models import MODELS, _compare, _reference  # noqa: E402
 
 # Runs in the (emulated) process: each (xml, inputs, out) job compiled at f32, its outputs saved by tensor name.
+# A library written beside a model (the extension) is loaded first, into a Core of that model's own.
 _RUN = textwrap.dedent("""
-    import json, sys, numpy as np, openvino as ov
-    core = ov.Core()
+    import json, pathlib, sys, numpy as np, openvino as ov
     for xml, feed, out in json.load(open(sys.argv[1])):
         try:
+            core = ov.Core()
+            for lib in pathlib.Path(xml).parent.glob("*.so"):
+                core.add_extension(str(lib))
             with np.load(feed) as f:
                 ins = {k: f[k] for k in f.files}
             c = core.compile_model(core.read_model(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})

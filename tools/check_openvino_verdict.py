@@ -12,7 +12,7 @@ from ..lowering.openvino.frontend import openvino_error_reason
 from ..lowering.openvino.graph import compile_f32
 from ..lowering.openvino.interpolate import runtime_conditions
 from ..lowering.openvino.length_free import length_free
-from ..lowering.openvino.rank_view import LEADING_UNITS
+from ..lowering.openvino.rank_view import AVX2_ONLY, LEADING_UNITS
 from ..semantics.compare import outside
 from ..semantics.lengths import floor_agrees_below
 from ..semantics.errors import BridgeError
@@ -107,9 +107,7 @@ def _on_every_cpu(ov_ir, verdict: dict) -> dict:
     ``rank_view``) as "exact only if" the deployment CPU has it."""
     if verdict["verdict"] not in ("exact", "exact only if") or not LEADING_UNITS.of(ov_ir)(ov_ir):
         return verdict
-    return {**verdict, "verdict": "exact only if", "conditions": [*verdict.get("conditions", []), (
-        f"the CPU it runs on has AVX2 (OpenVINO's CPU computes a rank-{ov_ir.rank} linear Interpolate wrong on "
-        "SSE4.2-only CPUs: measured under qemu -cpu Nehalem)")]}
+    return {**verdict, "verdict": "exact only if", "conditions": [*verdict.get("conditions", []), AVX2_ONLY]}
 
 
 def _by_fields(ir, one, feeds, ov_ir, probe: dict) -> dict:

@@ -19,6 +19,10 @@ from ...semantics.ir import ResizeIR
 from ...semantics.opspec import PerOp
 from .graph import ops
 
+# Why a view, in the words convert and check print (one place: ``view_clause``, ``AVX2_ONLY``).
+WRONG_WITHOUT_AVX2 = ("OpenVINO's CPU computes a linear Interpolate below rank 4 wrong on SSE4.2-only CPUs, measured "
+                      "under qemu -cpu Nehalem")
+AVX2_ONLY = "the CPU it runs on has AVX2: " + WRONG_WITHOUT_AVX2  # check's condition on the importer's op
 VIEW_RANK = 4  # the lowest rank at which OpenVINO's CPU computes linear Interpolate right on SSE4.2
 FIRST_SPATIAL = 2  # the first axis it resizes linear on at ranks 4 and 5 (``interpolate.first_spatial``)
 
@@ -39,8 +43,7 @@ def view_clause(ir: ResizeIR, k: int) -> str:
     """The clause a written node's reason ends with when it is written over a view."""
     if k == 0:
         return ""
-    return (f", over a rank-{ir.rank + k} view ({k} leading unit {'axes' if k > 1 else 'axis'}: OpenVINO's CPU "
-            f"computes linear below rank 4 wrong without AVX2)")
+    return f", over a rank-{ir.rank + k} view ({k} leading unit {'axes' if k > 1 else 'axis'}: {WRONG_WITHOUT_AVX2})"
 
 
 def unlifted(got: ResizeIR, k: int) -> ResizeIR:

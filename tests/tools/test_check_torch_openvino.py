@@ -85,3 +85,20 @@ def test_torchvision_blocks_through_the_frontend():
     rows = api.check(None, source=module, example_inputs=inputs).rows
     assert [(r.verdict, r.onnx_op) for r in rows] == [("same", "Interpolate-11"), ("same", "DeformableConvolution-8")]
     assert rows[1].measured < 1e-4 and "has_bias: False vs True" in rows[1].reason
+
+
+class Signal(torch.nn.Module):
+    """A 1-D signal upsampled linearly (rank 3), and the same as a rank-4 bilinear call."""
+
+    def forward(self, s, x):
+        return F.interpolate(s, scale_factor=2.5, mode="linear"), F.interpolate(x, scale_factor=2.5, mode="bilinear")
+
+
+def test_rank3_linear_is_same_only_on_a_cpu_with_avx2():
+    """The frontend writes F.interpolate(mode="linear") of a [N, C, L] signal as a rank-3 Interpolate, which
+    OpenVINO's CPU computes wrong on SSE4.2-only CPUs (``rank_view``): the same numbers here, conditional; the
+    rank-4 call carries no such condition."""
+    s = torch.randn(2, 3, 7, generator=torch.Generator().manual_seed(2))
+    linear, bilinear = api.check(None, source=Signal(), example_inputs=(s, X)).rows
+    assert linear.verdict == "ties" and "AVX2" in linear.reason and linear.measured < 1e-4, linear
+    assert bilinear.verdict == "same", bilinear

@@ -25,7 +25,7 @@ from ...translate import openvino as tov
 from ..compiled import resize_inputs
 from .length_free import REPRESENTATIVE_LENGTH, length_free
 from .own_lengths import own_lengths
-from .rank_view import leading_units, lifted_attrs, unlifted, unviewed, view_clause, viewed
+from .rank_view import first_spatial, leading_units, lifted_attrs, unlifted, unviewed, view_clause, viewed
 from .round_bf16 import convert_to
 
 
@@ -325,14 +325,6 @@ def _runtime_interpolate(node):
         return f"OpenVINO's Interpolate cannot take it: {e.message}"
     ok, conditions = runtime_conditions(ir, got, view)
     return (op, conditions) if ok else conditions
-
-
-def first_spatial(rank: int) -> int:
-    """The first axis OpenVINO's CPU Interpolate resizes linear / cubic on at this rank. Measured (2026.4.1, sizes
-    fed at run time, each axis x2 and x0.5 alone): rank 4 linear on axis 0 and rank 5 on axes 0 and 1 throw at
-    inference ("only supports resize on spatial dimensions"); rank 4 cubic on axis 1 and rank 3 cubic on axis 0
-    compute garbage (values near 1e35: a read out of bounds); every axis from this one is exact at ranks 1-5."""
-    return {1: 0, 2: 0, 3: 1}.get(rank, 2)
 
 
 def outer_resized(ir: ResizeIR, view: int = 0) -> tuple:

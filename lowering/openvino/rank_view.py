@@ -6,7 +6,8 @@ Why: OpenVINO's CPU computes a rank 1-3 ``linear_onnx`` / ``linear`` Interpolate
 ``[0, 1, 3, 3, 1, 4e-45, ...]``; a TorchScript 1-D ``F.interpolate(mode="linear")`` 3.2 to 1.9e12 off, run to
 run), while ranks 4 and 5, nearest and cubic at every rank, and every rank under AVX2 are exact. A leading unit
 axis is never resized, so the rank-4 op computes the same numbers: its IR, those axes dropped (``unlifted``), is
-what the proof compares with the source IR."""
+what the proof compares with the source IR. Which axes OpenVINO's CPU resizes at each rank (``first_spatial``) lives
+here too: the view keeps every resized axis among them."""
 
 from __future__ import annotations
 
@@ -24,7 +25,14 @@ WRONG_WITHOUT_AVX2 = ("OpenVINO's CPU computes a linear Interpolate below rank 4
                       "under qemu -cpu Nehalem")
 AVX2_ONLY = "the CPU it runs on has AVX2: " + WRONG_WITHOUT_AVX2  # check's condition on the importer's op
 VIEW_RANK = 4  # the lowest rank at which OpenVINO's CPU computes linear Interpolate right on SSE4.2
-FIRST_SPATIAL = 2  # the first axis it resizes linear on at ranks 4 and 5 (``interpolate.first_spatial``)
+
+
+def first_spatial(rank: int) -> int:
+    """The first axis OpenVINO's CPU Interpolate resizes linear / cubic on at this rank. Measured (2026.4.1, sizes
+    fed at run time, each axis x2 and x0.5 alone): rank 4 linear on axis 0 and rank 5 on axes 0 and 1 throw at
+    inference ("only supports resize on spatial dimensions"); rank 4 cubic on axis 1 and rank 3 cubic on axis 0
+    compute garbage (values near 1e35: a read out of bounds); every axis from this one is exact at ranks 1-5."""
+    return {1: 0, 2: 0, 3: 1}.get(rank, 2)
 
 
 def leading_units(ir: ResizeIR) -> int:
@@ -32,7 +40,8 @@ def leading_units(ir: ResizeIR) -> int:
     rank 4, and more where a resized axis would otherwise land before the spatial ones (rank 3 on axis 0)."""
     if ir.sampler.kind != "linear" or ir.rank >= VIEW_RANK:
         return 0
-    return max(VIEW_RANK - ir.rank, FIRST_SPATIAL - min(ir.axes, default=FIRST_SPATIAL))
+    spatial = first_spatial(VIEW_RANK)
+    return max(VIEW_RANK - ir.rank, spatial - min(ir.axes, default=spatial))
 
 
 # Per op: GridSample-9 and DeformableConvolution-8 are 4-D ops of their own (no rank below 4 to view).

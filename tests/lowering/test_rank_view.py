@@ -63,7 +63,7 @@ def test_written_over_a_view_with_the_oracles_numbers(name, tmp_path):
 
     model, shape, sizes = CASES[name]
     path = saved(model, tmp_path)
-    ov_model, (rec,) = convert(path, allow_conditional=True)
+    ov_model, (rec,) = convert(path)  # the default: no run-time condition taken
     assert rec.rung == 1, rec.summary()
     (op,) = _interpolates(ov_model)
     assert op.get_input_partial_shape(0).rank.get_length() >= 4, name

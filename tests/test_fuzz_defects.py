@@ -255,3 +255,24 @@ def test_onnxruntimes_crop_of_an_equal_length_axis_with_truncated_integers_is_ex
     assert np.abs(got.astype(np.int64) - want).max() > 100
     verdict = ort_verdict(got, want, ir, args, 1000.0)
     assert verdict.startswith("explained") and verdict.endswith("(integer results truncated)"), verdict
+
+
+def test_onnxruntimes_int8_antialias_saturated_to_uint8_is_explained():
+    """Fuzz seed 20261209 case 4: int8 cubic antialias, W 2 -> 6. onnxruntime saturates its integer antialias
+    results to [0, 255], uint8's range, and casts them to int8 (-120 -> 0, 129 -> -127); the oracle and
+    OpenVINO saturate to int8's [-128, 127]. The campaign called it UNEXPLAINED (127 off)."""
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.tools.dev.fuzz_exec import ort_verdict
+
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], mode="cubic", antialias=1, axes=[3], name="resize",
+                            coordinate_transformation_mode="pytorch_half_pixel", cubic_coeff_a=-0.5)
+    scales = np.array([3], np.float32)
+    model = make_model([node], [vi("X", TensorProto.INT8, [1, 1, 4, 2])], [out_vi("Y", TensorProto.INT8, 4)],
+                       [const_init("scales", scales)], opset=18)
+    x = np.array([[[[-25, -120], [109, 59], [100, 127], [-128, -1]]]], np.int8)
+    (_, ir), = parse_model(model)
+    args = [x, None, scales, None]
+    want, got = run(ir, *args), run_onnxruntime(model, {"X": x})["Y"]
+    assert want.min() < 0 and got[want < 0].max() == 0  # onnxruntime's lower bound is 0
+    verdict = ort_verdict(got, want, ir, args, 127.0)
+    assert verdict.startswith("known: int8 antialias saturated"), verdict

@@ -276,3 +276,24 @@ def test_onnxruntimes_int8_antialias_saturated_to_uint8_is_explained():
     assert want.min() < 0 and got[want < 0].max() == 0  # onnxruntime's lower bound is 0
     verdict = ort_verdict(got, want, ir, args, 127.0)
     assert verdict.startswith("known: int8 antialias saturated"), verdict
+
+
+def test_onnxruntimes_copy_under_a_keep_aspect_policy_with_negative_axes_is_explained():
+    """Fuzz seed 20261209 case 59: cubic, keep_aspect_ratio_policy not_larger, sizes [4] on axes [-2] of
+    [1, 2, 2, 7]. onnxruntime returns X unchanged (the same node with axes [2] resizes H to 4, as the oracle and
+    OpenVINO do); the campaign called it UNEXPLAINED ([1, 2, 2, 7] vs [1, 2, 4, 7])."""
+    from resample_bridge.semantics.reference import run
+    from resample_bridge.tools.dev.fuzz_exec import ort_verdict
+
+    sizes = np.array([4], np.int64)
+    x = np.random.default_rng(2).uniform(-1, 1, (1, 2, 2, 7)).astype(np.float32)
+    node = helper.make_node("Resize", ["X", "", "", "sizes"], ["Y"], mode="cubic", axes=[-2], name="resize",
+                            keep_aspect_ratio_policy="not_larger")
+    model = make_model([node], [vi("X", F, [1, 2, 2, 7])], [out_vi("Y", F, 4)], [const_init("sizes", sizes)],
+                       opset=19)
+    (_, ir), = parse_model(model)
+    args = [x, None, None, sizes]
+    want, got = run(ir, *args), run_onnxruntime(model, {"X": x})["Y"]
+    assert want.shape == (1, 2, 4, 7) and got.shape == x.shape
+    verdict = ort_verdict(got, want, ir, args, 1.0)
+    assert verdict.startswith("known: under a keep-aspect policy"), verdict

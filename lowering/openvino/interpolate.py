@@ -25,7 +25,8 @@ from ...translate import openvino as tov
 from ..compiled import resize_inputs
 from .length_free import REPRESENTATIVE_LENGTH, length_free
 from .own_lengths import own_lengths
-from .rank_view import first_spatial, leading_units, lifted_attrs, unlifted, unviewed, view_clause, viewed
+from .rank_view import first_spatial, leading_units, lifted_attrs, unlifted, unviewed, view_clause, view_proof, \
+    viewed
 from .round_bf16 import convert_to
 
 
@@ -252,7 +253,7 @@ def _static_rung(node, rung: int):
         " for every length of the dynamic dimensions below 10^6" if dynamic else "") + (
         ", its output lengths k x the input's own in int64" if resized_dynamic else "") + view_clause(node.ir, view)
     return Candidate([out], reason, proof={"op": f"{node.name}/native", "shape": shape, "ties": ties,
-                                           **({"view": view} if view else {})}, facts=found_facts)
+                                           **view_proof(view)}, facts=found_facts)
 
 
 def native(node):
@@ -288,18 +289,18 @@ def _runtime_native(node):
     got = _runtime_interpolate(node)
     if isinstance(got, str):
         return needs_extension(f"{key} is fed at run time and {got}")
-    op, conditions = got
+    op, conditions, view = got
     declined = {"why_custom": f"--strict: a native Interpolate is exact only if {'; and '.join(conditions)}"} \
         if conditions and node.strict else {}
     tag(op, f"{node.name}/native")
-    view = leading_units(ir)
     return Candidate([unviewed(op.output(0), view)],
                      "Interpolate-11 fed the run-time " + key + view_clause(ir, view), conditions=tuple(conditions),
-                     proof={"op": f"{node.name}/native", **({"view": view} if view else {})}, facts=declined)
+                     proof={"op": f"{node.name}/native", **view_proof(view)}, facts=declined)
 
 
 def _runtime_interpolate(node):
-    """(the Interpolate fed the run-time values, the conditions under which it is exact), or why there is none."""
+    """(the Interpolate fed the run-time values, the conditions under which it is exact, the unit axes of its view:
+    ``rank_view``), or why there is none."""
 
     ir = node.ir
     if ir.roi is not None or ir.aspect_policy != "stretch":
@@ -324,7 +325,7 @@ def _runtime_interpolate(node):
     except BridgeError as e:
         return f"OpenVINO's Interpolate cannot take it: {e.message}"
     ok, conditions = runtime_conditions(ir, got, view)
-    return (op, conditions) if ok else conditions
+    return (op, conditions, view) if ok else conditions
 
 
 def outer_resized(ir: ResizeIR, view: int = 0) -> tuple:

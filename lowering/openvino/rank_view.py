@@ -110,6 +110,11 @@ def unviewed(y, k: int):
     return ops().squeeze(y, ops().constant(np.arange(k, dtype=np.int64))).output(0) if k else y
 
 
+def view_proof(k: int) -> dict:
+    """What a Candidate's proof records of the view (``prove`` reads it back with ``view_of``): nothing at none."""
+    return {"view": k} if k else {}
+
+
 def view_of(op, k: int) -> str | None:
     """None if the produced Interpolate ``op`` reads an input with ``k`` leading unit axes and its output loses
     them again before anything else reads it (the written form, maybe an Unsqueeze / Squeeze that OpenVINO

@@ -287,7 +287,8 @@ def format_rows(result: SourceCheck) -> list[str]:
 
 
 def format_summary(result: SourceCheck) -> str:
-    counts = ", ".join(f"{n} {k}" for k, n in result.counts().items())
+    # a "ties" row is the gate's "conditional" (equal where the runtime decides its ties or its CPU as PyTorch does)
+    counts = ", ".join(f"{n} {_FAILS[k] if k == 'ties' else k}" for k, n in result.counts().items())
     first = result.first_difference
     tail = f"; first difference: {first.onnx_name} ({first.call})" if first else ""
     return f"check --source: {counts or 'no resampling nodes'}{tail}; {'PASSED' if result.passed else 'FAILED'}"

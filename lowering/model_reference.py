@@ -12,7 +12,7 @@ import numpy as np
 
 from ..semantics.compare import against_oracle
 from ..semantics.errors import clip, without_source
-from ..semantics.equivalence import diff, off_ties
+from ..semantics.equivalence import diff, field_differences, off_ties
 from ..semantics.reference import run as oracle, runtime_values
 from ..semantics.vocab import ONNX_RESIZE_OPS
 from ..translate.onnx_walk import node_name
@@ -154,14 +154,25 @@ def _named_departure(ir, node, got, exact, args, known) -> bool:
     its float32 ties (nearest), its truncated integer results (within one step of its IR's, so that a departure of
     both kinds at once is still named: uint8 tf_crop_and_resize casts the extrapolation value and truncates the
     taps' sum); or the node's parameters are not computed in the graph (nothing of our reading at stake)."""
-    if not _reads_graph_arithmetic(node, known):
-        return True
-    ort_ir = ort_semantics(at_run_time(ir, args))  # its rules on the lengths this run has
+    return not _reads_graph_arithmetic(node, known) or ort_departure(ir, got, exact, args) is not None
+
+
+def ort_departure(ir, got, exact, args) -> str | None:
+    """How onnxruntime's output ``got`` of a resampling node departs from its IR (the oracle's ``exact``) by a rule
+    of its own (``translate.onnxruntime``), in words; None where no rule explains it."""
+    got = np.asarray(got)
+    bound = at_run_time(ir, args)
+    ort_ir = ort_semantics(bound)  # its rules on the lengths this run has
     ort_want = oracle(ort_ir, *args) if ort_ir != ir else exact
-    return ort_ir != ir and against_oracle(ort_ir, got, ort_want, args).ok or \
-        ort_ir != ir and same_off_ties(ir, ort_ir, got, ort_want, args) or \
-        ort_rounds_integers_otherwise(ir) and got.shape == np.shape(ort_want) and \
-        bool(np.all(np.abs(got.astype(np.float64) - ort_want) <= 1))
+    fields = ", ".join(d.name for d in field_differences(bound, ort_ir))
+    if ort_ir != ir and against_oracle(ort_ir, got, ort_want, args).ok:
+        return f"onnxruntime's own {fields}"
+    if ort_ir != ir and same_off_ties(ir, ort_ir, got, ort_want, args):
+        return f"onnxruntime's own {fields} (float32 ties)"
+    if ort_rounds_integers_otherwise(ir) and got.shape == np.shape(ort_want) and \
+            bool(np.all(np.abs(got.astype(np.float64) - ort_want) <= 1)):
+        return "onnxruntime truncates integer results" + (f", and its own {fields}" if fields else "")
+    return None
 
 
 def judged_alone(model, node, ir, got: np.ndarray, exact: np.ndarray, args):
@@ -217,7 +228,7 @@ def _reads_graph_arithmetic(node, known) -> bool:
     reading of them (``translate.onnx_fold``) is at stake. Where they are written as constants or fed as graph
     inputs (``known``: read as they are, nothing to fold), a difference between onnxruntime and the node's IR is
     onnxruntime's own departure (the node proofs judged ours against the oracle): the oracle's output stands in
-    for it (int8 antialias with its scales a graph input: onnxruntime off by up to 128, onnx.reference with us)."""
+    for it (a departure no rule of ``translate.onnxruntime`` names yet costs no refusal there)."""
     if node.op_type not in ONNX_RESIZE_OPS:
         return False
     return any(n and n not in known for n in node.input[1:])

@@ -123,6 +123,10 @@ class ResizeIR:
     # run time (a node fed that tensor is fed the lengths the scales give). Where the value came from, like
     # ``origin``; never part of equality.
     scales_from_sizes: tuple[int, ...] = field(default=(), compare=False)
+    # The axes the node listed as negative numbers (``axes`` holds them normalised): a fact about the spelling,
+    # never part of equality, which onnxruntime's keep-aspect policies read (they leave those axes out:
+    # translate/onnxruntime.py).
+    given_negative: tuple[int, ...] = field(default=(), compare=False)
     # OpenVINO Interpolate: zeros added before resizing, begins then ends for every input axis (2*rank
     # values; () = none). Lengths, scales and coordinates refer to the padded input.
     pads: tuple[int, ...] = ()

@@ -414,9 +414,6 @@ def _deformconv_case(rng: random.Random, idx: int) -> Case:
 
 SIZE_RULE_GAP = ("no IR value for onnxruntime's keep-aspect output length: it rounds half away from zero the "
                  "float32 product policy_scale*length (size_rule 'floor_fp32' covers the scales case)")
-ORT_NEG_AXES_POLICY_BUG = ("onnxruntime bug: keep_aspect_ratio_policy ignores axes listed as negative numbers (they "
-                           "keep their input length and stay out of the min/max); the IR normalises axes, so no "
-                           "field can carry the spelling")
 ORT_NHWC_AA_CROP_BUG = ("onnxruntime bug: antialias in the channels-last kernel (axis 1 resized, innermost scale 1) "
                         "with tf_crop_and_resize writes the extrapolation value to the wrong outputs")
 
@@ -442,10 +439,9 @@ def _mark(case: Case) -> Case:
     ir = parse_model(case.model)[0][1]
     ort_ir = ort_semantics(ir)
     shape = case.node_inputs[0].shape
-    axes_attr = next((list(a.ints) for a in case.model.graph.node[0].attribute if a.name == "axes"), [])
-    if ir.aspect_policy != "stretch" and any(a < 0 for a in axes_attr):
-        case.marks.append(pytest.mark.xfail(reason=ORT_NEG_AXES_POLICY_BUG, strict=False))
-    elif ort_output_shape(ir) != bind_resize(ort_ir, shape).out_shape:
+    # (keep_aspect_ratio_policy with axes listed as negative numbers: onnxruntime leaves them out, its convention
+    # says so from ``ResizeIR.given_negative``; an xfail before)
+    if ort_output_shape(ir) != bind_resize(ort_ir, shape).out_shape:
         case.marks.append(pytest.mark.xfail(reason=SIZE_RULE_GAP, strict=True))
     elif _ort_channels_last_crop(ir, ort_ir, shape):
         case.marks.append(pytest.mark.xfail(reason=ORT_NHWC_AA_CROP_BUG, strict=False))
@@ -595,7 +591,7 @@ def test_onnxruntime_fixed_or_explained(case: Case):
 
     if rounding_gap and not np.array_equal(y, y_fix):
         pytest.xfail("no IR field for onnxruntime's integer output rounding: it truncates linear / cubic results "
-                     "toward zero (and int8 antialias clips to [0, 255]), the spec rounds half to even once")
+                     "toward zero, the spec rounds half to even once (8-bit antialias: its fixed point, named)")
 
 
 def test_enough_configs_accepted():

@@ -19,7 +19,7 @@ from functools import partial
 import numpy as np
 
 from ..lowering.model_check import constants, reference
-from ..lowering.model_reference import judged_alone
+from ..lowering.model_reference import judged_alone, ort_departure
 from ..semantics.compare import BOUND_FLOOR, against_oracle, compare, within_bound
 from ..semantics.errors import BridgeError, clip
 from ..semantics.opspec import spec
@@ -114,10 +114,12 @@ def verify_openvino(model_path: str, *, inputs: dict | None = None, fallback: st
         args = [None if not n else (consts[n] if n in consts else ort_out.get(n, feeds.get(n)))
                 for n in node.input]
         # (a float16 node onnxruntime ran in float32 in the model: judged alone)
-        ort_dev = judged_alone(model, node, irs[name], ort_out[node.output[0]], oracle(irs[name], *args), args)[0]
+        exact = oracle(irs[name], *args)
+        ort_dev, judged_ort = judged_alone(model, node, irs[name], ort_out[node.output[0]], exact, args)
         ort_dev = ort_dev.to_dict()
         if not ort_dev["ok"]:
             deviating.add(node.output[0])
+            ort_dev["departure"] = _departure(irs[name], judged_ort, exact, args)
         # The node alone: the oracle fed what OpenVINO fed the node (upstream differences, such as weights
         # compressed to f16, are the model outputs' business, not this node's).
         ov_args = [a if not n or n in consts or n not in ov_out else ov_out[n] for n, a in zip(node.input, args)]
@@ -247,6 +249,15 @@ def _exposed_as(model, tensor: str, ov_out: dict, ort_out: dict) -> str:
     return tensor
 
 
+def _departure(ir, got, exact, args) -> str | None:
+    """The rule of onnxruntime's own by which it computes the node otherwise (``model_reference.ort_departure``),
+    None where none is named or the oracle cannot run onnxruntime's reading."""
+    try:
+        return ort_departure(ir, got, exact, args)
+    except Exception:  # noqa: BLE001 -- onnxruntime's reading refused by the oracle: nothing named
+        return None
+
+
 def _unobserved(name: str, why: str, ort_dev: dict | None = None) -> dict:
     """The report row of a resampling node verify cannot judge alone (the model outputs still judge it), with
     onnxruntime's deviation from the oracle there where it was measured."""
@@ -333,12 +344,13 @@ def format_verify(report: dict) -> str:
             lines.append(f"      on its probe input {probe_text(p.get('input'))}: OpenVINO importer {imp}, "
                          f"resample-bridge {_num(p.get('resample_bridge_max_error'))}")
         o = r.get("onnxruntime_vs_oracle", {})
+        why = o.get("departure") or "by no rule of its own that resample-bridge names"
         if o.get("shape_mismatch"):
             lines.append(f"      (onnxruntime's output shape differs from this node's IR: {o['shape_mismatch']}; "
-                         f"see `inspect` and translate/onnxruntime.py)")
+                         f"{why})")
         elif o.get("ok") is False:  # beyond the bound: a float16 node's one step within it is no departure
-            lines.append(f"      (onnxruntime itself differs from the ONNX semantics here by {_num(o.get('max_abs'))}; "
-                         f"see `inspect` and translate/onnxruntime.py)")
+            lines.append(f"      (onnxruntime itself differs from the ONNX semantics here by {_num(o.get('max_abs'))}: "
+                         f"{why})")
     c = report["counts"]
     tail = (f"{counted(c['outputs_passed'], 'output')} passed, {c['outputs_failed']} failed, {c['outputs_not_judged']} not "
             f"judged; {counted(c['nodes_passed'], 'resampling node')} passed, {c['nodes_failed']} failed"

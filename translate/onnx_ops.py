@@ -98,6 +98,7 @@ def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENT
     if rank is None:
         raise BridgeError("the input rank is unknown (no shape information for X)", name, "X")
     axes = normalize_axes(axes_attr, rank, name) if axes_attr is not None else tuple(range(rank))
+    negative = tuple(a for raw, a in zip(axes_attr, axes) if raw < 0) if axes_attr is not None else ()
 
     roi = _as_list(_param(node, 1), "roi", name)
     scales = _as_list(_param(node, 2), "scales", name)
@@ -145,6 +146,7 @@ def parse_resize(node: NodeView, version: int, convention: str = DEFAULT_CONVENT
         rank=rank, axes=axes, scales=scales, sizes=sizes, roi=roi, coord=coord, sampler=sampler,
         exclude_outside=bool(exclude), extrapolation_value=extrapolation, aspect_policy=policy,
         input_shape=in_shape, dtype=node.dtype(0), origin=origin, scales_from_sizes=read_as_scales,
+        given_negative=negative,
     )
     if convention == "spec":
         ir = _spec_convention(ir)

@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..semantics.fixed_point import fixed_point_resize, static_cast
+from ..semantics.fixed_point import ort_fixed_point_resize, static_cast
 from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue
 from ..semantics.opspec import PerOp
 from ..semantics.reference import runtime_values
@@ -68,7 +68,7 @@ def ort_rounds_integers_otherwise(ir) -> bool:
     rounds half to even: off by one step at most, a deviation no IR field expresses (module docstring). Not
     8-bit antialias, whose fixed point the IR carries (``integer_rounding``, ``_resize``)."""
     return ir.dtype is not None and np.issubdtype(np.dtype(ir.dtype), np.integer) and \
-        ir.sampler.kind != "nearest" and not fixed_point_resize(ir)
+        ir.sampler.kind != "nearest" and not ort_fixed_point_resize(ir)
 
 
 def _resize(ir: ResizeIR) -> ResizeIR:
@@ -89,10 +89,10 @@ def _resize(ir: ResizeIR) -> ResizeIR:
         # from zero, which no IR value carries yet (ort_output_shape computes it).
         "size_rule": "floor_fp32",
     }
-    if fixed_point_resize(ir):
-        # Measured: uint8 antialias is Pillow's fixed point per axis, bit for bit (tests/semantics/
+    if ort_fixed_point_resize(ir):
+        # Measured: 8-bit antialias is Pillow's fixed point per axis, bit for bit (tests/semantics/
         # test_fixed_point.py), whatever convention the source IR was read under (its unchanged lengths copied:
-        # ``_drop_identity_axes``, as every antialias).
+        # ``_drop_identity_axes``, as every antialias); int8 clipped to [0, 255] as uint8 is.
         fields["integer_rounding"] = "q22_per_axis"
     if ir.dtype is not None and np.issubdtype(np.dtype(ir.dtype), np.integer) and ir.coord == "tf_crop_and_resize":
         # Measured: static_cast<T>(extrapolation_value) - truncated toward zero, then wrapped to the type
@@ -101,8 +101,27 @@ def _resize(ir: ResizeIR) -> ResizeIR:
     # Not replaced, measured equal to the spec: scale_source "user" (also under antialias, scales
     # 0.6/1.7/0.35/1.3/0.9 on lengths 4..7), nearest rounding rules, cubic_coeff_a, exclude_outside (cubic and
     # antialias), antialias filter windows and edge handling, extrapolation_value, Upsample/Resize-10 "simple".
-    out = dataclasses.replace(ir, **fields)
+    out = _listed_non_negative(dataclasses.replace(ir, **fields))
     return _drop_identity_axes(out)
+
+
+def _listed_non_negative(ir: ResizeIR) -> ResizeIR:
+    """Measured (1.32): under keep_aspect_ratio_policy not_larger / not_smaller, an axis the node lists as a negative
+    number keeps its input length and stays out of the policy's min / max (axes [-2, -1]: X itself; [2, -1]: H
+    alone resized): the IR of the axes listed non-negative (``ResizeIR.given_negative``). Values known only at run
+    time are left as they are (``at_run_time`` binds them first); with none left, no policy has an axis to read."""
+    if ir.aspect_policy == "stretch" or not ir.given_negative or \
+            any(isinstance(v, RuntimeValue) for v in (ir.scales, ir.sizes, ir.roi)):
+        return ir
+    keep = [i for i, a in enumerate(ir.axes) if a not in ir.given_negative]
+
+    def pick(t):
+        return tuple(t[i] for i in keep) if isinstance(t, tuple) else t
+
+    n = len(ir.axes)
+    roi = pick(ir.roi[:n]) + pick(ir.roi[n:]) if isinstance(ir.roi, tuple) else ir.roi
+    return dataclasses.replace(ir, axes=pick(ir.axes), scales=pick(ir.scales), sizes=pick(ir.sizes), roi=roi,
+                               given_negative=(), aspect_policy=ir.aspect_policy if keep else "stretch")
 
 
 def _static(ir: ResizeIR) -> bool:
@@ -141,6 +160,7 @@ def ort_output_shape(ir: ResizeIR) -> tuple[int, ...] | None:
     exactly where ORT's float32 length rule has no IR value (see the module docstring)."""
     if not isinstance(ir, ResizeIR) or not _static(ir):
         return None
+    ir = _listed_non_negative(ir)
     _, _, outs = _ort_axes(ir)
     shape = list(ir.input_shape)
     for ax, o in zip(ir.axes, outs):

@@ -31,8 +31,8 @@ def onnxruntime_run(model, x):
         None, {"X": x})[0]
 
 
-def _random_case(rng):
-    """A uint8 antialias Resize onnxruntime runs: NCHW or NHWC, sizes or scales, any coordinate mode (crop boxes
+def _random_case(rng, dtype=TensorProto.UINT8):
+    """A uint8 (or ``dtype``) antialias Resize onnxruntime runs: NCHW or NHWC, sizes or scales, any coordinate mode (crop boxes
     NCHW only: onnxruntime's channels-last kernel extrapolates the wrong elements,
     tests/test_differential_onnxruntime.py), exclude_outside, a few Keys coefficients, down and up."""
     nhwc = rng.random() < 0.3
@@ -49,11 +49,12 @@ def _random_case(rng):
         attrs["extrapolation_value"] = float(rng.choice([0.0, 7.0, 300.6, -7.5]))
     if rng.random() < 0.5:
         h, w = (int(v) for v in rng.integers(1, 64, 2))
-        return resize_model(shape, sizes=[1, h, w, 3] if nhwc else [1, 3, h, w], roi=roi, **U8, **attrs), shape
+        return resize_model(shape, sizes=[1, h, w, 3] if nhwc else [1, 3, h, w], roi=roi, **{**U8, "dtype": dtype},
+                            **attrs), shape
     s = [float(v) for v in rng.choice([0.3, 0.5, 0.37, 0.61, 0.8, 1.0, 1.3, 1.7, 2.0, 3.0], 2)]
     if int(np.float32(s[0]) * np.float32(H)) == 0 or int(np.float32(s[1]) * np.float32(W)) == 0:
         s = [1.5, 1.5]
-    return resize_model(shape, scales=place(s[0], s[1], 1.0), roi=roi, **U8, **attrs), shape
+    return resize_model(shape, scales=place(s[0], s[1], 1.0), roi=roi, **{**U8, "dtype": dtype}, **attrs), shape
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -76,6 +77,29 @@ def test_the_oracle_is_onnxruntime_bit_for_bit(seed):
                     got.astype(int) - want.astype(int)).max() if got.shape == want.shape else got.shape)
             compared += 1
     assert compared == 180
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_onnxruntimes_int8_is_the_same_resampler_clipped_to_uint8s_range(seed):
+    """int8 antialias: the spec reading rounds the exact sum once (``once``), onnxruntime runs the uint8 resampler,
+    each pass clipped to [0, 255] and cast to int8 (-120 -> 0, 129 -> -127). Its convention (``ort_semantics``)
+    says so and equals onnxruntime bit for bit, so a model checked against onnxruntime is not taken for misread
+    (``model_reference.ort_departure``); the spec's oracle differs wherever a value is negative."""
+    rng = np.random.default_rng(20261204 + seed)
+    differs = 0
+    for _ in range(40):
+        model, shape = _random_case(rng, TensorProto.INT8)
+        (_, ir), = parse_model(model)
+        theirs = ort_semantics(ir)
+        assert ir.integer_rounding == "once" and theirs.integer_rounding == "q22_per_axis"
+        for _ in range(2):
+            x = rng.integers(-128, 128, shape).astype(np.int8)
+            want = onnxruntime_run(model, x)
+            got = reference.run(theirs, x, None, None, None)
+            assert got.dtype == want.dtype and np.array_equal(got, want), (
+                onnx.helper.printable_node(model.graph.node[0]), shape)
+            differs += not np.array_equal(reference.run(ir, x, None, None, None), want)
+    assert differs > 40
 
 
 @pytest.mark.parametrize("shape,out", [([2, 6, 10, 12], [2, 6, 4, 7]), ([3, 20, 20], [3, 9, 7]), ([20, 21], [9, 7])])

@@ -163,6 +163,18 @@ class ResizeIR:
                    for f in dataclasses.fields(self) if f.compare)
 
 
+def keep_axes(ir: ResizeIR, keep) -> ResizeIR:
+    """``ir`` resizing only the axes at positions ``keep`` of ``ir.axes`` (their scales, sizes and crop box entries
+    kept; a value known only at run time as it is): the axes it leaves out are copied."""
+    n = len(ir.axes)
+
+    def pick(t):
+        return tuple(t[i] for i in keep) if isinstance(t, tuple) else t
+
+    roi = pick(ir.roi[:n]) + pick(ir.roi[n:]) if isinstance(ir.roi, tuple) else ir.roi
+    return dataclasses.replace(ir, axes=pick(ir.axes), scales=pick(ir.scales), sizes=pick(ir.sizes), roi=roi)
+
+
 @dataclass(frozen=True)
 class GridSampleIR:
     """ONNX GridSample (N-D), OpenVINO GridSample-9, TensorRT IGridSampleLayer."""

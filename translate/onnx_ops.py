@@ -17,7 +17,7 @@ import numpy as np
 from ..semantics.coords import bind_resize, exact, normalize_axes
 from ..semantics.errors import BridgeError
 from ..semantics.fixed_point import fixed_point_resize
-from ..semantics.ir import COORD_MODES, ResizeIR, RuntimeValue, Sampler
+from ..semantics.ir import COORD_MODES, ResizeIR, RuntimeValue, Sampler, keep_axes
 from ..semantics.opspec import BY_ONNX_OP, PerOp
 from ..semantics.vocab import ONNX_NEAREST_MODES, ONNX_RESIZE_MODES, ONNX_UPSAMPLE_MODES
 from .onnx_attrs import CONVENTIONS, DEFAULT_CONVENTION, attr_text, choice  # noqa: F401 (CONVENTIONS: public here)
@@ -246,14 +246,7 @@ def _spec_convention(ir: ResizeIR) -> ResizeIR:
     elif isinstance(ir.roi, RuntimeValue):
         return ir
     keep = [i for i, u in enumerate(unit) if not u]
-    if len(keep) == n:
-        return ir
-
-    def pick(t):
-        return tuple(t[i] for i in keep) if isinstance(t, tuple) else t
-
-    roi = pick(ir.roi[:n]) + pick(ir.roi[n:]) if isinstance(ir.roi, tuple) else ir.roi
-    return dataclasses.replace(ir, axes=pick(ir.axes), scales=pick(ir.scales), sizes=pick(ir.sizes), roi=roi)
+    return ir if len(keep) == n else keep_axes(ir, keep)
 
 
 def _equal_lengths_copied(ir: ResizeIR) -> ResizeIR:

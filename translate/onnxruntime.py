@@ -23,7 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..semantics.fixed_point import ort_fixed_point_resize, static_cast
-from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue
+from ..semantics.ir import DeformConvIR, GridSampleIR, ResizeIR, RuntimeValue, keep_axes
 from ..semantics.opspec import PerOp
 from ..semantics.reference import runtime_values
 
@@ -114,14 +114,8 @@ def _listed_non_negative(ir: ResizeIR) -> ResizeIR:
             any(isinstance(v, RuntimeValue) for v in (ir.scales, ir.sizes, ir.roi)):
         return ir
     keep = [i for i, a in enumerate(ir.axes) if a not in ir.given_negative]
-
-    def pick(t):
-        return tuple(t[i] for i in keep) if isinstance(t, tuple) else t
-
-    n = len(ir.axes)
-    roi = pick(ir.roi[:n]) + pick(ir.roi[n:]) if isinstance(ir.roi, tuple) else ir.roi
-    return dataclasses.replace(ir, axes=pick(ir.axes), scales=pick(ir.scales), sizes=pick(ir.sizes), roi=roi,
-                               given_negative=(), aspect_policy=ir.aspect_policy if keep else "stretch")
+    return dataclasses.replace(keep_axes(ir, keep), given_negative=(),
+                               aspect_policy=ir.aspect_policy if keep else "stretch")
 
 
 def _static(ir: ResizeIR) -> bool:
@@ -190,21 +184,9 @@ def _drop_identity_axes(ir: ResizeIR) -> ResizeIR:
     # under tf_half_pixel_for_nn, whose spec map src = dst + 0.5 blends neighbours; a roi on a scale-1 axis is
     # ignored). Without antialias an axis with scale != 1 is resampled even at equal length (linear
     # half_pixel, scale 1.25 on length 3), so these axes are removed rather than marked equal-length.
+    # (sizes: a keep-aspect scale of 1 makes every length equal, handled above, so only stretch gets here)
     keep = [i for i, s in enumerate(scales) if s != np.float32(1)]
-    if len(keep) == len(ir.axes):
-        return ir
-
-    def pick(t):
-        return tuple(t[i] for i in keep)
-
-    n = len(ir.axes)
-    roi = ir.roi
-    if isinstance(roi, tuple):
-        roi = pick(roi[:n]) + pick(roi[n:])
-    if ir.scales is not None:
-        return dataclasses.replace(ir, axes=pick(ir.axes), scales=pick(ir.scales), roi=roi)
-    # Sizes: a keep-aspect scale of 1 makes every length equal (handled above), so only stretch gets here.
-    return dataclasses.replace(ir, axes=pick(ir.axes), sizes=pick(ir.sizes), roi=roi)
+    return ir if len(keep) == len(ir.axes) else keep_axes(ir, keep)
 
 
 # ----------------------------------------------------------------------------------------------------------

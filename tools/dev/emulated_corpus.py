@@ -31,13 +31,15 @@ sys.path.insert(0, str(ROOT))  # tests/test_real_models.py: the one whole-model 
 from tests.test_real_models import MODELS, _compare, _reference  # noqa: E402
 
 # Runs in the (emulated) process: each (xml, inputs, out) job compiled at f32, its outputs saved by tensor name.
-# A library written beside a model (the extension) is loaded first, into a Core of that model's own.
+# The library convert writes beside a model (``write.EXTENSION_NAME``, argv[2]) is loaded first, into a Core of that
+# model's own.
 _RUN = textwrap.dedent("""
     import json, pathlib, sys, numpy as np, openvino as ov
     for xml, feed, out in json.load(open(sys.argv[1])):
         try:
             core = ov.Core()
-            for lib in pathlib.Path(xml).parent.glob("*.so"):
+            lib = pathlib.Path(xml).parent / sys.argv[2]
+            if lib.is_file():
                 core.add_extension(str(lib))
             with np.load(feed) as f:
                 ins = {k: f[k] for k in f.files}
@@ -77,8 +79,10 @@ def _run(cpu: str | None, jobs: list, folder: Path) -> None:
     spec.write_text(json.dumps(jobs))
     env = dict(os.environ, OPENBLAS_CORETYPE="Prescott")  # numpy's OpenBLAS misreads qemu's CPU
     prefix = [shutil.which("qemu-x86_64"), "-cpu", cpu] if cpu else []
-    subprocess.run([*prefix, sys.executable, "-c", _RUN, str(spec)], env=env, stderr=subprocess.DEVNULL,
-                   check=False)
+    from resample_bridge.lowering.openvino.write import EXTENSION_NAME
+
+    subprocess.run([*prefix, sys.executable, "-c", _RUN, str(spec), EXTENSION_NAME], env=env,
+                   stderr=subprocess.DEVNULL, check=False)
 
 
 def _outputs(out: str) -> dict | str:
